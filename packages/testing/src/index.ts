@@ -1,0 +1,17 @@
+export {
+  createIsolatedDatabase,
+  dropIsolatedDatabase,
+  type DatabaseTemplate,
+} from './databases.js';
+export { startTestInfrastructure, type TestInfrastructure } from './infra.js';
+export { freeLoopbackPort, waitForTcp } from './ports.js';
+export { startPostgresCluster, type PostgresCluster } from './postgres.js';
+export { startRabbitMqNode, type RabbitMqNode } from './rabbitmq.js';
+export {
+  TEST_ENV,
+  createTestDatabase,
+  testAmqpUrl,
+  testBaseDir,
+  testPostgresAdminUrl,
+  uniquePrefix,
+} from './test-env.js';

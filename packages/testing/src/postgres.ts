@@ -1,0 +1,107 @@
+import { execFileSync } from 'node:child_process';
+import { chownSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { findExecutable, run, versionedDirs } from './exec.js';
+import { freeLoopbackPort } from './ports.js';
+
+export interface PostgresCluster {
+  /** Superuser URL of the `postgres` database. */
+  readonly adminUrl: string;
+  readonly port: number;
+  /** URL of another database on the same cluster. */
+  urlFor(database: string): string;
+  stop(): Promise<void>;
+}
+
+export interface StartPostgresOptions {
+  /** Directory that will hold the cluster; created if missing. */
+  baseDir: string;
+  port?: number;
+}
+
+const PG_START_TIMEOUT_MS = 30_000;
+
+function pgBinary(name: string): string {
+  const explicit = process.env.PG_BIN ? [process.env.PG_BIN] : [];
+  return findExecutable(name, [...explicit, ...versionedDirs('/usr/lib/postgresql', 'bin')]);
+}
+
+/** initdb refuses to run as root, so as root the cluster belongs to an unprivileged user. */
+function clusterOwner(): { name: string; uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  for (const name of ['postgres', 'nobody']) {
+    try {
+      const uid = Number(execFileSync('id', ['-u', name]).toString().trim());
+      const gid = Number(execFileSync('id', ['-g', name]).toString().trim());
+      return { name, uid, gid };
+    } catch {
+      // try the next candidate
+    }
+  }
+  throw new Error('running as root and no unprivileged user (postgres, nobody) exists for initdb');
+}
+
+/**
+ * Starts a throwaway PostgreSQL cluster on 127.0.0.1. Durability settings are off because
+ * the cluster is discarded after the run; trust auth because only loopback is reachable.
+ */
+export async function startPostgresCluster(
+  options: StartPostgresOptions,
+): Promise<PostgresCluster> {
+  const owner = clusterOwner();
+  const dataDir = path.join(options.baseDir, 'data');
+  const socketDir = path.join(options.baseDir, 'socket');
+  const logFile = path.join(options.baseDir, 'postgres.log');
+  mkdirSync(socketDir, { recursive: true });
+  if (owner) {
+    chownSync(options.baseDir, owner.uid, owner.gid);
+    chownSync(socketDir, owner.uid, owner.gid);
+  }
+  const port = options.port ?? (await freeLoopbackPort());
+  const asUser = owner?.name;
+  await run(
+    pgBinary('initdb'),
+    ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'],
+    {
+      asUser,
+    },
+  );
+  const serverOptions = [
+    `-p ${port}`,
+    '-c listen_addresses=127.0.0.1',
+    `-c unix_socket_directories=${socketDir}`,
+    '-c fsync=off',
+    '-c synchronous_commit=off',
+    '-c full_page_writes=off',
+    '-c max_connections=300',
+  ].join(' ');
+  try {
+    await run(
+      pgBinary('pg_ctl'),
+      ['-D', dataDir, '-l', logFile, '-w', '-t', '30', '-o', serverOptions, 'start'],
+      {
+        asUser,
+        timeoutMs: PG_START_TIMEOUT_MS,
+      },
+    );
+  } catch (error) {
+    throw new Error(`PostgreSQL did not start: ${(error as Error).message}\n${safeRead(logFile)}`);
+  }
+  const urlFor = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`;
+  return {
+    adminUrl: urlFor('postgres'),
+    port,
+    urlFor,
+    stop: async () => {
+      await run(pgBinary('pg_ctl'), ['-D', dataDir, '-m', 'immediate', '-w', 'stop'], { asUser });
+    },
+  };
+}
+
+function safeRead(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').slice(-4000);
+  } catch {
+    return '(no server log)';
+  }
+}

@@ -1,0 +1,149 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, openSync, readFileSync, writeFileSync, closeSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { findExecutable, run, versionedDirs } from './exec.js';
+import { freeLoopbackPort } from './ports.js';
+
+export interface RabbitMqNode {
+  readonly url: string;
+  readonly port: number;
+  /** Stops the broker; its state (durable queues, persistent messages) stays on disk. */
+  stop(): Promise<void>;
+  /** Starts the stopped broker again on the same port with the same state. */
+  start(): Promise<void>;
+  /** Stops the broker and its private epmd for good. */
+  destroy(): Promise<void>;
+}
+
+export interface StartRabbitMqOptions {
+  baseDir: string;
+}
+
+const START_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 30_000;
+
+const rabbitBinary = (name: string) => findExecutable(name, ['/usr/lib/rabbitmq/bin']);
+const epmdBinary = () => findExecutable('epmd', ['/usr/lib/erlang/bin']);
+
+/**
+ * Starts a RabbitMQ node from Debian's package on loopback ports, without its service
+ * wrapper (which switches user and writes to /var/log). Each node gets its own epmd port
+ * so that stopping it never disturbs another node on the machine.
+ */
+export async function startRabbitMqNode(options: StartRabbitMqOptions): Promise<RabbitMqNode> {
+  mkdirSync(options.baseDir, { recursive: true });
+  const [port, distPort, epmdPort] = [
+    await freeLoopbackPort(),
+    await freeLoopbackPort(),
+    await freeLoopbackPort(),
+  ];
+  const configBase = path.join(options.baseDir, 'rabbitmq');
+  writeFileSync(
+    `${configBase}.conf`,
+    [
+      'loopback_users = none',
+      'disk_free_limit.absolute = 50MB',
+      'log.console = false',
+      'log.file.level = warning',
+      // Quorum queues keep their log in memory until this much; small for tests.
+      'raft.wal_max_size_bytes = 8388608',
+    ].join('\n') + '\n',
+  );
+  const pluginsFile = path.join(options.baseDir, 'enabled_plugins');
+  writeFileSync(pluginsFile, '[].\n');
+  const erlArgs = '-kernel inet_dist_use_interface {127,0,0,1}';
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: options.baseDir,
+    RABBITMQ_NODENAME: `gwtest${randomBytes(4).toString('hex')}@localhost`,
+    RABBITMQ_NODE_IP_ADDRESS: '127.0.0.1',
+    RABBITMQ_NODE_PORT: String(port),
+    RABBITMQ_DIST_PORT: String(distPort),
+    RABBITMQ_MNESIA_BASE: path.join(options.baseDir, 'mnesia'),
+    RABBITMQ_LOG_BASE: path.join(options.baseDir, 'log'),
+    RABBITMQ_CONFIG_FILE: `${configBase}.conf`,
+    RABBITMQ_ENABLED_PLUGINS_FILE: pluginsFile,
+    RABBITMQ_PID_FILE: path.join(options.baseDir, 'rabbitmq.pid'),
+    ERL_EPMD_ADDRESS: '127.0.0.1',
+    ERL_EPMD_PORT: String(epmdPort),
+    RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: erlArgs,
+    RABBITMQ_CTL_ERL_ARGS: erlArgs,
+  };
+  const outputFile = path.join(options.baseDir, 'server.out');
+  let child: ChildProcess | undefined;
+
+  const start = async () => {
+    const out = openSync(outputFile, 'a');
+    child = spawn(rabbitBinary('rabbitmq-server'), [], { env, stdio: ['ignore', out, out] });
+    closeSync(out);
+    const exited = new Promise<never>((_, reject) =>
+      child!.once('exit', (code) => reject(new Error(`rabbitmq-server exited with ${code}`))),
+    );
+    try {
+      await Promise.race([waitForAmqp(port, START_TIMEOUT_MS), exited]);
+    } catch (error) {
+      throw new Error(`RabbitMQ did not start: ${(error as Error).message}\n${tail(outputFile)}`);
+    }
+  };
+
+  const stop = async () => {
+    const running = child;
+    if (!running || running.exitCode !== null) return;
+    const exited = new Promise<void>((resolve) => running.once('exit', () => resolve()));
+    running.kill('SIGTERM');
+    const timer = setTimeout(() => running.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await exited;
+    clearTimeout(timer);
+    child = undefined;
+  };
+
+  await start();
+  return {
+    url: `amqp://guest:guest@127.0.0.1:${port}`,
+    port,
+    start,
+    stop,
+    destroy: async () => {
+      await stop();
+      await run(epmdBinary(), ['-port', String(epmdPort), '-kill'], { env }).catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * The broker opens its AMQP listener late in boot, but a TCP accept alone can race the
+ * boot's end: wait for the server's Connection.Start frame in answer to the protocol header.
+ */
+async function waitForAmqp(port: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await answersAmqp(port)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`no AMQP answer on 127.0.0.1:${port} after ${timeoutMs} ms`);
+}
+
+function answersAmqp(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(2000, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write(Buffer.from([65, 77, 81, 80, 0, 0, 9, 1])));
+    // Frame type 1 (method) on channel 0 is Connection.Start.
+    socket.once('data', (data) => done(data[0] === 1));
+  });
+}
+
+function tail(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').slice(-4000);
+  } catch {
+    return '(no output)';
+  }
+}
