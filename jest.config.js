@@ -6,8 +6,8 @@
  */
 export default {
   testEnvironment: 'node',
-  roots: ['<rootDir>/packages', '<rootDir>/services'],
-  testMatch: ['**/src/**/*.test.ts'],
+  roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'],
+  testMatch: ['**/src/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: {
     '^@gateway/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',

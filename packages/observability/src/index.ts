@@ -1,1 +1,2 @@
-export {};
+export { createLogger, REDACTED_PATHS, type Logger, type LoggerOptions } from './logger.js';
+export { createServiceMetrics, metricPrefix, type ServiceMetrics } from './metrics.js';

@@ -1,1 +1,14 @@
-export {};
+export { createServiceApp, finishApp, type ServiceAppOptions } from './app.js';
+export { asGatewayError, errorHandler, notFoundHandler } from './errors.js';
+export { listen, type RunningServer } from './http-server.js';
+export { Lifecycle, type LifecycleOptions } from './lifecycle.js';
+export {
+  brokerReadiness,
+  httpReadiness,
+  opsRoutes,
+  READINESS_CHECK_TIMEOUT_MS,
+  type ReadinessCheck,
+} from './ops-routes.js';
+export { REQUEST_ID_HEADER, httpMetrics, requestId, requestIdFor } from './request-context.js';
+export { createPostgresPool, postgresReadiness } from './postgres.js';
+export { createServiceShell, serveHttp, type ServiceShell, type ShellConfig } from './shell.js';

@@ -15,3 +15,9 @@ export {
   testPostgresAdminUrl,
   uniquePrefix,
 } from './test-env.js';
+export {
+  spawnService,
+  waitForStatus,
+  type ServiceProcess,
+  type SpawnServiceOptions,
+} from './service-process.js';

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chownSync, mkdirSync, readFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { findExecutable, run, versionedDirs } from './exec.js';
 import { freeLoopbackPort } from './ports.js';
@@ -14,9 +14,11 @@ export interface PostgresCluster {
 }
 
 export interface StartPostgresOptions {
-  /** Directory that will hold the cluster; created if missing. */
+  /** Directory that holds the cluster; created (initdb) if missing, reused otherwise. */
   baseDir: string;
   port?: number;
+  /** Keep data safe on disk (the local stack); tests turn durability off for speed. */
+  durable?: boolean;
 }
 
 const PG_START_TIMEOUT_MS = 30_000;
@@ -42,8 +44,8 @@ function clusterOwner(): { name: string; uid: number; gid: number } | undefined 
 }
 
 /**
- * Starts a throwaway PostgreSQL cluster on 127.0.0.1. Durability settings are off because
- * the cluster is discarded after the run; trust auth because only loopback is reachable.
+ * Starts a PostgreSQL cluster on 127.0.0.1: throwaway for tests (durability off, the cluster
+ * is discarded after the run) or kept for the local stack. Trust auth: only loopback listens.
  */
 export async function startPostgresCluster(
   options: StartPostgresOptions,
@@ -59,20 +61,18 @@ export async function startPostgresCluster(
   }
   const port = options.port ?? (await freeLoopbackPort());
   const asUser = owner?.name;
-  await run(
-    pgBinary('initdb'),
-    ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'],
-    {
-      asUser,
-    },
-  );
+  // An existing cluster is reused: the local stack keeps its state across restarts.
+  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
+    const initdbArgs = ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'];
+    await run(pgBinary('initdb'), initdbArgs, { asUser });
+  }
   const serverOptions = [
     `-p ${port}`,
     '-c listen_addresses=127.0.0.1',
     `-c unix_socket_directories=${socketDir}`,
-    '-c fsync=off',
-    '-c synchronous_commit=off',
-    '-c full_page_writes=off',
+    ...(options.durable
+      ? []
+      : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off']),
     '-c max_connections=300',
   ].join(' ');
   try {
@@ -93,7 +93,8 @@ export async function startPostgresCluster(
     port,
     urlFor,
     stop: async () => {
-      await run(pgBinary('pg_ctl'), ['-D', dataDir, '-m', 'immediate', '-w', 'stop'], { asUser });
+      const mode = options.durable ? 'fast' : 'immediate';
+      await run(pgBinary('pg_ctl'), ['-D', dataDir, '-m', mode, '-w', 'stop'], { asUser });
     },
   };
 }

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, openSync, readFileSync, writeFileSync, closeSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { findExecutable, run, versionedDirs } from './exec.js';
+import { findExecutable, run } from './exec.js';
 import { freeLoopbackPort } from './ports.js';
 
 export interface RabbitMqNode {
@@ -19,6 +19,10 @@ export interface RabbitMqNode {
 
 export interface StartRabbitMqOptions {
   baseDir: string;
+  /** Fixed AMQP port (the local stack); a free one otherwise. */
+  port?: number;
+  /** Fixed node name, so a restarted local stack finds its queues again. */
+  nodeName?: string;
 }
 
 const START_TIMEOUT_MS = 60_000;
@@ -57,7 +61,7 @@ export async function startRabbitMqNode(options: StartRabbitMqOptions): Promise<
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     HOME: options.baseDir,
-    RABBITMQ_NODENAME: `gwtest${randomBytes(4).toString('hex')}@localhost`,
+    RABBITMQ_NODENAME: options.nodeName ?? `gwtest${randomBytes(4).toString('hex')}@localhost`,
     RABBITMQ_NODE_IP_ADDRESS: '127.0.0.1',
     RABBITMQ_NODE_PORT: String(port),
     RABBITMQ_DIST_PORT: String(distPort),

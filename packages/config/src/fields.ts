@@ -1,0 +1,48 @@
+import { Type } from '@sinclair/typebox';
+
+/** Reusable field schemas, so every service spells common settings the same way. */
+export const fields = {
+  port: (defaultPort: number) =>
+    Type.Integer({
+      minimum: 0,
+      maximum: 65535,
+      default: defaultPort,
+      description: 'TCP port; 0 picks a free one',
+    }),
+  host: () =>
+    Type.String({
+      default: '127.0.0.1',
+      minLength: 1,
+      description: 'Listen address; loopback by default, 0.0.0.0 in containers',
+    }),
+  logLevel: () =>
+    Type.Union(
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) =>
+        Type.Literal(level),
+      ),
+      { default: 'info' },
+    ),
+  postgresUrl: () =>
+    Type.String({ pattern: '^postgres(ql)?://', description: 'PostgreSQL connection URL' }),
+  amqpUrl: () => Type.String({ pattern: '^amqps?://', description: 'RabbitMQ connection URL' }),
+  amqpPrefix: () =>
+    Type.String({
+      default: '',
+      pattern: '^[a-zA-Z0-9._-]*$',
+      description: 'Prefix of every exchange and queue name (isolates tests and environments)',
+    }),
+  httpUrl: () => Type.String({ pattern: '^https?://', description: 'HTTP base URL' }),
+  durationMs: (defaultMs: number, maxMs = 86_400_000) =>
+    Type.Integer({ minimum: 0, maximum: maxMs, default: defaultMs }),
+  secret: (minLength = 32) =>
+    Type.String({ minLength, description: `Secret of at least ${minLength} characters` }),
+};
+
+/** Settings every service has: where it listens, how it logs, how long shutdown may take. */
+export const serviceFields = (defaultPort: number) => ({
+  PORT: fields.port(defaultPort),
+  HOST: fields.host(),
+  LOG_LEVEL: fields.logLevel(),
+  // Kubernetes sends SIGKILL 30 s after SIGTERM by default; the product promises exit within 10 s.
+  SHUTDOWN_TIMEOUT_MS: fields.durationMs(8_000, 9_500),
+});

@@ -1,0 +1,98 @@
+import { Type } from '@sinclair/typebox';
+import { describe, expect, it } from '@jest/globals';
+import { fields } from './fields.js';
+import { ConfigError, loadConfig, loadConfigOrExit, type ConfigBootIo } from './load.js';
+
+const schema = Type.Object({
+  PORT: fields.port(8080),
+  DATABASE_URL: fields.postgresUrl(),
+  SHUTDOWN_TIMEOUT_MS: fields.durationMs(10_000),
+  INTERNAL_TOKEN: fields.secret(32),
+});
+
+describe('loadConfig', () => {
+  it('coerces values, applies defaults and freezes the result', () => {
+    const config = loadConfig('test', schema, {
+      DATABASE_URL: 'postgres://u@127.0.0.1:5432/db',
+      SHUTDOWN_TIMEOUT_MS: '2500',
+      INTERNAL_TOKEN: 'x'.repeat(32),
+    });
+    expect(config).toEqual({
+      PORT: 8080,
+      DATABASE_URL: 'postgres://u@127.0.0.1:5432/db',
+      SHUTDOWN_TIMEOUT_MS: 2500,
+      INTERNAL_TOKEN: 'x'.repeat(32),
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reports a missing and an invalid variable in one error, without echoing values', () => {
+    let caught: unknown;
+    try {
+      loadConfig('test', schema, {
+        PORT: 'eighty',
+        DATABASE_URL: 'postgres://h/db',
+        INTERNAL_TOKEN: 'short-secret',
+      });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const problems = (caught as ConfigError).problems;
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^PORT: must be integer/),
+        expect.stringMatching(/^INTERNAL_TOKEN: /),
+      ]),
+    );
+    expect(problems).toHaveLength(2);
+    expect((caught as ConfigError).message).not.toContain('short-secret');
+  });
+
+  it('lists every missing required variable', () => {
+    expect(() => loadConfig('test', schema, {})).toThrow(
+      /DATABASE_URL: is required[\s\S]*INTERNAL_TOKEN: is required/,
+    );
+  });
+
+  it('treats empty strings as unset', () => {
+    expect(() =>
+      loadConfig('test', schema, { DATABASE_URL: '', INTERNAL_TOKEN: 'x'.repeat(32) }),
+    ).toThrow(/DATABASE_URL: is required/);
+  });
+});
+
+describe('loadConfigOrExit', () => {
+  function io(argv: string[], env: NodeJS.ProcessEnv) {
+    const out: string[] = [];
+    const err: string[] = [];
+    const value: ConfigBootIo = {
+      argv,
+      env,
+      stdout: (l) => out.push(l),
+      stderr: (l) => err.push(l),
+      exit: (code) => {
+        throw new Error(`exit ${code}`);
+      },
+    };
+    return { value, out, err };
+  }
+  const validEnv = { DATABASE_URL: 'postgres://h/db', INTERNAL_TOKEN: 'y'.repeat(40) };
+
+  it('--check-config exits 0 on a valid configuration', () => {
+    const { value, out } = io(['node', 'main.js', '--check-config'], validEnv);
+    expect(() => loadConfigOrExit('svc', schema, value)).toThrow('exit 0');
+    expect(out).toEqual(['configuration of svc is valid']);
+  });
+
+  it('exits 1 listing the problems on an invalid configuration', () => {
+    const { value, err } = io(['node', 'main.js', '--check-config'], {});
+    expect(() => loadConfigOrExit('svc', schema, value)).toThrow('exit 1');
+    expect(err.join('\n')).toMatch(/DATABASE_URL: is required/);
+  });
+
+  it('returns the config when started normally', () => {
+    const { value } = io(['node', 'main.js'], validEnv);
+    expect(loadConfigOrExit('svc', schema, value).PORT).toBe(8080);
+  });
+});

@@ -1,0 +1,100 @@
+import type { Static, TObject } from '@sinclair/typebox';
+import AjvModule from 'ajv';
+import formatsModule from 'ajv-formats';
+
+// ajv and ajv-formats are CommonJS; under NodeNext their default export is the module object.
+const Ajv = AjvModule.default;
+const addFormats = formatsModule.default;
+
+/** Every configuration problem found at start, reported together. Values are never echoed. */
+export class ConfigError extends Error {
+  constructor(
+    readonly service: string,
+    readonly problems: readonly string[],
+  ) {
+    super(`invalid configuration for ${service}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const ajv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: true });
+addFormats(ajv);
+
+/** Takes the schema's keys from the environment; empty strings count as unset. */
+function pickEnv(schema: TObject, env: NodeJS.ProcessEnv): Record<string, string> {
+  const picked: Record<string, string> = {};
+  for (const key of Object.keys(schema.properties)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') picked[key] = value;
+  }
+  return picked;
+}
+
+function describe(error: {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+}): string {
+  if (error.keyword === 'required') return `${String(error.params.missingProperty)}: is required`;
+  const key = error.instancePath.replace(/^\//, '');
+  return `${key}: ${error.message ?? 'is invalid'}`;
+}
+
+/**
+ * Validates a service's configuration once, at start: environment values are coerced to the
+ * schema's types, defaults applied, every problem collected. The result is frozen.
+ */
+export function loadConfig<T extends TObject>(
+  service: string,
+  schema: T,
+  env: NodeJS.ProcessEnv = process.env,
+): Readonly<Static<T>> {
+  const validate = ajv.compile(schema);
+  const values = pickEnv(schema, env);
+  if (!validate(values)) {
+    const problems = (validate.errors ?? []).map(describe);
+    throw new ConfigError(service, [...new Set(problems)].sort());
+  }
+  return Object.freeze(values) as Readonly<Static<T>>;
+}
+
+export interface ConfigBootIo {
+  argv: readonly string[];
+  env: NodeJS.ProcessEnv;
+  stdout: (line: string) => void;
+  stderr: (line: string) => void;
+  exit: (code: number) => never;
+}
+
+const defaultIo = (): ConfigBootIo => ({
+  argv: process.argv,
+  env: process.env,
+  stdout: (line) => process.stdout.write(`${line}\n`),
+  stderr: (line) => process.stderr.write(`${line}\n`),
+  exit: (code) => process.exit(code),
+});
+
+/**
+ * The composition root's first step. With `--check-config`, validates, reports and exits
+ * (0 when valid); otherwise returns the config or exits 1 listing every problem.
+ */
+export function loadConfigOrExit<T extends TObject>(
+  service: string,
+  schema: T,
+  io: ConfigBootIo = defaultIo(),
+): Readonly<Static<T>> {
+  let config: Readonly<Static<T>>;
+  try {
+    config = loadConfig(service, schema, io.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    io.stderr(error.message);
+    return io.exit(1);
+  }
+  if (io.argv.includes('--check-config')) {
+    io.stdout(`configuration of ${service} is valid`);
+    return io.exit(0);
+  }
+  return config;
+}

@@ -1,0 +1,30 @@
+import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface ServiceMetrics {
+  registry: Registry;
+  httpRequestDurationSeconds: Histogram<'method' | 'route' | 'status'>;
+}
+
+/** `inference-worker` → `inference_worker`: Prometheus names allow no dashes. */
+export const metricPrefix = (service: string): string => service.replace(/[^a-zA-Z0-9_]/g, '_');
+
+/**
+ * One registry per service instance (not the global one), so several services can share a
+ * process in local mode without their metrics colliding.
+ */
+export function createServiceMetrics(
+  service: string,
+  options: { defaultMetrics?: boolean } = {},
+): ServiceMetrics {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service });
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const httpRequestDurationSeconds = new Histogram({
+    name: `${metricPrefix(service)}_http_request_duration_seconds`,
+    help: 'HTTP request duration by route template and status code',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  });
+  return { registry, httpRequestDurationSeconds };
+}

@@ -1,0 +1,53 @@
+import type { Express } from 'express';
+import {
+  createLogger,
+  createServiceMetrics,
+  type Logger,
+  type ServiceMetrics,
+} from '@gateway/observability';
+import { listen, type RunningServer } from './http-server.js';
+import { Lifecycle } from './lifecycle.js';
+
+export interface ServiceShell {
+  readonly name: string;
+  readonly logger: Logger;
+  readonly metrics: ServiceMetrics;
+  readonly lifecycle: Lifecycle;
+}
+
+export interface ShellConfig {
+  LOG_LEVEL: string;
+  SHUTDOWN_TIMEOUT_MS: number;
+}
+
+/**
+ * What every composition root needs before its own clients: a logger, a metrics registry,
+ * and a lifecycle wired to SIGTERM/SIGINT. An unexpected rejection or exception is logged
+ * and shuts the service down cleanly instead of leaving it half-alive.
+ */
+export function createServiceShell(name: string, config: ShellConfig): ServiceShell {
+  const logger = createLogger({ service: name, level: config.LOG_LEVEL });
+  const metrics = createServiceMetrics(name);
+  const lifecycle = new Lifecycle({ logger, shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS });
+  lifecycle.installSignalHandlers();
+  process.on('unhandledRejection', (reason) => {
+    logger.fatal({ err: reason }, 'unhandled promise rejection');
+    void lifecycle.shutdown('unhandled promise rejection');
+  });
+  process.on('uncaughtException', (error) => {
+    logger.fatal({ err: error }, 'uncaught exception');
+    void lifecycle.shutdown('uncaught exception');
+  });
+  return { name, logger, metrics, lifecycle };
+}
+
+/** Listens and logs the bound port (tests start services on port 0 and read it from here). */
+export async function serveHttp(
+  shell: ServiceShell,
+  app: Express,
+  address: { HOST: string; PORT: number },
+): Promise<RunningServer> {
+  const running = await listen(app, address.HOST, address.PORT);
+  shell.logger.info({ host: address.HOST, port: running.port }, 'listening');
+  return running;
+}
