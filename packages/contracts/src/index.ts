@@ -1,1 +1,11 @@
-export {};
+export * from './errors.js';
+export * from './money.js';
+export * from './validation.js';
+export * from './envelopes.js';
+export * from './schemas/limits.js';
+export * from './schemas/common.js';
+export * from './schemas/chat-completion.js';
+export * from './schemas/native-inference.js';
+export * from './schemas/scoped-token.js';
+export { ajv, compile, describeViolation, pointerToParam } from './ajv.js';
+export type { SchemaViolation } from './ajv.js';

@@ -1,0 +1,201 @@
+import { Ajv } from 'ajv';
+import type { AnySchemaObject, ErrorObject, ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+
+// ajv-formats is CommonJS; under NodeNext its default import is `module.exports`, whose `default`
+// property is the plugin.
+const addFormats = addFormatsModule.default;
+
+/**
+ * One Ajv instance for the package; every schema is compiled once, at module load.
+ * - strict: unknown keywords or type mistakes in our schemas fail at startup, not in production.
+ *   strictRequired is off because cross-field rules (`not: {required: [a, b]}`) name properties
+ *   declared on the parent schema.
+ * - verbose: errors carry their schema, which the message builder reads (never their data).
+ * - no coercion, no defaults, no removal: the validated value is exactly what the client sent.
+ */
+export const ajv = new Ajv({
+  strict: true,
+  strictRequired: false,
+  verbose: true,
+  ownProperties: true,
+  allErrors: false,
+});
+addFormats(ajv);
+
+/**
+ * `http-url`: an absolute http(s) URL with a host, as WHATWG URL parsing (what fetch uses) sees
+ * it. Whether plain http or private addresses are acceptable is the caller's policy, not syntax.
+ */
+ajv.addFormat('http-url', {
+  type: 'string',
+  validate: (value: string) => {
+    if (!/^https?:\/\//i.test(value) || !URL.canParse(value)) return false;
+    return new URL(value).hostname !== '';
+  },
+});
+
+export function compile<T>(schema: AnySchemaObject): ValidateFunction<T> {
+  return ajv.compile<T>(schema);
+}
+
+/** A schema violation rendered for clients: the field path and a message naming the rule. */
+export interface SchemaViolation {
+  param: string | undefined;
+  message: string;
+}
+
+// Field names come from the client; cap what is echoed back (names, never values).
+const MAX_ECHOED_KEY_LENGTH = 64;
+
+function clip(key: string): string {
+  return key.length > MAX_ECHOED_KEY_LENGTH ? `${key.slice(0, MAX_ECHOED_KEY_LENGTH)}…` : key;
+}
+
+/** JSON pointer (`/messages/0/role`) → field path (`messages[0].role`). */
+export function pointerToParam(pointer: string, child?: string): string | undefined {
+  const tokens = pointer === '' ? [] : pointer.slice(1).split('/');
+  if (child !== undefined) tokens.push(child);
+  let path = '';
+  for (const raw of tokens) {
+    const token = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (/^\d+$/.test(token)) path += `[${token}]`;
+    else path += path === '' ? clip(token) : `.${clip(token)}`;
+  }
+  return path === '' ? undefined : path;
+}
+
+const TYPE_NOUNS: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  integer: 'an integer',
+  boolean: 'a boolean',
+  array: 'an array',
+  object: 'an object',
+  null: 'null',
+};
+
+/** "a string", "an array of strings": from a branch schema, for type messages. */
+function describeType(schema: AnySchemaObject): string {
+  const type = typeof schema.type === 'string' ? schema.type : 'value';
+  const items = schema.items as AnySchemaObject | undefined;
+  if (type === 'array' && typeof items?.type === 'string') {
+    return `an array of ${items.type === 'integer' ? 'integers' : `${items.type}s`}`;
+  }
+  return TYPE_NOUNS[type] ?? 'a valid value';
+}
+
+const FORMAT_NOUNS: Record<string, string> = {
+  'http-url': 'an absolute http(s) URL',
+  uri: 'a valid URI',
+};
+
+function joinAlternatives(words: string[]): string {
+  return words.length <= 1
+    ? (words[0] ?? '')
+    : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`;
+}
+
+/**
+ * Turns Ajv's errors (first failure only, allErrors is off) into one violation. For `anyOf`
+ * (e.g. `stop`: string or array), the branch whose type matches the value explains the failure
+ * best ("stop must have at most 4 item(s)"); when no branch's type matches, the message lists the
+ * accepted types.
+ */
+export function describeViolation(errors: readonly ErrorObject[]): SchemaViolation {
+  const last = errors.at(-1);
+  if (!last) return { param: undefined, message: 'request body is invalid' };
+  const param = pointerToParam(last.instancePath);
+  const subject = param ?? 'request body';
+
+  switch (last.keyword) {
+    case 'anyOf': {
+      const branches = (last.schema as AnySchemaObject[]) ?? [];
+      const inside = errors.filter((e) => e.schemaPath.startsWith(`${last.schemaPath}/`));
+      const matching = inside.filter(
+        (e) => !(e.keyword === 'type' && e.instancePath === last.instancePath),
+      );
+      const first = matching[0];
+      if (first) {
+        const branchIndex = first.schemaPath.slice(last.schemaPath.length + 1).split('/')[0];
+        const branchPrefix = `${last.schemaPath}/${branchIndex}/`;
+        return describeViolation(inside.filter((e) => e.schemaPath.startsWith(branchPrefix)));
+      }
+      return {
+        param,
+        message: `${subject} must be ${joinAlternatives(branches.map(describeType))}`,
+      };
+    }
+    case 'oneOf': {
+      // Only used for "exactly one of these fields" (branches are `{required: [field]}`).
+      const fields = ((last.schema as AnySchemaObject[]) ?? []).map((b) => String(b.required?.[0]));
+      if (last.params.passingSchemas === null) {
+        return { param, message: `one of ${joinAlternatives(fields)} is required` };
+      }
+      return {
+        param: pointerToParam(last.instancePath, fields.at(-1)),
+        message: `${fields.join(' and ')} are mutually exclusive`,
+      };
+    }
+    case 'not': {
+      // Used as "not both of these fields" (`not: {required: [a, b]}`) or "field must be absent".
+      const fields = ((last.schema as AnySchemaObject).required ?? []) as string[];
+      const field = pointerToParam(last.instancePath, fields.at(-1));
+      if (fields.length >= 2) {
+        return { param: field, message: `${fields.join(' and ')} are mutually exclusive` };
+      }
+      if (fields.length === 1) return { param: field, message: `${field} is not allowed here` };
+      return { param, message: `${subject} is invalid` };
+    }
+    case 'if':
+      // The failing `then`/`else` branch's own errors precede this one and say more.
+      return describeViolation(errors.slice(0, -1));
+    case 'required': {
+      const field = pointerToParam(last.instancePath, String(last.params.missingProperty));
+      return { param: field, message: `${field} is required` };
+    }
+    case 'additionalProperties': {
+      const field = pointerToParam(last.instancePath, String(last.params.additionalProperty));
+      return { param: field, message: `${field} is not a supported field` };
+    }
+    case 'type': {
+      const expected = String(last.params.type);
+      if (param === undefined) return { param, message: 'request body must be a JSON object' };
+      return { param, message: `${param} must be ${TYPE_NOUNS[expected] ?? expected}` };
+    }
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return {
+        param,
+        message: `${subject} must be ${last.params.comparison} ${last.params.limit}`,
+      };
+    case 'minItems':
+      return { param, message: `${subject} must have at least ${last.params.limit} item(s)` };
+    case 'maxItems':
+      return { param, message: `${subject} must have at most ${last.params.limit} item(s)` };
+    case 'minLength':
+      return last.params.limit === 1
+        ? { param, message: `${subject} must not be empty` }
+        : { param, message: `${subject} must be at least ${last.params.limit} characters long` };
+    case 'maxLength':
+      return { param, message: `${subject} must be at most ${last.params.limit} characters long` };
+    case 'enum':
+      return {
+        param,
+        message: `${subject} must be one of: ${(last.params.allowedValues as unknown[]).join(', ')}`,
+      };
+    case 'const':
+      return { param, message: `${subject} must be ${JSON.stringify(last.params.allowedValue)}` };
+    case 'pattern':
+      return { param, message: `${subject} does not have the required form` };
+    case 'format':
+      return {
+        param,
+        message: `${subject} must be ${FORMAT_NOUNS[String(last.params.format)] ?? 'valid'}`,
+      };
+    default:
+      return { param, message: `${subject} is invalid (${last.keyword})` };
+  }
+}

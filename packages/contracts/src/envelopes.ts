@@ -1,0 +1,271 @@
+import { randomUUID } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { ValidateFunction } from 'ajv';
+import { compile, describeViolation } from './ajv.js';
+import { OpenObject, StringEnum } from './schemas/common.js';
+
+/*
+ * Queue message envelopes: `{ v, kind, id, createdAtMs, payload }`.
+ *
+ * Versioning: within a version, only optional fields may be added (readers ignore unknown fields,
+ * so payload objects allow additional properties). Anything else — a new required field, a
+ * removed or renamed field, a changed meaning — is a new version: add `v: 2` schemas alongside
+ * v1, deploy consumers that accept both, then switch producers, then drop v1.
+ *
+ * Amounts are µDZD as digit strings: JSON has no bigint (see money.ts microDzdToWire).
+ */
+
+export const MODEL_KINDS = [
+  'chat',
+  'completion',
+  'embedding',
+  'image',
+  'speech',
+  'transcription',
+  'video',
+  'rerank',
+] as const;
+export type ModelKind = (typeof MODEL_KINDS)[number];
+
+export const INFERENCE_ENDPOINTS = [
+  'chat.completions',
+  'native',
+  'embeddings',
+  'images',
+  'speech',
+  'transcription',
+  'video',
+  'rerank',
+] as const;
+export type InferenceEndpoint = (typeof INFERENCE_ENDPOINTS)[number];
+
+const Id = Type.String({ minLength: 1, maxLength: 256 });
+const TimestampMs = Type.Integer({ minimum: 0, description: 'Unix time in milliseconds.' });
+const TokenCount = Type.Integer({ minimum: 0 });
+/** Non-negative µDZD as decimal digits (int64 range). */
+const MicroDzdWire = Type.String({ pattern: '^(0|[1-9][0-9]{0,18})$' });
+
+export const InferenceJobPayloadSchema = Type.Object({
+  jobId: Id,
+  accountId: Id,
+  holdId: Id,
+  model: Type.String({ minLength: 1, maxLength: 256 }),
+  modelKind: StringEnum(MODEL_KINDS),
+  endpoint: StringEnum(INFERENCE_ENDPOINTS),
+  serviceTier: StringEnum(['default', 'priority'] as const),
+  stream: Type.Boolean(),
+  request: OpenObject({ description: 'The validated request body.' }),
+  replyTo: Type.Optional(
+    Type.String({ minLength: 1, description: 'Reply queue; absent for async (webhook) jobs.' }),
+  ),
+  webhookUrl: Type.Optional(Type.String({ format: 'http-url' })),
+  deadlineAtMs: TimestampMs,
+});
+
+export const InferenceReplyPayloadSchema = Type.Object(
+  {
+    jobId: Id,
+    seq: Type.Integer({ minimum: 0, description: 'Order of replies within a job, from 0.' }),
+    type: StringEnum(['chunk', 'final', 'error'] as const),
+    data: Type.Optional(OpenObject({ description: 'Chunk or final response body.' })),
+    usage: Type.Optional(
+      Type.Object({
+        promptTokens: TokenCount,
+        completionTokens: TokenCount,
+        totalTokens: TokenCount,
+      }),
+    ),
+    costMicroDzd: Type.Optional(MicroDzdWire),
+    balanceMicroDzd: Type.Optional(MicroDzdWire),
+    warnings: Type.Optional(Type.Array(Type.String())),
+    error: Type.Optional(
+      Type.Object({
+        // A string, not the ErrorCode enum: a code unknown to an older reader must not make the
+        // whole reply unreadable (gatewayErrorFromWire maps it to internal_error).
+        code: Type.String({ minLength: 1 }),
+        message: Type.String(),
+      }),
+    ),
+  },
+  {
+    // `error` is present exactly when type is 'error'.
+    if: { properties: { type: { const: 'error' } } },
+    then: { required: ['error'] },
+    else: { not: { required: ['error'] } },
+  },
+);
+
+export const InferenceCompletedPayloadSchema = Type.Object(
+  {
+    jobId: Id,
+    accountId: Id,
+    model: Type.String({ minLength: 1, maxLength: 256 }),
+    status: StringEnum(['succeeded', 'failed'] as const),
+    usage: Type.Object({ promptTokens: TokenCount, completionTokens: TokenCount }),
+    costMicroDzd: Type.Union([MicroDzdWire, Type.Null()], { description: 'null when failed.' }),
+    results: Type.Optional(Type.Array(Type.Object({ generated_text: Type.String() }))),
+    embeddings: Type.Optional(Type.Array(Type.Array(Type.Number()))),
+    error: Type.Optional(
+      Type.Object({ type: Type.Literal('inference_failed'), message: Type.String() }),
+    ),
+    webhookUrl: Type.String({ format: 'http-url' }),
+    runtimeMs: Type.Integer({ minimum: 0 }),
+    completedAtMs: TimestampMs,
+  },
+  {
+    // Spec: results and error never travel together; a failure has an error and no cost.
+    if: { properties: { status: { const: 'failed' } } },
+    then: {
+      required: ['error'],
+      properties: { costMicroDzd: { type: 'null' } },
+      not: { anyOf: [{ required: ['results'] }, { required: ['embeddings'] }] },
+    },
+    else: {
+      properties: { costMicroDzd: { type: 'string' } },
+      not: { required: ['error'] },
+    },
+  },
+);
+
+export type InferenceJobPayload = Static<typeof InferenceJobPayloadSchema>;
+export type InferenceReplyPayload = Static<typeof InferenceReplyPayloadSchema>;
+export type InferenceCompletedPayload = Static<typeof InferenceCompletedPayloadSchema>;
+
+export interface EnvelopePayloads {
+  'inference.job': InferenceJobPayload;
+  'inference.reply': InferenceReplyPayload;
+  'inference.completed': InferenceCompletedPayload;
+}
+export type EnvelopeKind = keyof EnvelopePayloads;
+export const ENVELOPE_KINDS = [
+  'inference.job',
+  'inference.reply',
+  'inference.completed',
+] as const satisfies readonly EnvelopeKind[];
+
+/** Versions this build reads. Producers always write the latest. */
+export const ENVELOPE_VERSIONS = [1] as const;
+export type EnvelopeVersion = (typeof ENVELOPE_VERSIONS)[number];
+export const CURRENT_ENVELOPE_VERSION: EnvelopeVersion = 1;
+
+export interface Envelope<K extends EnvelopeKind = EnvelopeKind> {
+  v: EnvelopeVersion;
+  kind: K;
+  /** Unique message id (UUID), for deduplication by consumers. */
+  id: string;
+  createdAtMs: number;
+  payload: EnvelopePayloads[K];
+}
+
+function envelopeSchema(kind: EnvelopeKind, payload: TSchema, $id: string) {
+  return Type.Object(
+    {
+      v: Type.Literal(1),
+      kind: Type.Literal(kind),
+      id: Id,
+      createdAtMs: TimestampMs,
+      payload,
+    },
+    { $id, description: `${kind} message, envelope version 1.` },
+  );
+}
+
+export const ENVELOPE_SCHEMAS = {
+  'inference.job': {
+    1: envelopeSchema('inference.job', InferenceJobPayloadSchema, 'InferenceJobEnvelopeV1'),
+  },
+  'inference.reply': {
+    1: envelopeSchema('inference.reply', InferenceReplyPayloadSchema, 'InferenceReplyEnvelopeV1'),
+  },
+  'inference.completed': {
+    1: envelopeSchema(
+      'inference.completed',
+      InferenceCompletedPayloadSchema,
+      'InferenceCompletedEnvelopeV1',
+    ),
+  },
+} as const satisfies Record<EnvelopeKind, Record<EnvelopeVersion, TSchema>>;
+
+const validators = Object.fromEntries(
+  ENVELOPE_KINDS.map((kind) => [
+    kind,
+    Object.fromEntries(
+      ENVELOPE_VERSIONS.map((v) => [v, compile<Envelope>(ENVELOPE_SCHEMAS[kind][v])]),
+    ),
+  ]),
+) as Record<EnvelopeKind, Record<EnvelopeVersion, ValidateFunction<Envelope>>>;
+
+export type EnvelopeErrorReason = 'malformed' | 'unsupported_version' | 'wrong_kind' | 'invalid';
+
+/** A message that cannot be consumed. Consumers dead-letter it rather than retry. */
+export class EnvelopeError extends Error {
+  readonly reason: EnvelopeErrorReason;
+  constructor(reason: EnvelopeErrorReason, message: string) {
+    super(message);
+    this.name = 'EnvelopeError';
+    this.reason = reason;
+  }
+}
+
+function isEnvelopeVersion(v: unknown): v is EnvelopeVersion {
+  return (ENVELOPE_VERSIONS as readonly unknown[]).includes(v);
+}
+
+function decode(data: unknown): unknown {
+  if (typeof data !== 'string' && !(data instanceof Uint8Array)) return data;
+  try {
+    return JSON.parse(typeof data === 'string' ? data : Buffer.from(data).toString('utf8'));
+  } catch {
+    throw new EnvelopeError('malformed', 'message body is not valid JSON');
+  }
+}
+
+/**
+ * Validates a message as an envelope of `kind`. Accepts the parsed object, or raw JSON text/bytes
+ * straight off the queue. Throws EnvelopeError naming the problem.
+ */
+export function parseEnvelope<K extends EnvelopeKind>(kind: K, data: unknown): Envelope<K> {
+  const message = decode(data);
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) {
+    throw new EnvelopeError('malformed', `${kind} message must be a JSON object`);
+  }
+  const { v, kind: actualKind } = message as { v?: unknown; kind?: unknown };
+  if (!isEnvelopeVersion(v)) {
+    throw new EnvelopeError(
+      'unsupported_version',
+      `unsupported envelope version ${String(JSON.stringify(v)).slice(0, 32)} for ${kind} ` +
+        `(supported: ${ENVELOPE_VERSIONS.join(', ')})`,
+    );
+  }
+  if (actualKind !== kind) {
+    throw new EnvelopeError('wrong_kind', `expected a ${kind} message`);
+  }
+  const validate = validators[kind][v];
+  if (!validate(message)) {
+    const { message: problem } = describeViolation(validate.errors ?? []);
+    throw new EnvelopeError('invalid', `invalid ${kind} v${v} message: ${problem}`);
+  }
+  return message as Envelope<K>;
+}
+
+export interface MakeEnvelopeOptions {
+  id?: string;
+  nowMs?: number;
+}
+
+/** Builds and validates a current-version envelope; a producer bug throws here, not downstream. */
+export function makeEnvelope<K extends EnvelopeKind>(
+  kind: K,
+  payload: EnvelopePayloads[K],
+  options: MakeEnvelopeOptions = {},
+): Envelope<K> {
+  const envelope: Envelope<K> = {
+    v: CURRENT_ENVELOPE_VERSION,
+    kind,
+    id: options.id ?? randomUUID(),
+    createdAtMs: options.nowMs ?? Date.now(),
+    payload,
+  };
+  return parseEnvelope(kind, envelope);
+}

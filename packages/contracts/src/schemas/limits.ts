@@ -1,0 +1,41 @@
+/**
+ * Bounds on public request fields. The spec gives only some (4 stop sequences, temperature 0–2,
+ * penalties ±2, 1-year token lifetime); the rest are ours, chosen so a valid request is never
+ * refused in practice while every field stays bounded. String lengths count Unicode code points.
+ * The edge's body-size limit bounds the request as a whole on top of these.
+ */
+export const LIMITS = {
+  /** Catalog ids such as `org/model-name`; far longer than any real id. */
+  modelIdMaxLength: 256,
+  /** Messages per chat request: long agent transcripts stay well under it. */
+  messagesMaxItems: 2048,
+  /** Characters per message / native input: ~1M tokens, beyond any context window we serve. */
+  textMaxLength: 4_000_000,
+  /** Spec: up to 4 stop sequences. */
+  stopMaxItems: 4,
+  /** Characters per stop sequence. */
+  stopSequenceMaxLength: 1024,
+  /**
+   * Choices per chat request. The hold is sized for n × the output cap, so a large n ties up a
+   * large part of the balance; 16 covers sampling use cases.
+   */
+  nMax: 16,
+  /** Token counts (max_tokens, max_new_tokens…): int32, what upstream servers accept. */
+  tokensMax: 2_147_483_647,
+  /** Tool definitions per request (the reference schema's own limit). */
+  toolsMaxItems: 128,
+  /** End-user identifier (`user`). */
+  userMaxLength: 256,
+  /** Inputs per native request (embedding batches). */
+  inputsMaxItems: 2048,
+  /** Webhook URL length. */
+  urlMaxLength: 2048,
+  /** API key names (they travel base64-encoded in the scoped token's `kid`). */
+  apiKeyNameMaxLength: 256,
+  /** Models listed in one scoped token. */
+  tokenModelsMaxItems: 256,
+  /** Spec: scoped tokens live at most 1 year (365 days), which is also the default. */
+  scopedTokenMaxLifetimeS: 31_536_000,
+  /** DZD; keeps the µDZD value within exact JSON rendering (see money.ts). */
+  spendingLimitMaxDzd: 1_000_000_000,
+} as const;

@@ -1,0 +1,107 @@
+import type { AnySchemaObject, ValidateFunction } from 'ajv';
+import { compile, describeViolation } from './ajv.js';
+import { GatewayError } from './errors.js';
+import { dzdToMicroDzd } from './money.js';
+import { ChatCompletionRequestSchema } from './schemas/chat-completion.js';
+import type { ChatCompletionRequest } from './schemas/chat-completion.js';
+import { LIMITS } from './schemas/limits.js';
+import { NativeInferenceRequestSchema } from './schemas/native-inference.js';
+import type { NativeInferenceRequest } from './schemas/native-inference.js';
+import { ScopedTokenCreateRequestSchema } from './schemas/scoped-token.js';
+import type { ScopedTokenCreateRequest } from './schemas/scoped-token.js';
+
+/*
+ * Request validation (decisions §3): `missing_model` only for a chat body without a string
+ * `model`; every other problem is `invalid_request_body` with `param` naming the field. Ajv stops
+ * at the first failure, so the reported error is deterministic: required fields and cross-field
+ * rules first, then fields in schema order. Messages name the field and the rule, never the value
+ * (prompts and credentials must not be echoed).
+ */
+
+const chatCompletionValidator = compile<ChatCompletionRequest>(ChatCompletionRequestSchema);
+const nativeInferenceValidator = compile<NativeInferenceRequest>(NativeInferenceRequestSchema);
+const scopedTokenCreateValidator = compile<ScopedTokenCreateRequest>(
+  ScopedTokenCreateRequestSchema,
+);
+
+function invalid(message: string, param: string | undefined): GatewayError {
+  return new GatewayError('invalid_request_body', message, param === undefined ? {} : { param });
+}
+
+function check<T>(validator: ValidateFunction<T>, body: unknown): T {
+  // Checked first: object-level rules such as "exactly one of input/inputs" hold vacuously for
+  // non-objects, so Ajv's first error would otherwise be misleading.
+  if (!isPlainObject(body)) throw invalid('request body must be a JSON object', undefined);
+  if (validator(body)) return body;
+  const { param, message } = describeViolation(validator.errors ?? []);
+  throw invalid(message, param);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A validator for any other JSON body schema (e.g. the operator API's), with the same error
+ * mapping: the schema is compiled once, here, so call this at module load.
+ */
+export function createBodyValidator<T>(schema: AnySchemaObject): (body: unknown) => T {
+  const validator = compile<T>(schema);
+  return (body) => check(validator, body);
+}
+
+export function validateChatCompletion(body: unknown): ChatCompletionRequest {
+  if (!isPlainObject(body)) {
+    throw new GatewayError('missing_model', 'request body must be a JSON object with a model', {
+      param: 'model',
+    });
+  }
+  if (!Object.hasOwn(body, 'model')) {
+    throw new GatewayError('missing_model', 'model is required', { param: 'model' });
+  }
+  if (typeof body.model !== 'string') {
+    throw new GatewayError('missing_model', 'model must be a string', { param: 'model' });
+  }
+  return check(chatCompletionValidator, body);
+}
+
+export function validateNativeInference(body: unknown): NativeInferenceRequest {
+  return check(nativeInferenceValidator, body);
+}
+
+export interface ScopedTokenValidationOptions {
+  /** Current unix time in seconds; when given, `expires_at` must lie in (now, now + 1 year]. */
+  nowS?: number;
+}
+
+export function validateScopedTokenCreate(
+  body: unknown,
+  options: ScopedTokenValidationOptions = {},
+): ScopedTokenCreateRequest {
+  const request = check(scopedTokenCreateValidator, body);
+  if (request.spending_limit !== undefined) {
+    try {
+      dzdToMicroDzd(request.spending_limit);
+    } catch {
+      throw invalid('spending_limit must have at most 6 decimal places', 'spending_limit');
+    }
+  }
+  const { nowS } = options;
+  if (nowS !== undefined && request.expires_at !== undefined) {
+    if (request.expires_at <= nowS) {
+      throw invalid('expires_at must be in the future', 'expires_at');
+    }
+    if (request.expires_at > nowS + LIMITS.scopedTokenMaxLifetimeS) {
+      throw invalid(
+        `expires_at must be at most ${LIMITS.scopedTokenMaxLifetimeS} seconds (1 year) ahead`,
+        'expires_at',
+      );
+    }
+  }
+  return request;
+}
+
+/** The token's `exp` (unix seconds): `expires_at`, else now + `expires_delta`, else now + 1 year. */
+export function scopedTokenExpiryS(request: ScopedTokenCreateRequest, nowS: number): number {
+  return request.expires_at ?? nowS + (request.expires_delta ?? LIMITS.scopedTokenMaxLifetimeS);
+}
