@@ -18,6 +18,7 @@ export default {
   },
   globalSetup: '<rootDir>/test/jest-global-setup.mjs',
   globalTeardown: '<rootDir>/test/jest-global-teardown.mjs',
+  reporters: ['default', '<rootDir>/test/summary-reporter.mjs'],
   maxWorkers: 2,
   testTimeout: 60000,
 };

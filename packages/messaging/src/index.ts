@@ -1,1 +1,39 @@
-export {};
+export {
+  BusError,
+  DEFAULT_DRAIN_TIMEOUT_MS,
+  silentLogger,
+  type BusErrorCode,
+  type BusLogger,
+  type ConsumeOptions,
+  type Consumer,
+  type Delivery,
+  type Destination,
+  type Handler,
+  type MessageBus,
+  type Outcome,
+  type PublishOptions,
+} from './bus.js';
+export { DEFAULT_MAX_MESSAGE_BYTES, MAX_HEADERS, MAX_PREFETCH } from './envelope.js';
+export { createInProcessBus, type InProcessBusOptions } from './in-process-bus.js';
+export { createRabbitMqBus, type RabbitMqBusOptions } from './rabbitmq-bus.js';
+export {
+  DEAD_LETTER_EXCHANGE,
+  EXCHANGES,
+  QUEUES,
+  ROUTING_KEYS,
+  deadQueueName,
+  gatewayNames,
+  gatewayTopology,
+  retryQueueName,
+  type Binding,
+  type GatewayNames,
+  type QueueSpec,
+  type Topology,
+} from './topology.js';
+export {
+  DEFAULT_MAX_DELIVERIES,
+  DEFAULT_MAX_RETRIES,
+  planTopology,
+  type QueueDeclaration,
+  type TopologyPlan,
+} from './topology-plan.js';

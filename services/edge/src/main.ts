@@ -1,1 +1,33 @@
-export {};
+import { loadConfigOrExit } from '@gateway/config';
+import { createRabbitMqBus, gatewayTopology } from '@gateway/messaging';
+import {
+  brokerReadiness,
+  createServiceApp,
+  createServiceShell,
+  finishApp,
+  httpReadiness,
+  serveHttp,
+} from '@gateway/runtime';
+import { edgeConfigSchema } from './config.js';
+
+// Composition root: config → logger/metrics → clients → HTTP → ordered shutdown.
+const config = loadConfigOrExit('edge', edgeConfigSchema);
+const shell = createServiceShell('edge', config);
+const bus = createRabbitMqBus({
+  url: config.AMQP_URL,
+  topology: gatewayTopology(config.AMQP_PREFIX),
+  logger: shell.logger,
+});
+
+const app = createServiceApp({
+  logger: shell.logger,
+  metrics: shell.metrics,
+  readiness: [brokerReadiness(bus), httpReadiness('billing', config.BILLING_URL)],
+  isShuttingDown: () => shell.lifecycle.isShuttingDown,
+});
+finishApp(app, shell.logger);
+
+const server = await serveHttp(shell, app, config);
+shell.lifecycle.onShutdown('http', () => server.close(config.SHUTDOWN_TIMEOUT_MS / 2));
+shell.lifecycle.onShutdown('rabbitmq', () => bus.close());
+await bus.start();

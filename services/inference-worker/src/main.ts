@@ -1,1 +1,32 @@
-export {};
+import { loadConfigOrExit } from '@gateway/config';
+import { createRabbitMqBus, gatewayTopology } from '@gateway/messaging';
+import {
+  brokerReadiness,
+  createServiceApp,
+  createServiceShell,
+  finishApp,
+  serveHttp,
+} from '@gateway/runtime';
+import { workerConfigSchema } from './config.js';
+
+// Composition root: config → logger/metrics → clients → HTTP → ordered shutdown.
+const config = loadConfigOrExit('inference-worker', workerConfigSchema);
+const shell = createServiceShell('inference-worker', config);
+const bus = createRabbitMqBus({
+  url: config.AMQP_URL,
+  topology: gatewayTopology(config.AMQP_PREFIX),
+  logger: shell.logger,
+});
+
+const app = createServiceApp({
+  logger: shell.logger,
+  metrics: shell.metrics,
+  readiness: [brokerReadiness(bus)],
+  isShuttingDown: () => shell.lifecycle.isShuttingDown,
+});
+finishApp(app, shell.logger);
+
+const server = await serveHttp(shell, app, config);
+shell.lifecycle.onShutdown('http', () => server.close(config.SHUTDOWN_TIMEOUT_MS / 2));
+shell.lifecycle.onShutdown('rabbitmq', () => bus.close());
+await bus.start();

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what this project needs on a fresh Debian machine, and nothing when it is there:
+# pnpm, the locked dependencies, RabbitMQ and PostgreSQL server binaries (Debian packages).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+log() { printf '[setup] %s\n' "$*"; }
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_updated=0
+apt_install() {
+  if [ "$apt_updated" -eq 0 ]; then
+    as_root apt-get update -qq
+    apt_updated=1
+  fi
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+if ! command -v pnpm >/dev/null 2>&1; then
+  log "installing pnpm"
+  npm install -g pnpm@12 >/dev/null
+fi
+
+if [ ! -x /usr/lib/rabbitmq/bin/rabbitmq-server ]; then
+  log "installing rabbitmq-server"
+  apt_install rabbitmq-server
+fi
+
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+  log "installing postgresql"
+  apt_install postgresql
+fi
+
+log "installing dependencies from the lockfile"
+pnpm install --frozen-lockfile --reporter=silent

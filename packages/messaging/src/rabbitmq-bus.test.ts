@@ -1,0 +1,157 @@
+import { mkdtempSync } from 'node:fs';
+import path from 'node:path';
+import { connect } from 'amqplib';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import {
+  freeLoopbackPort,
+  startRabbitMqNode,
+  testAmqpUrl,
+  testBaseDir,
+  uniquePrefix,
+} from '@gateway/testing';
+import type { RabbitMqNode } from '@gateway/testing';
+import { BusError, silentLogger } from './bus.js';
+import type { Delivery, MessageBus } from './bus.js';
+import { busTestTopology, describeBusBehaviour, sleep, waitUntil } from './bus-behaviour.suite.js';
+import { createRabbitMqBus } from './rabbitmq-bus.js';
+import { gatewayNames, gatewayTopology } from './topology.js';
+
+describeBusBehaviour('RabbitMQ', async (prefix) => {
+  const bus = createRabbitMqBus({
+    url: testAmqpUrl(),
+    topology: busTestTopology(prefix),
+    logger: silentLogger,
+    drainTimeoutMs: 300,
+  });
+  await bus.start();
+  return bus;
+});
+
+describe('RabbitMQ bus consumers', () => {
+  it('resubscribe when the broker cancels them (here: their queue deleted)', async () => {
+    const prefix = uniquePrefix('cancelled');
+    const { queues } = gatewayNames(prefix);
+    const bus = createRabbitMqBus({
+      url: testAmqpUrl(),
+      topology: gatewayTopology(prefix),
+      logger: silentLogger,
+      reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
+    });
+    const admin = await connect(testAmqpUrl());
+    try {
+      await bus.start();
+      const bodies: unknown[] = [];
+      await bus.consume(queues.webhookCompletions, async (d) => (bodies.push(d.body), 'ack'), {
+        prefetch: 1,
+      });
+      const channel = await admin.createChannel();
+      await channel.deleteQueue(queues.webhookCompletions);
+      await waitUntil(() => !bus.isHealthy(), 'unhealthy without its consumer');
+      await waitUntil(() => bus.isHealthy(), 'healthy again');
+      await bus.publish({ queue: queues.webhookCompletions }, 'after');
+      await waitUntil(() => bodies.includes('after'), 'a delivery on the new subscription');
+    } finally {
+      await admin.close();
+      await bus.close();
+    }
+  });
+});
+
+describe('RabbitMQ bus start', () => {
+  it('gives up within startTimeoutMs when no broker answers', async () => {
+    const port = await freeLoopbackPort();
+    const bus = createRabbitMqBus({
+      url: `amqp://guest:guest@127.0.0.1:${port}`,
+      topology: gatewayTopology(uniquePrefix('nobroker')),
+      logger: silentLogger,
+      startTimeoutMs: 500,
+      reconnect: { initialDelayMs: 50, maxDelayMs: 100 },
+    });
+    const started = Date.now();
+    const error = await bus.start().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BusError);
+    expect((error as BusError).code).toBe('timeout');
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(bus.isHealthy()).toBe(false);
+    await bus.close();
+  });
+});
+
+describe('RabbitMQ bus across a broker restart', () => {
+  let node: RabbitMqNode;
+  let bus: MessageBus;
+
+  beforeAll(async () => {
+    const baseDir = mkdtempSync(path.join(testBaseDir(), 'messaging-restart-'));
+    node = await startRabbitMqNode({ baseDir });
+  }, 60_000);
+
+  afterAll(async () => {
+    await bus?.close();
+    await node?.destroy();
+  }, 60_000);
+
+  it('reconnects, re-declares and resumes the same consumer; publishing during the outage is bounded', async () => {
+    const prefix = uniquePrefix('restart');
+    const { queues } = gatewayNames(prefix);
+    const publishConfirmTimeoutMs = 1500;
+    bus = createRabbitMqBus({
+      url: node.url,
+      topology: gatewayTopology(prefix),
+      logger: silentLogger,
+      publishConfirmTimeoutMs,
+      reconnect: { initialDelayMs: 100, maxDelayMs: 500 },
+      drainTimeoutMs: 300,
+    });
+    await bus.start();
+
+    // One message is held by the blocked handler, the others wait in the queue.
+    let brokerStopped = false;
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const afterRestart: Delivery[] = [];
+    await bus.consume(
+      queues.inferenceJobs,
+      async (delivery) => {
+        if (brokerStopped) afterRestart.push(delivery);
+        await gate;
+        return 'ack';
+      },
+      { prefetch: 1 },
+    );
+    for (const n of [1, 2, 3]) await bus.publish({ queue: queues.inferenceJobs }, n);
+    await sleep(100);
+
+    brokerStopped = true; // from here on, deliveries can only come from the new connection
+    await node.stop();
+    await waitUntil(() => !bus.isHealthy(), 'unhealthy while the broker is down', 5000);
+
+    const started = Date.now();
+    const outcome = await bus.publish({ queue: queues.inferenceJobs }, 'during-outage').then(
+      () => 'published',
+      (error: unknown) => error,
+    );
+    const elapsedMs = Date.now() - started;
+    if (outcome !== 'published') {
+      expect(outcome).toBeInstanceOf(BusError);
+      expect((outcome as BusError).code).toBe('timeout');
+    }
+    expect(elapsedMs).toBeLessThan(publishConfirmTimeoutMs + 500);
+
+    await node.start();
+    await waitUntil(() => bus.isHealthy(), 'healthy after the broker restarted', 15_000);
+    release();
+    const persisted = () => afterRestart.filter((d) => typeof d.body === 'number');
+    await waitUntil(() => persisted().length >= 3, 'the 3 persisted messages', 10_000);
+    expect(persisted().map((d) => d.body)).toEqual([1, 2, 3]);
+    // The one that was in flight when the broker went down comes back counted.
+    expect(persisted().map((d) => d.deliveryCount)).toEqual([2, 1, 1]);
+
+    // And the bus works normally again.
+    await bus.publish({ queue: queues.inferenceJobs }, 4);
+    await waitUntil(
+      () => afterRestart.some((d) => d.body === 4),
+      'a message published after the restart',
+    );
+  }, 60_000);
+});

@@ -1,0 +1,62 @@
+import type { Channel, ChannelModel } from 'amqplib';
+import type { BusLogger } from './bus.js';
+import { errorSummary } from './outcome.js';
+import type { Session } from './rabbitmq-session.js';
+import { queueOptions } from './topology-plan.js';
+import type { QueueDeclaration } from './topology-plan.js';
+
+/** Declares exchanges, then queues and their bindings; safe to repeat on every reconnect. */
+export async function declareTopology(
+  model: ChannelModel,
+  exchanges: readonly string[],
+  queues: readonly QueueDeclaration[],
+): Promise<void> {
+  await withChannel(model, async (channel) => {
+    for (const name of exchanges) {
+      await channel.assertExchange(name, 'direct', { durable: true, autoDelete: false });
+    }
+    await assertQueues(channel, queues);
+  });
+}
+
+export async function declareQueues(
+  model: ChannelModel,
+  queues: readonly QueueDeclaration[],
+): Promise<void> {
+  await withChannel(model, (channel) => assertQueues(channel, queues));
+}
+
+/**
+ * Keeps a connection's errors from crashing the process (amqplib emits 'error' before the
+ * recovering wrapper listens) and forgets the connection once it closes.
+ */
+export function watchConnection(model: ChannelModel, session: Session, logger: BusLogger): void {
+  model.on('error', (err: Error) => {
+    logger.warn({ err: errorSummary(err) }, 'RabbitMQ connection error');
+  });
+  model.once('close', () => session.clear(model));
+}
+
+async function assertQueues(channel: Channel, queues: readonly QueueDeclaration[]): Promise<void> {
+  for (const queue of queues) {
+    await channel.assertQueue(queue.name, queueOptions(queue));
+    for (const { exchange, routingKey } of queue.bindings) {
+      await channel.bindQueue(queue.name, exchange, routingKey);
+    }
+  }
+}
+
+/** A short-lived channel: a failed declaration closes it, never a long-lived one. */
+async function withChannel(
+  model: ChannelModel,
+  work: (channel: Channel) => Promise<void>,
+): Promise<void> {
+  const channel = await model.createChannel();
+  // The failure also rejects the pending declaration, which is what callers see.
+  channel.on('error', () => {});
+  try {
+    await work(channel);
+  } finally {
+    await channel.close().catch(() => {});
+  }
+}

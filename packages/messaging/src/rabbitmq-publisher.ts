@@ -1,0 +1,158 @@
+import { randomUUID } from 'node:crypto';
+import type { ChannelModel, ConfirmChannel, Message } from 'amqplib';
+import { BusError } from './bus.js';
+import type { BusLogger } from './bus.js';
+import type { Envelope } from './envelope.js';
+import { errorSummary } from './outcome.js';
+import type { Session } from './rabbitmq-session.js';
+import { settleWithin, withTimeout } from './timeouts.js';
+
+/** Lets a basic.return be matched to its publish; stripped from deliveries with other `x-`s. */
+const PUBLISH_ID_HEADER = 'x-publish-id';
+/** Pause before trying again on a fresh channel, so a flapping connection is not hammered. */
+const RETRY_PAUSE_MS = 50;
+const CLOSE_DRAIN_MS = 2_000;
+
+/** The connection or channel went away before the confirm: safe to publish again. */
+class ChannelLost extends Error {}
+
+/**
+ * Publishes on one confirm channel with `mandatory`, so a message resolves only once the
+ * broker stored it in at least one queue. A lost channel is retried on the next connection
+ * until the deadline (at-least-once: a retry after a lost confirm may duplicate a message).
+ */
+export class ConfirmPublisher {
+  private channel: ConfirmChannel | null = null;
+  private opening: Promise<ConfirmChannel> | null = null;
+  private readonly returned = new Set<string>();
+  private closed = false;
+
+  constructor(
+    private readonly session: Session,
+    private readonly logger: BusLogger,
+  ) {}
+
+  isOpen(): boolean {
+    return this.channel !== null;
+  }
+
+  /** Called from the connection's setup: publishing resumes on the new connection. */
+  async attach(model: ChannelModel): Promise<void> {
+    await this.open(model);
+  }
+
+  async publish(
+    exchange: string,
+    routingKey: string,
+    envelope: Envelope,
+    timeoutMs: number,
+  ): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const timedOut = (cause?: unknown) =>
+      new BusError('timeout', `publish not confirmed within ${timeoutMs} ms`, { cause });
+    let lastError: unknown;
+    while (!this.closed) {
+      const remainingMs = deadline - Date.now();
+      if (remainingMs <= 0) throw timedOut(lastError);
+      try {
+        const channel = await this.channelFor(remainingMs);
+        const confirmed = this.confirm(channel, exchange, routingKey, envelope);
+        return await withTimeout(confirmed, deadline - Date.now(), () => timedOut());
+      } catch (error) {
+        if (!(error instanceof ChannelLost)) throw error;
+        lastError = error;
+        await new Promise((r) => setTimeout(r, Math.min(RETRY_PAUSE_MS, remainingMs)));
+      }
+    }
+    throw new BusError('closed', 'bus is closed');
+  }
+
+  /** Waits (bounded) for outstanding confirms, then closes the channel. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const channel = this.channel;
+    this.channel = null;
+    if (!channel) return;
+    await settleWithin(channel.waitForConfirms(), CLOSE_DRAIN_MS);
+    await settleWithin(channel.close(), CLOSE_DRAIN_MS);
+  }
+
+  private async channelFor(timeoutMs: number): Promise<ConfirmChannel> {
+    if (this.channel) return this.channel;
+    const model = await this.session.wait(timeoutMs);
+    if (this.channel) return this.channel;
+    // The channel died but the connection lives (e.g. after a channel error): open another.
+    this.opening ??= this.open(model).finally(() => (this.opening = null));
+    try {
+      return await this.opening;
+    } catch (error) {
+      throw new ChannelLost('could not open a publishing channel', { cause: error });
+    }
+  }
+
+  private async open(model: ChannelModel): Promise<ConfirmChannel> {
+    const channel = await model.createConfirmChannel();
+    channel.on('error', (err: Error) => {
+      this.logger.warn({ err: errorSummary(err) }, 'publishing channel error');
+    });
+    channel.on('return', (message: Message) => {
+      const id = message.properties.headers?.[PUBLISH_ID_HEADER];
+      if (typeof id === 'string') this.returned.add(id);
+    });
+    channel.on('close', () => {
+      if (this.channel !== channel) return;
+      this.channel = null;
+      this.returned.clear();
+    });
+    this.channel = channel;
+    return channel;
+  }
+
+  private confirm(
+    channel: ConfirmChannel,
+    exchange: string,
+    routingKey: string,
+    envelope: Envelope,
+  ): Promise<void> {
+    const publishId = randomUUID();
+    return new Promise((resolve, reject) => {
+      const onConfirm = (err: unknown) => {
+        const returned = this.returned.delete(publishId);
+        if (err instanceof Error && err.message === 'message nacked') {
+          reject(new BusError('rejected', 'the broker refused the message (queue full?)'));
+        } else if (err) {
+          reject(new ChannelLost('channel closed before the confirm', { cause: err }));
+        } else if (returned) {
+          reject(new BusError('unroutable', `no queue bound to '${exchange}' / '${routingKey}'`));
+        } else {
+          resolve();
+        }
+      };
+      try {
+        channel.publish(
+          exchange,
+          routingKey,
+          envelope.content,
+          publishProperties(envelope, publishId),
+          onConfirm,
+        );
+      } catch (error) {
+        // amqplib throws synchronously when the channel is already closed.
+        reject(new ChannelLost('channel closed', { cause: error }));
+      }
+    });
+  }
+}
+
+function publishProperties(envelope: Envelope, publishId: string) {
+  return {
+    persistent: true,
+    mandatory: true,
+    contentType: 'application/json',
+    messageId: envelope.messageId,
+    correlationId: envelope.correlationId,
+    replyTo: envelope.replyTo,
+    expiration: envelope.expirationMs === undefined ? undefined : String(envelope.expirationMs),
+    headers: { ...envelope.headers, [PUBLISH_ID_HEADER]: publishId },
+  };
+}

@@ -1,0 +1,194 @@
+import { BusError } from './bus.js';
+import { deadQueueName, retryQueueName } from './topology.js';
+import type { Binding, QueueSpec, Topology } from './topology.js';
+
+/**
+ * A topology expanded into every exchange and queue the broker must hold, with the rules
+ * both buses implement. `queueArguments()` is the only place RabbitMQ arguments are spelled.
+ */
+export interface QueueDeclaration {
+  name: string;
+  kind: 'quorum' | 'transient';
+  /** Returns (requeues, lost consumers) tolerated; one more dead-letters the message. */
+  deliveryLimit?: number;
+  messageTtlMs?: number;
+  deadLetter?: Binding;
+  maxLength: number;
+  overflow: 'reject-publish' | 'drop-head';
+  bindings: Binding[];
+  /** Where the `retry` outcome parks a message, and how often. */
+  retry?: { queue: string; maxRetries: number };
+}
+
+export interface TopologyPlan {
+  exchanges: string[];
+  queues: QueueDeclaration[];
+}
+
+export const DEFAULT_MAX_DELIVERIES = 5;
+export const DEFAULT_MAX_RETRIES = 3;
+export const DEFAULT_QUORUM_MAX_LENGTH = 100_000;
+export const DEFAULT_TRANSIENT_MAX_LENGTH = 10_000;
+/** Dead letters are kept for inspection; beyond this the oldest are dropped. */
+export const DEAD_QUEUE_MAX_LENGTH = 100_000;
+
+const LIMITS = {
+  maxDeliveries: [1, 100],
+  retryDelayMs: [1, 24 * 60 * 60 * 1000],
+  maxRetries: [0, 100],
+  maxLength: [1, 10_000_000],
+} as const;
+// AMQP names are at most 255 bytes; leave room for the `.retry` and `.dead` suffixes.
+const MAX_NAME_BYTES = 240;
+const NAME_PATTERN = /^[A-Za-z0-9._:-]+$/;
+
+export function planTopology(topology: Topology): TopologyPlan {
+  const exchanges = [...topology.exchanges.map((e) => e.name), topology.deadLetterExchange];
+  exchanges.forEach((name) => checkName(name, 'exchange'));
+  checkUnique(exchanges, 'exchange');
+  const queues = topology.queues.flatMap((spec) =>
+    planQueue(spec, topology.deadLetterExchange, exchanges),
+  );
+  checkUnique(
+    queues.map((q) => q.name),
+    'queue',
+  );
+  return { exchanges, queues };
+}
+
+/** One spec becomes its queue plus, for quorum queues, `<name>.dead` and `<name>.retry`. */
+export function planQueue(
+  spec: QueueSpec,
+  deadLetterExchange: string,
+  knownExchanges: readonly string[],
+): QueueDeclaration[] {
+  checkSpec(spec, knownExchanges);
+  const bindings = (spec.bindings ?? []).map((b) => ({ ...b }));
+  if (spec.kind === 'transient') {
+    const maxLength = spec.maxLength ?? DEFAULT_TRANSIENT_MAX_LENGTH;
+    return [
+      { name: spec.name, kind: 'transient', maxLength, overflow: 'reject-publish', bindings },
+    ];
+  }
+  const dead = deadQueueName(spec.name);
+  const maxLength = spec.maxLength ?? DEFAULT_QUORUM_MAX_LENGTH;
+  const main: QueueDeclaration = {
+    name: spec.name,
+    kind: 'quorum',
+    deliveryLimit: (spec.maxDeliveries ?? DEFAULT_MAX_DELIVERIES) - 1,
+    deadLetter: { exchange: deadLetterExchange, routingKey: spec.name },
+    maxLength,
+    overflow: 'reject-publish',
+    bindings,
+  };
+  const deadQueue: QueueDeclaration = {
+    name: dead,
+    kind: 'quorum',
+    maxLength: DEAD_QUEUE_MAX_LENGTH,
+    overflow: 'drop-head',
+    bindings: [{ exchange: deadLetterExchange, routingKey: spec.name }],
+  };
+  if (spec.retryDelayMs === undefined) return [main, deadQueue];
+  const retry = retryQueueName(spec.name);
+  main.retry = { queue: retry, maxRetries: spec.maxRetries ?? DEFAULT_MAX_RETRIES };
+  const retryQueue: QueueDeclaration = {
+    name: retry,
+    kind: 'quorum',
+    messageTtlMs: spec.retryDelayMs,
+    // Expired messages go back to the main queue through the default exchange.
+    deadLetter: { exchange: '', routingKey: spec.name },
+    maxLength,
+    overflow: 'reject-publish',
+    bindings: [],
+  };
+  return [main, deadQueue, retryQueue];
+}
+
+/** The `x-` arguments RabbitMQ 3.10 needs for a declaration (checked against a real node). */
+export function queueArguments(queue: QueueDeclaration): Record<string, string | number> {
+  const args: Record<string, string | number> = {
+    'x-max-length': queue.maxLength,
+    'x-overflow': queue.overflow,
+  };
+  if (queue.kind === 'quorum') args['x-queue-type'] = 'quorum';
+  if (queue.deliveryLimit !== undefined) args['x-delivery-limit'] = queue.deliveryLimit;
+  if (queue.messageTtlMs !== undefined) args['x-message-ttl'] = queue.messageTtlMs;
+  if (queue.deadLetter) {
+    args['x-dead-letter-exchange'] = queue.deadLetter.exchange;
+    args['x-dead-letter-routing-key'] = queue.deadLetter.routingKey;
+    // At-least-once dead-lettering (quorum only) needs reject-publish, which both set.
+    if (queue.kind === 'quorum') args['x-dead-letter-strategy'] = 'at-least-once';
+  }
+  return args;
+}
+
+/** Transient queues die with their connection; everything else survives broker restarts. */
+export function queueOptions(queue: QueueDeclaration): {
+  durable: boolean;
+  exclusive: boolean;
+  autoDelete: boolean;
+  arguments: Record<string, string | number>;
+} {
+  const transient = queue.kind === 'transient';
+  return {
+    durable: !transient,
+    exclusive: transient,
+    autoDelete: transient,
+    arguments: queueArguments(queue),
+  };
+}
+
+/** Same queue as far as the broker is concerned; bindings are additive, so they don't count. */
+export function sameQueue(a: QueueDeclaration, b: QueueDeclaration): boolean {
+  const shape = (q: QueueDeclaration) => JSON.stringify({ ...q, bindings: [] });
+  return shape(a) === shape(b);
+}
+
+function checkSpec(spec: QueueSpec, knownExchanges: readonly string[]): void {
+  checkName(spec.name, 'queue');
+  if (spec.kind !== 'quorum' && spec.kind !== 'transient') {
+    invalid(`queue ${spec.name}: kind must be 'quorum' or 'transient'`);
+  }
+  for (const key of Object.keys(LIMITS) as (keyof typeof LIMITS)[]) {
+    const value = spec[key];
+    const [min, max] = LIMITS[key];
+    if (value === undefined) continue;
+    if (!Number.isInteger(value) || value < min || value > max) {
+      invalid(`queue ${spec.name}: ${key} must be an integer in ${min}..${max}`);
+    }
+    if (spec.kind === 'transient' && key !== 'maxLength') {
+      invalid(`queue ${spec.name}: ${key} applies to quorum queues only`);
+    }
+  }
+  for (const binding of spec.bindings ?? []) checkBinding(spec.name, binding, knownExchanges);
+}
+
+function checkBinding(queue: string, binding: Binding, knownExchanges: readonly string[]): void {
+  if (!knownExchanges.includes(binding.exchange)) {
+    invalid(`queue ${queue}: binding to undeclared exchange '${binding.exchange}'`);
+  }
+  if (Buffer.byteLength(binding.routingKey) > 255) {
+    invalid(`queue ${queue}: routing key over 255 bytes`);
+  }
+}
+
+function checkName(name: string, what: string): void {
+  const ok =
+    typeof name === 'string' &&
+    NAME_PATTERN.test(name) &&
+    Buffer.byteLength(name) <= MAX_NAME_BYTES &&
+    !name.startsWith('amq.');
+  if (!ok) invalid(`invalid ${what} name '${String(name)}'`);
+}
+
+function checkUnique(names: string[], what: string): void {
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (seen.has(name)) invalid(`${what} '${name}' declared twice`);
+    seen.add(name);
+  }
+}
+
+function invalid(message: string): never {
+  throw new BusError('invalid-argument', message);
+}

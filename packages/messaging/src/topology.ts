@@ -1,0 +1,116 @@
+/**
+ * The one place the gateway's RabbitMQ topology is declared. Services take names from
+ * `gatewayNames()` (or the unprefixed constants) and never spell them; the buses turn a
+ * `Topology` into broker declarations through `planTopology()` (topology-plan.ts).
+ */
+
+export interface Binding {
+  exchange: string;
+  routingKey: string;
+}
+
+export interface QueueSpec {
+  name: string;
+  /**
+   * `quorum`: durable, replicated, with a delivery limit and a `<name>.dead` queue.
+   * `transient`: classic, non-durable, exclusive, auto-delete — a per-process reply queue. It
+   * vanishes with the connection: after a reconnect the bus declares it again, empty.
+   */
+  kind: 'quorum' | 'transient';
+  /** Quorum only: deliveries (1 + requeues) before the message goes to `<name>.dead`. */
+  maxDeliveries?: number;
+  /** Quorum only: with it, `retry` parks the message in `<name>.retry` for this long. */
+  retryDelayMs?: number;
+  /** Quorum only: `retry` outcomes allowed before the message goes to `<name>.dead`. */
+  maxRetries?: number;
+  /** Messages held before publishes are rejected (quorum queues may take one more). */
+  maxLength?: number;
+  bindings?: Binding[];
+}
+
+export interface Topology {
+  exchanges: { name: string; type: 'direct' }[];
+  queues: QueueSpec[];
+  /** Direct exchange every quorum queue dead-letters to; routes to `<queue>.dead`. */
+  deadLetterExchange: string;
+}
+
+export const EXCHANGES = { jobs: 'gateway.jobs', events: 'gateway.events' } as const;
+
+export const DEAD_LETTER_EXCHANGE = 'gateway.dlx';
+
+export const QUEUES = {
+  inferenceJobs: 'inference.jobs',
+  inferenceJobsPriority: 'inference.jobs.priority',
+  webhookCompletions: 'webhook.completions',
+} as const;
+
+/** Routing keys are not prefixed: exchanges already are. */
+export const ROUTING_KEYS = {
+  defaultJob: 'default',
+  priorityJob: 'priority',
+  inferenceCompleted: 'inference.completed',
+} as const;
+
+export const deadQueueName = (queue: string): string => `${queue}.dead`;
+export const retryQueueName = (queue: string): string => `${queue}.retry`;
+
+type Prefixed<T> = { [K in keyof T]: string };
+
+function prefixAll<T extends Record<string, string>>(names: T, prefix: string): Prefixed<T> {
+  const entries = Object.entries(names).map(([key, name]) => [key, `${prefix}${name}`]);
+  return Object.fromEntries(entries) as Prefixed<T>;
+}
+
+export interface GatewayNames {
+  exchanges: Prefixed<typeof EXCHANGES>;
+  queues: Prefixed<typeof QUEUES>;
+  deadLetterExchange: string;
+  routingKeys: typeof ROUTING_KEYS;
+}
+
+/** The gateway's names under a prefix ('' in production, a unique one per test). */
+export function gatewayNames(prefix = ''): GatewayNames {
+  return {
+    exchanges: prefixAll(EXCHANGES, prefix),
+    queues: prefixAll(QUEUES, prefix),
+    deadLetterExchange: `${prefix}${DEAD_LETTER_EXCHANGE}`,
+    routingKeys: ROUTING_KEYS,
+  };
+}
+
+// Inference jobs are expensive to redo: few immediate redeliveries, a short pause between
+// retries. Webhook receivers go down for minutes, so completions retry longer and more often.
+const JOB_QUEUE_LIMITS = { maxDeliveries: 5, retryDelayMs: 10_000, maxRetries: 3 } as const;
+const WEBHOOK_QUEUE_LIMITS = { maxDeliveries: 5, retryDelayMs: 30_000, maxRetries: 10 } as const;
+
+export function gatewayTopology(prefix = ''): Topology {
+  const { exchanges, queues, deadLetterExchange } = gatewayNames(prefix);
+  return {
+    exchanges: [
+      { name: exchanges.jobs, type: 'direct' },
+      { name: exchanges.events, type: 'direct' },
+    ],
+    deadLetterExchange,
+    queues: [
+      {
+        name: queues.inferenceJobs,
+        kind: 'quorum',
+        ...JOB_QUEUE_LIMITS,
+        bindings: [{ exchange: exchanges.jobs, routingKey: ROUTING_KEYS.defaultJob }],
+      },
+      {
+        name: queues.inferenceJobsPriority,
+        kind: 'quorum',
+        ...JOB_QUEUE_LIMITS,
+        bindings: [{ exchange: exchanges.jobs, routingKey: ROUTING_KEYS.priorityJob }],
+      },
+      {
+        name: queues.webhookCompletions,
+        kind: 'quorum',
+        ...WEBHOOK_QUEUE_LIMITS,
+        bindings: [{ exchange: exchanges.events, routingKey: ROUTING_KEYS.inferenceCompleted }],
+      },
+    ],
+  };
+}
