@@ -2,7 +2,9 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', '.data/**'] },
+  {
+    ignores: ['**/dist/**', '**/node_modules/**', '**/src/generated/**', 'coverage/**', '.data/**'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createTestDatabase } from '@gateway/testing';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import {
+  MIGRATIONS_DIR,
+  loadMigrations,
+  migrateDatabase,
+  migrationsFingerprint,
+} from './migrate.js';
+
+const databases: Array<{ url: string; drop(): Promise<void> }> = [];
+let scratch: string;
+
+async function emptyDatabase(): Promise<string> {
+  const db = await createTestDatabase();
+  databases.push(db);
+  return db.url;
+}
+
+async function query<T extends pg.QueryResultRow>(url: string, text: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(text)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** A copy of the real migrations plus `extra` ({ name: sql }), in a directory of its own. */
+function migrationsWith(extra: Record<string, string>): string {
+  const dir = mkdtempSync(path.join(scratch, 'migrations-'));
+  cpSync(MIGRATIONS_DIR, dir, { recursive: true });
+  for (const [name, sql] of Object.entries(extra)) {
+    mkdirSync(path.join(dir, name));
+    writeFileSync(path.join(dir, name, 'migration.sql'), sql);
+  }
+  return dir;
+}
+
+beforeAll(() => {
+  scratch = mkdtempSync(path.join(tmpdir(), 'billing-migrate-'));
+});
+
+afterAll(async () => {
+  await Promise.all(databases.map((db) => db.drop()));
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('migrateDatabase', () => {
+  it('migrates an empty database, then finds nothing to do', async () => {
+    const url = await emptyDatabase();
+    const names = loadMigrations().map((migration) => migration.name);
+    const first = await migrateDatabase(url);
+    expect(first.applied).toEqual(names);
+    expect(first.durationMs).toBeLessThan(5_000);
+    const second = await migrateDatabase(url);
+    expect(second).toMatchObject({ applied: [], alreadyApplied: names, unknown: [] });
+    const tables = await query<{ n: number }>(
+      url,
+      "SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public' AND tablename = 'ledger_entries'",
+    );
+    expect(tables[0]?.n).toBe(1);
+  });
+
+  it('serialises concurrent migrators', async () => {
+    const url = await emptyDatabase();
+    const results = await Promise.all([migrateDatabase(url), migrateDatabase(url)]);
+    const appliedCounts = results.map((result) => result.applied.length).sort();
+    expect(appliedCounts).toEqual([0, loadMigrations().length]);
+  });
+
+  it('rolls a failing migration back completely and records nothing', async () => {
+    const url = await emptyDatabase();
+    const dir = migrationsWith({
+      '99990101000000_broken': 'CREATE TABLE half_done (id int);\nSELECT * FROM no_such_table;\n',
+    });
+    await expect(migrateDatabase(url, { migrationsDir: dir })).rejects.toThrow(
+      /99990101000000_broken failed: .*no_such_table/,
+    );
+    const leftovers = await query(url, "SELECT 1 FROM pg_tables WHERE tablename = 'half_done'");
+    expect(leftovers).toHaveLength(0);
+    const recorded = await query<{ migration_name: string }>(
+      url,
+      'SELECT migration_name FROM _prisma_migrations ORDER BY migration_name',
+    );
+    expect(recorded.map((row) => row.migration_name)).toEqual(
+      loadMigrations().map((migration) => migration.name),
+    );
+  });
+
+  it('refuses a migration that was modified after it was applied', async () => {
+    const url = await emptyDatabase();
+    const dir = migrationsWith({ '99990101000000_extra': 'CREATE TABLE extra (id int);\n' });
+    await migrateDatabase(url, { migrationsDir: dir });
+    writeFileSync(
+      path.join(dir, '99990101000000_extra', 'migration.sql'),
+      'CREATE TABLE extra (id bigint);\n',
+    );
+    await expect(migrateDatabase(url, { migrationsDir: dir })).rejects.toThrow(
+      /99990101000000_extra was modified/,
+    );
+    // The code without that migration still accepts the database (newer than the code).
+    const result = await migrateDatabase(url);
+    expect(result.unknown).toEqual(['99990101000000_extra']);
+  });
+
+  it('rejects migrations that manage their own transaction', () => {
+    const dir = migrationsWith({
+      '99990101000000_tx': 'BEGIN;\nCREATE TABLE t (id int);\nCOMMIT;\n',
+    });
+    expect(() => loadMigrations(dir)).toThrow(/contains BEGIN\/COMMIT/);
+  });
+
+  it('fingerprints the migrations', () => {
+    const dir = migrationsWith({ '99990101000000_extra': 'SELECT 1;\n' });
+    expect(migrationsFingerprint()).toMatch(/^[0-9a-f]{12}$/);
+    expect(migrationsFingerprint(dir)).not.toBe(migrationsFingerprint());
+  });
+});
