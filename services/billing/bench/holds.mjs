@@ -1,0 +1,141 @@
+/**
+ * Throughput of the hold → settle cycle against a real, migrated PostgreSQL database.
+ *
+ * Starts nothing itself. Use a throwaway database: the ledger is append-only, so the accounts,
+ * holds and journal entries this creates stay there.
+ *
+ *   pnpm run build                                          # from the repository root
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench node services/billing/dist/db/migrate-cli.js
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench node services/billing/bench/holds.mjs
+ *
+ * Settings (environment):
+ *   BENCH_CONCURRENCY  concurrent workers, each looping hold → settle          (default 16)
+ *   BENCH_CYCLES       hold+settle cycles in total                             (default 5000)
+ *   BENCH_MAX_SECONDS  stop early after this long                              (default 60)
+ *   BENCH_ACCOUNTS     accounts the workers share (1 = all contend on one row) (default = concurrency)
+ *   BENCH_POOL_MAX     connections in the pool                                 (default concurrency + 2)
+ *   BENCH_CHECK        1: run checkInvariants() at the end                     (default 0)
+ *
+ * Prints `holds+settles per second: X` (completed cycles per second) and p50/p99 latency of
+ * one cycle. Loopback databases only.
+ */
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { createPrismaClient } from '../dist/db/client.js';
+import { createLedgerService } from '../dist/ledger/index.js';
+
+const MODEL = 'bench/echo-model';
+const HOLD_MICRO_DZD = 10_000n; // 0.01 DZD worst case per request
+const USAGE = { inputTokens: 120, outputTokens: 40 };
+
+function setting(name, fallback, { min = 1, max = Number.MAX_SAFE_INTEGER } = {}) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`${name} must be an integer between ${min} and ${max}`);
+  }
+  return value;
+}
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+const databaseUrl = process.env.DATABASE_URL;
+if (!databaseUrl) throw new Error('DATABASE_URL (a migrated billing database) is required');
+const host = new URL(databaseUrl).hostname;
+if (!['127.0.0.1', 'localhost', '[::1]', '::1'].includes(host)) {
+  throw new Error(`refusing to benchmark a non-loopback database (${host})`);
+}
+
+const concurrency = setting('BENCH_CONCURRENCY', 16, { max: 256 });
+const cycles = setting('BENCH_CYCLES', 5000, { max: 1_000_000 });
+const maxSeconds = setting('BENCH_MAX_SECONDS', 60, { max: 3600 });
+const accountCount = setting('BENCH_ACCOUNTS', concurrency, { max: 10_000 });
+const poolMax = setting('BENCH_POOL_MAX', concurrency + 2, { max: 200 });
+const check = process.env.BENCH_CHECK === '1';
+
+const prisma = createPrismaClient(databaseUrl, {
+  maxConnections: poolMax,
+  connectionTimeoutMs: 30_000,
+});
+const ledger = createLedgerService({ prisma, clock: () => new Date(), holdTtlMs: 60_000 });
+
+try {
+  await prisma.model.upsert({
+    where: { id: MODEL },
+    create: {
+      id: MODEL,
+      kind: 'chat',
+      provider: 'node',
+      upstreamModel: 'echo',
+      inputPriceMicroDzdPerM: 2_000_000n,
+      outputPriceMicroDzdPerM: 6_000_000n,
+      maxOutputTokens: 4096,
+    },
+    update: {},
+  });
+  const run = randomBytes(4).toString('hex');
+  const accounts = [];
+  for (let i = 0; i < accountCount; i += 1) {
+    const id = `usr_bench_${run}_${i}`;
+    await prisma.account.create({ data: { id, name: `bench ${run} ${i}` } });
+    await ledger.credit({
+      accountId: id,
+      amountMicroDzd: HOLD_MICRO_DZD * BigInt(cycles),
+      reference: `benchmark ${run}`,
+    });
+    accounts.push(id);
+  }
+
+  const latencies = [];
+  const failures = new Map();
+  let started = 0;
+  const deadline = performance.now() + maxSeconds * 1000;
+  const begin = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, worker) => {
+      const accountId = accounts[worker % accounts.length];
+      while (started < cycles && performance.now() < deadline) {
+        started += 1;
+        const t0 = performance.now();
+        try {
+          const hold = await ledger.placeHold(prisma, {
+            accountId,
+            amountMicroDzd: HOLD_MICRO_DZD,
+            model: MODEL,
+            priority: false,
+          });
+          await ledger.settleHold(hold.id, USAGE);
+          latencies.push(performance.now() - t0);
+        } catch (error) {
+          const key = error?.code ?? error?.message ?? String(error);
+          failures.set(key, (failures.get(key) ?? 0) + 1);
+        }
+      }
+    }),
+  );
+  const seconds = (performance.now() - begin) / 1000;
+  latencies.sort((a, b) => a - b);
+
+  console.log(
+    `cycles: ${latencies.length} in ${seconds.toFixed(2)} s; concurrency ${concurrency}, ` +
+      `accounts ${accountCount}, pool ${poolMax}`,
+  );
+  console.log(`holds+settles per second: ${(latencies.length / seconds).toFixed(1)}`);
+  console.log(
+    `latency per hold+settle: p50 ${percentile(latencies, 50).toFixed(2)} ms, ` +
+      `p99 ${percentile(latencies, 99).toFixed(2)} ms`,
+  );
+  if (failures.size > 0) console.log('failures:', Object.fromEntries(failures));
+  if (check) {
+    const report = await ledger.checkInvariants();
+    console.log(`invariants: ${report.ok ? 'ok' : report.violations.join('\n')}`);
+    if (!report.ok) process.exitCode = 1;
+  }
+  if (failures.size > 0) process.exitCode = 1;
+} finally {
+  await prisma.$disconnect();
+}

@@ -1,0 +1,519 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { GatewayError } from '@gateway/contracts';
+import type { HoldConflictResult, HoldStatus } from './types.js';
+import {
+  DZD,
+  HOLD_TTL_MS,
+  MODEL,
+  createLedgerHarness,
+  expectedCost,
+  type LedgerHarness,
+} from './ledger-test-support.suite.js';
+
+let h: LedgerHarness;
+
+beforeAll(async () => {
+  h = await createLedgerHarness({ maxConnections: 8 });
+});
+
+afterAll(async () => {
+  await h?.finish();
+});
+
+/** Every caught error is returned as a value, so each row can state its expected outcome. */
+async function outcome<T>(run: () => Promise<T>): Promise<T | GatewayError> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof GatewayError) return error;
+    throw error;
+  }
+}
+
+type Op =
+  | { op: 'settle'; inputTokens: number; outputTokens: number }
+  | { op: 'void' }
+  | { op: 'sweep'; afterMs: number }
+  | { op: 'settleUnknown' }
+  | { op: 'voidUnknown' };
+
+type Expected =
+  | { ok: { status: HoldStatus; costMicroDzd?: bigint; releasedMicroDzd?: bigint } }
+  | { sameAsPrevious: true }
+  | { swept: number }
+  | { error: string; result?: HoldConflictResult; message?: RegExp };
+
+interface Row {
+  name: string;
+  priority?: boolean;
+  before: Op[];
+  op: Op;
+  expected: Expected;
+  /** The hold's state after the operation, and the account's pending and posted debits. */
+  after: { status: HoldStatus; pending: bigint; debits: bigint };
+}
+
+const HELD = 1n * DZD;
+const FUNDED = 10n * DZD;
+const usage = { inputTokens: 1000, outputTokens: 500 };
+const usageCost = expectedCost(1000n, 500n); // 2000 + 3000 µDZD
+const settle = { op: 'settle', ...usage } as const;
+const hugeSettle = { op: 'settle', inputTokens: 1_000_000, outputTokens: 1_000_000 } as const;
+
+const ROWS: Row[] = [
+  {
+    name: 'settle a pending hold → settled for the usage cost, the rest released',
+    before: [],
+    op: settle,
+    expected: {
+      ok: { status: 'settled', costMicroDzd: usageCost, releasedMicroDzd: HELD - usageCost },
+    },
+    after: { status: 'settled', pending: 0n, debits: usageCost },
+  },
+  {
+    name: 'settle twice → the same result, charged once',
+    before: [settle],
+    op: settle,
+    expected: { sameAsPrevious: true },
+    after: { status: 'settled', pending: 0n, debits: usageCost },
+  },
+  {
+    name: 'settle twice with different usage → the first settlement stands',
+    before: [settle],
+    op: hugeSettle,
+    expected: { sameAsPrevious: true },
+    after: { status: 'settled', pending: 0n, debits: usageCost },
+  },
+  {
+    name: 'settle above the hold → capped at the held amount',
+    before: [],
+    op: hugeSettle,
+    expected: { ok: { status: 'settled', costMicroDzd: HELD, releasedMicroDzd: 0n } },
+    after: { status: 'settled', pending: 0n, debits: HELD },
+  },
+  {
+    name: 'settle with no usage → settled for 0, everything released',
+    before: [],
+    op: { op: 'settle', inputTokens: 0, outputTokens: 0 },
+    expected: { ok: { status: 'settled', costMicroDzd: 0n, releasedMicroDzd: HELD } },
+    after: { status: 'settled', pending: 0n, debits: 0n },
+  },
+  {
+    name: 'settle a priority hold → +20%, rounded up',
+    priority: true,
+    before: [],
+    op: { op: 'settle', inputTokens: 7, outputTokens: 3 },
+    expected: { ok: { status: 'settled', costMicroDzd: expectedCost(7n, 3n, true) } },
+    after: { status: 'settled', pending: 0n, debits: expectedCost(7n, 3n, true) },
+  },
+  {
+    name: 'settle a hold past its expiry the sweeper has not reached → settled',
+    before: [{ op: 'sweep', afterMs: HOLD_TTL_MS - 1 }],
+    op: settle,
+    expected: { ok: { status: 'settled', costMicroDzd: usageCost } },
+    after: { status: 'settled', pending: 0n, debits: usageCost },
+  },
+  {
+    name: 'void a pending hold → voided, all released',
+    before: [],
+    op: { op: 'void' },
+    expected: { ok: { status: 'voided', releasedMicroDzd: HELD } },
+    after: { status: 'voided', pending: 0n, debits: 0n },
+  },
+  {
+    name: 'void twice → the same result',
+    before: [{ op: 'void' }],
+    op: { op: 'void' },
+    expected: { sameAsPrevious: true },
+    after: { status: 'voided', pending: 0n, debits: 0n },
+  },
+  {
+    name: 'void after settle → conflict',
+    before: [settle],
+    op: { op: 'void' },
+    expected: { error: 'conflict', result: 'hold_settled', message: /was settled at .*voided/ },
+    after: { status: 'settled', pending: 0n, debits: usageCost },
+  },
+  {
+    name: 'settle after void → conflict',
+    before: [{ op: 'void' }],
+    op: settle,
+    expected: { error: 'conflict', result: 'hold_voided', message: /was voided at .*settled/ },
+    after: { status: 'voided', pending: 0n, debits: 0n },
+  },
+  {
+    name: 'expire then settle → conflict',
+    before: [{ op: 'sweep', afterMs: HOLD_TTL_MS }],
+    op: settle,
+    expected: { error: 'conflict', result: 'hold_expired', message: /expired at .*settled/ },
+    after: { status: 'expired', pending: 0n, debits: 0n },
+  },
+  {
+    name: 'expire then void → no-op, reports expired',
+    before: [{ op: 'sweep', afterMs: HOLD_TTL_MS }],
+    op: { op: 'void' },
+    expected: { ok: { status: 'expired', releasedMicroDzd: HELD } },
+    after: { status: 'expired', pending: 0n, debits: 0n },
+  },
+  {
+    name: 'sweep before expiry → nothing expires',
+    before: [],
+    op: { op: 'sweep', afterMs: HOLD_TTL_MS - 1 },
+    expected: { swept: 0 },
+    after: { status: 'pending', pending: HELD, debits: 0n },
+  },
+  {
+    name: 'sweep at expiry → expired, released',
+    before: [],
+    op: { op: 'sweep', afterMs: HOLD_TTL_MS },
+    expected: { swept: 1 },
+    after: { status: 'expired', pending: 0n, debits: 0n },
+  },
+  {
+    name: 'sweep after settle → nothing to expire',
+    before: [settle],
+    op: { op: 'sweep', afterMs: 10 * HOLD_TTL_MS },
+    expected: { swept: 0 },
+    after: { status: 'settled', pending: 0n, debits: usageCost },
+  },
+  {
+    name: 'settle an unknown hold → resource_not_found',
+    before: [],
+    op: { op: 'settleUnknown' },
+    expected: { error: 'resource_not_found', message: /does not exist/ },
+    after: { status: 'pending', pending: HELD, debits: 0n },
+  },
+  {
+    name: 'void an unknown hold → resource_not_found',
+    before: [],
+    op: { op: 'voidUnknown' },
+    expected: { error: 'resource_not_found' },
+    after: { status: 'pending', pending: HELD, debits: 0n },
+  },
+  {
+    name: 'settle with a negative token count → invalid_request_body',
+    before: [],
+    op: { op: 'settle', inputTokens: -1, outputTokens: 0 },
+    expected: { error: 'invalid_request_body' },
+    after: { status: 'pending', pending: HELD, debits: 0n },
+  },
+];
+
+describe('hold state machine', () => {
+  it.each(ROWS.map((row) => [row.name, row] as const))('%s', async (_name, row) => {
+    const accountId = await h.fundedAccount(FUNDED);
+    const hold = await h.ledger.placeHold(h.prisma, {
+      accountId,
+      amountMicroDzd: HELD,
+      model: MODEL,
+      priority: row.priority ?? false,
+    });
+    const sweepBase = h.clock.now().getTime();
+    const run = (op: Op) =>
+      outcome(async (): Promise<unknown> => {
+        switch (op.op) {
+          case 'settle':
+            return h.ledger.settleHold(hold.id, op);
+          case 'void':
+            return h.ledger.voidHold(hold.id);
+          case 'sweep':
+            // Other rows' holds are swept too; count only this one.
+            await h.ledger.expireHolds(new Date(sweepBase + op.afterMs));
+            return (await h.ledger.getHold(hold.id))?.status === 'expired' ? 1 : 0;
+          case 'settleUnknown':
+            return h.ledger.settleHold('hold_unknown', usage);
+          case 'voidUnknown':
+            return h.ledger.voidHold('hold_unknown');
+        }
+      });
+
+    let previous: unknown;
+    for (const op of row.before) previous = await run(op);
+    const result = await run(row.op);
+
+    const { expected } = row;
+    if ('error' in expected) {
+      expect(result).toBeInstanceOf(GatewayError);
+      const error = result as GatewayError;
+      expect(error.code).toBe(expected.error);
+      if (expected.result) expect(error.details?.result).toBe(expected.result);
+      if (expected.message) expect(error.message).toMatch(expected.message);
+    } else if ('sameAsPrevious' in expected) {
+      expect(result).toEqual({ ...(previous as object), replayed: true });
+    } else if ('swept' in expected) {
+      expect(result).toBe(expected.swept);
+    } else {
+      expect(result).not.toBeInstanceOf(GatewayError);
+      expect(result).toMatchObject({ holdId: hold.id, ...expected.ok });
+    }
+
+    const after = await h.ledger.getHold(hold.id);
+    expect(after?.status).toBe(row.after.status);
+    const balance = await h.ledger.getBalance(accountId);
+    expect(balance.pendingMicroDzd).toBe(row.after.pending);
+    expect(balance.postedDebitsMicroDzd).toBe(row.after.debits);
+    expect(balance.availableMicroDzd).toBe(FUNDED - row.after.debits - row.after.pending);
+  });
+});
+
+describe('placeHold', () => {
+  it('refuses a hold above the available balance without revealing internals', async () => {
+    const accountId = await h.fundedAccount(1n * DZD);
+    const error = await outcome(() =>
+      h.ledger.placeHold(h.prisma, {
+        accountId,
+        amountMicroDzd: DZD + 1n,
+        model: MODEL,
+        priority: false,
+      }),
+    );
+    expect(error).toBeInstanceOf(GatewayError);
+    expect((error as GatewayError).code).toBe('insufficient_balance');
+    expect((error as GatewayError).message).not.toMatch(/account_balances|constraint|\d/);
+    expect(await h.prisma.hold.count({ where: { accountId } })).toBe(0);
+  });
+
+  it('refuses any hold, even of 0, on a zero balance and on an account never credited', async () => {
+    const spent = await h.fundedAccount(1n * DZD);
+    await h.ledger.placeHold(h.prisma, {
+      accountId: spent,
+      amountMicroDzd: DZD,
+      model: MODEL,
+      priority: false,
+    });
+    const never = await h.createAccount();
+    for (const accountId of [spent, never]) {
+      await expect(
+        h.ledger.placeHold(h.prisma, {
+          accountId,
+          amountMicroDzd: 0n,
+          model: MODEL,
+          priority: false,
+        }),
+      ).rejects.toMatchObject({ code: 'insufficient_balance' });
+    }
+  });
+
+  it('enforces the scoped token spending limit, showing spent and limit in DZD', async () => {
+    const accountId = await h.fundedAccount(100n * DZD);
+    const tokenId = await h.createToken(accountId, 2n * DZD);
+    const scopedToken = { id: tokenId, spendingLimitMicroDzd: 2n * DZD };
+    const first = await h.ledger.placeHold(h.prisma, {
+      accountId,
+      amountMicroDzd: 1_500_000n,
+      model: MODEL,
+      priority: false,
+      scopedToken,
+    });
+    // 1.5 DZD reserved: another 1 DZD would exceed the 2 DZD limit.
+    await expect(
+      h.ledger.placeHold(h.prisma, {
+        accountId,
+        amountMicroDzd: DZD,
+        model: MODEL,
+        priority: false,
+        scopedToken,
+      }),
+    ).rejects.toMatchObject({
+      code: 'budget_exhausted',
+      message: expect.stringMatching(/spent 0 DZD of 2 DZD.*1\.5 DZD more is reserved/),
+    });
+    // Settle 1.5 DZD of usage, the whole hold: now the token has spent 1.5 of 2 DZD.
+    await h.ledger.settleHold(first.id, { inputTokens: 750_000, outputTokens: 0 });
+    const token = await h.prisma.scopedToken.findUniqueOrThrow({ where: { id: tokenId } });
+    expect(token.spentMicroDzd).toBe(1_500_000n);
+    expect(token.reservedMicroDzd).toBe(0n);
+    // Exactly the remainder fits; then the budget is exhausted.
+    const rest = await h.ledger.placeHold(h.prisma, {
+      accountId,
+      amountMicroDzd: 500_000n,
+      model: MODEL,
+      priority: false,
+      scopedToken,
+    });
+    await h.ledger.settleHold(rest.id, { inputTokens: 250_000, outputTokens: 0 });
+    await expect(
+      h.ledger.placeHold(h.prisma, {
+        accountId,
+        amountMicroDzd: 0n,
+        model: MODEL,
+        priority: false,
+        scopedToken,
+      }),
+    ).rejects.toMatchObject({
+      code: 'budget_exhausted',
+      message: 'Scoped token budget exhausted: spent 2 DZD of its 2 DZD spending limit.',
+    });
+  });
+
+  it('checks the spending limit before the balance (the spec’s order)', async () => {
+    const accountId = await h.fundedAccount(1n * DZD);
+    const tokenId = await h.createToken(accountId, 1n);
+    await expect(
+      h.ledger.placeHold(h.prisma, {
+        accountId,
+        amountMicroDzd: 5n * DZD,
+        model: MODEL,
+        priority: false,
+        scopedToken: { id: tokenId, spendingLimitMicroDzd: 1n },
+      }),
+    ).rejects.toMatchObject({ code: 'budget_exhausted' });
+  });
+
+  it('is idempotent on a caller-chosen hold id', async () => {
+    const accountId = await h.fundedAccount(3n * DZD);
+    const input = {
+      holdId: `hold_req_${accountId}`,
+      accountId,
+      amountMicroDzd: 2n * DZD,
+      model: MODEL,
+      priority: false,
+    };
+    const first = await h.ledger.placeHold(h.prisma, input);
+    const again = await h.ledger.placeHold(h.prisma, input);
+    expect(first.replayed).toBe(false);
+    expect(again).toEqual({ ...first, replayed: true });
+    expect((await h.ledger.getBalance(accountId)).pendingMicroDzd).toBe(2n * DZD);
+    await expect(
+      h.ledger.placeHold(h.prisma, { ...input, amountMicroDzd: DZD }),
+    ).rejects.toMatchObject({ code: 'conflict', details: { result: 'hold_id_taken' } });
+    const other = await h.fundedAccount(3n * DZD);
+    await expect(
+      h.ledger.placeHold(h.prisma, { ...input, accountId: other }),
+    ).rejects.toMatchObject({ code: 'conflict' });
+  });
+
+  it('runs inside the caller’s transaction and rolls back with it', async () => {
+    const accountId = await h.fundedAccount(2n * DZD);
+    let placedId = '';
+    await expect(
+      h.prisma.$transaction(async (tx) => {
+        const hold = await h.ledger.placeHold(tx, {
+          accountId,
+          amountMicroDzd: DZD,
+          model: MODEL,
+          priority: false,
+        });
+        placedId = hold.id;
+        throw new Error('admit failed later');
+      }),
+    ).rejects.toThrow('admit failed later');
+    expect(await h.ledger.getHold(placedId)).toBeNull();
+    expect((await h.ledger.getBalance(accountId)).pendingMicroDzd).toBe(0n);
+
+    // A refusal inside the caller's transaction writes nothing: the caller may still commit.
+    await h.prisma.$transaction(async (tx) => {
+      await expect(
+        h.ledger.placeHold(tx, {
+          accountId,
+          amountMicroDzd: 3n * DZD,
+          model: MODEL,
+          priority: false,
+        }),
+      ).rejects.toMatchObject({ code: 'insufficient_balance' });
+      await h.ledger.placeHold(tx, {
+        accountId,
+        amountMicroDzd: DZD,
+        model: MODEL,
+        priority: false,
+      });
+    });
+    expect((await h.ledger.getBalance(accountId)).pendingMicroDzd).toBe(DZD);
+  });
+
+  it('refuses a hold for a scoped token that is not registered to the account', async () => {
+    const accountId = await h.fundedAccount(2n * DZD);
+    const otherAccount = await h.createAccount();
+    const tokenId = await h.createToken(otherAccount, null);
+    await expect(
+      h.ledger.placeHold(h.prisma, {
+        accountId,
+        amountMicroDzd: 1n,
+        model: MODEL,
+        priority: false,
+        scopedToken: { id: tokenId, spendingLimitMicroDzd: null },
+      }),
+    ).rejects.toMatchObject({ code: 'resource_not_found' });
+  });
+
+  it('cannot settle a hold whose model left the catalog; it expires uncharged', async () => {
+    const accountId = await h.fundedAccount(2n * DZD);
+    const hold = await h.ledger.placeHold(h.prisma, {
+      accountId,
+      amountMicroDzd: DZD,
+      model: 'gone/model',
+      priority: false,
+    });
+    await expect(h.ledger.settleHold(hold.id, usage)).rejects.toMatchObject({
+      code: 'resource_not_found',
+      message: expect.stringMatching(/gone\/model .* no longer in the catalog/),
+    });
+    expect((await h.ledger.voidHold(hold.id)).status).toBe('voided');
+  });
+});
+
+describe('credit', () => {
+  it('validates its input and the account', async () => {
+    const accountId = await h.createAccount();
+    await expect(
+      h.ledger.credit({ accountId, amountMicroDzd: 0n, reference: null }),
+    ).rejects.toMatchObject({ code: 'invalid_request_body', param: 'amountMicroDzd' });
+    await expect(
+      h.ledger.credit({ accountId: 'usr_missing', amountMicroDzd: 1n, reference: null }),
+    ).rejects.toMatchObject({ code: 'resource_not_found' });
+    await expect(h.ledger.getBalance('usr_missing')).rejects.toMatchObject({
+      code: 'resource_not_found',
+    });
+    expect(await h.ledger.getBalance(accountId)).toEqual({
+      postedCreditsMicroDzd: 0n,
+      postedDebitsMicroDzd: 0n,
+      pendingMicroDzd: 0n,
+      balanceMicroDzd: 0n,
+      availableMicroDzd: 0n,
+    });
+  });
+
+  it('posts a balanced funding → customer transaction', async () => {
+    const accountId = await h.createAccount();
+    const result = await h.ledger.credit({
+      accountId,
+      amountMicroDzd: 12_500_000n,
+      reference: 'wire 42',
+    });
+    expect(result.balance).toEqual({
+      postedCreditsMicroDzd: 12_500_000n,
+      postedDebitsMicroDzd: 0n,
+      pendingMicroDzd: 0n,
+      balanceMicroDzd: 12_500_000n,
+      availableMicroDzd: 12_500_000n,
+    });
+    const entries = await h.prisma.ledgerEntry.findMany({
+      where: { transactionId: result.transactionId },
+      orderBy: { id: 'asc' },
+    });
+    expect(entries.map((e) => [e.ledgerAccount, e.amountMicroDzd])).toEqual([
+      ['system:funding', -12_500_000n],
+      [`customer:${accountId}`, 12_500_000n],
+    ]);
+  });
+
+  it('replays the first answer for the same key and refuses it with another body', async () => {
+    const accountId = await h.createAccount();
+    const input = { accountId, amountMicroDzd: DZD, reference: 'r', idempotencyKey: 'k-1' };
+    const first = await h.ledger.credit(input);
+    await h.ledger.credit({ ...input, idempotencyKey: 'k-2' });
+    expect(await h.ledger.credit(input)).toEqual(first);
+    await expect(h.ledger.credit({ ...input, amountMicroDzd: 2n * DZD })).rejects.toMatchObject({
+      code: 'idempotency_key_conflict',
+    });
+    await expect(h.ledger.credit({ ...input, reference: 'other' })).rejects.toMatchObject({
+      code: 'idempotency_key_conflict',
+    });
+    expect((await h.ledger.getBalance(accountId)).balanceMicroDzd).toBe(2n * DZD);
+    // After 24 h the key is forgotten: the same key credits again.
+    h.clock.advance(24 * 60 * 60 * 1000);
+    const later = await h.ledger.credit(input);
+    expect(later.transactionId).not.toBe(first.transactionId);
+    expect(later.balance.balanceMicroDzd).toBe(3n * DZD);
+  });
+});

@@ -1,0 +1,21 @@
+export {
+  CREDIT_IDEMPOTENCY_SCOPE,
+  MAX_ENTRIES_PAGE,
+  STATEMENT_CSV_HEADER,
+  createLedgerService,
+  placeHoldInTransaction,
+  statementToCsv,
+  type HoldOptions,
+  type LedgerService,
+  type LedgerServiceDeps,
+  type LedgerTransactionClient,
+  type SweeperOptions,
+} from './ledger-service.js';
+export {
+  CUSTOMER_PREFIX,
+  FUNDING_ACCOUNT,
+  REVENUE_ACCOUNT,
+  customerAccount,
+} from './ledger-accounts.js';
+export { microDzdToFixedDzd } from './money-format.js';
+export type * from './types.js';

@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { GatewayError } from '@gateway/contracts';
+import {
+  DZD,
+  MODEL,
+  createLedgerHarness,
+  type LedgerHarness,
+} from './ledger-test-support.suite.js';
+
+const ROUNDS = 50;
+const CONTENDERS = 200;
+
+let h: LedgerHarness;
+
+beforeAll(async () => {
+  h = await createLedgerHarness({ maxConnections: 20 });
+});
+
+afterAll(async () => {
+  await h?.finish();
+});
+
+describe('race for the last dinar', () => {
+  it(`${CONTENDERS} concurrent holds of 1 DZD on a 1 DZD balance: exactly one wins, ${ROUNDS} rounds`, async () => {
+    let lowestAvailable = 1n * DZD;
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const accountId = await h.fundedAccount(1n * DZD);
+      let racing = true;
+      // Watches the balance while the race runs: available never goes below zero.
+      const watcher = (async () => {
+        while (racing) {
+          const { availableMicroDzd } = await h.ledger.getBalance(accountId);
+          if (availableMicroDzd < lowestAvailable) lowestAvailable = availableMicroDzd;
+        }
+      })();
+      const results = await Promise.allSettled(
+        Array.from({ length: CONTENDERS }, () =>
+          h.ledger.placeHold(h.prisma, {
+            accountId,
+            amountMicroDzd: 1n * DZD,
+            model: MODEL,
+            priority: false,
+          }),
+        ),
+      );
+      racing = false;
+      await watcher;
+
+      const won = results.filter((r) => r.status === 'fulfilled');
+      const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+      expect(won).toHaveLength(1);
+      for (const failure of lost) {
+        expect(failure.reason).toBeInstanceOf(GatewayError);
+        expect((failure.reason as GatewayError).code).toBe('insufficient_balance');
+      }
+      const balance = await h.ledger.getBalance(accountId);
+      expect(balance.pendingMicroDzd).toBe(1n * DZD);
+      expect(balance.availableMicroDzd).toBe(0n);
+      expect(await h.prisma.hold.count({ where: { accountId } })).toBe(1);
+      // Alternate the ending: settle half of the winners, void the others.
+      const winner = (won[0] as PromiseFulfilledResult<{ id: string }>).value;
+      if (round % 2 === 0)
+        await h.ledger.settleHold(winner.id, { inputTokens: 10, outputTokens: 10 });
+      else await h.ledger.voidHold(winner.id);
+    }
+    expect(lowestAvailable).toBeGreaterThanOrEqual(0n);
+  });
+});

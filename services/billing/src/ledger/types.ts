@@ -1,0 +1,200 @@
+/**
+ * Public types of the ledger domain. Amounts are integer micro-dinar (µDZD) as `bigint`;
+ * conversion to DZD happens only at the JSON edges (`microDzdToDzd` in @gateway/contracts).
+ */
+
+export type HoldStatus = 'pending' | 'settled' | 'voided' | 'expired';
+
+export type TransactionKind = 'credit' | 'hold_settlement' | 'reversal' | 'adjustment';
+
+/** An account's balance, read from its projection (`account_balances`). */
+export interface Balance {
+  /** Sum of the positive entries on `customer:<accountId>`. */
+  postedCreditsMicroDzd: bigint;
+  /** Sum of the negative entries on `customer:<accountId>`, as a positive number. */
+  postedDebitsMicroDzd: bigint;
+  /** Sum of the amounts of the account's `pending` holds. */
+  pendingMicroDzd: bigint;
+  /** Posted credits − posted debits (what the gateway owes the customer). */
+  balanceMicroDzd: bigint;
+  /** Balance − pending: what new holds may still reserve. Never below zero. */
+  availableMicroDzd: bigint;
+}
+
+export interface CreditInput {
+  accountId: string;
+  /** > 0. */
+  amountMicroDzd: bigint;
+  /** Free text for finance (payment reference, invoice number); null when none. */
+  reference: string | null;
+  /**
+   * The `Idempotency-Key`: the same key with the same body returns the first result; with a
+   * different body, `idempotency_key_conflict`. Kept 24 h. Without a key, every call credits.
+   */
+  idempotencyKey?: string | null;
+}
+
+export interface CreditResult {
+  transactionId: string;
+  /** The balance right after this credit (a replay returns the first answer unchanged). */
+  balance: Balance;
+}
+
+export interface ScopedTokenRef {
+  id: string;
+  /**
+   * The limit as the caller knows it. The ledger re-reads the locked registry row and uses
+   * the row's value, so a limit changed meanwhile is honoured.
+   */
+  spendingLimitMicroDzd: bigint | null;
+}
+
+export interface PlaceHoldInput {
+  /** Caller-chosen id (e.g. derived from the request id); generated when omitted. */
+  holdId?: string;
+  accountId: string;
+  /** Worst-case cost of the request, ≥ 0. */
+  amountMicroDzd: bigint;
+  /** Catalog model id: its prices are read at settlement. */
+  model: string;
+  /** `service_tier: "priority"` (+20% at settlement). */
+  priority: boolean;
+  /** Set when the request uses a scoped token: its spending limit is enforced too. */
+  scopedToken?: ScopedTokenRef | null;
+  /** Overrides the service's hold TTL for this hold. */
+  ttlMs?: number;
+}
+
+export interface LedgerHold {
+  id: string;
+  accountId: string;
+  scopedTokenId: string | null;
+  amountMicroDzd: bigint;
+  status: HoldStatus;
+  /** Set iff status is `settled`: the cost charged, ≤ amount. */
+  settledAmountMicroDzd: bigint | null;
+  model: string;
+  priority: boolean;
+  expiresAt: Date;
+  createdAt: Date;
+  /** When the hold left `pending`. */
+  finalizedAt: Date | null;
+}
+
+/** placeHold's answer: the hold, and whether it already existed. */
+export interface PlacedHold extends LedgerHold {
+  /**
+   * True when a hold with the given `holdId` already existed with the same account, amount,
+   * model, priority and token: it is returned as it is now, and nothing is reserved again.
+   */
+  replayed: boolean;
+}
+
+/** `details.result` of the `conflict` GatewayError raised for a hold no longer pending. */
+export type HoldConflictResult = 'hold_settled' | 'hold_voided' | 'hold_expired' | 'hold_id_taken';
+
+export interface Usage {
+  inputTokens: number | bigint;
+  /** Includes reasoning tokens. */
+  outputTokens: number | bigint;
+}
+
+export interface SettleResult {
+  holdId: string;
+  status: 'settled';
+  /** Charged: cost of the usage at the model's prices, capped at the held amount. */
+  costMicroDzd: bigint;
+  /** Held amount − cost, released back to the available balance. */
+  releasedMicroDzd: bigint;
+  /** The `hold_settlement` journal transaction. */
+  transactionId: string;
+  /** The account's balance now (on a repeat: the current one, not the one at settlement). */
+  balance: Balance;
+  /** True when the hold had already been settled: nothing moved this time. */
+  replayed: boolean;
+}
+
+export interface VoidResult {
+  holdId: string;
+  /** `expired` when the sweeper got there first (voiding an expired hold is a no-op). */
+  status: 'voided' | 'expired';
+  releasedMicroDzd: bigint;
+  balance: Balance;
+  /** True when the hold was already voided or expired: nothing moved this time. */
+  replayed: boolean;
+}
+
+export interface LedgerEntryView {
+  id: bigint;
+  transactionId: string;
+  kind: TransactionKind;
+  ledgerAccount: string;
+  accountId: string | null;
+  /** Signed: credit positive, debit negative. */
+  amountMicroDzd: bigint;
+  reference: string | null;
+  holdId: string | null;
+  createdAt: Date;
+}
+
+export interface ListEntriesQuery {
+  /** Only the entries of `customer:<accountId>`. */
+  accountId?: string;
+  /** Only the entries of this ledger account (e.g. `system:revenue`). */
+  ledgerAccount?: string;
+  /** Inclusive. */
+  from?: Date;
+  /** Exclusive; clamped to the stable horizon (see EntryPage.through). */
+  to?: Date;
+  /** `nextCursor` of the previous page. */
+  cursor?: string;
+  /** 1..500, default 100. */
+  limit?: number;
+}
+
+export interface EntryPage {
+  /** Ordered by (createdAt, id). */
+  entries: LedgerEntryView[];
+  /** Pass back as `cursor` for the next page; null when this page is the last one so far. */
+  nextCursor: string | null;
+  /**
+   * Entries are listed only up to this instant (exclusive): now − the stability window. Older
+   * entries can no longer appear (every transaction that could still add one has committed or
+   * rolled back), so paging with the cursor never skips an entry.
+   */
+  through: Date;
+}
+
+export interface StatementLine {
+  entryId: bigint;
+  transactionId: string;
+  kind: TransactionKind;
+  reference: string | null;
+  holdId: string | null;
+  createdAt: Date;
+  /** Signed: credit positive, debit negative. */
+  amountMicroDzd: bigint;
+  /** Running balance after this line. */
+  balanceAfterMicroDzd: bigint;
+}
+
+export interface Statement {
+  accountId: string;
+  /** Inclusive. */
+  from: Date;
+  /** Exclusive. */
+  to: Date;
+  /** Posted balance at `from` (sum of all earlier entries). */
+  openingBalanceMicroDzd: bigint;
+  totalCreditsMicroDzd: bigint;
+  /** Positive number. */
+  totalDebitsMicroDzd: bigint;
+  /** opening + credits − debits. */
+  closingBalanceMicroDzd: bigint;
+  lines: StatementLine[];
+}
+
+export interface InvariantReport {
+  ok: boolean;
+  violations: string[];
+}
