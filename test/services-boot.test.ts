@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
@@ -26,7 +27,11 @@ async function prepareStack(): Promise<Stack> {
   return {
     databases: [billingDb, dispatcherDb],
     env: {
-      billing: { DATABASE_URL: billingDb.url },
+      billing: {
+        DATABASE_URL: billingDb.url,
+        INTERNAL_TOKEN: randomBytes(32).toString('hex'),
+        MASTER_KEY: randomBytes(32).toString('base64'),
+      },
       dispatcher: { DATABASE_URL: dispatcherDb.url, ...amqp },
       'inference-worker': { ...amqp, BILLING_URL: 'http://127.0.0.1:1' },
       edge: { ...amqp, BILLING_URL: 'http://127.0.0.1:1' },
@@ -103,7 +108,11 @@ describe('readiness reports the missing dependency', () => {
     const closedPort = await freeLoopbackPort();
     const billing = await spawnService({
       entry: entry('billing'),
-      env: { DATABASE_URL: `postgres://postgres@127.0.0.1:${closedPort}/none` },
+      env: {
+        DATABASE_URL: `postgres://postgres@127.0.0.1:${closedPort}/none`,
+        INTERNAL_TOKEN: randomBytes(32).toString('hex'),
+        MASTER_KEY: randomBytes(32).toString('base64'),
+      },
     });
     try {
       const response = await fetch(`${billing.baseUrl}/readyz`);

@@ -2,8 +2,9 @@
 // binaries (state kept in .data/, or the servers named by DATABASE_URL / AMQP_URL), then the
 // four services. Ctrl-C stops everything. Expects `pnpm install` and `pnpm build` done
 // (infra/local/start.sh does both).
-import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import {
@@ -64,6 +65,35 @@ async function startInfrastructure() {
   return { databases, amqpUrl };
 }
 
+/**
+ * Secrets of the local stack: made once, kept in the data directory (mode 0600), so keys
+ * and tokens issued by one run keep working in the next.
+ */
+function localSecrets() {
+  const file = path.join(dataDir, 'secrets.json');
+  if (!existsSync(file)) {
+    const secrets = {
+      INTERNAL_TOKEN: randomBytes(32).toString('hex'),
+      MASTER_KEY: randomBytes(32).toString('base64'),
+    };
+    writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  }
+  return JSON.parse(readFileSync(file, 'utf8'));
+}
+
+/** Billing's schema is applied by its own migration command before the service starts. */
+function migrateBilling(databaseUrl) {
+  const migrate = spawnSync(
+    process.execPath,
+    [path.join(root, 'services/billing/dist/db/migrate-cli.js')],
+    {
+      env: { ...process.env, DATABASE_URL: databaseUrl },
+      stdio: 'inherit',
+    },
+  );
+  if (migrate.status !== 0) throw new Error('billing migrations failed');
+}
+
 function startService(name, env) {
   const child = spawn(process.execPath, [path.join(root, 'services', name, 'dist', 'main.js')], {
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(ports[name]), ...env },
@@ -91,7 +121,9 @@ process.once('SIGTERM', () => stopAll(0));
 try {
   const { databases, amqpUrl } = await startInfrastructure();
   const billingUrl = `http://127.0.0.1:${ports.billing}`;
-  startService('billing', { DATABASE_URL: databases.billing });
+  migrateBilling(databases.billing);
+  const secrets = localSecrets();
+  startService('billing', { DATABASE_URL: databases.billing, ...secrets });
   startService('inference-worker', { AMQP_URL: amqpUrl, BILLING_URL: billingUrl });
   startService('dispatcher', { AMQP_URL: amqpUrl, DATABASE_URL: databases.dispatcher });
   startService('edge', { AMQP_URL: amqpUrl, BILLING_URL: billingUrl });

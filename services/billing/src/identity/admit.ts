@@ -1,0 +1,182 @@
+import { costMicroDzd, GatewayError, LIMITS } from '@gateway/contracts';
+import { modelNotFound } from './catalog.js';
+import { rateLimitError, type RateLimiter, type RateLimitDecision } from './rate-limit.js';
+import type { IdentityStore } from './store.js';
+import type { CatalogModel, Principal } from './types.js';
+
+/** What admit asks the ledger to reserve. */
+export interface PlaceHoldInput {
+  /** Caller-chosen hold id (e.g. from the request id), for idempotent retries; passed through. */
+  holdId?: string;
+  accountId: string;
+  amountMicroDzd: bigint;
+  model: string;
+  priority: boolean;
+  scopedToken?: { id: string; spendingLimitMicroDzd: bigint | null };
+}
+
+export interface PlacedHold {
+  id: string;
+  amountMicroDzd: bigint;
+  expiresAt: Date;
+}
+
+/**
+ * The ledger's hold placement, injected (the ledger lives elsewhere). It runs inside admit's
+ * transaction (`tx`) and throws 402 `budget_exhausted` (token limit) or 402
+ * `insufficient_balance` (available balance) as GatewayErrors. With the Prisma store,
+ * `Tx` is `Prisma.TransactionClient`.
+ */
+export type PlaceHold<Tx> = (tx: Tx, input: PlaceHoldInput) => Promise<PlacedHold>;
+
+export interface AdmitRequest {
+  principal: Principal;
+  /** Catalog model id, as the client wrote it. */
+  model: string;
+  estimate: {
+    /** Prompt tokens, counted with a real tokenizer. */
+    inputTokens: number;
+    /**
+     * Output cap per choice requested by the client (`max_tokens`, `max_new_tokens`...).
+     * Omitted/null: the model's `max_output_tokens`. Never more than the model's cap.
+     */
+    maxOutputTokens?: number | null;
+    /** Choices generated (`n`); 1 by default. The output cap is reserved for each. */
+    choices?: number;
+  };
+  /** `service_tier: "priority"`: +20%. */
+  priority: boolean;
+  /** Passed to placeHold as `holdId` when given. */
+  holdId?: string;
+}
+
+export interface Admission {
+  hold: PlacedHold;
+  model: CatalogModel;
+  /** The worst case reserved: input + choices × output cap at the model's rates (× 1.2). */
+  worstCaseMicroDzd: bigint;
+  /** Output tokens the worst case was sized for (all choices). */
+  reservedOutputTokens: number;
+  /** For the `X-RateLimit-*` headers. */
+  rateLimit: RateLimitDecision;
+}
+
+type Outcome = { ok: true; admission: Admission } | { ok: false; error: GatewayError };
+
+/**
+ * Admission of one inference request, in ONE READ COMMITTED transaction, in the order of the
+ * spec's error table as decisions §1 orders it (authentication, suspension, expiry and
+ * revocation were decided by `authenticate` before):
+ *
+ * 1. rate limit → 429 `rate_limit_exceeded`;
+ * 2. model in the catalog → 404 `model_not_found`;
+ * 3. model in the scoped token's list → 403 `model_not_allowed` (the message lists the models);
+ * 4. `placeHold` with the worst-case cost → 402 `budget_exhausted` / 402 `insufficient_balance`.
+ *
+ * Every request counts against the rate limit, refused ones included: a refusal after step 1
+ * commits the counter (the hold attempt runs in a savepoint, rolled back on refusal) and then
+ * throws. Every GatewayError thrown after step 1 carries `details.rateLimit` (the decision), so
+ * the HTTP layer can send `X-RateLimit-*` on errors too; 429s also carry `retryAfterS`, `limit`,
+ * `remaining`, `resetMs` in `details`. Errors other than GatewayError roll everything back.
+ */
+export class Admitter<Tx = unknown> {
+  readonly #store: IdentityStore<Tx>;
+  readonly #rateLimiter: RateLimiter<Tx>;
+
+  constructor(deps: { store: IdentityStore<Tx>; rateLimiter: RateLimiter<Tx> }) {
+    this.#store = deps.store;
+    this.#rateLimiter = deps.rateLimiter;
+  }
+
+  async admit(request: AdmitRequest, deps: { placeHold: PlaceHold<Tx> }): Promise<Admission> {
+    const { principal } = request;
+    const estimate = checkEstimate(request.estimate);
+    if (principal.kind === 'scoped_token' && !principal.token) {
+      throw new Error('a scoped_token principal must carry its token');
+    }
+    const outcome = await this.#store.transaction(async (tx): Promise<Outcome> => {
+      const rateLimit = await this.#rateLimiter.consume(
+        principal.accountId,
+        principal.rateLimitPerMinute,
+        tx,
+      );
+      try {
+        if (!rateLimit.allowed) throw rateLimitError(rateLimit);
+        const model = await this.#store.findModel(request.model, tx);
+        if (!model) throw modelNotFound(request.model);
+        const allowed = principal.token?.models ?? null;
+        if (allowed !== null && !allowed.includes(model.id)) {
+          throw new GatewayError(
+            'model_not_allowed',
+            `Model '${model.id}' is not allowed for this scoped token. Allowed models: ${allowed.join(', ')}`,
+            { param: 'model' },
+          );
+        }
+        const perChoice = Math.min(
+          estimate.maxOutputTokens ?? model.maxOutputTokens,
+          model.maxOutputTokens,
+        );
+        const reservedOutputTokens = perChoice * estimate.choices;
+        const worstCaseMicroDzd = costMicroDzd({
+          inputTokens: estimate.inputTokens,
+          outputTokens: reservedOutputTokens,
+          inputPriceMicroDzdPerM: model.inputPriceMicroDzdPerM,
+          outputPriceMicroDzdPerM: model.outputPriceMicroDzdPerM,
+          priority: request.priority,
+        });
+        const token = principal.token;
+        const hold = await this.#store.savepoint(tx, () =>
+          deps.placeHold(tx, {
+            ...(request.holdId === undefined ? {} : { holdId: request.holdId }),
+            accountId: principal.accountId,
+            amountMicroDzd: worstCaseMicroDzd,
+            model: model.id,
+            priority: request.priority,
+            ...(token
+              ? {
+                  scopedToken: { id: token.id, spendingLimitMicroDzd: token.spendingLimitMicroDzd },
+                }
+              : {}),
+          }),
+        );
+        return {
+          ok: true,
+          admission: { hold, model, worstCaseMicroDzd, reservedOutputTokens, rateLimit },
+        };
+      } catch (error) {
+        if (error instanceof GatewayError)
+          return { ok: false, error: withRateLimit(error, rateLimit) };
+        throw error;
+      }
+    });
+    if (!outcome.ok) throw outcome.error;
+    return outcome.admission;
+  }
+}
+
+function withRateLimit(error: GatewayError, rateLimit: RateLimitDecision): GatewayError {
+  return new GatewayError(error.code, error.message, {
+    ...(error.param === undefined ? {} : { param: error.param }),
+    details: { ...error.details, rateLimit },
+    cause: error,
+  });
+}
+
+function checkEstimate(estimate: AdmitRequest['estimate']) {
+  const bad = (field: string) =>
+    new GatewayError('invalid_request_body', `estimate.${field} must be a non-negative integer`, {
+      param: field,
+    });
+  const { inputTokens, maxOutputTokens = null, choices = 1 } = estimate;
+  if (!Number.isSafeInteger(inputTokens) || inputTokens < 0) throw bad('inputTokens');
+  if (
+    maxOutputTokens !== null &&
+    (!Number.isSafeInteger(maxOutputTokens) ||
+      maxOutputTokens < 0 ||
+      maxOutputTokens > LIMITS.tokensMax)
+  ) {
+    throw bad('maxOutputTokens');
+  }
+  if (!Number.isSafeInteger(choices) || choices < 1 || choices > LIMITS.nMax) throw bad('choices');
+  return { inputTokens, maxOutputTokens, choices };
+}

@@ -1,0 +1,98 @@
+import { randomBytes } from 'node:crypto';
+import { createTestDatabase } from '@gateway/testing';
+import pg from 'pg';
+import { billingDatabaseTemplate, createPrismaClient, type PrismaClient } from '../db/client.js';
+import { createIdentity, type Identity } from './index.js';
+import type { Clock } from './types.js';
+
+/** Shared set-up of the identity tests (not a test file: `.suite.ts` is neither built nor run). */
+
+/** A clock the test moves by hand. */
+export class ManualClock {
+  #ms: number;
+
+  constructor(start: Date | string) {
+    this.#ms = new Date(start).getTime();
+  }
+
+  readonly now: Clock = () => new Date(this.#ms);
+
+  get ms(): number {
+    return this.#ms;
+  }
+
+  get s(): number {
+    return Math.floor(this.#ms / 1000);
+  }
+
+  set(to: Date | string | number): void {
+    this.#ms = new Date(to).getTime();
+  }
+
+  advance(ms: number): void {
+    this.#ms += ms;
+  }
+}
+
+export interface IdentityHarness {
+  url: string;
+  prisma: PrismaClient;
+  /** Raw SQL, to read rows exactly as stored. */
+  sql: pg.Client;
+  clock: ManualClock;
+  masterKeyBase64: string;
+  identity: Identity;
+  /** A second wiring over the same database (other Prisma client), e.g. for concurrency. */
+  newIdentity(options?: { tokenPrefix?: string }): { prisma: PrismaClient; identity: Identity };
+  close(): Promise<void>;
+}
+
+/** A database of its own (cloned from billing's migrated template) and an identity over it. */
+export async function setUpIdentity(
+  options: { start?: string; tokenPrefix?: string } = {},
+): Promise<IdentityHarness> {
+  const db = await createTestDatabase(billingDatabaseTemplate);
+  const clock = new ManualClock(options.start ?? '2030-01-01T00:00:10Z');
+  const masterKeyBase64 = randomBytes(32).toString('base64');
+  const clients: PrismaClient[] = [];
+  const wire = (tokenPrefix = options.tokenPrefix) => {
+    const prisma = createPrismaClient(db.url, { maxConnections: 8 });
+    clients.push(prisma);
+    const identity = createIdentity({
+      prisma,
+      masterKeyBase64,
+      clock: clock.now,
+      ...(tokenPrefix === undefined ? {} : { tokenPrefix }),
+    });
+    return { prisma, identity };
+  };
+  const main = wire();
+  const sql = new pg.Client({ connectionString: db.url });
+  await sql.connect();
+  return {
+    url: db.url,
+    prisma: main.prisma,
+    sql,
+    clock,
+    masterKeyBase64,
+    identity: main.identity,
+    newIdentity: (more = {}) => wire(more.tokenPrefix ?? options.tokenPrefix),
+    close: async () => {
+      await Promise.all(clients.map((client) => client.$disconnect()));
+      await sql.end();
+      await db.drop();
+    },
+  };
+}
+
+/** Expects `promise` to reject with a GatewayError of `code`; returns it for further checks. */
+export async function gatewayErrorOf(
+  promise: Promise<unknown>,
+): Promise<{ code: string; message: string; param?: string; details?: Record<string, unknown> }> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as { code: string; message: string };
+  }
+  throw new Error('expected a rejection');
+}

@@ -1,0 +1,82 @@
+import type { PrismaClient } from '../db/client.js';
+import { AccountService } from './accounts.js';
+import { Admitter } from './admit.js';
+import { Authenticator } from './authenticate.js';
+import { Catalog } from './catalog.js';
+import { DEFAULT_TOKEN_PREFIX, validTokenPrefix } from './jwt.js';
+import { PrismaIdentityStore, type PrismaTx } from './prisma-store.js';
+import { RateLimiter } from './rate-limit.js';
+import { ScopedTokenService, TokenVerifier } from './scoped-tokens.js';
+import { SecretBox } from './secrets.js';
+import { systemClock, type Clock } from './types.js';
+
+export interface IdentityOptions {
+  prisma: PrismaClient;
+  /** Base64 of the 32-byte AES-256-GCM master key sealing API-key secrets. */
+  masterKeyBase64: string;
+  /** `kid`/`sub` prefix of scoped tokens; `service` by default. */
+  tokenPrefix?: string;
+  clock?: Clock;
+  /** Tolerance on `nbf` and on the 1-year bound of `exp`; 60 s by default. */
+  clockSkewS?: number;
+}
+
+/** The identity part of billing, wired over one Prisma client. */
+export interface Identity {
+  store: PrismaIdentityStore;
+  accounts: AccountService<PrismaTx>;
+  scopedTokens: ScopedTokenService<PrismaTx>;
+  authenticator: Authenticator<PrismaTx>;
+  rateLimiter: RateLimiter<PrismaTx>;
+  catalog: Catalog<PrismaTx>;
+  admitter: Admitter<PrismaTx>;
+}
+
+export function createIdentity(options: IdentityOptions): Identity {
+  const tokenPrefix = options.tokenPrefix ?? DEFAULT_TOKEN_PREFIX;
+  if (!validTokenPrefix(tokenPrefix)) {
+    throw new Error('scoped token prefix must be 1 to 64 characters from A-Z a-z 0-9 . _ -');
+  }
+  const clock = options.clock ?? systemClock;
+  const store = new PrismaIdentityStore(options.prisma);
+  const secretBox = SecretBox.fromBase64(options.masterKeyBase64);
+  const verifier = new TokenVerifier({
+    store,
+    secretBox,
+    tokenPrefix,
+    ...(options.clockSkewS === undefined ? {} : { clockSkewS: options.clockSkewS }),
+  });
+  const rateLimiter = new RateLimiter({ store, clock });
+  return {
+    store,
+    accounts: new AccountService({ store, secretBox, clock }),
+    scopedTokens: new ScopedTokenService({ store, secretBox, clock, verifier }),
+    authenticator: new Authenticator({
+      store,
+      verifier,
+      clock,
+      ...(options.clockSkewS === undefined ? {} : { clockSkewS: options.clockSkewS }),
+    }),
+    rateLimiter,
+    catalog: new Catalog({ store }),
+    admitter: new Admitter({ store, rateLimiter }),
+  };
+}
+
+export { AccountService, accountToJson } from './accounts.js';
+export type { AccountJson, AccountPage, AccountPatch, IssuedApiKey } from './accounts.js';
+export { Admitter } from './admit.js';
+export type { Admission, AdmitRequest, PlaceHold, PlaceHoldInput, PlacedHold } from './admit.js';
+export { Authenticator, isoSeconds } from './authenticate.js';
+export { Catalog, ModelPutRequestSchema, modelToJson } from './catalog.js';
+export type { ModelJson, ModelPutRequest } from './catalog.js';
+export { DEFAULT_TOKEN_PREFIX } from './jwt.js';
+export { PrismaIdentityStore } from './prisma-store.js';
+export type { PrismaTx } from './prisma-store.js';
+export { RateLimiter, rateLimitError, rateLimitHeaders } from './rate-limit.js';
+export type { RateLimitDecision } from './rate-limit.js';
+export { ScopedTokenService, TokenVerifier } from './scoped-tokens.js';
+export type { ScopedTokenInspection } from './scoped-tokens.js';
+export { SecretBox } from './secrets.js';
+export type { IdentityStore } from './store.js';
+export * from './types.js';

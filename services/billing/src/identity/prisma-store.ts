@@ -1,0 +1,363 @@
+import { Prisma } from '../db/client.js';
+import type { PrismaClient } from '../db/client.js';
+import type { IdentityStore } from './store.js';
+import type {
+  Account,
+  AccountStatus,
+  ApiKeyRecord,
+  ApiKeySummary,
+  CatalogModel,
+  ModelNode,
+  ScopedTokenRecord,
+  SealedSecret,
+  WebhookFormat,
+} from './types.js';
+
+/** The Prisma transaction handle the identity store (and `placeHold`) run in. */
+export type PrismaTx = Prisma.TransactionClient;
+
+const TRANSACTION_OPTIONS = {
+  // Prisma 6.19 + adapter-pg leaks a pooled connection when COMMIT itself fails (as a
+  // serialization failure would): READ COMMITTED with row locks instead of SERIALIZABLE.
+  isolationLevel: Prisma.TransactionIsolationLevel.ReadCommitted,
+  maxWait: 5_000,
+  timeout: 10_000,
+} as const;
+
+type AccountRow = {
+  id: string;
+  name: string;
+  status: AccountStatus;
+  rateLimitPerMinute: number;
+  webhookFormat: WebhookFormat;
+  createdAt: Date;
+};
+
+type ApiKeyRow = {
+  id: string;
+  accountId: string;
+  name: string;
+  keyDigest: string;
+  secretCiphertext: Uint8Array;
+  secretNonce: Uint8Array;
+  secretAuthTag: Uint8Array;
+  createdAt: Date;
+};
+
+type ScopedTokenRow = Omit<ScopedTokenRecord, 'models'> & { models: string[] };
+
+type ModelRow = Omit<CatalogModel, 'nodes'> & { nodes: Prisma.JsonValue };
+
+const toAccount = (row: AccountRow): Account => ({
+  id: row.id,
+  name: row.name,
+  status: row.status,
+  rateLimitPerMinute: row.rateLimitPerMinute,
+  webhookFormat: row.webhookFormat,
+  createdAt: row.createdAt,
+});
+
+const toApiKey = (row: ApiKeyRow): ApiKeyRecord => ({
+  id: row.id,
+  accountId: row.accountId,
+  name: row.name,
+  keyDigest: row.keyDigest,
+  secret: { ciphertext: row.secretCiphertext, nonce: row.secretNonce, authTag: row.secretAuthTag },
+  createdAt: row.createdAt,
+});
+
+const toScopedToken = (row: ScopedTokenRow): ScopedTokenRecord => ({
+  id: row.id,
+  digest: row.digest,
+  accountId: row.accountId,
+  apiKeyName: row.apiKeyName,
+  models: row.models.length === 0 ? null : row.models,
+  expiresAt: row.expiresAt,
+  spendingLimitMicroDzd: row.spendingLimitMicroDzd,
+  spentMicroDzd: row.spentMicroDzd,
+  reservedMicroDzd: row.reservedMicroDzd,
+  revokedAt: row.revokedAt,
+  origin: row.origin,
+  createdAt: row.createdAt,
+});
+
+const toModel = (row: ModelRow): CatalogModel => ({
+  id: row.id,
+  kind: row.kind,
+  provider: row.provider,
+  protocol: row.protocol,
+  upstreamModel: row.upstreamModel,
+  inputPriceMicroDzdPerM: row.inputPriceMicroDzdPerM,
+  outputPriceMicroDzdPerM: row.outputPriceMicroDzdPerM,
+  maxOutputTokens: row.maxOutputTokens,
+  // Validated on the way in (catalog.ts); stored as a JSON array.
+  nodes: (Array.isArray(row.nodes) ? row.nodes : []) as unknown as ModelNode[],
+  updatedAt: row.updatedAt,
+});
+
+const bytes = (value: Uint8Array): Uint8Array<ArrayBuffer> => new Uint8Array(value);
+
+function isKnownError(error: unknown, code: string): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === code;
+}
+
+let savepointSequence = 0;
+
+/** IdentityStore over Prisma: the only file of the identity part that touches Prisma. */
+export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
+  readonly #prisma: PrismaClient;
+
+  constructor(prisma: PrismaClient) {
+    this.#prisma = prisma;
+  }
+
+  #db(tx?: PrismaTx): PrismaTx {
+    return tx ?? this.#prisma;
+  }
+
+  transaction<T>(fn: (tx: PrismaTx) => Promise<T>): Promise<T> {
+    return this.#prisma.$transaction(fn, TRANSACTION_OPTIONS);
+  }
+
+  async savepoint<T>(tx: PrismaTx, fn: () => Promise<T>): Promise<T> {
+    const name = `identity_sp_${++savepointSequence}`;
+    await tx.$executeRawUnsafe(`SAVEPOINT ${name}`);
+    let result: T;
+    try {
+      result = await fn();
+    } catch (error) {
+      await tx.$executeRawUnsafe(`ROLLBACK TO SAVEPOINT ${name}`);
+      throw error;
+    }
+    await tx.$executeRawUnsafe(`RELEASE SAVEPOINT ${name}`);
+    return result;
+  }
+
+  // --- accounts ---
+
+  async createAccount(account: { id: string; name: string; createdAt: Date }): Promise<Account> {
+    const row = await this.#prisma.account.create({
+      data: { ...account, balance: { create: {} } },
+    });
+    return toAccount(row);
+  }
+
+  async findAccount(id: string): Promise<Account | null> {
+    const row = await this.#prisma.account.findUnique({ where: { id } });
+    return row && toAccount(row);
+  }
+
+  async listAccounts(query: {
+    limit: number;
+    after?: { createdAt: Date; id: string };
+  }): Promise<Account[]> {
+    const { after } = query;
+    const rows = await this.#prisma.account.findMany({
+      where: after
+        ? {
+            OR: [
+              { createdAt: { gt: after.createdAt } },
+              { createdAt: after.createdAt, id: { gt: after.id } },
+            ],
+          }
+        : {},
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      take: query.limit,
+    });
+    return rows.map(toAccount);
+  }
+
+  async updateAccount(
+    id: string,
+    changes: { status?: AccountStatus; rateLimitPerMinute?: number; webhookFormat?: WebhookFormat },
+  ): Promise<Account | null> {
+    try {
+      return toAccount(await this.#prisma.account.update({ where: { id }, data: changes }));
+    } catch (error) {
+      if (isKnownError(error, 'P2025')) return null;
+      throw error;
+    }
+  }
+
+  // --- API keys ---
+
+  async insertApiKey(key: ApiKeyRecord): Promise<'created' | 'name_taken'> {
+    try {
+      await this.#prisma.apiKey.create({
+        data: {
+          id: key.id,
+          accountId: key.accountId,
+          name: key.name,
+          keyDigest: key.keyDigest,
+          secretCiphertext: bytes(key.secret.ciphertext),
+          secretNonce: bytes(key.secret.nonce),
+          secretAuthTag: bytes(key.secret.authTag),
+          createdAt: key.createdAt,
+        },
+      });
+      return 'created';
+    } catch (error) {
+      if (isKnownError(error, 'P2002')) return 'name_taken';
+      throw error;
+    }
+  }
+
+  async replaceApiKey(
+    accountId: string,
+    name: string,
+    replacement: { keyDigest: string; secret: SealedSecret },
+  ): Promise<boolean> {
+    const { count } = await this.#prisma.apiKey.updateMany({
+      where: { accountId, name },
+      data: {
+        keyDigest: replacement.keyDigest,
+        secretCiphertext: bytes(replacement.secret.ciphertext),
+        secretNonce: bytes(replacement.secret.nonce),
+        secretAuthTag: bytes(replacement.secret.authTag),
+      },
+    });
+    return count > 0;
+  }
+
+  async deleteApiKey(accountId: string, name: string): Promise<boolean> {
+    const { count } = await this.#prisma.apiKey.deleteMany({ where: { accountId, name } });
+    return count > 0;
+  }
+
+  async listApiKeys(accountId: string): Promise<ApiKeySummary[]> {
+    return this.#prisma.apiKey.findMany({
+      where: { accountId },
+      select: { name: true, createdAt: true },
+      orderBy: { name: 'asc' },
+    });
+  }
+
+  async findApiKeyByDigest(
+    keyDigest: string,
+  ): Promise<{ key: ApiKeyRecord; account: Account } | null> {
+    const row = await this.#prisma.apiKey.findUnique({
+      where: { keyDigest },
+      include: { account: true },
+    });
+    return row && { key: toApiKey(row), account: toAccount(row.account) };
+  }
+
+  async findApiKeyByName(
+    accountId: string,
+    name: string,
+  ): Promise<{ key: ApiKeyRecord; account: Account } | null> {
+    const row = await this.#prisma.apiKey.findUnique({
+      where: { accountId_name: { accountId, name } },
+      include: { account: true },
+    });
+    return row && { key: toApiKey(row), account: toAccount(row.account) };
+  }
+
+  // --- scoped tokens ---
+
+  #tokenData(token: ScopedTokenRecord) {
+    return {
+      id: token.id,
+      digest: token.digest,
+      accountId: token.accountId,
+      apiKeyName: token.apiKeyName,
+      models: token.models ?? [],
+      expiresAt: token.expiresAt,
+      spendingLimitMicroDzd: token.spendingLimitMicroDzd,
+      spentMicroDzd: token.spentMicroDzd,
+      reservedMicroDzd: token.reservedMicroDzd,
+      revokedAt: token.revokedAt,
+      origin: token.origin,
+      createdAt: token.createdAt,
+    };
+  }
+
+  async insertScopedToken(token: ScopedTokenRecord): Promise<void> {
+    await this.#prisma.scopedToken.create({ data: this.#tokenData(token) });
+  }
+
+  async registerScopedToken(token: ScopedTokenRecord): Promise<ScopedTokenRecord> {
+    // ON CONFLICT (digest) DO NOTHING: concurrent first uses of one token all end up here.
+    await this.#prisma.scopedToken.createMany({
+      data: [this.#tokenData(token)],
+      skipDuplicates: true,
+    });
+    const row = await this.#prisma.scopedToken.findUniqueOrThrow({
+      where: { digest: token.digest },
+    });
+    return toScopedToken(row);
+  }
+
+  async findScopedTokenByDigest(digest: string): Promise<ScopedTokenRecord | null> {
+    const row = await this.#prisma.scopedToken.findUnique({ where: { digest } });
+    return row && toScopedToken(row);
+  }
+
+  async revokeScopedToken(digest: string, at: Date): Promise<ScopedTokenRecord | null> {
+    await this.#prisma.scopedToken.updateMany({
+      where: { digest, revokedAt: null },
+      data: { revokedAt: at },
+    });
+    return this.findScopedTokenByDigest(digest);
+  }
+
+  // --- catalog ---
+
+  async upsertModel(model: Omit<CatalogModel, 'updatedAt'>): Promise<CatalogModel> {
+    const data = {
+      kind: model.kind,
+      provider: model.provider,
+      protocol: model.protocol,
+      upstreamModel: model.upstreamModel,
+      inputPriceMicroDzdPerM: model.inputPriceMicroDzdPerM,
+      outputPriceMicroDzdPerM: model.outputPriceMicroDzdPerM,
+      maxOutputTokens: model.maxOutputTokens,
+      nodes: model.nodes as unknown as Prisma.InputJsonValue,
+    };
+    const row = await this.#prisma.model.upsert({
+      where: { id: model.id },
+      create: { id: model.id, ...data },
+      update: data,
+    });
+    return toModel(row);
+  }
+
+  async findModel(id: string, tx?: PrismaTx): Promise<CatalogModel | null> {
+    const row = await this.#db(tx).model.findUnique({ where: { id } });
+    return row && toModel(row);
+  }
+
+  async listModels(): Promise<CatalogModel[]> {
+    const rows = await this.#prisma.model.findMany({ orderBy: { id: 'asc' } });
+    return rows.map(toModel);
+  }
+
+  // --- rate limit ---
+
+  async incrementRateWindow(accountId: string, windowStartMs: number, tx?: PrismaTx) {
+    const rows = await this.#db(tx).$queryRaw<{ count: number }[]>`
+      INSERT INTO rate_limit_windows (account_id, window_start_ms, count)
+      VALUES (${accountId}, ${BigInt(windowStartMs)}, 1)
+      ON CONFLICT (account_id, window_start_ms)
+        DO UPDATE SET count = rate_limit_windows.count + 1
+      RETURNING count`;
+    const count = rows[0]?.count;
+    if (typeof count !== 'number') throw new Error('rate limit upsert returned no count');
+    return count;
+  }
+
+  async pruneAccountRateWindows(accountId: string, beforeMs: number, tx?: PrismaTx) {
+    return this.#db(tx).$executeRaw`
+      DELETE FROM rate_limit_windows
+      WHERE account_id = ${accountId} AND window_start_ms < ${BigInt(beforeMs)}`;
+  }
+
+  async pruneRateWindows(beforeMs: number, limit: number): Promise<number> {
+    return this.#prisma.$executeRaw`
+      DELETE FROM rate_limit_windows
+      WHERE ctid = ANY (ARRAY(
+        SELECT ctid FROM rate_limit_windows
+        WHERE window_start_ms < ${BigInt(beforeMs)}
+        LIMIT ${limit}))`;
+  }
+}

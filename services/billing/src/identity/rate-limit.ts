@@ -1,0 +1,99 @@
+import { GatewayError } from '@gateway/contracts';
+import type { IdentityStore } from './store.js';
+import type { Clock } from './types.js';
+
+export const RATE_LIMIT_WINDOW_MS = 60_000;
+export const DEFAULT_PRUNE_BATCH = 1_000;
+
+/** One request counted against an account's current window, with the numbers for headers. */
+export interface RateLimitDecision {
+  allowed: boolean;
+  /** Requests allowed in the window (`X-RateLimit-Limit`). */
+  limit: number;
+  /** Requests left in the window after this one, never below 0 (`X-RateLimit-Remaining`). */
+  remaining: number;
+  /** Unix milliseconds when the window ends (`X-RateLimit-Reset`). */
+  resetMs: number;
+  /** Whole seconds until the window ends, at least 1 (`Retry-After`). */
+  retryAfterS: number;
+}
+
+/**
+ * Fixed one-minute windows per account, counted in PostgreSQL with one atomic
+ * `INSERT ... ON CONFLICT DO UPDATE SET count = count + 1 RETURNING count`, so the count is exact
+ * however many billing replicas (and edges behind them) serve the account. Every request counts,
+ * rejected ones included. Window boundaries come from the injected clock (replicas are expected
+ * to keep their clocks in sync, e.g. NTP; skew only shifts which window a request near a
+ * boundary falls in).
+ *
+ * Old windows are pruned: an account's older windows when its first request of a new window
+ * arrives (so an active account has at most two rows), and `prune()` in bounded batches for
+ * accounts that went quiet.
+ */
+export class RateLimiter<Tx = unknown> {
+  readonly #store: IdentityStore<Tx>;
+  readonly #clock: Clock;
+  readonly #windowMs: number;
+
+  constructor(deps: { store: IdentityStore<Tx>; clock: Clock; windowMs?: number }) {
+    this.#store = deps.store;
+    this.#clock = deps.clock;
+    this.#windowMs = deps.windowMs ?? RATE_LIMIT_WINDOW_MS;
+  }
+
+  /** Counts one request; `allowed` is false once the window's count exceeds `limit`. */
+  async consume(accountId: string, limit: number, tx?: Tx): Promise<RateLimitDecision> {
+    const nowMs = this.#clock().getTime();
+    const windowStartMs = Math.floor(nowMs / this.#windowMs) * this.#windowMs;
+    const count = await this.#store.incrementRateWindow(accountId, windowStartMs, tx);
+    if (count === 1) await this.#store.pruneAccountRateWindows(accountId, windowStartMs, tx);
+    const resetMs = windowStartMs + this.#windowMs;
+    return {
+      allowed: count <= limit,
+      limit,
+      remaining: Math.max(0, limit - count),
+      resetMs,
+      retryAfterS: Math.max(1, Math.ceil((resetMs - nowMs) / 1000)),
+    };
+  }
+
+  /** Like consume, but throws 429 `rate_limit_exceeded` when the request is over the limit. */
+  async enforce(accountId: string, limit: number, tx?: Tx): Promise<RateLimitDecision> {
+    const decision = await this.consume(accountId, limit, tx);
+    if (!decision.allowed) throw rateLimitError(decision);
+    return decision;
+  }
+
+  /** Deletes up to `batch` windows that ended before the previous one; returns how many. */
+  prune(batch = DEFAULT_PRUNE_BATCH): Promise<number> {
+    const nowMs = this.#clock().getTime();
+    const currentStartMs = Math.floor(nowMs / this.#windowMs) * this.#windowMs;
+    return this.#store.pruneRateWindows(currentStartMs - this.#windowMs, batch);
+  }
+}
+
+/**
+ * 429 `rate_limit_exceeded`. `details` carries `retryAfterS` (read by the runtime's error handler
+ * for `Retry-After`) and `limit`, `remaining`, `resetMs` for the `X-RateLimit-*` headers.
+ */
+export function rateLimitError(decision: RateLimitDecision): GatewayError {
+  return new GatewayError('rate_limit_exceeded', 'Account rate limit reached', {
+    details: {
+      retryAfterS: decision.retryAfterS,
+      limit: decision.limit,
+      remaining: decision.remaining,
+      resetMs: decision.resetMs,
+    },
+  });
+}
+
+/** The `X-RateLimit-*` headers (decisions §3: on every response), plus Retry-After when denied. */
+export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
+  const headers: Record<string, string> = {
+    'X-RateLimit-Limit': String(decision.limit),
+    'X-RateLimit-Remaining': String(decision.remaining),
+    'X-RateLimit-Reset': String(decision.resetMs),
+  };
+  if (!decision.allowed) headers['Retry-After'] = String(decision.retryAfterS);
+  return headers;
+}

@@ -1,0 +1,329 @@
+import {
+  dzdToMicroDzd,
+  GatewayError,
+  microDzdToDzd,
+  scopedTokenExpiryS,
+  validateScopedTokenCreate,
+} from '@gateway/contracts';
+import {
+  ANY_MODEL,
+  buildKid,
+  buildSubject,
+  decodeUntrustedHeader,
+  parseKid,
+  readClaims,
+  signScopedToken,
+  stripTokenPrefix,
+  verifyScopedToken,
+  type ScopedTokenPayload,
+  type TokenClaims,
+} from './jwt.js';
+import {
+  apiKeySecretAad,
+  newScopedTokenId,
+  newTokenNonce,
+  sha256Hex,
+  type SecretBox,
+} from './secrets.js';
+import type { IdentityStore } from './store.js';
+import type { Account, Clock, ScopedTokenRecord } from './types.js';
+
+/** Clock skew tolerated on `nbf` and on the 1-year bound of `exp`, in seconds. */
+export const DEFAULT_CLOCK_SKEW_S = 60;
+
+/** A token whose signature verified under the key its `kid` names. */
+export interface VerifiedToken {
+  /** SHA-256 of the full `jwt:...` string: the registry key. */
+  digest: string;
+  account: Account;
+  apiKeyName: string;
+  claims: TokenClaims;
+}
+
+export type TokenVerification = { ok: true; token: VerifiedToken } | { ok: false; reason: string };
+
+/**
+ * Checks a presented `jwt:` credential, trusting nothing in it before the signature verifies:
+ * shape → header (decoded untrusted) with `alg` exactly HS256 → `kid` parsed into account and
+ * key name → that key loaded and its secret decrypted → HS256 signature (jsonwebtoken, algorithms
+ * pinned to HS256) → claims. Expiry is not judged here: `authenticate` reports it distinctly and
+ * inspection shows expired tokens.
+ */
+export class TokenVerifier<Tx = unknown> {
+  readonly #store: IdentityStore<Tx>;
+  readonly #box: SecretBox;
+  readonly #prefix: string;
+  readonly #clockSkewS: number;
+
+  constructor(deps: {
+    store: IdentityStore<Tx>;
+    secretBox: SecretBox;
+    tokenPrefix: string;
+    clockSkewS?: number;
+  }) {
+    this.#store = deps.store;
+    this.#box = deps.secretBox;
+    this.#prefix = deps.tokenPrefix;
+    this.#clockSkewS = deps.clockSkewS ?? DEFAULT_CLOCK_SKEW_S;
+  }
+
+  get tokenPrefix(): string {
+    return this.#prefix;
+  }
+
+  async verify(credential: string, nowS: number): Promise<TokenVerification> {
+    const compact = stripTokenPrefix(credential);
+    if (compact === null) return { ok: false, reason: 'Malformed scoped token' };
+    const header = decodeUntrustedHeader(compact);
+    if (header === null) return { ok: false, reason: 'Malformed scoped token header' };
+    if (header.alg !== 'HS256') {
+      return { ok: false, reason: 'Unsupported scoped token algorithm: only HS256 is accepted' };
+    }
+    if (
+      header.typ !== undefined &&
+      (typeof header.typ !== 'string' || header.typ.toUpperCase() !== 'JWT')
+    ) {
+      return { ok: false, reason: 'Scoped token typ must be JWT' };
+    }
+    if (header.crit !== undefined) {
+      return { ok: false, reason: 'Scoped token header must not have critical extensions' };
+    }
+    const kid = parseKid(header.kid, this.#prefix);
+    if (kid === null) {
+      return {
+        ok: false,
+        reason: `Scoped token kid must be ${this.#prefix}:<user_id>:<base64(api_key_name)>`,
+      };
+    }
+    const found = await this.#store.findApiKeyByName(kid.accountId, kid.keyName);
+    // Unknown key and bad signature read the same: key names are not probed this way.
+    const badSignature = { ok: false, reason: 'Scoped token signature is not valid' } as const;
+    if (!found) return badSignature;
+    const rawKey = this.#box.open(found.key.secret, apiKeySecretAad(kid.accountId, kid.keyName));
+    const payload = verifyScopedToken(compact, rawKey, nowS, this.#clockSkewS);
+    if (payload === null) return badSignature;
+    const read = readClaims(payload, buildSubject(this.#prefix, kid.accountId));
+    if (!read.ok) return read;
+    return {
+      ok: true,
+      token: {
+        digest: sha256Hex(credential),
+        account: found.account,
+        apiKeyName: kid.keyName,
+        claims: read.claims,
+      },
+    };
+  }
+}
+
+/** `GET /v1/scoped-jwt` (spec fields, plus decisions §3's). DZD amounts as JSON numbers. */
+export interface ScopedTokenInspection {
+  /** Unix seconds. */
+  expires_at: number;
+  /** null = any model. */
+  models: string[] | null;
+  /** DZD; null = no limit. */
+  spending_limit: number | null;
+  spent_dzd: number;
+  /** Limit − spent − reserved by pending requests, never below 0; null = no limit. */
+  remaining_dzd: number | null;
+  revoked: boolean;
+  expired: boolean;
+  api_key_name: string;
+}
+
+const tokenNotFound = () =>
+  new GatewayError('resource_not_found', 'Scoped token not found', { param: 'jwt' });
+
+/**
+ * Scoped tokens: creation (`POST /v1/scoped-jwt`), inspection (`GET /v1/scoped-jwt`) and
+ * revocation (`DELETE /v1/scoped-jwt`, operator API). Tokens are registered by digest: at
+ * creation for issued tokens, on first use (or revocation) for client-minted ones.
+ */
+export class ScopedTokenService<Tx = unknown> {
+  readonly #store: IdentityStore<Tx>;
+  readonly #box: SecretBox;
+  readonly #clock: Clock;
+  readonly #verifier: TokenVerifier<Tx>;
+
+  constructor(deps: {
+    store: IdentityStore<Tx>;
+    secretBox: SecretBox;
+    clock: Clock;
+    verifier: TokenVerifier<Tx>;
+  }) {
+    this.#store = deps.store;
+    this.#box = deps.secretBox;
+    this.#clock = deps.clock;
+    this.#verifier = deps.verifier;
+  }
+
+  /**
+   * Issues a token signed by the caller's account key named `api_key_name` (404
+   * `resource_not_found`, param `api_key_name`, when the account has no such key). `body` is the
+   * raw JSON request body; it is validated here (400 `invalid_request_body`).
+   */
+  async create(accountId: string, body: unknown): Promise<{ token: string }> {
+    const now = this.#clock();
+    const nowS = Math.floor(now.getTime() / 1000);
+    const request = validateScopedTokenCreate(body, { nowS });
+    const found = await this.#store.findApiKeyByName(accountId, request.api_key_name);
+    if (!found) {
+      throw new GatewayError(
+        'resource_not_found',
+        `API key '${request.api_key_name}' not found on this account`,
+        { param: 'api_key_name' },
+      );
+    }
+    const keyName = found.key.name;
+    const rawKey = this.#box.open(found.key.secret, apiKeySecretAad(accountId, keyName));
+    const exp = scopedTokenExpiryS(request, nowS);
+    const models =
+      request.models === undefined || request.models.includes(ANY_MODEL)
+        ? null
+        : [...new Set(request.models)];
+    const limitMicroDzd =
+      request.spending_limit === undefined ? null : dzdToMicroDzd(request.spending_limit);
+
+    const prefix = this.#verifier.tokenPrefix;
+    const payload: ScopedTokenPayload = {
+      sub: buildSubject(prefix, accountId),
+      model: models?.[0] ?? ANY_MODEL,
+      ...(models ? { models } : {}),
+      exp,
+      ...(request.spending_limit === undefined ? {} : { spending_limit: request.spending_limit }),
+      jti: newTokenNonce(),
+    };
+    const token = signScopedToken({
+      rawApiKey: rawKey,
+      kid: buildKid(prefix, accountId, keyName),
+      payload,
+    });
+    await this.#store.insertScopedToken({
+      id: newScopedTokenId(),
+      digest: sha256Hex(token),
+      accountId,
+      apiKeyName: keyName,
+      models,
+      expiresAt: new Date(exp * 1000),
+      spendingLimitMicroDzd: limitMicroDzd,
+      spentMicroDzd: 0n,
+      reservedMicroDzd: 0n,
+      revokedAt: null,
+      origin: 'issued',
+      createdAt: now,
+    });
+    return { token };
+  }
+
+  /**
+   * Inspects a token of the caller's account. Registered tokens are read from the registry (so
+   * spend and revocation show, and a token whose key was since regenerated can still be looked
+   * at); an unregistered client-minted token is verified and shown with zero spend. 400 for a
+   * string that is not a token at all; 404 for a token of another account or one that does not
+   * verify.
+   */
+  async inspect(accountId: string, token: string): Promise<ScopedTokenInspection> {
+    const nowS = this.#nowS();
+    const registered = await this.#store.findScopedTokenByDigest(this.#digestOf(token));
+    if (registered) {
+      if (registered.accountId !== accountId) throw tokenNotFound();
+      return inspection(registered, nowS);
+    }
+    const verified = await this.#verifyOwn(token, nowS, accountId);
+    return inspection(this.#clientRecord(verified, null), nowS);
+  }
+
+  /**
+   * Revokes a token by digest; idempotent (a second revocation keeps the first time). With
+   * `accountId` (public API, the signer's API key) only that account's tokens; without it
+   * (operator API) any token. A client-minted token never used yet is verified and registered
+   * as revoked.
+   */
+  async revoke(
+    token: string,
+    options: { accountId?: string } = {},
+  ): Promise<ScopedTokenInspection> {
+    const now = this.#clock();
+    const nowS = Math.floor(now.getTime() / 1000);
+    const digest = this.#digestOf(token);
+    const registered = await this.#store.findScopedTokenByDigest(digest);
+    if (registered) {
+      if (options.accountId !== undefined && registered.accountId !== options.accountId) {
+        throw tokenNotFound();
+      }
+      const revoked = await this.#store.revokeScopedToken(digest, now);
+      return inspection(revoked ?? registered, nowS);
+    }
+    const verified = await this.#verifyOwn(token, nowS, options.accountId);
+    const stored = await this.#store.registerScopedToken(this.#clientRecord(verified, now));
+    const revoked = stored.revokedAt ? stored : await this.#store.revokeScopedToken(digest, now);
+    return inspection(revoked ?? stored, nowS);
+  }
+
+  /** The registry row of a client-minted token (first use or revocation). */
+  #clientRecord(verified: VerifiedToken, revokedAt: Date | null): ScopedTokenRecord {
+    return clientTokenRecord(verified, this.#clock(), revokedAt);
+  }
+
+  #digestOf(token: string): string {
+    if (stripTokenPrefix(token) === null) {
+      throw new GatewayError('invalid_request_body', 'jwt must be a scoped token (jwt:...)', {
+        param: 'jwt',
+      });
+    }
+    return sha256Hex(token);
+  }
+
+  async #verifyOwn(token: string, nowS: number, accountId: string | undefined) {
+    const result = await this.#verifier.verify(token, nowS);
+    if (!result.ok) throw tokenNotFound();
+    if (accountId !== undefined && result.token.account.id !== accountId) throw tokenNotFound();
+    return result.token;
+  }
+
+  #nowS(): number {
+    return Math.floor(this.#clock().getTime() / 1000);
+  }
+}
+
+/** Registry row for a verified client-minted token. */
+export function clientTokenRecord(
+  verified: VerifiedToken,
+  now: Date,
+  revokedAt: Date | null = null,
+): ScopedTokenRecord {
+  return {
+    id: newScopedTokenId(),
+    digest: verified.digest,
+    accountId: verified.account.id,
+    apiKeyName: verified.apiKeyName,
+    models: verified.claims.models,
+    expiresAt: new Date(verified.claims.exp * 1000),
+    spendingLimitMicroDzd: verified.claims.spendingLimitMicroDzd,
+    spentMicroDzd: 0n,
+    reservedMicroDzd: 0n,
+    revokedAt,
+    origin: 'client',
+    createdAt: now,
+  };
+}
+
+export function inspection(token: ScopedTokenRecord, nowS: number): ScopedTokenInspection {
+  const expiresAtS = Math.floor(token.expiresAt.getTime() / 1000);
+  const limit = token.spendingLimitMicroDzd;
+  const remaining =
+    limit === null ? null : maxBigInt(0n, limit - token.spentMicroDzd - token.reservedMicroDzd);
+  return {
+    expires_at: expiresAtS,
+    models: token.models,
+    spending_limit: limit === null ? null : microDzdToDzd(limit),
+    spent_dzd: microDzdToDzd(token.spentMicroDzd),
+    remaining_dzd: remaining === null ? null : microDzdToDzd(remaining),
+    revoked: token.revokedAt !== null,
+    expired: nowS >= expiresAtS,
+    api_key_name: token.apiKeyName,
+  };
+}
+
+const maxBigInt = (a: bigint, b: bigint): bigint => (a > b ? a : b);
