@@ -1,0 +1,187 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createLogger, createServiceMetrics } from '@gateway/observability';
+import { createServiceApp, finishApp } from '@gateway/runtime';
+import { createTestDatabase } from '@gateway/testing';
+import { billingDatabaseTemplate, createPrismaClient, type PrismaClient } from '../db/client.js';
+import { createIdentity } from '../identity/index.js';
+import { createLedgerService, type LedgerService } from '../ledger/index.js';
+import { INTERNAL_TOKEN_HEADER } from './internal-auth.js';
+import { mountBillingApi } from './billing-app.js';
+
+const internalToken = randomBytes(32).toString('hex');
+const silent = new Writable({ write: (_c, _e, cb) => cb() });
+
+describe('billing internal API', () => {
+  let db: { url: string; drop(): Promise<void> };
+  let prisma: PrismaClient;
+  let ledger: LedgerService;
+  let api: ReturnType<typeof request>;
+  const call = (method: 'get' | 'post' | 'put' | 'patch' | 'delete', path: string) =>
+    api[method](`/internal/v1${path}`).set(INTERNAL_TOKEN_HEADER, internalToken);
+
+  beforeAll(async () => {
+    db = await createTestDatabase(billingDatabaseTemplate);
+    prisma = createPrismaClient(db.url, { maxConnections: 5 });
+    const clock = () => new Date();
+    const identity = createIdentity({
+      prisma,
+      masterKeyBase64: randomBytes(32).toString('base64'),
+      clock,
+    });
+    ledger = createLedgerService({ prisma, clock, holdTtlMs: 60_000 });
+    const logger = createLogger({ service: 'billing', destination: silent });
+    const app = createServiceApp({
+      logger,
+      metrics: createServiceMetrics('billing', { defaultMetrics: false }),
+      readiness: [],
+      isShuttingDown: () => false,
+    });
+    mountBillingApi(app, { identity, ledger }, internalToken);
+    finishApp(app, logger);
+    api = request(app);
+  });
+
+  afterAll(async () => {
+    const report = await ledger.checkInvariants();
+    expect(report).toEqual({ ok: true, violations: [] });
+    await prisma.$disconnect();
+    await db.drop();
+  });
+
+  it('refuses calls without the internal service credential', async () => {
+    const missing = await api.post('/internal/v1/authenticate').send({ authorization: 'Bearer x' });
+    expect(missing.status).toBe(401);
+    expect(missing.body.error.code).toBe('unauthorized');
+    const wrong = await api
+      .get('/internal/v1/admin/models')
+      .set(INTERNAL_TOKEN_HEADER, 'not-the-token');
+    expect(wrong.status).toBe(401);
+  });
+
+  it('runs the whole money path: account, key, credit once, admit, settle, statement, check', async () => {
+    const account = await call('post', '/admin/accounts').send({ name: 'Acme' });
+    expect(account.status).toBe(201);
+    const accountId = account.body.id as string;
+    const key = await call('post', `/admin/accounts/${accountId}/api-keys`).send({ name: 'auto' });
+    expect(key.status).toBe(201);
+
+    const credit = () =>
+      call('post', `/admin/accounts/${accountId}/credits`)
+        .set('Idempotency-Key', 'topup-1')
+        .send({ amount_dzd: 10, reference: 'wire 42' });
+    const [first, again] = [await credit(), await credit()];
+    expect(first.body.balance_dzd).toBe(10);
+    expect(again.body).toEqual(first.body);
+
+    const model = await call('put', '/admin/models/acme/chat-1').send({
+      kind: 'chat',
+      provider: 'node',
+      upstream_model: 'chat-1',
+      input_price_dzd_per_m: 100,
+      output_price_dzd_per_m: 300,
+      max_output_tokens: 1000,
+      nodes: [{ url: 'http://127.0.0.1:9' }],
+    });
+    expect(model.status).toBe(200);
+    expect((await call('get', '/models/acme/chat-1')).body.id).toBe('acme/chat-1');
+
+    const auth = await call('post', '/authenticate').send({
+      authorization: `Bearer ${key.body.key}`,
+    });
+    expect(auth.status).toBe(200);
+    const principal = auth.body.principal;
+    expect(principal.accountId).toBe(accountId);
+
+    const admitted = await call('post', '/admit').send({
+      principal,
+      model: 'acme/chat-1',
+      estimate: { inputTokens: 1000, maxOutputTokens: 500 },
+      priority: true,
+    });
+    expect(admitted.status).toBe(200);
+    // Worst case at 100 / 300 DZD per million tokens, priority: (1000×100 + 500×300) × 1.2 / 10^6 DZD.
+    expect(admitted.body.hold.amountMicroDzd).toBe('300000');
+    const holdId = admitted.body.hold.id as string;
+
+    const settled = await call('post', `/holds/${holdId}/settle`).send({
+      inputTokens: 1000,
+      outputTokens: 100,
+    });
+    expect(settled.status).toBe(200);
+    // Real usage: (1000×100 + 100×300) × 1.2 / 10^6 DZD = 0.156 DZD, below the hold.
+    expect(settled.body.costMicroDzd).toBe('156000');
+    const replay = await call('post', `/holds/${holdId}/settle`).send({
+      inputTokens: 1000,
+      outputTokens: 999,
+    });
+    expect(replay.body.costMicroDzd).toBe('156000');
+    const voidAfterSettle = await call('post', `/holds/${holdId}/void`);
+    expect(voidAfterSettle.status).toBe(409);
+
+    const balance = await call('get', `/accounts/${accountId}/balance`);
+    expect(balance.body).toEqual({
+      balance_dzd: 9.844,
+      reserved_dzd: 0,
+      available_dzd: 9.844,
+      currency: 'DZD',
+    });
+
+    const csv = await call('get', `/admin/accounts/${accountId}/statement`).set(
+      'Accept',
+      'text/csv',
+    );
+    expect(csv.headers['content-type']).toContain('text/csv');
+    expect(csv.text.split('\n').length).toBeGreaterThanOrEqual(3);
+
+    const check = await call('get', '/admin/ledger/check');
+    expect(check.body).toEqual({ ok: true, violations: [] });
+  });
+
+  it('issues scoped tokens that authenticate and are held to their model list', async () => {
+    const account = await call('post', '/admin/accounts').send({ name: 'Scoped' });
+    const accountId = account.body.id as string;
+    const key = await call('post', `/admin/accounts/${accountId}/api-keys`).send({ name: 'auto' });
+    await call('post', `/admin/accounts/${accountId}/credits`).send({ amount_dzd: 1 });
+    const issued = await call('post', `/accounts/${accountId}/scoped-tokens`).send({
+      api_key_name: 'auto',
+      models: ['acme/other'],
+      spending_limit: 0.5,
+    });
+    expect(issued.status).toBe(201);
+    expect(issued.body.token).toMatch(/^jwt:/);
+    const auth = await call('post', '/authenticate').send({
+      authorization: `Bearer ${issued.body.token}`,
+    });
+    expect(auth.body.principal.kind).toBe('scoped_token');
+    await call('put', '/admin/models/acme/chat-2').send({
+      kind: 'chat',
+      provider: 'node',
+      upstream_model: 'chat-2',
+      input_price_dzd_per_m: 1,
+      output_price_dzd_per_m: 1,
+      max_output_tokens: 10,
+    });
+    const refused = await call('post', '/admit').send({
+      principal: auth.body.principal,
+      model: 'acme/chat-2',
+      estimate: { inputTokens: 1 },
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('model_not_allowed');
+    expect(refused.body.error.message).toContain('acme/other');
+
+    const revoked = await call('post', `/accounts/${accountId}/scoped-tokens/revoke`).send({
+      token: issued.body.token,
+    });
+    expect(revoked.body.revoked).toBe(true);
+    const after = await call('post', '/authenticate').send({
+      authorization: `Bearer ${issued.body.token}`,
+    });
+    expect(after.status).toBe(401);
+    expect(after.body.error.code).toBe('token_revoked');
+    expect(key.status).toBe(201);
+  });
+});
