@@ -1,64 +1,16 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { formatDzd, GatewayError } from '@gateway/contracts';
+import { GatewayError } from '@gateway/contracts';
 import type { AdmitRequest, PlaceHold, PlaceHoldInput } from './admit.js';
 import { gatewayErrorOf, setUpIdentity, type IdentityHarness } from './fixtures.suite.js';
 import type { PrismaTx } from './prisma-store.js';
+import { createLedgerService, placeHoldInTransaction } from '../ledger/index.js';
 import type { Principal } from './types.js';
 
 let h: IdentityHarness;
 
-/**
- * Test double of the ledger's placeHold: locks the balance (and token) rows, checks the token
- * budget then the available balance, inserts a Hold and bumps the pending amounts.
- */
-const placeHold: PlaceHold<PrismaTx> = async (tx, input) => {
-  await tx.$executeRaw`SELECT 1 FROM account_balances WHERE account_id = ${input.accountId} FOR UPDATE`;
-  const balance = await tx.accountBalance.findUniqueOrThrow({
-    where: { accountId: input.accountId },
-  });
-  const token = input.scopedToken;
-  if (token && token.spendingLimitMicroDzd !== null) {
-    await tx.$executeRaw`SELECT 1 FROM scoped_tokens WHERE id = ${token.id} FOR UPDATE`;
-    const row = await tx.scopedToken.findUniqueOrThrow({ where: { id: token.id } });
-    if (
-      row.spentMicroDzd + row.reservedMicroDzd + input.amountMicroDzd >
-      token.spendingLimitMicroDzd
-    ) {
-      throw new GatewayError(
-        'budget_exhausted',
-        `Scoped token spent ${formatDzd(row.spentMicroDzd)} of its ${formatDzd(token.spendingLimitMicroDzd)} limit`,
-      );
-    }
-  }
-  const available =
-    balance.postedCreditsMicroDzd - balance.postedDebitsMicroDzd - balance.pendingMicroDzd;
-  if (available < input.amountMicroDzd) {
-    throw new GatewayError('insufficient_balance', 'Insufficient balance');
-  }
-  const hold = await tx.hold.create({
-    data: {
-      id: input.holdId ?? `hold_${randomUUID()}`,
-      accountId: input.accountId,
-      scopedTokenId: token?.id ?? null,
-      amountMicroDzd: input.amountMicroDzd,
-      model: input.model,
-      priority: input.priority,
-      expiresAt: new Date(h.clock.ms + 15 * 60_000),
-    },
-  });
-  await tx.accountBalance.update({
-    where: { accountId: input.accountId },
-    data: { pendingMicroDzd: { increment: input.amountMicroDzd } },
-  });
-  if (token) {
-    await tx.scopedToken.update({
-      where: { id: token.id },
-      data: { reservedMicroDzd: { increment: input.amountMicroDzd } },
-    });
-  }
-  return { id: hold.id, amountMicroDzd: hold.amountMicroDzd, expiresAt: hold.expiresAt };
-};
+/** The ledger's real placeHold: admission is tested against the real hold path. */
+const placeHold: PlaceHold<PrismaTx> = (tx, input) =>
+  placeHoldInTransaction(tx, input, { clock: h.clock.now, holdTtlMs: 60_000 });
 
 const MODEL = 'meta-llama/Llama-3.1-8B-Instruct';
 const OTHER_MODEL = 'org/other-model';
@@ -75,10 +27,11 @@ async function tenant(options: { creditDzd?: bigint; rateLimit?: number } = {}):
     await h.identity.accounts.patch(account.id, { rateLimitPerMinute: options.rateLimit });
   }
   const { key } = await h.identity.accounts.createApiKey(account.id, { name: 'auto' });
-  await h.prisma.accountBalance.update({
-    where: { accountId: account.id },
-    data: { postedCreditsMicroDzd: (options.creditDzd ?? 1_000n) * 1_000_000n },
-  });
+  const amountMicroDzd = (options.creditDzd ?? 1_000n) * 1_000_000n;
+  if (amountMicroDzd > 0n) {
+    const ledger = createLedgerService({ prisma: h.prisma, clock: h.clock.now, holdTtlMs: 60_000 });
+    await ledger.credit({ accountId: account.id, amountMicroDzd, reference: 'test top-up' });
+  }
   const principal = await h.identity.authenticator.authenticate(`Bearer ${key}`);
   return { accountId: account.id, key, principal };
 }

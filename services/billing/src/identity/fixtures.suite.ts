@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createLedgerService } from '../ledger/index.js';
 import { createTestDatabase } from '@gateway/testing';
 import pg from 'pg';
 import { billingDatabaseTemplate, createPrismaClient, type PrismaClient } from '../db/client.js';
@@ -78,6 +79,14 @@ export async function setUpIdentity(
     identity: main.identity,
     newIdentity: (more = {}) => wire(more.tokenPrefix ?? options.tokenPrefix),
     close: async () => {
+      // Every integration test file ends with the ledger's invariant check.
+      const report = await createLedgerService({
+        prisma: main.prisma,
+        clock: clock.now,
+        holdTtlMs: 60_000,
+      }).checkInvariants();
+      if (!report.ok)
+        throw new Error(`ledger invariants violated:\n${report.violations.join('\n')}`);
       await Promise.all(clients.map((client) => client.$disconnect()));
       await sql.end();
       await db.drop();

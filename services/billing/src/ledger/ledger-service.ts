@@ -1,6 +1,6 @@
 /**
  * The ledger domain: credits, holds (place → settle | void | expire), balances, finance
- * exports and the invariant check. Rules for finance: README-section.md beside this file.
+ * exports and the invariant check. Rules for finance: the top of services/billing/README.md.
  *
  * Concurrency: READ COMMITTED with explicit row locks (see the lock order in
  * ledger-repository.ts); no SERIALIZABLE and no deferred constraints (an error raised at COMMIT
