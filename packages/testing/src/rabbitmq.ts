@@ -38,11 +38,8 @@ const epmdBinary = () => findExecutable('epmd', ['/usr/lib/erlang/bin']);
  */
 export async function startRabbitMqNode(options: StartRabbitMqOptions): Promise<RabbitMqNode> {
   mkdirSync(options.baseDir, { recursive: true });
-  const [port, distPort, epmdPort] = [
-    await freeLoopbackPort(),
-    await freeLoopbackPort(),
-    await freeLoopbackPort(),
-  ];
+  const port = options.port ?? (await freeLoopbackPort());
+  const [distPort, epmdPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
   const configBase = path.join(options.baseDir, 'rabbitmq');
   writeFileSync(
     `${configBase}.conf`,
