@@ -4,6 +4,8 @@
  * its rows to these).
  */
 
+import { MODEL_KINDS, type ModelKind } from '@gateway/contracts';
+
 /** The current time. Injected everywhere a decision depends on time, so tests can move it. */
 export type Clock = () => Date;
 
@@ -68,17 +70,9 @@ export interface ScopedTokenRecord {
   createdAt: Date;
 }
 
-export const MODEL_KINDS = [
-  'chat',
-  'completion',
-  'embedding',
-  'image',
-  'speech',
-  'transcription',
-  'video',
-  'rerank',
-] as const;
-export type ModelKind = (typeof MODEL_KINDS)[number];
+// Model kinds are a contract shared with edge and the worker: defined once in contracts.
+export { MODEL_KINDS };
+export type { ModelKind };
 
 export const MODEL_PROVIDERS = ['node', 'external'] as const;
 export type ModelProvider = (typeof MODEL_PROVIDERS)[number];
