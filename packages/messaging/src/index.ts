@@ -15,7 +15,7 @@ export {
 } from './bus.js';
 export { DEFAULT_MAX_MESSAGE_BYTES, MAX_HEADERS, MAX_PREFETCH } from './envelope.js';
 export { createInProcessBus, type InProcessBusOptions } from './in-process-bus.js';
-export { createRabbitMqBus, type RabbitMqBusOptions } from './rabbitmq-bus.js';
+export { createGatewayBus, createRabbitMqBus, type RabbitMqBusOptions } from './rabbitmq-bus.js';
 export {
   DEAD_LETTER_EXCHANGE,
   EXCHANGES,

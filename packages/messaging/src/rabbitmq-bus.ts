@@ -1,4 +1,5 @@
 import { connect } from 'amqplib';
+import { gatewayTopology } from './topology.js';
 import type { ChannelModel, RecoveringChannelModel } from 'amqplib';
 import { BusError, DEFAULT_DRAIN_TIMEOUT_MS } from './bus.js';
 import type { BusLogger, ConsumeOptions, Destination, Handler, MessageBus } from './bus.js';
@@ -247,5 +248,17 @@ function uniqueBindings<B extends { exchange: string; routingKey: string }>(bind
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
+  });
+}
+
+/** The gateway's bus as every service builds it: its topology under the configured prefix. */
+export function createGatewayBus(
+  config: { AMQP_URL: string; AMQP_PREFIX: string },
+  logger: BusLogger,
+): MessageBus {
+  return createRabbitMqBus({
+    url: config.AMQP_URL,
+    topology: gatewayTopology(config.AMQP_PREFIX),
+    logger,
   });
 }

@@ -41,13 +41,18 @@ export function createServiceShell(name: string, config: ShellConfig): ServiceSh
   return { name, logger, metrics, lifecycle };
 }
 
-/** Listens and logs the bound port (tests start services on port 0 and read it from here). */
+/**
+ * Listens, logs the bound port (tests start services on port 0 and read it from here) and
+ * registers the HTTP drain as a shutdown step: call it before registering the other steps, so
+ * a stopping service first stops accepting requests. Draining gets half the shutdown budget.
+ */
 export async function serveHttp(
   shell: ServiceShell,
   app: Express,
-  address: { HOST: string; PORT: number },
+  config: { HOST: string; PORT: number; SHUTDOWN_TIMEOUT_MS: number },
 ): Promise<RunningServer> {
-  const running = await listen(app, address.HOST, address.PORT);
-  shell.logger.info({ host: address.HOST, port: running.port }, 'listening');
+  const running = await listen(app, config.HOST, config.PORT);
+  shell.logger.info({ host: config.HOST, port: running.port }, 'listening');
+  shell.lifecycle.onShutdown('http', () => running.close(config.SHUTDOWN_TIMEOUT_MS / 2));
   return running;
 }

@@ -60,8 +60,7 @@ const pruneTimer = setInterval(() => {
 }, 60_000);
 pruneTimer.unref();
 
-const server = await serveHttp(shell, app, config);
-shell.lifecycle.onShutdown('http', () => server.close(config.SHUTDOWN_TIMEOUT_MS / 2));
+await serveHttp(shell, app, config);
 shell.lifecycle.onShutdown('sweeper', async () => {
   clearInterval(pruneTimer);
   await stopSweeper();

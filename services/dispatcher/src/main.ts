@@ -1,5 +1,5 @@
 import { loadConfigOrExit } from '@gateway/config';
-import { createRabbitMqBus, gatewayTopology } from '@gateway/messaging';
+import { createGatewayBus } from '@gateway/messaging';
 import {
   brokerReadiness,
   createPostgresPool,
@@ -15,11 +15,7 @@ import { dispatcherConfigSchema } from './config.js';
 const config = loadConfigOrExit('dispatcher', dispatcherConfigSchema);
 const shell = createServiceShell('dispatcher', config);
 const pool = createPostgresPool(config.DATABASE_URL, config.DATABASE_POOL_MAX);
-const bus = createRabbitMqBus({
-  url: config.AMQP_URL,
-  topology: gatewayTopology(config.AMQP_PREFIX),
-  logger: shell.logger,
-});
+const bus = createGatewayBus(config, shell.logger);
 
 const app = createServiceApp({
   logger: shell.logger,
@@ -29,8 +25,7 @@ const app = createServiceApp({
 });
 finishApp(app, shell.logger);
 
-const server = await serveHttp(shell, app, config);
-shell.lifecycle.onShutdown('http', () => server.close(config.SHUTDOWN_TIMEOUT_MS / 2));
+await serveHttp(shell, app, config);
 shell.lifecycle.onShutdown('rabbitmq', () => bus.close());
 shell.lifecycle.onShutdown('postgres', () => pool.end());
 await bus.start();

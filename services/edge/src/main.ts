@@ -1,5 +1,5 @@
 import { loadConfigOrExit } from '@gateway/config';
-import { createRabbitMqBus, gatewayTopology } from '@gateway/messaging';
+import { createGatewayBus } from '@gateway/messaging';
 import {
   brokerReadiness,
   createServiceApp,
@@ -13,11 +13,7 @@ import { edgeConfigSchema } from './config.js';
 // Composition root: config → logger/metrics → clients → HTTP → ordered shutdown.
 const config = loadConfigOrExit('edge', edgeConfigSchema);
 const shell = createServiceShell('edge', config);
-const bus = createRabbitMqBus({
-  url: config.AMQP_URL,
-  topology: gatewayTopology(config.AMQP_PREFIX),
-  logger: shell.logger,
-});
+const bus = createGatewayBus(config, shell.logger);
 
 const app = createServiceApp({
   logger: shell.logger,
@@ -27,7 +23,6 @@ const app = createServiceApp({
 });
 finishApp(app, shell.logger);
 
-const server = await serveHttp(shell, app, config);
-shell.lifecycle.onShutdown('http', () => server.close(config.SHUTDOWN_TIMEOUT_MS / 2));
+await serveHttp(shell, app, config);
 shell.lifecycle.onShutdown('rabbitmq', () => bus.close());
 await bus.start();
