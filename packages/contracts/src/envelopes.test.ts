@@ -85,6 +85,7 @@ describe('makeEnvelope / parseEnvelope round trips', () => {
     ['inference.completed', succeeded],
     ['inference.completed', { ...succeeded, results: undefined, embeddings: [[0.1, -0.2]] }],
     ['inference.completed', failed],
+    ['inference.cancel', { jobId: 'j', reason: 'client_disconnected' }],
   ])('%s', (kind, payload) => {
     const clean = JSON.parse(JSON.stringify(payload)) as never;
     const envelope = makeEnvelope(kind, clean, { nowMs: 1_750_000_000_000 });

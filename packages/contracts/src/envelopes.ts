@@ -60,7 +60,21 @@ export const InferenceJobPayloadSchema = Type.Object({
     Type.String({ minLength: 1, description: 'Reply queue; absent for async (webhook) jobs.' }),
   ),
   webhookUrl: Type.Optional(Type.String({ format: 'http-url' })),
+  webhookFormat: Type.Optional(StringEnum(['A', 'B'] as const)),
   deadlineAtMs: TimestampMs,
+  promptTokens: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description:
+        "Edge's tokenizer count of the prompt (the hold's estimate); used when the upstream " +
+        'reports no usage, e.g. a stream cancelled before its usage chunk.',
+    }),
+  ),
+});
+
+export const InferenceCancelPayloadSchema = Type.Object({
+  jobId: Id,
+  reason: StringEnum(['client_disconnected', 'timeout'] as const),
 });
 
 export const InferenceReplyPayloadSchema = Type.Object(
@@ -110,6 +124,7 @@ export const InferenceCompletedPayloadSchema = Type.Object(
       Type.Object({ type: Type.Literal('inference_failed'), message: Type.String() }),
     ),
     webhookUrl: Type.String({ format: 'http-url' }),
+    webhookFormat: Type.Optional(StringEnum(['A', 'B'] as const)),
     runtimeMs: Type.Integer({ minimum: 0 }),
     completedAtMs: TimestampMs,
   },
@@ -131,17 +146,20 @@ export const InferenceCompletedPayloadSchema = Type.Object(
 export type InferenceJobPayload = Static<typeof InferenceJobPayloadSchema>;
 export type InferenceReplyPayload = Static<typeof InferenceReplyPayloadSchema>;
 export type InferenceCompletedPayload = Static<typeof InferenceCompletedPayloadSchema>;
+export type InferenceCancelPayload = Static<typeof InferenceCancelPayloadSchema>;
 
 export interface EnvelopePayloads {
   'inference.job': InferenceJobPayload;
   'inference.reply': InferenceReplyPayload;
   'inference.completed': InferenceCompletedPayload;
+  'inference.cancel': InferenceCancelPayload;
 }
 export type EnvelopeKind = keyof EnvelopePayloads;
 export const ENVELOPE_KINDS = [
   'inference.job',
   'inference.reply',
   'inference.completed',
+  'inference.cancel',
 ] as const satisfies readonly EnvelopeKind[];
 
 /** Versions this build reads. Producers always write the latest. */
@@ -183,6 +201,13 @@ export const ENVELOPE_SCHEMAS = {
       'inference.completed',
       InferenceCompletedPayloadSchema,
       'InferenceCompletedEnvelopeV1',
+    ),
+  },
+  'inference.cancel': {
+    1: envelopeSchema(
+      'inference.cancel',
+      InferenceCancelPayloadSchema,
+      'InferenceCancelEnvelopeV1',
     ),
   },
 } as const satisfies Record<EnvelopeKind, Record<EnvelopeVersion, TSchema>>;

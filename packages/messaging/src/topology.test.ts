@@ -13,7 +13,12 @@ describe('gateway topology', () => {
 
   it('prefixes every exchange and queue, and declares the dead-letter exchange', () => {
     const names = gatewayNames('p.');
-    expect(plan.exchanges).toEqual(['p.gateway.jobs', 'p.gateway.events', 'p.gateway.dlx']);
+    expect(plan.exchanges).toEqual([
+      'p.gateway.jobs',
+      'p.gateway.events',
+      'p.gateway.control',
+      'p.gateway.dlx',
+    ]);
     expect(plan.queues.map((q) => q.name)).toEqual(
       Object.values(names.queues).flatMap((q) => [q, `${q}.dead`, `${q}.retry`]),
     );

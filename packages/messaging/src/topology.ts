@@ -35,7 +35,15 @@ export interface Topology {
   deadLetterExchange: string;
 }
 
-export const EXCHANGES = { jobs: 'gateway.jobs', events: 'gateway.events' } as const;
+/**
+ * `control` carries broadcasts: every worker binds its own transient queue with the `cancel`
+ * routing key, so a direct exchange delivers each cancellation to all of them.
+ */
+export const EXCHANGES = {
+  jobs: 'gateway.jobs',
+  events: 'gateway.events',
+  control: 'gateway.control',
+} as const;
 
 export const DEAD_LETTER_EXCHANGE = 'gateway.dlx';
 
@@ -50,6 +58,7 @@ export const ROUTING_KEYS = {
   defaultJob: 'default',
   priorityJob: 'priority',
   inferenceCompleted: 'inference.completed',
+  cancelJob: 'cancel',
 } as const;
 
 export const deadQueueName = (queue: string): string => `${queue}.dead`;
@@ -90,6 +99,7 @@ export function gatewayTopology(prefix = ''): Topology {
     exchanges: [
       { name: exchanges.jobs, type: 'direct' },
       { name: exchanges.events, type: 'direct' },
+      { name: exchanges.control, type: 'direct' },
     ],
     deadLetterExchange,
     queues: [
