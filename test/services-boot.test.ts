@@ -24,17 +24,29 @@ async function prepareStack(): Promise<Stack> {
   const dispatcherDb = await createTestDatabase();
   const prefix = uniquePrefix('boot');
   const amqp = { AMQP_URL: testAmqpUrl(), AMQP_PREFIX: prefix };
+  const internalToken = randomBytes(32).toString('hex');
   return {
     databases: [billingDb, dispatcherDb],
     env: {
       billing: {
         DATABASE_URL: billingDb.url,
-        INTERNAL_TOKEN: randomBytes(32).toString('hex'),
+        INTERNAL_TOKEN: internalToken,
         MASTER_KEY: randomBytes(32).toString('base64'),
       },
       dispatcher: { DATABASE_URL: dispatcherDb.url, ...amqp },
-      'inference-worker': { ...amqp, BILLING_URL: 'http://127.0.0.1:1' },
-      edge: { ...amqp, BILLING_URL: 'http://127.0.0.1:1' },
+      'inference-worker': {
+        ...amqp,
+        BILLING_URL: 'http://127.0.0.1:1',
+        BILLING_INTERNAL_TOKEN: internalToken,
+      },
+      edge: {
+        ...amqp,
+        BILLING_URL: 'http://127.0.0.1:1',
+        BILLING_INTERNAL_TOKEN: internalToken,
+        ADMIN_TOKEN: randomBytes(32).toString('hex'),
+        DISPATCHER_URL: 'http://127.0.0.1:1',
+        DISPATCHER_INTERNAL_TOKEN: randomBytes(32).toString('hex'),
+      },
     },
   };
 }
@@ -141,6 +153,10 @@ describe('readiness reports the missing dependency', () => {
         PATH: process.env.PATH,
         AMQP_URL: 'amqp://127.0.0.1:1',
         BILLING_URL: 'http://127.0.0.1:1',
+        BILLING_INTERNAL_TOKEN: 'b'.repeat(32),
+        ADMIN_TOKEN: 'a'.repeat(32),
+        DISPATCHER_URL: 'http://127.0.0.1:1',
+        DISPATCHER_INTERNAL_TOKEN: 'd'.repeat(32),
       },
       encoding: 'utf8',
     });

@@ -124,9 +124,22 @@ try {
   migrateBilling(databases.billing);
   const secrets = localSecrets();
   startService('billing', { DATABASE_URL: databases.billing, ...secrets });
-  startService('inference-worker', { AMQP_URL: amqpUrl, BILLING_URL: billingUrl });
+  startService('inference-worker', {
+    AMQP_URL: amqpUrl,
+    BILLING_URL: billingUrl,
+    BILLING_INTERNAL_TOKEN: secrets.INTERNAL_TOKEN,
+  });
   startService('dispatcher', { AMQP_URL: amqpUrl, DATABASE_URL: databases.dispatcher });
-  startService('edge', { AMQP_URL: amqpUrl, BILLING_URL: billingUrl });
+  startService('edge', {
+    AMQP_URL: amqpUrl,
+    BILLING_URL: billingUrl,
+    BILLING_INTERNAL_TOKEN: secrets.INTERNAL_TOKEN,
+    // Local mode: the operator token defaults to the stack's service secret (.data/secrets.json).
+    ADMIN_TOKEN: process.env.ADMIN_TOKEN ?? secrets.ADMIN_TOKEN ?? secrets.INTERNAL_TOKEN,
+    DISPATCHER_URL: `http://127.0.0.1:${ports.dispatcher}`,
+    DISPATCHER_INTERNAL_TOKEN: secrets.INTERNAL_TOKEN,
+    WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
+  });
   for (const [name, port] of Object.entries(ports)) {
     await waitForStatus(`http://127.0.0.1:${port}/readyz`, 200, 30_000);
     log(`${name} ready on http://127.0.0.1:${port}`);

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { fields, serviceFields } from '@gateway/config';
 
 export const workerConfigSchema = Type.Object({
@@ -6,4 +6,26 @@ export const workerConfigSchema = Type.Object({
   AMQP_URL: fields.amqpUrl(),
   AMQP_PREFIX: fields.amqpPrefix(),
   BILLING_URL: fields.httpUrl(),
+  BILLING_INTERNAL_TOKEN: fields.secret(32),
+  BILLING_TIMEOUT_MS: fields.durationMs(5_000, 60_000),
+  // Attempts per billing call on network errors and 5xx, with exponential backoff from 200 ms.
+  BILLING_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 10, default: 4 }),
+  // The external OpenAI-like provider; models with provider "external" fail without it.
+  EXTERNAL_PROVIDER_URL: Type.Optional(fields.httpUrl()),
+  EXTERNAL_PROVIDER_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  // Separate slots for priority jobs: a backlog of default jobs can never occupy them.
+  JOB_PREFETCH: Type.Integer({ minimum: 1, maximum: 256, default: 8 }),
+  PRIORITY_JOB_PREFETCH: Type.Integer({ minimum: 1, maximum: 256, default: 4 }),
+  // Per attempt on one node: until the response headers (and, streaming, each next chunk).
+  NODE_FIRST_BYTE_TIMEOUT_MS: fields.durationMs(30_000, 600_000),
+  NODE_IDLE_TIMEOUT_MS: fields.durationMs(30_000, 600_000),
+  // A non-streamed answer must be complete within this.
+  NODE_REQUEST_TIMEOUT_MS: fields.durationMs(300_000, 3_600_000),
+  NODE_MAX_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 10, default: 3 }),
+  NODE_HEALTH_INTERVAL_MS: fields.durationMs(10_000, 600_000),
+  CATALOG_CACHE_TTL_MS: fields.durationMs(5_000, 600_000),
+  // How long a cancellation is remembered for a job not yet picked up.
+  CANCEL_MEMORY_MS: fields.durationMs(15 * 60_000),
 });
+
+export type WorkerConfig = Static<typeof workerConfigSchema>;

@@ -1,0 +1,165 @@
+import { countChatPromptTokens, countTextTokens, type ChatMessageLike } from '@gateway/tokenizer';
+import { translateForExternalProvider } from '../external/translate.js';
+import { UpstreamError } from '../upstream/errors.js';
+import { openUpstream, readJson, type UpstreamResponse } from '../upstream/http.js';
+import { withFailover, type NodeRef } from '../upstream/node-pool.js';
+import { readSseEvents, type StreamEvent } from '../upstream/sse.js';
+import { nowS, type ExecutionContext, type ExecutionResult, type TokenUsage } from './context.js';
+import { openAiUsage, usageFrom } from './usage.js';
+
+/** Gateway-level parameters: never sent to a model node. */
+const GATEWAY_ONLY = ['service_tier', 'webhook', 'stream_options', 'max_completion_tokens'];
+
+interface ChatTarget {
+  nodes: NodeRef[];
+  path: string;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+  warnings: string[];
+}
+
+function nodeTarget(ctx: ExecutionContext): ChatTarget {
+  const request = ctx.job.request;
+  const body: Record<string, unknown> = { ...request, model: ctx.model.upstreamModel };
+  for (const name of GATEWAY_ONLY) delete body[name];
+  const asked = request.max_completion_tokens ?? request.max_tokens;
+  // The catalog's output cap bounds every request; reaching it ends with finish_reason "length".
+  body.max_tokens =
+    typeof asked === 'number'
+      ? Math.min(asked, ctx.model.maxOutputTokens)
+      : ctx.model.maxOutputTokens;
+  if (ctx.job.stream) body.stream_options = { include_usage: true };
+  return { nodes: ctx.model.nodes, path: '/v1/chat/completions', headers: {}, body, warnings: [] };
+}
+
+function externalTarget(ctx: ExecutionContext): ChatTarget {
+  if (!ctx.external) {
+    throw new UpstreamError('rejected', 'no external provider is configured for this worker');
+  }
+  const { body, warnings } = translateForExternalProvider(ctx.job.request, {
+    upstreamModel: ctx.model.upstreamModel,
+    maxOutputTokens: ctx.model.maxOutputTokens,
+  });
+  return {
+    nodes: [{ url: ctx.external.url, weight: 1 }],
+    path: '/v1/chat/completions',
+    headers: { Authorization: `Bearer ${ctx.external.apiKey}` },
+    body,
+    warnings,
+  };
+}
+
+function promptTokens(ctx: ExecutionContext): number {
+  if (ctx.job.promptTokens !== undefined) return ctx.job.promptTokens;
+  const messages = ctx.job.request.messages;
+  return Array.isArray(messages) ? countChatPromptTokens(messages as ChatMessageLike[]) : 0;
+}
+
+export async function executeChat(ctx: ExecutionContext): Promise<ExecutionResult> {
+  const target = ctx.model.provider === 'external' ? externalTarget(ctx) : nodeTarget(ctx);
+  const open = (url: string) =>
+    openUpstream({
+      url: url.replace(/\/+$/, '') + target.path,
+      headers: target.headers,
+      body: target.body,
+      signal: ctx.signal,
+      firstByteTimeoutMs: ctx.timeouts.firstByteMs,
+    });
+  return withFailover({
+    registry: ctx.registry,
+    nodes: target.nodes,
+    maxAttempts: ctx.maxAttempts,
+    onAttemptFailed: (_node, error) => ctx.onAttemptFailed(error.failure),
+    relayed: () => ctx.progress.relayed,
+    attempt: async (node) => {
+      const upstream = await open(node.url);
+      return ctx.job.stream
+        ? relayStream(ctx, upstream, target.warnings)
+        : completeOnce(ctx, upstream, target.warnings);
+    },
+  });
+}
+
+async function completeOnce(
+  ctx: ExecutionContext,
+  upstream: UpstreamResponse,
+  warnings: string[],
+): Promise<ExecutionResult> {
+  const body = (await readJson(upstream, ctx.timeouts.requestMs)) as Record<string, unknown>;
+  if (!Array.isArray(body.choices)) {
+    throw new UpstreamError('bad_response', 'chat answer without choices');
+  }
+  const usage = usageFrom(body, () => ({
+    promptTokens: promptTokens(ctx),
+    completionTokens: countTextTokens(choiceTexts(body.choices as unknown[])),
+  }));
+  const data = {
+    ...body,
+    id: ctx.job.jobId,
+    object: 'chat.completion',
+    model: ctx.job.model,
+    usage: { ...(body.usage as object | undefined), ...openAiUsage(usage) },
+  };
+  return { usage, warnings, buildData: () => data };
+}
+
+function choiceTexts(choices: unknown[]): string {
+  return choices
+    .map((choice) => (choice as { message?: { content?: unknown } }).message?.content)
+    .filter((content): content is string => typeof content === 'string')
+    .join('');
+}
+
+function deltaText(event: StreamEvent): string {
+  const choices = Array.isArray(event.choices) ? event.choices : [];
+  return choices
+    .map((choice) => (choice as { delta?: { content?: unknown } }).delta?.content)
+    .filter((content): content is string => typeof content === 'string')
+    .join('');
+}
+
+/** Relays chunks as they arrive; the usage chunk is held back for the final reply. */
+async function relayStream(
+  ctx: ExecutionContext,
+  upstream: UpstreamResponse,
+  warnings: string[],
+): Promise<ExecutionResult> {
+  let reported: TokenUsage | undefined;
+  let finished = false;
+  for await (const event of readSseEvents(upstream, ctx.timeouts.idleMs)) {
+    if (event.error !== undefined)
+      throw new UpstreamError('server_error', 'model node streamed an error');
+    if (event.usage) reported = usageFrom(event, () => ({ promptTokens: 0, completionTokens: 0 }));
+    const choices = Array.isArray(event.choices) ? event.choices : [];
+    if (choices.length === 0) continue;
+    if (choices.some((choice) => (choice as { finish_reason?: unknown }).finish_reason))
+      finished = true;
+    const chunk: Record<string, unknown> = { ...event, id: ctx.job.jobId, model: ctx.job.model };
+    delete chunk.usage;
+    ctx.progress.relayed = true;
+    ctx.progress.relayedText += deltaText(event);
+    await ctx.emitChunk(chunk);
+  }
+  if (!finished) throw new UpstreamError('connect', 'model node ended the stream early');
+  const usage = reported ?? {
+    promptTokens: promptTokens(ctx),
+    completionTokens: countTextTokens(ctx.progress.relayedText),
+  };
+  const data = {
+    id: ctx.job.jobId,
+    object: 'chat.completion.chunk',
+    created: nowS(),
+    model: ctx.job.model,
+    choices: [],
+    usage: openAiUsage(usage),
+  };
+  return { usage, warnings, buildData: () => data };
+}
+
+/** Usage of a stream cancelled midway: the prompt and the tokens relayed so far. */
+export function partialChatUsage(ctx: ExecutionContext): TokenUsage {
+  return {
+    promptTokens: promptTokens(ctx),
+    completionTokens: countTextTokens(ctx.progress.relayedText),
+  };
+}

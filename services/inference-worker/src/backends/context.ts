@@ -1,0 +1,57 @@
+import type { InferenceJobPayload } from '@gateway/contracts';
+import type { CatalogEntry } from '../billing/types.js';
+import type { NodeRegistry } from '../upstream/node-pool.js';
+
+export interface UpstreamTimeouts {
+  firstByteMs: number;
+  idleMs: number;
+  requestMs: number;
+}
+
+export interface ExternalProvider {
+  url: string;
+  apiKey: string;
+}
+
+/** Everything one job execution needs; built per job by the job runner. */
+export interface ExecutionContext {
+  job: InferenceJobPayload;
+  model: CatalogEntry;
+  /** Aborted on cancellation or at the job's deadline (the reason says which). */
+  signal: AbortSignal;
+  timeouts: UpstreamTimeouts;
+  registry: NodeRegistry;
+  maxAttempts: number;
+  external: ExternalProvider | undefined;
+  /** Relays one streamed chunk to edge (chat streams only). */
+  emitChunk(chunk: Record<string, unknown>): Promise<void>;
+  /** Counts a failed attempt on a node (for metrics); failover decides what happens next. */
+  onAttemptFailed(failure: string): void;
+  /** What was already produced: read by the runner when the job is cancelled midway. */
+  progress: Progress;
+}
+
+export interface Progress {
+  /** True once anything left the worker: no failover to another node after that. */
+  relayed: boolean;
+  /** Text relayed so far (all choices), to count the tokens of a cancelled stream. */
+  relayedText: string;
+}
+
+export interface TokenUsage {
+  promptTokens: number;
+  /** Reasoning tokens included: they are billed as output. */
+  completionTokens: number;
+}
+
+export interface ExecutionResult {
+  usage: TokenUsage;
+  /** The final reply's `data`, once the settled cost is known (native needs it). */
+  buildData(costDzd: number): Record<string, unknown>;
+  warnings: string[];
+  /** For the webhook: texts generated (native) or embeddings. */
+  results?: { generated_text: string }[];
+  embeddings?: number[][];
+}
+
+export const nowS = (): number => Math.floor(Date.now() / 1000);

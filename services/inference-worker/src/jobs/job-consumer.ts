@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import type { EnvelopeError } from '@gateway/contracts';
+import { parseEnvelope, type InferenceJobPayload } from '@gateway/contracts';
+import {
+  gatewayTopology,
+  type Consumer,
+  type Delivery,
+  type GatewayNames,
+  type MessageBus,
+  type Outcome,
+} from '@gateway/messaging';
+import type { Logger } from '@gateway/observability';
+import type { WorkerMetrics } from './metrics.js';
+import { JobOutbox } from './outbox.js';
+import { runJob, type JobRunnerDeps } from './run-job.js';
+
+export interface JobConsumerOptions {
+  bus: MessageBus;
+  names: GatewayNames;
+  prefix: string;
+  prefetch: { default: number; priority: number };
+  deps: JobRunnerDeps;
+  logger: Logger;
+  metrics: WorkerMetrics;
+}
+
+/**
+ * Consumes both job queues (priority jobs have their own consumer and slots, so a backlog of
+ * default jobs never delays them) and the cancellation broadcast. Returns the consumers to stop.
+ */
+export async function startJobConsumers(options: JobConsumerOptions): Promise<Consumer[]> {
+  const { bus, names } = options;
+  options.deps.onAttemptFailed ??= (failure) => options.metrics.upstreamFailures.inc({ failure });
+  const cancelQueue = `${names.queues.inferenceJobs}.cancel.${randomUUID()}`;
+  await bus.declareQueue({
+    name: cancelQueue,
+    kind: 'transient',
+    maxLength: 10_000,
+    bindings: [{ exchange: names.exchanges.control, routingKey: names.routingKeys.cancelJob }],
+  });
+  const cancels = await bus.consume(
+    cancelQueue,
+    async (delivery) => {
+      try {
+        options.deps.cancellations.cancel(
+          parseEnvelope('inference.cancel', delivery.body).payload.jobId,
+        );
+      } catch (error) {
+        options.logger.warn({ err: error }, 'unreadable cancellation dropped');
+      }
+      return 'ack';
+    },
+    { prefetch: 64 },
+  );
+  const handler = jobHandler(options);
+  const priority = await bus.consume(names.queues.inferenceJobsPriority, handler, {
+    prefetch: options.prefetch.priority,
+  });
+  const standard = await bus.consume(names.queues.inferenceJobs, handler, {
+    prefetch: options.prefetch.default,
+  });
+  return [priority, standard, cancels];
+}
+
+function maxDeliveriesOf(prefix: string, queue: string): number {
+  return gatewayTopology(prefix).queues.find((spec) => spec.name === queue)?.maxDeliveries ?? 1;
+}
+
+function jobHandler(options: JobConsumerOptions) {
+  const { bus, names, deps, logger, metrics } = options;
+  return async (delivery: Delivery): Promise<Outcome> => {
+    let job: InferenceJobPayload;
+    try {
+      job = parseEnvelope('inference.job', delivery.body).payload;
+    } catch (error) {
+      // Unreadable: no retry can help. Its hold (if any) expires through billing's sweeper.
+      logger.error(
+        { reason: (error as EnvelopeError).message, queue: delivery.queue },
+        'unreadable job dead-lettered',
+      );
+      return 'dead-letter';
+    }
+    const labels = { endpoint: job.endpoint, tier: job.serviceTier };
+    const stopTimer = metrics.jobDurationSeconds.startTimer(labels);
+    const outbox = new JobOutbox(bus, names, job);
+    try {
+      const result = await runJob(job, outbox, deps);
+      metrics.jobs.inc({ ...labels, result });
+      logger.info(
+        { jobId: job.jobId, ...labels, result, deliveryCount: delivery.deliveryCount },
+        'job done',
+      );
+      return 'ack';
+    } catch (error) {
+      const last = delivery.deliveryCount >= maxDeliveriesOf(options.prefix, delivery.queue);
+      logger.error(
+        { err: error, jobId: job.jobId, deliveryCount: delivery.deliveryCount, last },
+        'job outcome not durable',
+      );
+      if (!last) return 'requeue';
+      await releaseHold(job, outbox, deps, logger);
+      metrics.jobs.inc({ ...labels, result: 'dead_lettered' });
+      return 'dead-letter';
+    } finally {
+      stopTimer();
+    }
+  };
+}
+
+/** Last delivery of a job that keeps failing: free the customer's money before parking it. */
+async function releaseHold(
+  job: InferenceJobPayload,
+  outbox: JobOutbox,
+  deps: JobRunnerDeps,
+  logger: Logger,
+) {
+  try {
+    await deps.billing.void(job.holdId);
+    await outbox.error('GATEWAY_TIMEOUT', 'The request could not be completed.');
+    await outbox.completed({ status: 'failed' }, 0);
+  } catch (error) {
+    logger.error(
+      { err: error, jobId: job.jobId },
+      'could not release the hold of a dead-lettered job; the sweeper will',
+    );
+  }
+}

@@ -1,0 +1,199 @@
+import { GatewayError, microDzdToDzd, type InferenceJobPayload } from '@gateway/contracts';
+import {
+  execute,
+  partialChatUsage,
+  type ExecutionContext,
+  type ExecutionResult,
+  type TokenUsage,
+  type UpstreamTimeouts,
+} from '../backends/index.js';
+import type { BillingClient } from '../billing/billing-client.js';
+import type { ExternalProvider } from '../backends/context.js';
+import { UpstreamError } from '../upstream/errors.js';
+import type { NodeRegistry } from '../upstream/node-pool.js';
+import type { Cancellations } from './cancellations.js';
+import { JobAborted } from './cancellations.js';
+import type { JobOutbox } from './outbox.js';
+
+export interface JobRunnerDeps {
+  billing: BillingClient;
+  registry: NodeRegistry;
+  cancellations: Cancellations;
+  timeouts: UpstreamTimeouts;
+  maxAttempts: number;
+  external: ExternalProvider | undefined;
+  onAttemptFailed?(failure: string): void;
+}
+
+/** How a job ended, for logs and metrics. Every path has finalised the hold. */
+export type JobResult = 'succeeded' | 'failed' | 'cancelled' | 'expired';
+
+/**
+ * Runs one job to a durable outcome: the model call, then the hold settled (success, or a
+ * cancellation with output) or voided (failure), then the reply/completion published. Throws
+ * only when the outcome could not be made durable (billing or broker unreachable): the caller
+ * then leaves the message to be redelivered.
+ */
+export async function runJob(
+  job: InferenceJobPayload,
+  outbox: JobOutbox,
+  deps: JobRunnerDeps,
+): Promise<JobResult> {
+  const startedMs = Date.now();
+  if (deps.cancellations.wasCancelled(job.jobId)) {
+    await fail(
+      job,
+      outbox,
+      deps,
+      new GatewayError('GATEWAY_TIMEOUT', 'The request was cancelled.'),
+      startedMs,
+    );
+    return 'cancelled';
+  }
+  if (Date.now() >= job.deadlineAtMs) {
+    await fail(
+      job,
+      outbox,
+      deps,
+      new GatewayError('GATEWAY_TIMEOUT', 'The request waited too long in the queue.'),
+      startedMs,
+    );
+    return 'expired';
+  }
+  const controller = deps.cancellations.register(job.jobId);
+  const deadline = setTimeout(
+    () => controller.abort(new JobAborted('deadline')),
+    Math.max(0, job.deadlineAtMs - Date.now()),
+  );
+  let ctx: ExecutionContext | undefined;
+  let result: ExecutionResult;
+  try {
+    const model = await deps.billing.getModel(job.model);
+    ctx = {
+      job,
+      model,
+      signal: controller.signal,
+      timeouts: deps.timeouts,
+      registry: deps.registry,
+      maxAttempts: deps.maxAttempts,
+      external: deps.external,
+      progress: { relayed: false, relayedText: '' },
+      onAttemptFailed: (failure) => deps.onAttemptFailed?.(failure),
+      emitChunk: async (chunk) => {
+        // Edge's reply queue is gone (edge restarted): nobody will read the rest.
+        if (!(await outbox.chunk(chunk))) controller.abort(new JobAborted('cancelled'));
+      },
+    };
+    result = await execute(ctx);
+  } catch (error) {
+    const reason: unknown = controller.signal.reason;
+    const cause = reason instanceof JobAborted ? reason.abortCause : undefined;
+    if (cause === 'cancelled' && ctx) return cancel(ctx, outbox, deps, startedMs);
+    if (!isJobFailure(error) && cause === undefined) throw error;
+    await fail(job, outbox, deps, toGatewayError(error, cause), startedMs);
+    return 'failed';
+  } finally {
+    clearTimeout(deadline);
+    deps.cancellations.unregister(job.jobId);
+  }
+  return succeed(outbox, deps, result, startedMs);
+}
+
+/** Failures of the model or the request: they end the job. Anything else is infrastructure. */
+function isJobFailure(error: unknown): boolean {
+  return error instanceof UpstreamError || error instanceof GatewayError;
+}
+
+function toGatewayError(error: unknown, cause: string | undefined): GatewayError {
+  if (cause === 'deadline')
+    return new GatewayError('GATEWAY_TIMEOUT', 'The model did not finish in time.');
+  if (error instanceof GatewayError) return error;
+  if (error instanceof UpstreamError && error.failure === 'rejected') {
+    const param = error.detail.param;
+    return new GatewayError(
+      'invalid_request_body',
+      param
+        ? `The model does not accept the value of '${param}'.`
+        : 'The model refused the request.',
+      param ? { param } : {},
+    );
+  }
+  return new GatewayError('GATEWAY_TIMEOUT', 'The model failed to answer; retry shortly.');
+}
+
+async function succeed(
+  outbox: JobOutbox,
+  deps: JobRunnerDeps,
+  result: ExecutionResult,
+  startedMs: number,
+): Promise<JobResult> {
+  const { job } = outbox;
+  const settled = await deps.billing.settle(job.holdId, billed(result.usage));
+  if (settled.kind === 'already_final') {
+    // Edge gave up (voided) or the hold expired: the work cannot be charged, nor delivered.
+    await outbox.error('GATEWAY_TIMEOUT', 'The request timed out before the model finished.');
+    await outbox.completed({ status: 'failed' }, Date.now() - startedMs);
+    return 'expired';
+  }
+  const costDzd = microDzdToDzd(settled.costMicroDzd);
+  await outbox.final({
+    usage: result.usage,
+    costMicroDzd: settled.costMicroDzd,
+    balanceMicroDzd: settled.balanceMicroDzd,
+    warnings: result.warnings,
+    data: result.buildData(costDzd),
+  });
+  await outbox.completed(
+    {
+      status: 'succeeded',
+      usage: result.usage,
+      costMicroDzd: settled.costMicroDzd,
+      ...(result.embeddings ? { embeddings: result.embeddings } : { results: result.results }),
+    },
+    Date.now() - startedMs,
+  );
+  return 'succeeded';
+}
+
+/** The client went away: charge what was generated (nothing generated → nothing charged). */
+async function cancel(
+  ctx: ExecutionContext,
+  outbox: JobOutbox,
+  deps: JobRunnerDeps,
+  startedMs: number,
+): Promise<JobResult> {
+  const usage = partialChatUsage(ctx);
+  if (usage.completionTokens === 0) {
+    await fail(
+      ctx.job,
+      outbox,
+      deps,
+      new GatewayError('GATEWAY_TIMEOUT', 'The request was cancelled.'),
+      startedMs,
+    );
+    return 'cancelled';
+  }
+  const settled = await deps.billing.settle(ctx.job.holdId, billed(usage));
+  await outbox.error('GATEWAY_TIMEOUT', 'The request was cancelled.');
+  if (settled.kind === 'settled') {
+    await outbox.completed({ status: 'failed' }, Date.now() - startedMs);
+  }
+  return 'cancelled';
+}
+
+async function fail(
+  job: InferenceJobPayload,
+  outbox: JobOutbox,
+  deps: JobRunnerDeps,
+  error: GatewayError,
+  startedMs: number,
+): Promise<void> {
+  await deps.billing.void(job.holdId);
+  await outbox.error(error.code, error.message);
+  await outbox.completed({ status: 'failed' }, Date.now() - startedMs);
+}
+
+const billed = (usage: TokenUsage) => ({
+  inputTokens: usage.promptTokens,
+  outputTokens: usage.completionTokens,
+});

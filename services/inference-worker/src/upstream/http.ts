@@ -1,0 +1,153 @@
+import { UpstreamError } from './errors.js';
+
+export interface UpstreamRequest {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  /** JSON-serialised unless it is FormData. */
+  body?: unknown;
+  /** The job's signal: cancellation or deadline. */
+  signal: AbortSignal;
+  /** Until the response headers arrive. */
+  firstByteTimeoutMs: number;
+}
+
+/** An open upstream response whose body is still to be read under the attempt's timers. */
+export interface UpstreamResponse {
+  response: Response;
+  /** Restarts the inactivity timer (each streamed chunk). */
+  touch(timeoutMs: number): void;
+  /** Stops the timers and aborts the request if its body is still open. */
+  close(): void;
+  /** The reason the attempt was aborted, as an UpstreamError, once it was. */
+  abortError(): UpstreamError | undefined;
+}
+
+const TIMEOUT = Symbol('timeout');
+
+function classifyFetchError(error: unknown, controller: AbortController): UpstreamError {
+  if (controller.signal.aborted) {
+    return controller.signal.reason === TIMEOUT
+      ? new UpstreamError('timeout', 'model node did not answer in time')
+      : new UpstreamError('aborted', 'request aborted');
+  }
+  const code = (error as { cause?: { code?: string } })?.cause?.code ?? '';
+  return new UpstreamError('connect', `cannot reach model node${code ? ` (${code})` : ''}`);
+}
+
+async function failureFromStatus(response: Response): Promise<UpstreamError> {
+  const text = await response.text().catch(() => '');
+  let param: string | undefined;
+  try {
+    const body = JSON.parse(text) as { error?: { param?: unknown } };
+    if (typeof body.error?.param === 'string') param = body.error.param;
+  } catch {
+    // not JSON: the status alone decides
+  }
+  const status = response.status;
+  if (status === 429) {
+    const retryAfterS = Number(response.headers.get('retry-after')) || undefined;
+    return new UpstreamError('rate_limited', 'model node at capacity', { status, retryAfterS });
+  }
+  if (status >= 500)
+    return new UpstreamError('server_error', `model node answered ${status}`, { status });
+  if (status === 408) return new UpstreamError('timeout', 'model node timed out', { status });
+  return new UpstreamError('rejected', `model node refused the request (${status})`, {
+    status,
+    param,
+  });
+}
+
+/**
+ * Opens one upstream request. Failures come back as UpstreamError; a non-2xx answer's body is
+ * read (bounded by the node) only to learn the offending parameter, never logged.
+ */
+export async function openUpstream(request: UpstreamRequest): Promise<UpstreamResponse> {
+  const controller = new AbortController();
+  const onJobAbort = () => controller.abort(request.signal.reason);
+  if (request.signal.aborted) throw new UpstreamError('aborted', 'request aborted');
+  request.signal.addEventListener('abort', onJobAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  const touch = (timeoutMs: number) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => controller.abort(TIMEOUT), timeoutMs);
+  };
+  const close = () => {
+    clearTimeout(timer);
+    request.signal.removeEventListener('abort', onJobAbort);
+    if (!controller.signal.aborted) controller.abort();
+  };
+  touch(request.firstByteTimeoutMs);
+  const isForm = request.body instanceof FormData;
+  let response: Response;
+  try {
+    response = await fetch(request.url, {
+      method: request.method ?? 'POST',
+      headers: {
+        ...(request.body === undefined || isForm ? {} : { 'Content-Type': 'application/json' }),
+        ...request.headers,
+      },
+      body:
+        request.body === undefined
+          ? undefined
+          : isForm
+            ? (request.body as FormData)
+            : JSON.stringify(request.body),
+      signal: controller.signal,
+      redirect: 'error',
+    });
+  } catch (error) {
+    const failure = classifyFetchError(error, controller);
+    close();
+    throw failure;
+  }
+  if (!response.ok) {
+    const failure = await failureFromStatus(response);
+    close();
+    throw failure;
+  }
+  return {
+    response,
+    touch,
+    close,
+    abortError: () =>
+      controller.signal.aborted ? classifyFetchError(undefined, controller) : undefined,
+  };
+}
+
+/** Reads a whole JSON answer within `timeoutMs`; garbage is a `bad_response`. */
+export async function readJson(upstream: UpstreamResponse, timeoutMs: number): Promise<unknown> {
+  upstream.touch(timeoutMs);
+  try {
+    const text = await upstream.response.text();
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new UpstreamError('bad_response', 'model node answered something that is not JSON');
+    }
+  } catch (error) {
+    throw upstream.abortError() ?? error;
+  } finally {
+    upstream.close();
+  }
+}
+
+/** Reads a whole binary answer (speech) within `timeoutMs`, at most `maxBytes`. */
+export async function readBytes(
+  upstream: UpstreamResponse,
+  timeoutMs: number,
+  maxBytes: number,
+): Promise<Buffer> {
+  upstream.touch(timeoutMs);
+  try {
+    const length = Number(upstream.response.headers.get('content-length') ?? 0);
+    if (length > maxBytes) throw new UpstreamError('bad_response', 'model answer too large');
+    const bytes = Buffer.from(await upstream.response.arrayBuffer());
+    if (bytes.length > maxBytes) throw new UpstreamError('bad_response', 'model answer too large');
+    return bytes;
+  } catch (error) {
+    throw upstream.abortError() ?? error;
+  } finally {
+    upstream.close();
+  }
+}

@@ -1,0 +1,138 @@
+import { GatewayError } from '@gateway/contracts';
+import { UpstreamError } from './errors.js';
+
+/** What the worker knows of one model node (shared by every model it serves). */
+export interface NodeState {
+  url: string;
+  /** From the last health check or request outcome; unhealthy nodes are tried last. */
+  healthy: boolean;
+  /** Requests in flight from this worker. */
+  outstanding: number;
+}
+
+export interface NodeRef {
+  url: string;
+  weight: number;
+}
+
+export interface NodeRegistry {
+  state(url: string): NodeState;
+  /** Picks the healthy node with the fewest outstanding requests per unit of weight. */
+  pick(nodes: readonly NodeRef[], excluded: ReadonlySet<string>): NodeState | undefined;
+  startHealthChecks(intervalMs: number): void;
+  stop(): void;
+}
+
+const HEALTH_TIMEOUT_MS = 2_000;
+/** Nodes not used for this long are forgotten (and no longer probed). */
+const FORGET_AFTER_MS = 10 * 60_000;
+
+export function createNodeRegistry(probePath = '/health'): NodeRegistry {
+  const nodes = new Map<string, NodeState & { lastUsedMs: number }>();
+  let timer: NodeJS.Timeout | undefined;
+
+  const state = (url: string) => {
+    let node = nodes.get(url);
+    if (!node) {
+      node = { url, healthy: true, outstanding: 0, lastUsedMs: Date.now() };
+      nodes.set(url, node);
+    }
+    node.lastUsedMs = Date.now();
+    return node;
+  };
+
+  async function probe(node: NodeState) {
+    try {
+      const response = await fetch(node.url.replace(/\/+$/, '') + probePath, {
+        signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS),
+      });
+      await response.body?.cancel();
+      node.healthy = response.ok;
+    } catch {
+      node.healthy = false;
+    }
+  }
+
+  return {
+    state,
+    pick(refs, excluded) {
+      let best: { node: NodeState; score: number } | undefined;
+      for (const ref of refs) {
+        if (excluded.has(ref.url)) continue;
+        const node = state(ref.url);
+        // Unhealthy nodes rank after every healthy one, but stay eligible: health is a hint.
+        const score = (node.healthy ? 0 : 1e9) + (node.outstanding + 1) / ref.weight;
+        if (!best || score < best.score) best = { node, score };
+      }
+      return best?.node;
+    },
+    startHealthChecks(intervalMs) {
+      if (timer || intervalMs <= 0) return;
+      timer = setInterval(() => {
+        const now = Date.now();
+        for (const [url, node] of nodes) {
+          if (now - node.lastUsedMs > FORGET_AFTER_MS && node.outstanding === 0) nodes.delete(url);
+          else void probe(node);
+        }
+      }, intervalMs);
+      timer.unref();
+    },
+    stop() {
+      clearInterval(timer);
+      timer = undefined;
+    },
+  };
+}
+
+export interface FailoverOptions<T> {
+  registry: NodeRegistry;
+  nodes: readonly NodeRef[];
+  maxAttempts: number;
+  /** One attempt on one node. `relayed()` tells whether output already left the worker. */
+  attempt(node: NodeState): Promise<T>;
+  relayed(): boolean;
+  onAttemptFailed?(node: NodeState, error: UpstreamError): void;
+}
+
+/**
+ * Runs `attempt` on the best node, moving on to another node after a connect error, timeout,
+ * 5xx, 429 or garbage — but only while nothing was relayed to the client: a half-sent answer
+ * cannot be restarted elsewhere. When every attempt failed: all 429 → `rate_limit_exceeded`
+ * ("model at capacity"), otherwise `GATEWAY_TIMEOUT`.
+ */
+export async function withFailover<T>(options: FailoverOptions<T>): Promise<T> {
+  if (options.nodes.length === 0) {
+    throw new GatewayError('GATEWAY_TIMEOUT', 'The model has no node configured.');
+  }
+  const tried = new Set<string>();
+  const failures: UpstreamError[] = [];
+  while (failures.length < options.maxAttempts) {
+    const node = options.registry.pick(options.nodes, tried);
+    if (!node) break;
+    tried.add(node.url);
+    node.outstanding += 1;
+    try {
+      const result = await options.attempt(node);
+      node.healthy = true;
+      return result;
+    } catch (error) {
+      if (!(error instanceof UpstreamError) || !error.retryable || options.relayed()) throw error;
+      if (error.failure !== 'rate_limited') node.healthy = false;
+      options.onAttemptFailed?.(node, error);
+      failures.push(error);
+    } finally {
+      node.outstanding -= 1;
+    }
+  }
+  throw exhausted(failures);
+}
+
+function exhausted(failures: UpstreamError[]): GatewayError {
+  if (failures.length > 0 && failures.every((f) => f.failure === 'rate_limited')) {
+    const retryAfterS = Math.max(1, ...failures.map((f) => f.detail.retryAfterS ?? 1));
+    return new GatewayError('rate_limit_exceeded', 'The model is at capacity; retry shortly.', {
+      details: { retryAfterS },
+    });
+  }
+  return new GatewayError('GATEWAY_TIMEOUT', 'No model node answered in time; retry shortly.');
+}

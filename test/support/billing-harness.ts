@@ -1,0 +1,182 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { RequestHandler } from 'express';
+import pg from 'pg';
+import { createLogger, createServiceMetrics } from '@gateway/observability';
+import { createServiceApp, finishApp, listen } from '@gateway/runtime';
+import { createTestDatabase } from '@gateway/testing';
+import {
+  billingDatabaseTemplate,
+  createPrismaClient,
+} from '../../services/billing/src/db/client.js';
+import { mountBillingApi } from '../../services/billing/src/http/billing-app.js';
+import { createIdentity } from '../../services/billing/src/identity/index.js';
+import { createLedgerService } from '../../services/billing/src/ledger/index.js';
+
+/*
+ * The real billing service, in process, over its own throwaway database: what edge and the
+ * worker call in integration tests. `fault` lets a test make billing fail on purpose (a chaos
+ * hook in front of the real routes; the routes themselves are untouched).
+ */
+
+const silent = new Writable({ write: (_c, _e, cb) => cb() });
+
+export interface BillingHarness {
+  url: string;
+  internalToken: string;
+  databaseUrl: string;
+  /** Calls billing's internal API; throws on a non-2xx answer. */
+  call<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T>;
+  /** Requests whose handler returns true get a 503 instead of reaching billing. */
+  fault: { fails?: (method: string, path: string) => boolean };
+  hold(holdId: string): Promise<{ status: string; amount: bigint; settled: bigint | null }>;
+  close(): Promise<void>;
+}
+
+export async function startBilling(): Promise<BillingHarness> {
+  const db = await createTestDatabase(billingDatabaseTemplate);
+  const prisma = createPrismaClient(db.url, { maxConnections: 8 });
+  const clock = () => new Date();
+  const identity = createIdentity({
+    prisma,
+    masterKeyBase64: randomBytes(32).toString('base64'),
+    clock,
+  });
+  const ledger = createLedgerService({ prisma, clock, holdTtlMs: 15 * 60_000 });
+  const internalToken = randomBytes(32).toString('hex');
+  const logger = createLogger({ service: 'billing', destination: silent });
+  const app = createServiceApp({
+    logger,
+    metrics: createServiceMetrics('billing', { defaultMetrics: false }),
+    readiness: [],
+    isShuttingDown: () => false,
+  });
+  const fault: BillingHarness['fault'] = {};
+  const chaos: RequestHandler = (req, res, next) => {
+    if (fault.fails?.(req.method, req.path)) {
+      res.status(503).json({
+        error: { message: 'injected fault', type: 'service_error', code: 'service_unavailable' },
+      });
+      return;
+    }
+    next();
+  };
+  app.use(chaos);
+  mountBillingApi(app, { identity, ledger }, internalToken);
+  finishApp(app, logger);
+  const server = await listen(app, '127.0.0.1', 0);
+  const url = `http://127.0.0.1:${server.port}`;
+  const sql = new pg.Client({ connectionString: db.url });
+  await sql.connect();
+
+  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const response = await fetch(`${url}/internal/v1${path}`, {
+      method,
+      headers: {
+        'X-Internal-Token': internalToken,
+        'Content-Type': 'application/json',
+        'Idempotency-Key': randomUUID(),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = (await response.json()) as T;
+    if (!response.ok)
+      throw new Error(`billing ${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+
+  return {
+    url,
+    internalToken,
+    databaseUrl: db.url,
+    call,
+    fault,
+    async hold(holdId) {
+      const { rows } = await sql.query(
+        'SELECT status, amount_micro_dzd, settled_amount_micro_dzd FROM holds WHERE id = $1',
+        [holdId],
+      );
+      const row = rows[0] as {
+        status: string;
+        amount_micro_dzd: string;
+        settled_amount_micro_dzd: string | null;
+      };
+      return {
+        status: row.status,
+        amount: BigInt(row.amount_micro_dzd),
+        settled:
+          row.settled_amount_micro_dzd === null ? null : BigInt(row.settled_amount_micro_dzd),
+      };
+    },
+    async close() {
+      const report = await ledger.checkInvariants();
+      await sql.end();
+      await server.close(1_000);
+      await prisma.$disconnect();
+      await db.drop();
+      if (!report.ok)
+        throw new Error(`ledger invariants violated: ${JSON.stringify(report.violations)}`);
+    },
+  };
+}
+
+export interface FundedAccount {
+  accountId: string;
+  apiKey: string;
+  principal: Record<string, unknown>;
+}
+
+/** An account with an API key and `creditDzd` of prepaid credit, authenticated. */
+export async function fundedAccount(
+  billing: BillingHarness,
+  creditDzd: number,
+): Promise<FundedAccount> {
+  const account = await billing.call<{ id: string }>('POST', '/admin/accounts', {
+    name: `acct-${randomUUID()}`,
+  });
+  const key = await billing.call<{ key: string }>(
+    'POST',
+    `/admin/accounts/${account.id}/api-keys`,
+    { name: 'auto' },
+  );
+  await billing.call('POST', `/admin/accounts/${account.id}/credits`, {
+    amount_dzd: creditDzd,
+    reference: 'test',
+  });
+  const { principal } = await billing.call<{ principal: Record<string, unknown> }>(
+    'POST',
+    '/authenticate',
+    {
+      authorization: `Bearer ${key.key}`,
+    },
+  );
+  return { accountId: account.id, apiKey: key.key, principal };
+}
+
+export async function admitHold(
+  billing: BillingHarness,
+  account: FundedAccount,
+  model: string,
+  estimate: { inputTokens: number; maxOutputTokens?: number | null; choices?: number },
+  priority = false,
+): Promise<{ holdId: string; amountMicroDzd: bigint }> {
+  const admission = await billing.call<{ hold: { id: string; amountMicroDzd: string } }>(
+    'POST',
+    '/admit',
+    {
+      principal: account.principal,
+      model,
+      estimate,
+      priority,
+    },
+  );
+  return { holdId: admission.hold.id, amountMicroDzd: BigInt(admission.hold.amountMicroDzd) };
+}
+
+export async function balanceMicroDzd(billing: BillingHarness, accountId: string): Promise<bigint> {
+  const balance = await billing.call<{ balance_dzd: number }>(
+    'GET',
+    `/accounts/${accountId}/balance`,
+  );
+  return BigInt(Math.round(balance.balance_dzd * 1_000_000));
+}

@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import {
+  makeEnvelope,
+  parseEnvelope,
+  type InferenceCompletedPayload,
+  type InferenceJobPayload,
+  type InferenceReplyPayload,
+} from '@gateway/contracts';
+import {
+  createRabbitMqBus,
+  gatewayNames,
+  gatewayTopology,
+  silentLogger,
+  type MessageBus,
+} from '@gateway/messaging';
+import { createLogger, createServiceMetrics } from '@gateway/observability';
+import { testAmqpUrl } from '@gateway/testing';
+import { createBillingClient } from '../../services/inference-worker/src/billing/billing-client.js';
+import { Cancellations } from '../../services/inference-worker/src/jobs/cancellations.js';
+import { startJobConsumers } from '../../services/inference-worker/src/jobs/job-consumer.js';
+import { createWorkerMetrics } from '../../services/inference-worker/src/jobs/metrics.js';
+import { createNodeRegistry } from '../../services/inference-worker/src/upstream/node-pool.js';
+import type { BillingHarness } from './billing-harness.js';
+
+const silent = new Writable({ write: (_c, _e, cb) => cb() });
+
+export interface WorkerOptions {
+  external?: { url: string; apiKey: string };
+  prefetch?: { default: number; priority: number };
+  timeouts?: { firstByteMs?: number; idleMs?: number; requestMs?: number };
+  maxAttempts?: number;
+  billingAttempts?: number;
+  healthIntervalMs?: number;
+}
+
+/** The worker's real job consumers, in process (the kill -9 test runs it as a real process). */
+export async function startWorker(
+  billing: BillingHarness,
+  prefix: string,
+  options: WorkerOptions = {},
+): Promise<{ bus: MessageBus; stop(): Promise<void> }> {
+  const bus = createRabbitMqBus({
+    url: testAmqpUrl(),
+    topology: gatewayTopology(prefix),
+    logger: silentLogger,
+  });
+  await bus.start();
+  const registry = createNodeRegistry();
+  registry.startHealthChecks(options.healthIntervalMs ?? 100);
+  await startJobConsumers({
+    bus,
+    names: gatewayNames(prefix),
+    prefix,
+    prefetch: options.prefetch ?? { default: 8, priority: 4 },
+    deps: {
+      billing: createBillingClient({
+        baseUrl: billing.url,
+        internalToken: billing.internalToken,
+        timeoutMs: 5_000,
+        catalogCacheTtlMs: 0,
+        attempts: options.billingAttempts ?? 2,
+        minRetryDelayMs: 20,
+      }),
+      registry,
+      cancellations: new Cancellations(60_000),
+      timeouts: { firstByteMs: 5_000, idleMs: 5_000, requestMs: 20_000, ...options.timeouts },
+      maxAttempts: options.maxAttempts ?? 3,
+      external: options.external,
+    },
+    logger: createLogger({
+      service: 'inference-worker',
+      ...(process.env.DEBUG_WORKER ? {} : { destination: silent }),
+    }),
+    metrics: createWorkerMetrics(
+      createServiceMetrics('inference-worker', { defaultMetrics: false }).registry,
+    ),
+  });
+  return {
+    bus,
+    async stop() {
+      registry.stop();
+      await bus.close();
+    },
+  };
+}
+
+export interface JobEnd {
+  chunks: InferenceReplyPayload[];
+  end: InferenceReplyPayload;
+}
+
+/**
+ * Plays edge's part of the job protocol (docs/job-protocol.md) at the message level: publishes
+ * jobs, listens on its own reply queue, sends cancellations, and reads completion events.
+ */
+export class JobClient {
+  private readonly replies = new Map<string, InferenceReplyPayload[]>();
+  readonly completions: InferenceCompletedPayload[] = [];
+  readonly replyQueue: string;
+  private readonly names;
+
+  private constructor(
+    readonly bus: MessageBus,
+    readonly prefix: string,
+  ) {
+    this.names = gatewayNames(prefix);
+    this.replyQueue = `${prefix}edge.replies.${randomUUID()}`;
+  }
+
+  static async start(prefix: string): Promise<JobClient> {
+    const bus = createRabbitMqBus({
+      url: testAmqpUrl(),
+      topology: gatewayTopology(prefix),
+      logger: silentLogger,
+    });
+    await bus.start();
+    const client = new JobClient(bus, prefix);
+    await bus.declareQueue({ name: client.replyQueue, kind: 'transient' });
+    await bus.consume(
+      client.replyQueue,
+      async (delivery) => {
+        const reply = parseEnvelope('inference.reply', delivery.body).payload;
+        const list = client.replies.get(reply.jobId) ?? [];
+        list.push(reply);
+        client.replies.set(reply.jobId, list);
+        return 'ack';
+      },
+      { prefetch: 100 },
+    );
+    await bus.consume(
+      client.names.queues.webhookCompletions,
+      async (delivery) => {
+        client.completions.push(parseEnvelope('inference.completed', delivery.body).payload);
+        return 'ack';
+      },
+      { prefetch: 100 },
+    );
+    return client;
+  }
+
+  async publish(
+    job: Omit<
+      InferenceJobPayload,
+      'jobId' | 'deadlineAtMs' | 'serviceTier' | 'stream' | 'replyTo'
+    > &
+      Partial<InferenceJobPayload>,
+    options: { async?: boolean } = {},
+  ): Promise<string> {
+    const payload: InferenceJobPayload = {
+      jobId: `job-${randomUUID()}`,
+      serviceTier: 'default',
+      stream: false,
+      deadlineAtMs: Date.now() + 60_000,
+      ...(options.async ? {} : { replyTo: this.replyQueue }),
+      ...job,
+    };
+    const routingKey = payload.serviceTier === 'priority' ? 'priority' : 'default';
+    await this.bus.publish(
+      { exchange: this.names.exchanges.jobs, routingKey },
+      makeEnvelope('inference.job', payload),
+      { correlationId: payload.jobId },
+    );
+    return payload.jobId;
+  }
+
+  async cancel(jobId: string): Promise<void> {
+    await this.bus.publish(
+      { exchange: this.names.exchanges.control, routingKey: this.names.routingKeys.cancelJob },
+      makeEnvelope('inference.cancel', { jobId, reason: 'client_disconnected' }),
+    );
+  }
+
+  repliesOf(jobId: string): InferenceReplyPayload[] {
+    return this.replies.get(jobId) ?? [];
+  }
+
+  async waitForEnd(jobId: string, timeoutMs = 15_000): Promise<JobEnd> {
+    const end = await waitFor(
+      () => this.repliesOf(jobId).find((reply) => reply.type !== 'chunk'),
+      timeoutMs,
+      `end of ${jobId}`,
+    );
+    return { chunks: this.repliesOf(jobId).filter((reply) => reply.type === 'chunk'), end };
+  }
+
+  async waitForCompletion(jobId: string, timeoutMs = 15_000): Promise<InferenceCompletedPayload> {
+    return waitFor(
+      () => this.completions.find((c) => c.jobId === jobId),
+      timeoutMs,
+      `completion of ${jobId}`,
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.bus.close();
+  }
+}
+
+export async function waitFor<T>(
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

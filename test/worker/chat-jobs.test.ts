@@ -1,0 +1,156 @@
+import { describe, expect, it } from '@jest/globals';
+import { balanceMicroDzd } from '../support/billing-harness.js';
+import {
+  chatModel,
+  contentOf,
+  expectedCost,
+  finishOf,
+  streamedText,
+  useWorkerFixture,
+} from './worker-fixture.suite.js';
+
+const messages = [{ role: 'user', content: 'Tell me about the Sahara.' }];
+
+describe('worker: chat completion jobs on model nodes', () => {
+  const f = useWorkerFixture();
+
+  it('runs a JSON chat job, settles the real usage and replies with the completion', async () => {
+    await f.putModel('acme/chat', chatModel([f.node.url]));
+    const before = await balanceMicroDzd(f.billing, f.account.accountId);
+    const holdId = await f.hold('acme/chat');
+    const jobId = await f.client.publish({
+      accountId: f.account.accountId,
+      holdId,
+      model: 'acme/chat',
+      modelKind: 'chat',
+      endpoint: 'chat.completions',
+      request: { model: 'acme/chat', messages, service_tier: 'default' },
+    });
+    const { chunks, end } = await f.client.waitForEnd(jobId);
+    expect(chunks).toEqual([]);
+    expect(end.type).toBe('final');
+    const data = end.data as Record<string, unknown>;
+    expect(data).toMatchObject({ id: jobId, object: 'chat.completion', model: 'acme/chat' });
+    expect(contentOf(data).length).toBeGreaterThan(0);
+    expect(finishOf(data)).toBe('stop');
+    expect(data).not.toHaveProperty('_service');
+    const usage = end.usage!;
+    expect(data.usage).toMatchObject({
+      prompt_tokens: usage.promptTokens,
+      completion_tokens: usage.completionTokens,
+    });
+    expect(usage.promptTokens).toBeGreaterThan(5);
+    expect(end.warnings).toBeUndefined();
+    const cost = expectedCost(usage);
+    expect(BigInt(end.costMicroDzd!)).toBe(cost);
+    expect(await f.billing.hold(holdId)).toMatchObject({ status: 'settled', settled: cost });
+    expect(BigInt(end.balanceMicroDzd!)).toBe(before - cost);
+    expect(await balanceMicroDzd(f.billing, f.account.accountId)).toBe(before - cost);
+  });
+
+  it('relays a stream chunk by chunk, in order, ending with the usage chunk', async () => {
+    await f.putModel('acme/chat', chatModel([f.node.url]));
+    const base = {
+      accountId: f.account.accountId,
+      model: 'acme/chat',
+      modelKind: 'chat' as const,
+      endpoint: 'chat.completions' as const,
+    };
+    const request = { model: 'acme/chat', messages };
+    const json = await f.client.waitForEnd(
+      await f.client.publish({ ...base, holdId: await f.hold('acme/chat'), request }),
+    );
+    const holdId = await f.hold('acme/chat');
+    const jobId = await f.client.publish({
+      ...base,
+      holdId,
+      stream: true,
+      request: { ...request, stream: true },
+    });
+    const { chunks, end } = await f.client.waitForEnd(jobId);
+    expect(chunks.length).toBeGreaterThan(3);
+    expect(chunks.map((c) => c.seq)).toEqual(chunks.map((_c, i) => i));
+    expect(end.seq).toBe(chunks.length);
+    for (const chunk of chunks) {
+      expect(chunk.data).toMatchObject({
+        id: jobId,
+        object: 'chat.completion.chunk',
+        model: 'acme/chat',
+      });
+      expect(chunk.data).not.toHaveProperty('usage');
+    }
+    expect(streamedText(chunks)).toBe(contentOf(json.end.data));
+    expect(end.type).toBe('final');
+    expect(end.data).toMatchObject({
+      object: 'chat.completion.chunk',
+      choices: [],
+      usage: { completion_tokens: end.usage!.completionTokens },
+    });
+    expect(end.usage).toEqual(json.end.usage);
+    expect(await f.billing.hold(holdId)).toMatchObject({
+      status: 'settled',
+      settled: expectedCost(end.usage!),
+    });
+  });
+
+  it('caps output at the catalog max_output_tokens (finish_reason length), and the answer continues when the cut text is appended', async () => {
+    await f.putModel('acme/chat-uncapped', chatModel([f.node.url]));
+    await f.putModel('acme/chat-capped', chatModel([f.node.url], 8));
+    const run = async (model: string, msgs: unknown[]) => {
+      const jobId = await f.client.publish({
+        accountId: f.account.accountId,
+        holdId: await f.hold(model),
+        model,
+        modelKind: 'chat',
+        endpoint: 'chat.completions',
+        request: { model, messages: msgs, max_tokens: 5000 },
+      });
+      return (await f.client.waitForEnd(jobId)).end;
+    };
+    const full = await run('acme/chat-uncapped', messages);
+    const cut = await run('acme/chat-capped', messages);
+    expect(finishOf(cut.data)).toBe('length');
+    expect(cut.usage!.completionTokens).toBe(8);
+    const cutText = contentOf(cut.data);
+    const rest = await run('acme/chat-uncapped', [
+      ...messages,
+      { role: 'assistant', content: cutText },
+    ]);
+    expect(cutText + contentOf(rest.data)).toBe(contentOf(full.data));
+  });
+
+  it('fails a job whose deadline passed while queued: hold voided, no model call', async () => {
+    await f.putModel('acme/chat', chatModel([f.node.url]));
+    const holdId = await f.hold('acme/chat');
+    const callsBefore = f.node.stats().totalRequests;
+    const jobId = await f.client.publish({
+      accountId: f.account.accountId,
+      holdId,
+      model: 'acme/chat',
+      modelKind: 'chat',
+      endpoint: 'chat.completions',
+      request: { model: 'acme/chat', messages },
+      deadlineAtMs: Date.now() - 1,
+    });
+    const { end } = await f.client.waitForEnd(jobId);
+    expect(end).toMatchObject({ type: 'error', error: { code: 'GATEWAY_TIMEOUT' } });
+    expect((await f.billing.hold(holdId)).status).toBe('voided');
+    expect(f.node.stats().totalRequests).toBe(callsBefore);
+  });
+
+  it('answers model_not_found and voids the hold when the model left the catalog', async () => {
+    await f.putModel('acme/chat', chatModel([f.node.url]));
+    const holdId = await f.hold('acme/chat');
+    const jobId = await f.client.publish({
+      accountId: f.account.accountId,
+      holdId,
+      model: 'acme/gone',
+      modelKind: 'chat',
+      endpoint: 'chat.completions',
+      request: { model: 'acme/gone', messages },
+    });
+    const { end } = await f.client.waitForEnd(jobId);
+    expect(end).toMatchObject({ type: 'error', error: { code: 'model_not_found' } });
+    expect((await f.billing.hold(holdId)).status).toBe('voided');
+  });
+});
