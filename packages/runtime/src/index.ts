@@ -11,4 +11,10 @@ export {
 } from './ops-routes.js';
 export { REQUEST_ID_HEADER, httpMetrics, requestId, requestIdFor } from './request-context.js';
 export { createPostgresPool, postgresReadiness } from './postgres.js';
-export { createServiceShell, serveHttp, type ServiceShell, type ShellConfig } from './shell.js';
+export {
+  createServiceShell,
+  serveHttp,
+  type ServiceShell,
+  type ShellConfig,
+  type ShellOptions,
+} from './shell.js';

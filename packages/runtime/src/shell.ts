@@ -15,6 +15,14 @@ export interface ServiceShell {
   readonly lifecycle: Lifecycle;
 }
 
+export interface ShellOptions {
+  /**
+   * The service runs inside a host process with others (local mode): no signal or process-level
+   * handlers, and its shutdown does not exit the process (the host shuts services down in order).
+   */
+  embedded?: boolean;
+}
+
 export interface ShellConfig {
   LOG_LEVEL: string;
   SHUTDOWN_TIMEOUT_MS: number;
@@ -25,9 +33,22 @@ export interface ShellConfig {
  * and a lifecycle wired to SIGTERM/SIGINT. An unexpected rejection or exception is logged
  * and shuts the service down cleanly instead of leaving it half-alive.
  */
-export function createServiceShell(name: string, config: ShellConfig): ServiceShell {
+export function createServiceShell(
+  name: string,
+  config: ShellConfig,
+  options: ShellOptions = {},
+): ServiceShell {
   const logger = createLogger({ service: name, level: config.LOG_LEVEL });
   const metrics = createServiceMetrics(name);
+  if (options.embedded) {
+    // Several services in one process (local mode): the host owns signals and the exit.
+    const lifecycle = new Lifecycle({
+      logger,
+      shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+      exit: () => {},
+    });
+    return { name, logger, metrics, lifecycle };
+  }
   const lifecycle = new Lifecycle({ logger, shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS });
   lifecycle.installSignalHandlers();
   process.on('unhandledRejection', (reason) => {

@@ -1,0 +1,85 @@
+import { createGatewayBus, gatewayNames, type MessageBus } from '@gateway/messaging';
+import {
+  brokerReadiness,
+  createServiceApp,
+  finishApp,
+  serveHttp,
+  type ServiceShell,
+} from '@gateway/runtime';
+import { createBillingClient } from './billing/billing-client.js';
+import type { WorkerConfig } from './config.js';
+import { Cancellations } from './jobs/cancellations.js';
+import { startJobConsumers } from './jobs/job-consumer.js';
+import { createWorkerMetrics } from './jobs/metrics.js';
+import { createNodeRegistry } from './upstream/node-pool.js';
+
+export interface WorkerDependencies {
+  /** A bus to share (local mode runs every service on one in-process bus); else RabbitMQ. */
+  bus?: MessageBus;
+}
+
+/**
+ * Wires and starts the worker: clients → HTTP (ops endpoints) → consumers, with shutdown steps
+ * in that order on the shell's lifecycle. Returns the port the ops endpoints listen on.
+ */
+export async function startWorkerService(
+  config: WorkerConfig,
+  shell: ServiceShell,
+  dependencies: WorkerDependencies = {},
+): Promise<{ port: number }> {
+  const ownsBus = dependencies.bus === undefined;
+  const bus = dependencies.bus ?? createGatewayBus(config, shell.logger);
+  const registry = createNodeRegistry();
+  const external =
+    config.EXTERNAL_PROVIDER_URL && config.EXTERNAL_PROVIDER_API_KEY
+      ? { url: config.EXTERNAL_PROVIDER_URL, apiKey: config.EXTERNAL_PROVIDER_API_KEY }
+      : undefined;
+
+  const app = createServiceApp({
+    logger: shell.logger,
+    metrics: shell.metrics,
+    readiness: [brokerReadiness(bus)],
+    isShuttingDown: () => shell.lifecycle.isShuttingDown,
+  });
+  finishApp(app, shell.logger);
+  const server = await serveHttp(shell, app, config);
+  const consumers: { cancel(): Promise<void> }[] = [];
+  shell.lifecycle.onShutdown('consumers', async () => {
+    await Promise.all(consumers.map((consumer) => consumer.cancel()));
+  });
+  if (ownsBus) shell.lifecycle.onShutdown('rabbitmq', () => bus.close());
+  shell.lifecycle.onShutdown('health-checks', async () => registry.stop());
+
+  if (ownsBus) await bus.start();
+  registry.startHealthChecks(config.NODE_HEALTH_INTERVAL_MS);
+  consumers.push(
+    ...(await startJobConsumers({
+      bus,
+      names: gatewayNames(config.AMQP_PREFIX),
+      prefix: config.AMQP_PREFIX,
+      prefetch: { default: config.JOB_PREFETCH, priority: config.PRIORITY_JOB_PREFETCH },
+      deps: {
+        billing: createBillingClient({
+          baseUrl: config.BILLING_URL,
+          internalToken: config.BILLING_INTERNAL_TOKEN,
+          timeoutMs: config.BILLING_TIMEOUT_MS,
+          catalogCacheTtlMs: config.CATALOG_CACHE_TTL_MS,
+          attempts: config.BILLING_ATTEMPTS,
+        }),
+        registry,
+        cancellations: new Cancellations(config.CANCEL_MEMORY_MS),
+        timeouts: {
+          firstByteMs: config.NODE_FIRST_BYTE_TIMEOUT_MS,
+          idleMs: config.NODE_IDLE_TIMEOUT_MS,
+          requestMs: config.NODE_REQUEST_TIMEOUT_MS,
+        },
+        maxAttempts: config.NODE_MAX_ATTEMPTS,
+        external,
+      },
+      logger: shell.logger,
+      metrics: createWorkerMetrics(shell.metrics.registry),
+    })),
+  );
+  shell.logger.info({ external: external !== undefined }, 'consuming jobs');
+  return { port: server.port };
+}
