@@ -1,0 +1,77 @@
+import type { Static } from '@sinclair/typebox';
+import { createServiceApp, finishApp, serveHttp, type ServiceShell } from '@gateway/runtime';
+import type { billingConfigSchema } from './config.js';
+import { createPrismaClient } from './db/client.js';
+import { mountBillingApi } from './http/billing-app.js';
+import { createIdentity } from './identity/index.js';
+import { createLedgerService } from './ledger/index.js';
+
+export type BillingConfig = Static<typeof billingConfigSchema>;
+
+/** Prisma wraps driver errors in a multi-line banner; readiness shows only the cause. */
+function databaseProblem(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return (
+    /Message: `([^`]+)`/.exec(message)?.[1] ?? message.trim().split('\n').pop() ?? 'unreachable'
+  );
+}
+
+/**
+ * Wires and starts billing: clients → domain → HTTP → background sweeps, with shutdown steps in
+ * that order on the shell's lifecycle. Returns the bound port.
+ */
+export async function startBillingService(
+  config: BillingConfig,
+  shell: ServiceShell,
+): Promise<{ port: number }> {
+  const prisma = createPrismaClient(config.DATABASE_URL, {
+    maxConnections: config.DATABASE_POOL_MAX,
+  });
+  const clock = () => new Date();
+  const identity = createIdentity({
+    prisma,
+    masterKeyBase64: config.MASTER_KEY,
+    tokenPrefix: config.TOKEN_PREFIX,
+    clock,
+  });
+  const ledger = createLedgerService({ prisma, clock, holdTtlMs: config.HOLD_TTL_MS });
+
+  const app = createServiceApp({
+    logger: shell.logger,
+    metrics: shell.metrics,
+    readiness: [
+      {
+        name: 'postgres',
+        check: async () => {
+          await prisma.$queryRaw`SELECT 1`.catch((error: unknown) => {
+            throw new Error(databaseProblem(error));
+          });
+        },
+      },
+    ],
+    isShuttingDown: () => shell.lifecycle.isShuttingDown,
+  });
+  mountBillingApi(app, { identity, ledger }, config.INTERNAL_TOKEN);
+  finishApp(app, shell.logger);
+
+  // Expired holds are voided and old rate-limit windows pruned in the background.
+  const stopSweeper = ledger.startSweeper({
+    intervalMs: config.HOLD_SWEEP_INTERVAL_MS,
+    onExpired: (count) => shell.logger.info({ count }, 'expired holds voided'),
+    onError: (error) => shell.logger.error({ err: error }, 'hold sweep failed'),
+  });
+  const pruneTimer = setInterval(() => {
+    identity.rateLimiter
+      .prune()
+      .catch((error: unknown) => shell.logger.warn({ err: error }, 'rate-limit prune failed'));
+  }, 60_000);
+  pruneTimer.unref();
+
+  const server = await serveHttp(shell, app, config);
+  shell.lifecycle.onShutdown('sweeper', async () => {
+    clearInterval(pruneTimer);
+    await stopSweeper();
+  });
+  shell.lifecycle.onShutdown('postgres', () => prisma.$disconnect());
+  return { port: server.port };
+}
