@@ -1,0 +1,68 @@
+import { CliError, EXIT } from './errors.js';
+
+export interface AdminClientOptions {
+  baseUrl: string;
+  adminToken: string;
+  timeoutMs: number;
+}
+
+export interface AdminResponse {
+  status: number;
+  body: unknown;
+  text: string;
+}
+
+/** The operator API (`/admin/v1`, decisions §4) over HTTP, with errors in plain words. */
+export class AdminClient {
+  constructor(private readonly options: AdminClientOptions) {}
+
+  async request(
+    method: string,
+    path: string,
+    init: { body?: unknown; headers?: Record<string, string> } = {},
+  ): Promise<AdminResponse> {
+    const url = `${this.options.baseUrl.replace(/\/+$/, '')}/admin/v1${path}`;
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method,
+        headers: {
+          Authorization: `Bearer ${this.options.adminToken}`,
+          ...(init.body === undefined ? {} : { 'Content-Type': 'application/json' }),
+          ...init.headers,
+        },
+        body: init.body === undefined ? undefined : JSON.stringify(init.body),
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+        redirect: 'error',
+      });
+    } catch (error) {
+      const reason = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
+      throw new CliError(
+        `cannot reach the gateway at ${this.options.baseUrl} (${reason})`,
+        EXIT.unavailable,
+      );
+    }
+    const text = await response.text();
+    let body: unknown = undefined;
+    try {
+      body = text.length > 0 ? JSON.parse(text) : undefined;
+    } catch {
+      body = undefined;
+    }
+    if (!response.ok) throw failure(response.status, body);
+    return { status: response.status, body, text };
+  }
+}
+
+function failure(status: number, body: unknown): CliError {
+  const error = (body as { error?: { message?: unknown; code?: unknown } } | undefined)?.error;
+  const detail =
+    typeof error?.message === 'string'
+      ? `${error.message} (${String(error.code)})`
+      : `HTTP ${status}`;
+  if (status === 401 || status === 403) {
+    return new CliError(`the gateway refused the admin token: ${detail}`, EXIT.unauthorized);
+  }
+  if (status >= 500) return new CliError(`the gateway failed: ${detail}`, EXIT.unavailable);
+  return new CliError(detail, EXIT.refused);
+}

@@ -1,0 +1,276 @@
+import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import type { AdminClient } from './client.js';
+import { CliError, EXIT, usageError } from './errors.js';
+import { readModelsFile } from './models-file.js';
+import { record, show, table, type Output } from './output.js';
+
+export interface CommandContext {
+  client: AdminClient;
+  out: Output;
+  args: string[];
+  options: Record<string, string | boolean | undefined>;
+}
+
+export interface Command {
+  usage: string;
+  run(ctx: CommandContext): Promise<number | void>;
+}
+
+type Json = Record<string, unknown>;
+const seg = (value: string) => encodeURIComponent(value);
+const modelPath = (id: string) => id.split('/').map(seg).join('/');
+
+function arg(ctx: CommandContext, index: number, name: string): string {
+  const value = ctx.args[index];
+  if (value === undefined || value === '') throw usageError(`missing <${name}>`);
+  return value;
+}
+
+function option(ctx: CommandContext, name: string): string | undefined {
+  const value = ctx.options[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+const ACCOUNT_COLUMNS = ['id', 'name', 'status', 'balance_dzd', 'reserved_dzd'];
+
+async function showAccount(ctx: CommandContext, method: string, path: string, body?: unknown) {
+  const { body: account } = await ctx.client.request(method, path, { body });
+  show(ctx.out, account, () => record(account as Json));
+}
+
+export const COMMANDS: Record<string, Command> = {
+  'accounts create': {
+    usage: 'accounts create <name>',
+    run: (ctx) => showAccount(ctx, 'POST', '/accounts', { name: arg(ctx, 0, 'name') }),
+  },
+  'accounts list': {
+    usage: 'accounts list [--limit N] [--cursor C]',
+    async run(ctx) {
+      const query = new URLSearchParams();
+      if (option(ctx, 'limit')) query.set('limit', option(ctx, 'limit')!);
+      if (option(ctx, 'cursor')) query.set('cursor', option(ctx, 'cursor')!);
+      const { body } = await ctx.client.request('GET', `/accounts?${query}`);
+      const page = body as { accounts: Json[]; next_cursor?: string | null };
+      show(ctx.out, body, () => {
+        const more = page.next_cursor ? `next page: --cursor ${page.next_cursor}\n` : '';
+        return table(page.accounts, ACCOUNT_COLUMNS) + more;
+      });
+    },
+  },
+  'accounts show': {
+    usage: 'accounts show <account>',
+    run: (ctx) => showAccount(ctx, 'GET', `/accounts/${seg(arg(ctx, 0, 'account'))}`),
+  },
+  'accounts suspend': {
+    usage: 'accounts suspend <account>',
+    run: (ctx) => showAccount(ctx, 'POST', `/accounts/${seg(arg(ctx, 0, 'account'))}/suspend`),
+  },
+  'accounts unsuspend': {
+    usage: 'accounts unsuspend <account>',
+    run: (ctx) => showAccount(ctx, 'POST', `/accounts/${seg(arg(ctx, 0, 'account'))}/unsuspend`),
+  },
+  'accounts update': {
+    usage: 'accounts update <account> [--rate-limit N] [--webhook-format A|B]',
+    run(ctx) {
+      const body: Json = {};
+      const rate = option(ctx, 'rate-limit');
+      if (rate !== undefined) {
+        if (!/^\d+$/.test(rate)) throw usageError('--rate-limit must be a whole number');
+        body.rate_limit_per_minute = Number(rate);
+      }
+      const format = option(ctx, 'webhook-format');
+      if (format !== undefined) body.webhook_format = format;
+      if (Object.keys(body).length === 0) throw usageError('nothing to update');
+      return showAccount(ctx, 'PATCH', `/accounts/${seg(arg(ctx, 0, 'account'))}`, body);
+    },
+  },
+  'keys create': {
+    usage: 'keys create <account> <name>',
+    run: (ctx) =>
+      showAccount(ctx, 'POST', `/accounts/${seg(arg(ctx, 0, 'account'))}/api-keys`, {
+        name: arg(ctx, 1, 'name'),
+      }),
+  },
+  'keys regenerate': {
+    usage: 'keys regenerate <account> <name>',
+    run: (ctx) =>
+      showAccount(
+        ctx,
+        'POST',
+        `/accounts/${seg(arg(ctx, 0, 'account'))}/api-keys/${seg(arg(ctx, 1, 'name'))}/regenerate`,
+      ),
+  },
+  'keys delete': {
+    usage: 'keys delete <account> <name>',
+    async run(ctx) {
+      const path = `/accounts/${seg(arg(ctx, 0, 'account'))}/api-keys/${seg(arg(ctx, 1, 'name'))}`;
+      await ctx.client.request('DELETE', path);
+      show(ctx.out, { deleted: true }, () => 'deleted\n');
+    },
+  },
+  credit: {
+    usage: 'credit <account> <amount_dzd> [--reference TEXT] [--idempotency-key KEY]',
+    async run(ctx) {
+      const amount = arg(ctx, 1, 'amount_dzd');
+      if (!/^\d+(\.\d{1,6})?$/.test(amount)) {
+        throw usageError('amount_dzd must be a positive number with at most 6 decimals');
+      }
+      // Sent as a string: DZD with 6 decimals must not go through a binary float.
+      const key = option(ctx, 'idempotency-key') ?? randomUUID();
+      const { body } = await ctx.client.request(
+        'POST',
+        `/accounts/${seg(arg(ctx, 0, 'account'))}/credits`,
+        {
+          body: { amount_dzd: amount, reference: option(ctx, 'reference') ?? null },
+          headers: { 'Idempotency-Key': key },
+        },
+      );
+      show(ctx.out, { ...(body as Json), idempotency_key: key }, () =>
+        record({ ...(body as Json), idempotency_key: key }),
+      );
+    },
+  },
+  'models list': {
+    usage: 'models list',
+    async run(ctx) {
+      const { body } = await ctx.client.request('GET', '/models');
+      const models = (body as { models: Json[] }).models;
+      show(ctx.out, body, () =>
+        table(models, [
+          'id',
+          'kind',
+          'provider',
+          'protocol',
+          'input_price_dzd_per_m',
+          'output_price_dzd_per_m',
+          'max_output_tokens',
+        ]),
+      );
+    },
+  },
+  'models put': {
+    usage: "models put --file models.yaml | models put <model> --json-body '{...}'",
+    async run(ctx) {
+      const file = option(ctx, 'file');
+      const specs = file
+        ? await readModelsFile(file)
+        : [{ id: arg(ctx, 0, 'model'), body: parseJsonOption(option(ctx, 'json-body')) }];
+      const saved: unknown[] = [];
+      for (const spec of specs) {
+        saved.push(
+          (await ctx.client.request('PUT', `/models/${modelPath(spec.id)}`, { body: spec.body }))
+            .body,
+        );
+      }
+      show(ctx.out, saved, () =>
+        table(saved as Json[], ['id', 'kind', 'provider', 'upstream_model', 'updated_at']),
+      );
+    },
+  },
+  'tokens revoke': {
+    usage: 'tokens revoke <jwt:token>',
+    async run(ctx) {
+      const { body } = await ctx.client.request('POST', '/scoped-tokens/revoke', {
+        body: { token: arg(ctx, 0, 'token') },
+      });
+      show(ctx.out, body, () => record(body as Json));
+    },
+  },
+  'webhooks secrets': {
+    usage: 'webhooks secrets <account>',
+    async run(ctx) {
+      const { body } = await ctx.client.request(
+        'GET',
+        `/accounts/${seg(arg(ctx, 0, 'account'))}/webhook-secrets`,
+      );
+      show(ctx.out, body, () =>
+        table((body as { secrets: Json[] }).secrets, ['id', 'secret', 'created_at', 'expires_at']),
+      );
+    },
+  },
+  'webhooks rotate': {
+    usage: 'webhooks rotate <account>',
+    async run(ctx) {
+      const { body } = await ctx.client.request(
+        'POST',
+        `/accounts/${seg(arg(ctx, 0, 'account'))}/webhook-secrets/rotate`,
+      );
+      show(ctx.out, body, () => record(body as Json));
+    },
+  },
+  'deliveries list': {
+    usage: 'deliveries list <account> [--limit N]',
+    async run(ctx) {
+      const limit = option(ctx, 'limit');
+      const path = `/accounts/${seg(arg(ctx, 0, 'account'))}/webhook-deliveries${limit ? `?limit=${seg(limit)}` : ''}`;
+      const { body } = await ctx.client.request('GET', path);
+      const rows = ((body as { deliveries: Json[] }).deliveries ?? []).map((d) => ({
+        ...d,
+        attempts: Array.isArray(d.attempts) ? d.attempts.length : 0,
+      }));
+      show(ctx.out, body, () =>
+        table(rows, ['id', 'job_id', 'status', 'attempts', 'next_attempt_at', 'created_at']),
+      );
+    },
+  },
+  'deliveries redeliver': {
+    usage: 'deliveries redeliver <delivery>',
+    async run(ctx) {
+      const { body } = await ctx.client.request(
+        'POST',
+        `/webhook-deliveries/${seg(arg(ctx, 0, 'delivery'))}/redeliver`,
+      );
+      show(ctx.out, body ?? {}, () => record((body as Json) ?? { status: 'queued' }));
+    },
+  },
+  'ledger check': {
+    usage: 'ledger check',
+    async run(ctx) {
+      const { body } = await ctx.client.request('GET', '/ledger/check');
+      const report = body as { ok: boolean; violations: Json[] };
+      show(ctx.out, report, () =>
+        report.ok
+          ? 'ok: every ledger invariant holds\n'
+          : table(report.violations, Object.keys(report.violations[0] ?? {})),
+      );
+      return report.ok ? EXIT.ok : EXIT.violations;
+    },
+  },
+  statement: {
+    usage: 'statement <account> [--from ISO] [--to ISO] [--out FILE.csv]',
+    async run(ctx) {
+      const query = new URLSearchParams();
+      if (option(ctx, 'from')) query.set('from', option(ctx, 'from')!);
+      if (option(ctx, 'to')) query.set('to', option(ctx, 'to')!);
+      const { text } = await ctx.client.request(
+        'GET',
+        `/accounts/${seg(arg(ctx, 0, 'account'))}/statement?${query}`,
+        {
+          headers: { Accept: 'text/csv' },
+        },
+      );
+      const out = option(ctx, 'out');
+      if (!out) return void ctx.out.write(text);
+      await writeFile(out, text).catch((error: NodeJS.ErrnoException) => {
+        throw new CliError(`cannot write ${out}: ${error.code ?? error.message}`, EXIT.usage);
+      });
+      show(
+        ctx.out,
+        { written: out, bytes: Buffer.byteLength(text) },
+        () => `statement written to ${out}\n`,
+      );
+    },
+  },
+};
+
+function parseJsonOption(text: string | undefined): Json {
+  if (text === undefined) throw usageError('give --file or --json-body');
+  try {
+    const value = JSON.parse(text) as unknown;
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Json;
+  } catch {
+    // reported below
+  }
+  throw usageError('--json-body must be a JSON object');
+}

@@ -1,0 +1,96 @@
+import { parseArgs } from 'node:util';
+import { AdminClient } from './client.js';
+import { COMMANDS } from './commands.js';
+import { CliError, EXIT, usageError } from './errors.js';
+
+export { EXIT } from './errors.js';
+
+export interface CliIo {
+  env: NodeJS.ProcessEnv;
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+const OPTIONS = {
+  url: { type: 'string' },
+  'admin-token': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  limit: { type: 'string' },
+  cursor: { type: 'string' },
+  'rate-limit': { type: 'string' },
+  'webhook-format': { type: 'string' },
+  reference: { type: 'string' },
+  'idempotency-key': { type: 'string' },
+  file: { type: 'string' },
+  'json-body': { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  out: { type: 'string' },
+  'timeout-ms': { type: 'string' },
+} as const;
+
+export function helpText(): string {
+  const lines = Object.values(COMMANDS).map((command) => `  gatewayctl ${command.usage}`);
+  return [
+    'gatewayctl: the gateway operator API from the command line',
+    '',
+    'Commands:',
+    ...lines,
+    '',
+    'Options: --url URL (GATEWAY_URL, default http://127.0.0.1:8080)',
+    '         --admin-token TOKEN (GATEWAY_ADMIN_TOKEN)   --json   --timeout-ms N',
+    'Exit codes: 0 ok, 1 refused by the gateway, 2 usage, 3 gateway unreachable or failing,',
+    '            4 admin token refused, 5 ledger invariant violations',
+    '',
+  ].join('\n');
+}
+
+/** Runs one command line; returns the exit code (never throws, never exits). */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      options: OPTIONS,
+      allowPositionals: true,
+      strict: true,
+    });
+    if (values.help || positionals.length === 0) {
+      io.stdout(helpText());
+      return positionals.length === 0 && !values.help ? EXIT.usage : EXIT.ok;
+    }
+    const twoWords = `${positionals[0]} ${positionals[1] ?? ''}`;
+    const [name, args] = COMMANDS[twoWords]
+      ? [twoWords, positionals.slice(2)]
+      : [positionals[0]!, positionals.slice(1)];
+    const command = COMMANDS[name];
+    if (!command)
+      throw usageError(`unknown command "${positionals.join(' ')}" (see gatewayctl --help)`);
+    const adminToken = values['admin-token'] ?? io.env.GATEWAY_ADMIN_TOKEN;
+    if (!adminToken)
+      throw usageError('no admin token: pass --admin-token or set GATEWAY_ADMIN_TOKEN');
+    const timeoutMs = Number(values['timeout-ms'] ?? 30_000);
+    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0)
+      throw usageError('--timeout-ms must be a positive integer');
+    const client = new AdminClient({
+      baseUrl: values.url ?? io.env.GATEWAY_URL ?? 'http://127.0.0.1:8080',
+      adminToken,
+      timeoutMs,
+    });
+    const out = { json: values.json === true, write: io.stdout };
+    const code = await command.run({ client, out, args, options: values });
+    return typeof code === 'number' ? code : EXIT.ok;
+  } catch (error) {
+    if (error instanceof CliError) {
+      io.stderr(`gatewayctl: ${error.message}\n`);
+      return error.exitCode;
+    }
+    const code = (error as { code?: string }).code;
+    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) {
+      io.stderr(`gatewayctl: ${(error as Error).message}\n`);
+      return EXIT.usage;
+    }
+    io.stderr(`gatewayctl: unexpected error: ${(error as Error).message}\n`);
+    return EXIT.unavailable;
+  }
+}
