@@ -36,7 +36,11 @@ export async function readEvents(response: Response): Promise<Json[]> {
     });
 }
 
-export async function postStream(url: string, body: unknown, headers: Record<string, string> = {}) {
+export async function postStream(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; events: unknown[] }> {
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },

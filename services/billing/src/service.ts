@@ -5,6 +5,7 @@ import { createPrismaClient } from './db/client.js';
 import { mountBillingApi } from './http/billing-app.js';
 import { createIdentity } from './identity/index.js';
 import { createLedgerService } from './ledger/index.js';
+import { instrumentBilling } from './metrics.js';
 
 export type BillingConfig = Static<typeof billingConfigSchema>;
 
@@ -34,7 +35,11 @@ export async function startBillingService(
     tokenPrefix: config.TOKEN_PREFIX,
     clock,
   });
-  const ledger = createLedgerService({ prisma, clock, holdTtlMs: config.HOLD_TTL_MS });
+  // Holds open, settled µDZD, invariant violations and sweeper lag join the service's metrics.
+  const ledger = instrumentBilling(shell.metrics.registry, {
+    prisma,
+    ledger: createLedgerService({ prisma, clock, holdTtlMs: config.HOLD_TTL_MS }),
+  });
 
   const app = createServiceApp({
     logger: shell.logger,

@@ -1,0 +1,10 @@
+-- Runs once, when the compose PostgreSQL volume is created: one database and one owner role per
+-- service (each service owns its data; neither can read the other's tables). Example passwords,
+-- matching the DATABASE_URLs in docker-compose.yml; never reuse them outside a local demo.
+CREATE ROLE billing LOGIN PASSWORD 'billing-example-password';
+CREATE DATABASE billing OWNER billing;
+REVOKE ALL ON DATABASE billing FROM PUBLIC;
+
+CREATE ROLE dispatcher LOGIN PASSWORD 'dispatcher-example-password';
+CREATE DATABASE dispatcher OWNER dispatcher;
+REVOKE ALL ON DATABASE dispatcher FROM PUBLIC;

@@ -1,0 +1,281 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+import { parse } from 'yaml';
+import { loadCompose } from './support/compose.js';
+import { readDashboard, allPanels } from './support/promql.js';
+import { GATEWAY_SERVICES, defaultPort } from './support/schemas.js';
+
+/*
+ * docker-compose.yml and the images, checked without a Docker engine: what `docker compose up`
+ * would start, in which order, from which Dockerfiles, and how each image is built and run.
+ */
+
+const compose = loadCompose();
+const services = compose.services;
+const service = (name: string) => {
+  const found = services[name];
+  if (!found) throw new Error(`compose has no service ${name}`);
+  return found;
+};
+
+/** A Dockerfile's instructions (continuation lines joined, comments dropped), by stage. */
+function dockerfileStages(file: string): { from: string; instructions: string[] }[] {
+  const lines = readFileSync(file, 'utf8')
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('#'));
+  const stages: { from: string; instructions: string[] }[] = [];
+  for (const line of lines) {
+    if (/^FROM\s/i.test(line)) stages.push({ from: line, instructions: [] });
+    else stages.at(-1)?.instructions.push(line);
+  }
+  return stages;
+}
+
+const DOCKERFILES: [string, string][] = [
+  ...GATEWAY_SERVICES.map((name) => [name, `services/${name}/Dockerfile`] as [string, string]),
+  ['stand-ins', 'infra/docker/stand-ins.Dockerfile'],
+];
+
+describe('docker-compose.yml', () => {
+  it('runs the data stores, the migration, the four services, the stand-ins and monitoring', () => {
+    expect(Object.keys(services).sort()).toEqual(
+      [
+        'postgres',
+        'rabbitmq',
+        'migrate',
+        ...GATEWAY_SERVICES,
+        'stand-in-node',
+        'stand-in-provider',
+        'seed',
+        'prometheus',
+        'grafana',
+      ].sort(),
+    );
+    expect(service('rabbitmq').image).toMatch(/^rabbitmq:[\d.]+-management$/);
+    expect(service('postgres').image).toMatch(/^postgres:\d+/);
+  });
+
+  it('builds every gateway service from its own Dockerfile, the repository as context', () => {
+    for (const name of GATEWAY_SERVICES) {
+      expect(service(name).build).toEqual({
+        context: '.',
+        dockerfile: `services/${name}/Dockerfile`,
+      });
+      expect(service(name).image).toBe(`inference-gateway/${name}:local`);
+    }
+    for (const definition of Object.values(services)) {
+      if (definition.build) expect(existsSync(definition.build.dockerfile)).toBe(true);
+    }
+  });
+
+  it('starts in dependency order: data stores, migration, billing, then its clients', () => {
+    for (const [name, definition] of Object.entries(services)) {
+      for (const dependency of Object.keys(definition.depends_on)) {
+        expect([name, dependency in services]).toEqual([name, true]);
+      }
+    }
+    expect(service('billing').depends_on.migrate).toEqual({
+      condition: 'service_completed_successfully',
+    });
+    expect(service('migrate').depends_on.postgres).toEqual({ condition: 'service_healthy' });
+    expect(service('edge').depends_on.billing).toEqual({ condition: 'service_healthy' });
+    expect(service('edge').depends_on.dispatcher).toEqual({ condition: 'service_healthy' });
+    expect(service('inference-worker').depends_on.billing).toEqual({
+      condition: 'service_healthy',
+    });
+    expect(service('dispatcher').depends_on.rabbitmq).toEqual({ condition: 'service_healthy' });
+    // No cycles: a topological order exists.
+    const placed = new Set<string>();
+    while (placed.size < Object.keys(services).length) {
+      const next = Object.entries(services).find(
+        ([name, d]) => !placed.has(name) && Object.keys(d.depends_on).every((x) => placed.has(x)),
+      );
+      expect(next).toBeDefined();
+      placed.add(next![0]);
+    }
+  });
+
+  it("migrates with billing's image and its migration command", () => {
+    const migrate = service('migrate');
+    expect(migrate.image).toBe(service('billing').image);
+    expect(migrate.entrypoint).toEqual(['node', 'dist/db/migrate-cli.js']);
+    expect(existsSync('services/billing/src/db/migrate-cli.ts')).toBe(true);
+    expect(migrate.restart).toBe('no');
+  });
+
+  it('reports a gateway service healthy once /readyz answers, on its own port', () => {
+    for (const name of GATEWAY_SERVICES) {
+      const test = service(name).healthcheck?.test ?? [];
+      expect(test.slice(0, 3)).toEqual(['CMD', 'node', '-e']);
+      expect(test[3]).toContain('/readyz');
+      expect(test[3]).toContain('process.env.PORT');
+    }
+  });
+
+  it('hardens the gateway containers and publishes ports on loopback only', () => {
+    for (const name of GATEWAY_SERVICES) {
+      expect(service(name)).toMatchObject({
+        read_only: true,
+        cap_drop: ['ALL'],
+        security_opt: ['no-new-privileges:true'],
+      });
+    }
+    const published = Object.values(services).flatMap((s) => s.ports ?? []);
+    expect(published.length).toBeGreaterThan(0);
+    for (const port of published) expect(port).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
+    expect(service('edge').ports).toEqual(['127.0.0.1:8080:8080']);
+    expect(service('rabbitmq').ports).toEqual(['127.0.0.1:15672:15672']);
+  });
+
+  it('mounts files that exist', () => {
+    for (const [name, definition] of Object.entries(services)) {
+      for (const volume of definition.volumes ?? []) {
+        const [source] = volume.split(':');
+        if (source!.startsWith('.')) expect([name, existsSync(source!)]).toEqual([name, true]);
+        else expect(Object.keys(compose.volumes ?? {})).toContain(source);
+      }
+    }
+  });
+
+  it('enables the RabbitMQ management UI and Prometheus plugins', () => {
+    const mount = service('rabbitmq').volumes!.find((v) =>
+      v.endsWith(':/etc/rabbitmq/enabled_plugins:ro'),
+    );
+    const plugins = readFileSync(mount!.split(':')[0]!, 'utf8');
+    expect(plugins.trim()).toMatch(/^\[.*rabbitmq_management.*\]\.$/);
+    expect(plugins).toContain('rabbitmq_prometheus');
+  });
+
+  it('runs the stand-ins on loopback inside the worker, where its configuration finds them', () => {
+    const worker = service('inference-worker').environment;
+    const argument = (args: string[], flag: string) => args[args.indexOf(flag) + 1];
+    const node = service('stand-in-node');
+    const provider = service('stand-in-provider');
+    for (const standIn of [node, provider]) {
+      expect(standIn.network_mode).toBe('service:inference-worker');
+      expect(argument(standIn.command!, '--host')).toBe('127.0.0.1');
+      expect(standIn.build?.dockerfile).toBe('infra/docker/stand-ins.Dockerfile');
+    }
+    expect(node.command![0]).toBe('node');
+    expect(provider.command![0]).toBe('provider');
+    const providerUrl = new URL(worker.EXTERNAL_PROVIDER_URL!);
+    expect([providerUrl.hostname, providerUrl.port]).toEqual([
+      '127.0.0.1',
+      argument(provider.command!, '--port'),
+    ]);
+    expect(worker.EXTERNAL_PROVIDER_API_KEY).toBe(argument(provider.command!, '--api-key'));
+    const seed = service('seed').environment;
+    const nodeUrl = new URL(seed.DEMO_NODE_URL!);
+    expect([nodeUrl.hostname, nodeUrl.port]).toEqual([
+      '127.0.0.1',
+      argument(node.command!, '--port'),
+    ]);
+    expect(argument(provider.command!, '--models')!.split(',')).toContain(seed.DEMO_PROVIDER_MODEL);
+    expect(seed.GATEWAY_ADMIN_TOKEN).toBe(service('edge').environment.ADMIN_TOKEN);
+  });
+});
+
+describe.each(DOCKERFILES)('the %s image', (name, file) => {
+  const stages = dockerfileStages(file);
+  const runtime = stages.at(-1)!;
+  const build = stages[0]!;
+
+  it('is built in stages on Node 20, and ships the build output only', () => {
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    expect(readFileSync(file, 'utf8')).toMatch(/^ARG NODE_IMAGE=node:20-bookworm-slim$/m);
+    for (const stage of stages) expect(stage.from).toMatch(/^FROM \$\{NODE_IMAGE\}/);
+    expect(runtime.instructions).toContain('COPY --from=build /out ./');
+    expect(runtime.instructions.some((i) => /^RUN\s/.test(i))).toBe(false);
+  });
+
+  it('installs from the lockfile and deploys production dependencies only', () => {
+    const run = build.instructions.join('\n');
+    expect(run).toMatch(/pnpm install --offline --frozen-lockfile/);
+    const pkg = name === 'stand-ins' ? '@gateway/stand-ins' : `@gateway/${name}`;
+    expect(run).toContain(`pnpm --filter ${pkg} deploy --prod --offline /out`);
+    if (name === 'billing') expect(run).toContain('pnpm --filter @gateway/billing run generate');
+  });
+
+  it('runs as a non-root user, in production mode, with Node as PID 1', () => {
+    const env = runtime.instructions.filter((i) => i.startsWith('ENV ')).join(' ');
+    expect(env).toMatch(/\bNODE_ENV=production\b/);
+    const user = runtime.instructions.filter((i) => i.startsWith('USER ')).at(-1);
+    expect(user).toMatch(/^USER [1-9]\d*(:[1-9]\d*)?$/);
+    const entrypoint = runtime.instructions.find((i) => i.startsWith('ENTRYPOINT '));
+    const args = JSON.parse(entrypoint!.slice('ENTRYPOINT '.length)) as string[];
+    expect(args[0]).toBe('node');
+    const entry = args[1]!.replace(/^dist\//, 'src/').replace(/\.js$/, '.ts');
+    const dir = name === 'stand-ins' ? 'packages/stand-ins' : `services/${name}`;
+    expect(existsSync(path.join(dir, entry))).toBe(true);
+    if (name !== 'stand-ins') {
+      expect(args).toEqual(['node', 'dist/main.js']);
+      expect(env).toMatch(/\bHOST=0\.0\.0\.0\b/);
+      expect(env).toContain(`PORT=${defaultPort(name as never)}`);
+      expect(runtime.instructions).toContain(`EXPOSE ${defaultPort(name as never)}`);
+    }
+  });
+});
+
+describe('.dockerignore', () => {
+  it('keeps dependencies, build output and local state out of the build context', () => {
+    const ignored = readFileSync('.dockerignore', 'utf8').split('\n');
+    for (const entry of ['**/node_modules', '**/dist', '**/src/generated', '.git', '.data']) {
+      expect(ignored).toContain(entry);
+    }
+    // What the images build from must stay in the context.
+    for (const needed of ['packages', 'services', 'pnpm-lock.yaml', 'infra/docker']) {
+      expect(ignored).not.toContain(needed);
+    }
+  });
+});
+
+describe('monitoring in compose', () => {
+  const prometheus = parse(readFileSync('infra/prometheus/prometheus.yml', 'utf8')) as {
+    rule_files: string[];
+    scrape_configs: {
+      job_name: string;
+      metrics_path: string;
+      static_configs: { targets: string[] }[];
+    }[];
+  };
+
+  it('scrapes every gateway service on its port, and RabbitMQ per object', () => {
+    const targets = (job: string) =>
+      prometheus.scrape_configs
+        .filter((c) => c.job_name === job)
+        .flatMap((c) => c.static_configs.flatMap((s) => s.targets));
+    const expected = GATEWAY_SERVICES.map((name) => `${name}:${service(name).environment.PORT}`);
+    expect(targets('gateway').sort()).toEqual(expected.sort());
+    const rabbit = prometheus.scrape_configs.find((c) => c.job_name === 'rabbitmq')!;
+    expect(rabbit.metrics_path).toBe('/metrics/per-object');
+    expect(targets('rabbitmq')).toEqual(['rabbitmq:15692']);
+    for (const rules of prometheus.rule_files) {
+      expect(existsSync(path.join('infra/prometheus', rules))).toBe(true);
+    }
+    expect(service('prometheus').volumes).toContain('./infra/prometheus:/etc/prometheus:ro');
+  });
+
+  it("provisions Grafana with the Prometheus datasource and the project's dashboard", () => {
+    const datasources = parse(
+      readFileSync('infra/grafana/provisioning/datasources/prometheus.yml', 'utf8'),
+    ) as { datasources: { uid: string; url: string }[] };
+    const providers = parse(
+      readFileSync('infra/grafana/provisioning/dashboards/inference-gateway.yml', 'utf8'),
+    ) as { providers: { options: { path: string } }[] };
+    expect(datasources.datasources[0]).toMatchObject({
+      uid: 'prometheus',
+      url: 'http://prometheus:9090',
+    });
+    const mounts = service('grafana').volumes ?? [];
+    const dashboardsDir = providers.providers[0]!.options.path;
+    expect(mounts).toContain(`./infra/grafana/dashboards:${dashboardsDir}:ro`);
+    expect(mounts).toContain('./infra/grafana/provisioning:/etc/grafana/provisioning:ro');
+    const uids = new Set(datasources.datasources.map((d) => d.uid));
+    for (const panel of allPanels(readDashboard().panels).filter((p) => p.type !== 'row')) {
+      expect([panel.title, uids.has(panel.datasource?.uid ?? '')]).toEqual([panel.title, true]);
+    }
+  });
+});

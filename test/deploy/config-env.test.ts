@@ -1,0 +1,151 @@
+import { describe, expect, it } from '@jest/globals';
+import { loadConfig } from '@gateway/config';
+import { loadCompose } from './support/compose.js';
+import { containerEnvironment, imageService, secretValues, workloads } from './support/k8s-env.js';
+import { buildKustomization, type Manifest } from './support/kustomize.js';
+import {
+  CONFIG_SCHEMAS,
+  GATEWAY_SERVICES,
+  isGatewayService,
+  knownKeys,
+  requiredKeys,
+  type GatewayService,
+} from './support/schemas.js';
+
+/*
+ * Every environment variable docker-compose.yml and the Kubernetes overlays set for a service
+ * exists in that service's configuration schema (read from its source now), every required one
+ * is set, and the values pass the service's own validation (`loadConfig`, what `--check-config`
+ * runs). The migration one-shots set only variables of their service. Stand-ins, the seed and
+ * third-party images are not gateway services and are not checked here.
+ */
+
+function expectMatchesSchema(service: GatewayService, env: Record<string, string>, where: string) {
+  const unknown = Object.keys(env).filter((key) => !knownKeys(service).includes(key));
+  const missing = requiredKeys(service).filter((key) => !(key in env));
+  expect({ where, unknown, missing }).toEqual({ where, unknown: [], missing: [] });
+  expect(() => loadConfig(service, CONFIG_SCHEMAS[service], env)).not.toThrow();
+}
+
+const urlOf = (value: string) => new URL(value);
+
+describe('docker-compose.yml', () => {
+  const compose = loadCompose();
+  const env = (service: string) => compose.services[service]!.environment;
+
+  it.each(GATEWAY_SERVICES)(
+    'sets exactly variables of the %s schema, every required one',
+    (name) => {
+      expect(compose.services[name]).toBeDefined();
+      expectMatchesSchema(name, env(name), `compose ${name}`);
+    },
+  );
+
+  it('gives the migration one-shot only variables billing knows', () => {
+    const unknown = Object.keys(env('migrate')).filter((k) => !knownKeys('billing').includes(k));
+    expect(unknown).toEqual([]);
+    expect(env('migrate').DATABASE_URL).toBe(env('billing').DATABASE_URL);
+  });
+
+  it('wires the shared credentials and addresses consistently', () => {
+    expect(env('edge').BILLING_INTERNAL_TOKEN).toBe(env('billing').INTERNAL_TOKEN);
+    expect(env('inference-worker').BILLING_INTERNAL_TOKEN).toBe(env('billing').INTERNAL_TOKEN);
+    expect(env('edge').DISPATCHER_INTERNAL_TOKEN).toBe(env('dispatcher').INTERNAL_TOKEN);
+    for (const client of ['edge', 'inference-worker']) {
+      const billing = urlOf(env(client).BILLING_URL!);
+      expect([billing.hostname, billing.port]).toEqual(['billing', env('billing').PORT]);
+    }
+    const dispatcher = urlOf(env('edge').DISPATCHER_URL!);
+    expect([dispatcher.hostname, dispatcher.port]).toEqual(['dispatcher', env('dispatcher').PORT]);
+    for (const name of GATEWAY_SERVICES) expect(env(name).HOST).toBe('0.0.0.0');
+  });
+
+  it('keeps working when the example secrets are overridden from the environment', () => {
+    const overridden = loadCompose(undefined, {
+      GATEWAY_BILLING_TOKEN: 'x'.repeat(40),
+      GATEWAY_MASTER_KEY: Buffer.alloc(32, 7).toString('base64'),
+    });
+    expect(overridden.services.billing!.environment.INTERNAL_TOKEN).toBe('x'.repeat(40));
+    expect(overridden.services.edge!.environment.BILLING_INTERNAL_TOKEN).toBe('x'.repeat(40));
+    expectMatchesSchema('billing', overridden.services.billing!.environment, 'overridden');
+  });
+});
+
+describe.each(['base', 'dev', 'prod'])('k8s %s', (layer) => {
+  const manifests: Manifest[] = buildKustomization(
+    layer === 'base' ? 'k8s/base' : `k8s/overlays/${layer}`,
+  );
+  const external = secretValues(buildKustomization('k8s/base'));
+  const containers = workloads(manifests).flatMap(({ manifest, podSpec }) =>
+    podSpec.containers.map((container) => ({ manifest, container })),
+  );
+
+  it.each(GATEWAY_SERVICES)(
+    'sets exactly variables of the %s schema, every required one',
+    (name) => {
+      const deployment = containers.find(
+        (c) => c.manifest.kind === 'Deployment' && c.manifest.metadata.name === name,
+      );
+      expect(deployment).toBeDefined();
+      const env = containerEnvironment(deployment!.container, manifests, external);
+      expectMatchesSchema(name, env, `${layer} ${name}`);
+    },
+  );
+
+  it('gives the migration containers only variables of their service', () => {
+    const jobs = containers.filter((c) => c.manifest.kind === 'Job');
+    expect(jobs.length).toBe(2);
+    for (const { container } of jobs) {
+      const service = imageService(container.image);
+      expect(isGatewayService(service)).toBe(true);
+      const env = containerEnvironment(container, manifests, external);
+      const unknown = Object.keys(env).filter(
+        (k) => !knownKeys(service as GatewayService).includes(k),
+      );
+      expect({ container: container.name, unknown }).toEqual({
+        container: container.name,
+        unknown: [],
+      });
+      expect(env.DATABASE_URL).toMatch(/^postgres(ql)?:\/\//);
+    }
+  });
+
+  it('takes each shared credential from one secret key', () => {
+    const refs = (deployment: string, variable: string) => {
+      const found = containers.find((c) => c.manifest.metadata.name === deployment);
+      const entry = found?.container.env?.find((e) => e.name === variable);
+      return entry?.valueFrom?.secretKeyRef;
+    };
+    expect(refs('edge', 'BILLING_INTERNAL_TOKEN')).toEqual(refs('billing', 'INTERNAL_TOKEN'));
+    expect(refs('inference-worker', 'BILLING_INTERNAL_TOKEN')).toEqual(
+      refs('billing', 'INTERNAL_TOKEN'),
+    );
+    expect(refs('edge', 'DISPATCHER_INTERNAL_TOKEN')).toEqual(refs('dispatcher', 'INTERNAL_TOKEN'));
+    expect(refs('billing', 'INTERNAL_TOKEN')).toBeDefined();
+  });
+
+  it("points the services' URLs at the Services of their peers", () => {
+    const services = manifests.filter((m) => m.kind === 'Service');
+    const port = (name: string) => {
+      const service = services.find((s) => s.metadata.name === name);
+      return String((service?.spec as { ports: { port: number }[] }).ports[0]!.port);
+    };
+    for (const { manifest, container } of containers.filter(
+      (c) => c.manifest.kind === 'Deployment',
+    )) {
+      const env = containerEnvironment(container, manifests, external);
+      for (const [variable, target] of [
+        ['BILLING_URL', 'billing'],
+        ['DISPATCHER_URL', 'dispatcher'],
+      ] as const) {
+        if (env[variable] === undefined) continue;
+        const url = urlOf(env[variable]);
+        expect([manifest.metadata.name, url.hostname, url.port]).toEqual([
+          manifest.metadata.name,
+          target,
+          port(target),
+        ]);
+      }
+    }
+  });
+});

@@ -1,0 +1,453 @@
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from '@jest/globals';
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import { Job } from 'kubernetes-models/batch/v1/Job';
+import { Ingress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { Namespace } from 'kubernetes-models/v1/Namespace';
+import { Secret } from 'kubernetes-models/v1/Secret';
+import { Service } from 'kubernetes-models/v1/Service';
+import {
+  containerEnvironment,
+  imageService,
+  secretValues,
+  workloads,
+  type Container,
+} from './support/k8s-env.js';
+import { buildKustomization, type Manifest } from './support/kustomize.js';
+
+/*
+ * k8s/: each overlay composed the way kustomize composes it (support/kustomize.ts), every object
+ * validated against the Kubernetes OpenAPI schema of its apiVersion/kind (kubernetes-models),
+ * then the rules of the deployment: probes, resources, security contexts, autoscaling,
+ * disruption budgets, ingress and network policies.
+ */
+
+interface ModelClass {
+  apiVersion: string;
+  kind: string;
+  new (data: never): { validate(): void };
+}
+
+const MODELS: ModelClass[] = [
+  ConfigMap,
+  Namespace,
+  Secret,
+  Service,
+  Deployment,
+  Job,
+  HorizontalPodAutoscaler,
+  PodDisruptionBudget,
+  Ingress,
+  NetworkPolicy,
+] as unknown as ModelClass[];
+
+function validateAgainstSchema(manifest: Manifest): void {
+  const Model = MODELS.find(
+    (m) => m.apiVersion === manifest.apiVersion && m.kind === manifest.kind,
+  );
+  if (!Model) throw new Error(`no schema known for ${manifest.apiVersion} ${manifest.kind}`);
+  new Model(manifest as never).validate();
+}
+
+/** Where each layer puts its objects; the overlays also create that namespace. */
+const NAMESPACES = {
+  base: 'inference-gateway',
+  dev: 'inference-gateway-dev',
+  prod: 'inference-gateway',
+} as const;
+type Layer = keyof typeof NAMESPACES;
+const SERVICES = ['edge', 'billing', 'inference-worker', 'dispatcher'];
+const AUTOSCALED = ['edge', 'inference-worker'];
+const OUTSIDE_WORLD = ['inference-worker', 'dispatcher'];
+const DATASTORE_PORTS = [5432, 5671, 5672];
+
+const build = (layer: Layer) =>
+  buildKustomization(layer === 'base' ? 'k8s/base' : `k8s/overlays/${layer}`);
+const baseSecrets = () => secretValues(buildKustomization('k8s/base'));
+const named = (manifests: Manifest[], kind: string, name: string) =>
+  manifests.find((m) => m.kind === kind && m.metadata.name === name);
+const spec = (m: Manifest) => m.spec as Record<string, unknown>;
+const nameLabel = 'app.kubernetes.io/name';
+
+function quantity(value: string): number {
+  const units: Record<string, number> = {
+    m: 1e-3,
+    Ki: 1024,
+    Mi: 1024 ** 2,
+    Gi: 1024 ** 3,
+    k: 1e3,
+    M: 1e6,
+    G: 1e9,
+  };
+  const match = /^(\d+(?:\.\d+)?)([a-zA-Z]*)$/.exec(String(value));
+  if (!match || (match[2] && !(match[2] in units))) throw new Error(`bad quantity ${value}`);
+  return Number(match[1]) * (match[2] ? units[match[2]]! : 1);
+}
+
+interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+
+function matches(selector: LabelSelector | undefined, labels: Record<string, string>): boolean {
+  if (!selector) return false;
+  const byLabel = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+  const byExpression = (selector.matchExpressions ?? []).every(({ key, operator, values }) => {
+    if (operator === 'In') return values!.includes(labels[key]!);
+    if (operator === 'NotIn') return !values!.includes(labels[key]!);
+    if (operator === 'Exists') return key in labels;
+    if (operator === 'DoesNotExist') return !(key in labels);
+    throw new Error(`unknown operator ${operator}`);
+  });
+  return byLabel && byExpression;
+}
+
+interface Peer {
+  podSelector?: LabelSelector;
+  namespaceSelector?: LabelSelector;
+  ipBlock?: { cidr: string; except?: string[] };
+}
+interface Rule {
+  from?: Peer[];
+  to?: Peer[];
+  ports?: { port?: number; protocol?: string }[];
+}
+interface Policy {
+  name: string;
+  podSelector: LabelSelector;
+  policyTypes: string[];
+  ingress?: Rule[];
+  egress?: Rule[];
+}
+
+const policies = (manifests: Manifest[]): Policy[] =>
+  manifests
+    .filter((m) => m.kind === 'NetworkPolicy')
+    .map((m) => ({ name: m.metadata.name, ...(m.spec as Omit<Policy, 'name'>) }));
+
+const selecting = (all: Policy[], labels: Record<string, string>, type: 'Ingress' | 'Egress') =>
+  all.filter((p) => p.policyTypes.includes(type) && matches(p.podSelector, labels));
+
+/** A readable name for a peer: pod:edge, ns:monitoring/pod:prometheus, ip:0.0.0.0/0. */
+function describePeer(peer: Peer): string {
+  const pod =
+    peer.podSelector?.matchLabels?.[nameLabel] ?? peer.podSelector?.matchLabels?.['k8s-app'];
+  const ns = peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'];
+  if (peer.ipBlock) return `ip:${peer.ipBlock.cidr}`;
+  return [ns && `ns:${ns}`, pod && `pod:${pod}`].filter(Boolean).join('/') || 'anything';
+}
+
+function podLabelsOf(manifests: Manifest[], name: string): Record<string, string> {
+  const workload = workloads(manifests).find((w) => w.podLabels[nameLabel] === name);
+  if (!workload) throw new Error(`no workload ${name}`);
+  return workload.podLabels;
+}
+
+describe.each(['base', 'dev', 'prod'] as const)('k8s %s', (layer) => {
+  const dir = layer === 'base' ? 'k8s/base' : `k8s/overlays/${layer}`;
+
+  it('builds, and every object validates against the Kubernetes schema of its kind', () => {
+    const manifests = buildKustomization(dir);
+    expect(manifests.length).toBeGreaterThan(20);
+    for (const manifest of manifests) {
+      expect(() => validateAgainstSchema(manifest)).not.toThrow();
+    }
+  });
+
+  it('has unique names per kind and labels every object as part of the gateway', () => {
+    const manifests = buildKustomization(dir);
+    const keys = manifests.map((m) => `${m.kind}/${m.metadata.namespace ?? ''}/${m.metadata.name}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const m of manifests) {
+      expect([m.kind, m.metadata.labels?.['app.kubernetes.io/part-of']]).toEqual([
+        m.kind,
+        'inference-gateway',
+      ]);
+    }
+  });
+});
+
+describe('an object the schemas refuse is caught', () => {
+  it('rejects a Deployment whose container port is not a number', () => {
+    const [deployment] = buildKustomization('k8s/base').filter((m) => m.kind === 'Deployment');
+    const broken = structuredClone(deployment!) as Manifest;
+    (spec(broken).template as { spec: { containers: Container[] } }).spec.containers[0]!.ports = [
+      { name: 'http', containerPort: 'eighty' as unknown as number },
+    ];
+    expect(() => validateAgainstSchema(broken)).toThrow(/containerPort must be integer/);
+  });
+});
+
+describe.each(Object.keys(NAMESPACES) as Layer[])('k8s %s, composed', (layer) => {
+  const manifests = build(layer);
+  const deployments = manifests.filter((m) => m.kind === 'Deployment');
+  const all = workloads(manifests);
+  const external = baseSecrets();
+
+  it('puts everything in its namespace, which an overlay creates', () => {
+    const namespace = NAMESPACES[layer];
+    expect(named(manifests, 'Namespace', namespace) !== undefined).toBe(layer !== 'base');
+    for (const m of manifests.filter((x) => x.kind !== 'Namespace')) {
+      expect(`${m.kind}/${m.metadata.name} in ${m.metadata.namespace}`).toBe(
+        `${m.kind}/${m.metadata.name} in ${namespace}`,
+      );
+    }
+  });
+
+  it('runs the four services from their images (overlays: tagged, from the registry)', () => {
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual([...SERVICES].sort());
+    const image =
+      layer === 'base'
+        ? /^inference-gateway\/[a-z-]+$/
+        : /^registry\.example\.com\/inference-gateway\/[a-z-]+:(?!latest$)[\w.-]+$/;
+    for (const { podSpec } of all) {
+      for (const container of podSpec.containers) expect(container.image).toMatch(image);
+    }
+    for (const { manifest, podSpec } of all.filter((w) => w.manifest.kind === 'Deployment')) {
+      expect(imageService(podSpec.containers[0]!.image)).toBe(manifest.metadata.name);
+    }
+  });
+
+  it('probes /readyz and /healthz on the port the service listens on', () => {
+    for (const d of deployments) {
+      const [workload] = workloads([d]);
+      const container = workload!.podSpec.containers[0]!;
+      const env = containerEnvironment(container, manifests, external);
+      const http = container.ports?.find((p) => p.name === 'http');
+      expect([d.metadata.name, http?.containerPort]).toEqual([d.metadata.name, Number(env.PORT)]);
+      expect(env.HOST).toBe('0.0.0.0');
+      expect(container.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'http' });
+      expect(container.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'http' });
+    }
+  });
+
+  it('gives every container requests and limits, requests within limits', () => {
+    for (const { manifest, podSpec } of all) {
+      for (const container of podSpec.containers) {
+        const where = `${manifest.metadata.name}/${container.name}`;
+        for (const resource of ['cpu', 'memory']) {
+          const request = container.resources?.requests?.[resource];
+          const limit = container.resources?.limits?.[resource];
+          expect([where, resource, typeof request, typeof limit]).toEqual([
+            where,
+            resource,
+            'string',
+            'string',
+          ]);
+          expect(quantity(request!)).toBeLessThanOrEqual(quantity(limit!));
+        }
+      }
+    }
+  });
+
+  it('runs every pod as non-root, read-only, without privilege escalation', () => {
+    for (const { manifest, podSpec } of all) {
+      const pod = podSpec.securityContext as Record<string, unknown>;
+      expect([manifest.metadata.name, pod.runAsNonRoot]).toEqual([manifest.metadata.name, true]);
+      expect(pod.runAsUser).toBeGreaterThan(0);
+      expect(podSpec.automountServiceAccountToken).toBe(false);
+      for (const container of [...podSpec.containers, ...(podSpec.initContainers ?? [])]) {
+        expect({ container: container.name, ...container.securityContext }).toMatchObject({
+          container: container.name,
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ['ALL'] },
+        });
+        expect(container.securityContext?.privileged).not.toBe(true);
+      }
+    }
+  });
+
+  it("routes every Service to a Deployment's pods and a named container port", () => {
+    for (const service of manifests.filter((m) => m.kind === 'Service')) {
+      const selector = spec(service).selector as Record<string, string>;
+      const targets = all.filter((w) => matches({ matchLabels: selector }, w.podLabels));
+      expect([service.metadata.name, targets.map((t) => t.manifest.kind)]).toEqual([
+        service.metadata.name,
+        ['Deployment'],
+      ]);
+      for (const port of spec(service).ports as { targetPort: string }[]) {
+        const names = targets[0]!.podSpec.containers
+          .flatMap((c) => c.ports ?? [])
+          .map((p) => p.name);
+        expect(names).toContain(port.targetPort);
+      }
+    }
+  });
+
+  it('autoscales edge and the worker, whose Deployments leave the replica count to the HPA', () => {
+    const hpas = manifests.filter((m) => m.kind === 'HorizontalPodAutoscaler');
+    const targets = hpas.map((h) => (spec(h).scaleTargetRef as { name: string }).name).sort();
+    expect(targets).toEqual(AUTOSCALED);
+    for (const hpa of hpas) {
+      const ref = spec(hpa).scaleTargetRef as { kind: string; name: string };
+      const target = named(manifests, ref.kind, ref.name);
+      expect(target?.kind).toBe('Deployment');
+      expect(spec(target!).replicas).toBeUndefined();
+      expect(spec(hpa).minReplicas).toBeLessThanOrEqual(spec(hpa).maxReplicas as number);
+    }
+    for (const d of deployments.filter((x) => !AUTOSCALED.includes(x.metadata.name))) {
+      expect(spec(d).replicas).toBeGreaterThanOrEqual(1);
+    }
+  });
+
+  it('has a disruption budget for every Deployment', () => {
+    const budgets = manifests.filter((m) => m.kind === 'PodDisruptionBudget');
+    for (const { manifest, podLabels } of all.filter((w) => w.manifest.kind === 'Deployment')) {
+      const covering = budgets.filter((b) => matches(spec(b).selector as LabelSelector, podLabels));
+      expect([manifest.metadata.name, covering.length]).toEqual([manifest.metadata.name, 1]);
+    }
+  });
+
+  it('exposes only the public API of edge through the Ingress, with TLS', () => {
+    const ingresses = manifests.filter((m) => m.kind === 'Ingress');
+    expect(ingresses).toHaveLength(1);
+    const ingress = spec(ingresses[0]!) as {
+      tls: { hosts: string[] }[];
+      rules: {
+        host: string;
+        http: {
+          paths: { path: string; backend: { service: { name: string; port: { name: string } } } }[];
+        };
+      }[];
+    };
+    const hosts = ingress.rules.map((r) => r.host);
+    expect(ingress.tls.flatMap((t) => t.hosts).sort()).toEqual([...hosts].sort());
+    const paths = ingress.rules.flatMap((r) => r.http.paths);
+    expect(paths.map((p) => p.path)).toEqual(['/v1']);
+    for (const { backend } of paths) {
+      const service = named(manifests, 'Service', backend.service.name);
+      expect(service?.metadata.name).toBe('edge');
+      expect((spec(service!).ports as { name: string }[]).map((p) => p.name)).toContain(
+        backend.service.port.name,
+      );
+    }
+  });
+
+  it("migrates billing's and the dispatcher's databases in a Job, with their own commands", () => {
+    const job = named(manifests, 'Job', 'gateway-migrate');
+    expect(job).toBeDefined();
+    const [workload] = workloads([job!]);
+    expect(['OnFailure', 'Never']).toContain(workload!.podSpec.restartPolicy);
+    const commands = workload!.podSpec.containers.map((c) => [imageService(c.image), c.command]);
+    expect(commands).toEqual([
+      ['billing', ['node', 'dist/db/migrate-cli.js']],
+      ['dispatcher', ['node', 'dist/db/migrate-cli.js']],
+    ]);
+    for (const [service] of commands) {
+      expect(existsSync(`services/${service}/src/db/migrate-cli.ts`)).toBe(true);
+    }
+  });
+
+  it('resolves every ConfigMap and Secret reference (production: the secret-store contract)', () => {
+    if (layer === 'prod') expect(manifests.some((m) => m.kind === 'Secret')).toBe(false);
+    else expect(Object.keys(secretValues(manifests))).toEqual(['gateway-secrets']);
+    for (const { podSpec } of all) {
+      for (const container of podSpec.containers) {
+        expect(() => containerEnvironment(container, manifests, external)).not.toThrow();
+      }
+    }
+  });
+
+  describe('network policies', () => {
+    const rules = policies(manifests);
+    const labels = (name: string) => podLabelsOf(manifests, name);
+
+    it('deny everything by default and allow DNS to every pod', () => {
+      const deny = rules.find((p) => p.name === 'default-deny')!;
+      expect(deny.podSelector).toEqual({});
+      expect(deny.policyTypes.sort()).toEqual(['Egress', 'Ingress']);
+      expect(deny.ingress ?? []).toEqual([]);
+      expect(deny.egress ?? []).toEqual([]);
+      const dns = rules.find((p) => p.name === 'allow-dns')!;
+      expect(dns.podSelector).toEqual({});
+      expect(dns.egress?.flatMap((r) => r.to ?? []).map(describePeer)).toEqual([
+        'ns:kube-system/pod:kube-dns',
+      ]);
+    });
+
+    it('select only pods that exist', () => {
+      for (const policy of rules.filter((p) => Object.keys(p.podSelector).length > 0)) {
+        const selected = all.filter((w) => matches(policy.podSelector, w.podLabels));
+        expect([policy.name, selected.length > 0]).toEqual([policy.name, true]);
+      }
+    });
+
+    it('let billing be reached only from edge and the worker (and Prometheus, for /metrics)', () => {
+      const peers = selecting(rules, labels('billing'), 'Ingress').flatMap((p) =>
+        (p.ingress ?? []).flatMap((r) => {
+          expect(r.ports).toEqual([{ protocol: 'TCP', port: 8081 }]);
+          return (r.from ?? [{}]).map(describePeer);
+        }),
+      );
+      expect(peers.sort()).toEqual([
+        'ns:monitoring/pod:prometheus',
+        'pod:edge',
+        'pod:inference-worker',
+      ]);
+    });
+
+    it('let edge be reached from the ingress controller, the dispatcher from edge', () => {
+      const from = (name: string) =>
+        selecting(rules, labels(name), 'Ingress').flatMap((p) =>
+          (p.ingress ?? []).flatMap((r) => (r.from ?? [{}]).map(describePeer)),
+        );
+      expect(from('edge')).toContain('ns:ingress-nginx');
+      expect(from('dispatcher')).toContain('pod:edge');
+      expect(from('inference-worker')).toEqual(['ns:monitoring/pod:prometheus']);
+    });
+
+    it('let only the dispatcher and the worker reach outside the cluster', () => {
+      for (const name of [...SERVICES, 'migrate']) {
+        const egress = selecting(rules, labels(name), 'Egress').flatMap((p) => p.egress ?? []);
+        const open = egress.filter((r) =>
+          (r.to ?? [{ ipBlock: { cidr: '0.0.0.0/0' } }]).some(
+            (peer) =>
+              peer.ipBlock && (peer.ipBlock.cidr === '0.0.0.0/0' || peer.ipBlock.cidr === '::/0'),
+          ),
+        );
+        expect([name, open.length > 0]).toEqual([name, OUTSIDE_WORLD.includes(name)]);
+        if (OUTSIDE_WORLD.includes(name)) continue;
+        // Anything else outside the cluster: the data stores only, by address and port.
+        for (const rule of egress.filter((r) => (r.to ?? []).some((peer) => peer.ipBlock))) {
+          const ports = (rule.ports ?? []).map((p) => p.port);
+          expect([name, ports.length > 0]).toEqual([name, true]);
+          for (const port of ports) expect(DATASTORE_PORTS).toContain(port);
+        }
+      }
+    });
+
+    it('let each service reach what it calls', () => {
+      const reaches = (from: string, to: string, port: number) =>
+        selecting(rules, labels(from), 'Egress').some((p) =>
+          (p.egress ?? []).some(
+            (r) =>
+              (r.ports ?? []).some((x) => x.port === port) &&
+              (r.to ?? []).some(
+                (peer) => matches(peer.podSelector, labels(to)) && !peer.namespaceSelector,
+              ),
+          ),
+        );
+      expect(reaches('edge', 'billing', 8081)).toBe(true);
+      expect(reaches('edge', 'dispatcher', 8083)).toBe(true);
+      expect(reaches('inference-worker', 'billing', 8081)).toBe(true);
+      const storeCidrs = (policy: string) =>
+        rules
+          .find((p) => p.name === policy)!
+          .egress!.flatMap((r) => (r.to ?? []).map(describePeer));
+      for (const [policy, clients] of [
+        ['postgres-egress', ['billing', 'dispatcher', 'migrate']],
+        ['rabbitmq-egress', ['edge', 'inference-worker', 'dispatcher']],
+      ] as const) {
+        expect(storeCidrs(policy).every((peer) => peer.startsWith('ip:'))).toBe(true);
+        for (const client of clients) {
+          expect(selecting(rules, labels(client), 'Egress').map((p) => p.name)).toContain(policy);
+        }
+      }
+    });
+  });
+});

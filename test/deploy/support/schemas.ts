@@ -1,0 +1,41 @@
+import type { loadConfig } from '@gateway/config';
+import { billingConfigSchema } from '../../../services/billing/src/config.js';
+import { dispatcherConfigSchema } from '../../../services/dispatcher/src/config.js';
+import { edgeConfigSchema } from '../../../services/edge/src/config.js';
+import { workerConfigSchema } from '../../../services/inference-worker/src/config.js';
+
+/*
+ * The services' configuration schemas, read from their sources when the tests run: a variable
+ * added to a schema (or made required) is checked against the manifests at once.
+ */
+
+export const GATEWAY_SERVICES = ['edge', 'billing', 'inference-worker', 'dispatcher'] as const;
+export type GatewayService = (typeof GATEWAY_SERVICES)[number];
+
+type ConfigSchema = Parameters<typeof loadConfig>[1];
+
+export const CONFIG_SCHEMAS: Record<GatewayService, ConfigSchema> = {
+  edge: edgeConfigSchema,
+  billing: billingConfigSchema,
+  'inference-worker': workerConfigSchema,
+  dispatcher: dispatcherConfigSchema,
+};
+
+export const isGatewayService = (name: string): name is GatewayService =>
+  (GATEWAY_SERVICES as readonly string[]).includes(name);
+
+/** Every variable the service reads. */
+export const knownKeys = (service: GatewayService): string[] =>
+  Object.keys(CONFIG_SCHEMAS[service].properties);
+
+/** Variables that must be set: in the schema's `required` and without a default. */
+export function requiredKeys(service: GatewayService): string[] {
+  const schema = CONFIG_SCHEMAS[service];
+  return (schema.required ?? []).filter(
+    (key: string) => (schema.properties[key] as { default?: unknown }).default === undefined,
+  );
+}
+
+/** The port a service listens on when PORT is not set. */
+export const defaultPort = (service: GatewayService): number =>
+  (CONFIG_SCHEMAS[service].properties.PORT as { default: number }).default;
