@@ -33,7 +33,12 @@ async function prepareStack(): Promise<Stack> {
         INTERNAL_TOKEN: internalToken,
         MASTER_KEY: randomBytes(32).toString('base64'),
       },
-      dispatcher: { DATABASE_URL: dispatcherDb.url, ...amqp },
+      dispatcher: {
+        DATABASE_URL: dispatcherDb.url,
+        ...amqp,
+        INTERNAL_TOKEN: randomBytes(32).toString('hex'),
+        ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      },
       'inference-worker': {
         ...amqp,
         BILLING_URL: 'http://127.0.0.1:1',

@@ -129,7 +129,17 @@ try {
     BILLING_URL: billingUrl,
     BILLING_INTERNAL_TOKEN: secrets.INTERNAL_TOKEN,
   });
-  startService('dispatcher', { AMQP_URL: amqpUrl, DATABASE_URL: databases.dispatcher });
+  // The dispatcher's own key, derived from the kept local secret: a restart can still open
+  // the results and signing secrets that earlier runs sealed.
+  const { createHash } = await import('node:crypto');
+  startService('dispatcher', {
+    AMQP_URL: amqpUrl,
+    DATABASE_URL: databases.dispatcher,
+    INTERNAL_TOKEN: secrets.INTERNAL_TOKEN,
+    ENCRYPTION_KEY: createHash('sha256')
+      .update(`dispatcher:${secrets.MASTER_KEY}`)
+      .digest('base64'),
+  });
   startService('edge', {
     AMQP_URL: amqpUrl,
     BILLING_URL: billingUrl,

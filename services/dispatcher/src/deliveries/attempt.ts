@@ -1,0 +1,82 @@
+import type { Logger } from '@gateway/observability';
+import { rowAad, type SealedBox } from '../crypto/sealed-box.js';
+import type { DispatcherMetrics } from '../metrics.js';
+import type { WebhookClient } from '../outbound/webhook-client.js';
+import type { SigningSecrets } from '../secrets/signing-secrets.js';
+import { webhookHeaders, type WebhookFormat } from '../signing/signature-headers.js';
+import type { ClaimedDelivery, DeliveryRepository } from './delivery-repository.js';
+import type { DeliveryPayload } from './intake.js';
+import { decide, type RetryPolicy } from './schedule.js';
+
+export interface AttemptRunnerOptions {
+  repository: DeliveryRepository;
+  box: SealedBox;
+  secrets: SigningSecrets;
+  client: WebhookClient;
+  policies: Record<WebhookFormat, RetryPolicy>;
+  metrics: DispatcherMetrics;
+  logger: Logger;
+  clock?: () => Date;
+}
+
+/**
+ * One attempt of one claimed delivery: open the payload, sign with the secrets active now
+ * (re-read on every attempt, so a secret added meanwhile counts), send, decide, record.
+ */
+export class AttemptRunner {
+  private readonly clock: () => Date;
+
+  constructor(private readonly options: AttemptRunnerOptions) {
+    this.clock = options.clock ?? (() => new Date());
+  }
+
+  async run(claim: ClaimedDelivery): Promise<void> {
+    const { repository, metrics, logger } = this.options;
+    if (!claim.sealed) {
+      await repository.markDropped(claim);
+      logger.info({ deliveryId: claim.id }, 'payload purged before delivery; dropped');
+      return;
+    }
+    const payload = this.open(claim);
+    const secrets = await this.options.secrets.active(claim.accountId);
+    const startedAt = this.clock();
+    const body = Buffer.from(payload.body, 'utf8');
+    const headers = webhookHeaders({
+      format: claim.format,
+      deliveryId: claim.id,
+      body,
+      timestampS: Math.floor(startedAt.getTime() / 1000),
+      secrets: secrets.map((s) => s.secret),
+    });
+    const result = await this.options.client.post(payload.url, headers, body);
+    const roundAttempt = claim.roundAttemptCount + 1;
+    const verdict = decide(result, roundAttempt, this.options.policies[claim.format]);
+    const recorded = await repository.recordAttempt(claim, {
+      startedAt,
+      statusCode: result.statusCode,
+      latencyMs: result.latencyMs,
+      verdict,
+    });
+    if (!recorded) {
+      logger.warn({ deliveryId: claim.id }, 'lease lost during the attempt; result not recorded');
+      return;
+    }
+    metrics.attempts.inc(verdict.outcome);
+    logger.info(
+      {
+        deliveryId: claim.id,
+        roundAttempt,
+        statusCode: result.statusCode,
+        latencyMs: result.latencyMs,
+        outcome: verdict.outcome,
+        ...(verdict.outcome === 'delivered' ? {} : { error: verdict.error }),
+      },
+      'webhook attempt',
+    );
+  }
+
+  private open(claim: ClaimedDelivery): DeliveryPayload {
+    const plaintext = this.options.box.open(claim.sealed!, rowAad(claim.accountId, claim.id));
+    return JSON.parse(plaintext.toString('utf8')) as DeliveryPayload;
+  }
+}

@@ -1,0 +1,197 @@
+import type pg from 'pg';
+import type { Sealed } from '../crypto/sealed-box.js';
+import { inTransaction } from '../db/transaction.js';
+import type { WebhookFormat } from '../signing/signature-headers.js';
+import type { Verdict } from './schedule.js';
+
+export interface NewDelivery {
+  id: string;
+  jobId: string;
+  accountId: string;
+  format: WebhookFormat;
+  sealed: Sealed;
+  retentionMs: number;
+  firstDelayMs: number;
+}
+
+/** A delivery this dispatcher holds the lease of; only the lease holder may record. */
+export interface ClaimedDelivery {
+  id: string;
+  accountId: string;
+  format: WebhookFormat;
+  /** Null once the payload was purged. */
+  sealed: Sealed | null;
+  roundAttemptCount: number;
+  leaseId: string;
+}
+
+export interface AttemptRecord {
+  startedAt: Date;
+  statusCode: number | null;
+  latencyMs: number;
+  verdict: Verdict;
+}
+
+const STATUS_AFTER = {
+  delivered: 'delivered',
+  retry: 'retrying',
+  failed: 'failed',
+  dropped: 'dropped',
+} as const;
+
+interface ClaimRow {
+  id: string;
+  account_id: string;
+  format: WebhookFormat;
+  payload_ciphertext: Buffer | null;
+  payload_nonce: Buffer | null;
+  payload_tag: Buffer | null;
+  round_attempt_count: number;
+  lease_id: string;
+}
+
+const toClaimed = (row: ClaimRow): ClaimedDelivery => ({
+  id: row.id,
+  accountId: row.account_id,
+  format: row.format,
+  sealed:
+    row.payload_ciphertext && row.payload_nonce && row.payload_tag
+      ? { ciphertext: row.payload_ciphertext, nonce: row.payload_nonce, tag: row.payload_tag }
+      : null,
+  roundAttemptCount: row.round_attempt_count,
+  leaseId: row.lease_id,
+});
+
+/** The dispatch side of the deliveries table: intake, claims, attempt results, purge. */
+export class DeliveryRepository {
+  constructor(private readonly pool: pg.Pool) {}
+
+  /** False when the job already has a delivery (a redelivered completion event). */
+  async insert(delivery: NewDelivery): Promise<boolean> {
+    const result = await this.pool.query(
+      `INSERT INTO webhook_deliveries
+         (id, job_id, account_id, format, status, payload_ciphertext, payload_nonce, payload_tag,
+          purge_at, next_attempt_at)
+       VALUES ($1, $2, $3, $4, 'queued', $5, $6, $7,
+          clock_timestamp() + $8 * interval '1 millisecond',
+          clock_timestamp() + $9 * interval '1 millisecond')
+       ON CONFLICT (job_id) DO NOTHING`,
+      [
+        delivery.id,
+        delivery.jobId,
+        delivery.accountId,
+        delivery.format,
+        delivery.sealed.ciphertext,
+        delivery.sealed.nonce,
+        delivery.sealed.tag,
+        delivery.retentionMs,
+        delivery.firstDelayMs,
+      ],
+    );
+    return result.rowCount === 1;
+  }
+
+  /**
+   * Leases up to `limit` due deliveries. SKIP LOCKED lets replicas claim side by side without
+   * waiting or taking the same row, and the lease keeps a claimed row from being due again
+   * while its attempt runs; a dispatcher that dies mid-attempt loses the lease when it lapses.
+   */
+  async claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+    const result = await this.pool.query<ClaimRow>(
+      `WITH due AS (
+         SELECT id FROM webhook_deliveries
+          WHERE next_attempt_at <= now()
+            AND (leased_until IS NULL OR leased_until <= now())
+          ORDER BY next_attempt_at
+          LIMIT $1
+          FOR UPDATE SKIP LOCKED)
+       UPDATE webhook_deliveries AS d
+          SET lease_id = gen_random_uuid(),
+              leased_until = clock_timestamp() + $2 * interval '1 millisecond'
+         FROM due
+        WHERE d.id = due.id
+       RETURNING d.id, d.account_id, d.format, d.payload_ciphertext, d.payload_nonce,
+                 d.payload_tag, d.round_attempt_count, d.lease_id`,
+      [limit, leaseMs],
+    );
+    return result.rows.map(toClaimed);
+  }
+
+  /**
+   * Stores an attempt's outcome and the delivery's next state together. False when the lease
+   * was lost (it lapsed and another dispatcher took over): then nothing is written.
+   */
+  recordAttempt(claim: ClaimedDelivery, attempt: AttemptRecord): Promise<boolean> {
+    const { verdict } = attempt;
+    const delayMs = verdict.outcome === 'retry' ? verdict.delayMs : null;
+    return inTransaction(this.pool, async (client) => {
+      const updated = await client.query<{ attempt_count: number }>(
+        `UPDATE webhook_deliveries
+            SET status = $3,
+                next_attempt_at = clock_timestamp() + $4 * interval '1 millisecond',
+                lease_id = NULL, leased_until = NULL,
+                attempt_count = attempt_count + 1,
+                round_attempt_count = round_attempt_count + 1,
+                updated_at = clock_timestamp()
+          WHERE id = $1 AND lease_id = $2
+          RETURNING attempt_count`,
+        [claim.id, claim.leaseId, STATUS_AFTER[verdict.outcome], delayMs],
+      );
+      const row = updated.rows[0];
+      if (!row) return false;
+      await client.query(
+        `INSERT INTO webhook_attempts
+           (delivery_id, attempt, started_at, status_code, latency_ms, outcome, error)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [
+          claim.id,
+          row.attempt_count,
+          attempt.startedAt,
+          attempt.statusCode,
+          attempt.latencyMs,
+          verdict.outcome,
+          verdict.outcome === 'delivered' ? null : verdict.error,
+        ],
+      );
+      return true;
+    });
+  }
+
+  /** A claimed delivery whose payload is gone cannot be sent any more. */
+  async markDropped(claim: ClaimedDelivery): Promise<void> {
+    await this.pool.query(
+      `UPDATE webhook_deliveries
+          SET status = 'dropped', next_attempt_at = NULL, lease_id = NULL, leased_until = NULL,
+              updated_at = clock_timestamp()
+        WHERE id = $1 AND lease_id = $2`,
+      [claim.id, claim.leaseId],
+    );
+  }
+
+  /**
+   * Deletes results past their retention, at most `limit` per call; the delivery row and its
+   * attempt log stay. A delivery still waiting for an attempt is dropped with its payload.
+   */
+  async purgeExpired(limit: number): Promise<number> {
+    const result = await this.pool.query(
+      `UPDATE webhook_deliveries
+          SET payload_ciphertext = NULL, payload_nonce = NULL, payload_tag = NULL,
+              payload_purged_at = clock_timestamp(),
+              status = CASE WHEN status IN ('queued', 'retrying') THEN 'dropped' ELSE status END,
+              next_attempt_at = NULL,
+              updated_at = clock_timestamp()
+        WHERE id IN (SELECT id FROM webhook_deliveries
+                      WHERE purge_at <= now() AND payload_ciphertext IS NOT NULL
+                      LIMIT $1)`,
+      [limit],
+    );
+    return result.rowCount ?? 0;
+  }
+
+  async dueCount(): Promise<number> {
+    const result = await this.pool.query<{ count: string }>(
+      `SELECT count(*) AS count FROM webhook_deliveries WHERE next_attempt_at <= now()`,
+    );
+    return Number(result.rows[0]?.count ?? 0);
+  }
+}

@@ -1,0 +1,79 @@
+import express, { type Express, type Router } from 'express';
+import { GatewayError } from '@gateway/contracts';
+import type { DeliveryQueries } from '../deliveries/delivery-queries.js';
+import type { SigningSecrets } from '../secrets/signing-secrets.js';
+import { requireInternalToken } from './internal-auth.js';
+import {
+  accountIdParam,
+  decodeCursor,
+  deliveryToJson,
+  encodeCursor,
+  pageSize,
+  secretToJson,
+} from './wire.js';
+
+export interface DispatcherServices {
+  secrets: SigningSecrets;
+  deliveries: DeliveryQueries;
+}
+
+/**
+ * The API edge's operator routes proxy to (README "Internal API"). The dispatcher knows no
+ * accounts: edge checks that an account exists before it calls.
+ */
+function internalRoutes({ secrets, deliveries }: DispatcherServices): Router {
+  const router = express.Router();
+
+  router.get('/accounts/:accountId/webhook-secrets', async (req, res) => {
+    const active = await secrets.active(accountIdParam(req.params.accountId));
+    res.json({ secrets: active.map(secretToJson) });
+  });
+
+  router.post('/accounts/:accountId/webhook-secrets/rotate', async (req, res) => {
+    const secret = await secrets.rotate(accountIdParam(req.params.accountId));
+    res.status(201).json(secretToJson(secret));
+  });
+
+  router.get('/accounts/:accountId/webhook-deliveries', async (req, res) => {
+    const limit = pageSize(req.query.limit);
+    const cursor = decodeCursor(req.query.cursor);
+    const page = await deliveries.listForAccount(
+      accountIdParam(req.params.accountId),
+      limit,
+      cursor,
+    );
+    if (!page) {
+      throw new GatewayError('invalid_request_body', 'cursor is not valid', { param: 'cursor' });
+    }
+    const last = page.length === limit ? page[page.length - 1] : undefined;
+    res.json({
+      deliveries: page.map(deliveryToJson),
+      next_cursor: last ? encodeCursor(last.id) : null,
+    });
+  });
+
+  router.post('/webhook-deliveries/:deliveryId/redeliver', async (req, res) => {
+    const result = await deliveries.redeliver(req.params.deliveryId);
+    if (result.outcome === 'not_found') {
+      throw new GatewayError('resource_not_found', 'No such webhook delivery');
+    }
+    if (result.outcome === 'purged') {
+      throw new GatewayError('conflict', 'The result was purged after its retention');
+    }
+    if (result.outcome === 'in_progress') {
+      throw new GatewayError('conflict', 'The delivery still has attempts scheduled');
+    }
+    res.status(202).json(deliveryToJson(result.delivery));
+  });
+
+  return router;
+}
+
+/** Mounts the internal API behind the service credential. */
+export function mountInternalApi(
+  app: Express,
+  services: DispatcherServices,
+  internalToken: string,
+): void {
+  app.use('/internal/v1', requireInternalToken(internalToken), internalRoutes(services));
+}
