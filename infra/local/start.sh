@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash infra/local/setup.sh
 pnpm run build
-exec node infra/local/local-stack.mjs
+exec node infra/local/local-gateway.mjs

@@ -116,13 +116,13 @@ export const COMMANDS: Record<string, Command> = {
       if (!/^\d+(\.\d{1,6})?$/.test(amount)) {
         throw usageError('amount_dzd must be a positive number with at most 6 decimals');
       }
-      // Sent as a string: DZD with 6 decimals must not go through a binary float.
+      // At most 6 decimals (checked above): the JSON number's shortest form is exactly this text.
       const key = option(ctx, 'idempotency-key') ?? randomUUID();
       const { body } = await ctx.client.request(
         'POST',
         `/accounts/${seg(arg(ctx, 0, 'account'))}/credits`,
         {
-          body: { amount_dzd: amount, reference: option(ctx, 'reference') ?? null },
+          body: { amount_dzd: Number(amount), reference: option(ctx, 'reference') ?? null },
           headers: { 'Idempotency-Key': key },
         },
       );

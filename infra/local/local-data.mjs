@@ -1,0 +1,73 @@
+// Data of the local gateway: its secrets and its PostgreSQL databases, kept in the data
+// directory so keys, balances and tokens survive restarts.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { startPostgresCluster } from '../../packages/testing/dist/index.js';
+import { migrateDatabase as migrateBilling } from '../../services/billing/dist/db/migrate.js';
+import { migrateDatabase as migrateDispatcher } from '../../services/dispatcher/dist/db/migrate.js';
+
+const SECRET_MAKERS = {
+  INTERNAL_TOKEN: () => randomBytes(32).toString('hex'),
+  MASTER_KEY: () => randomBytes(32).toString('base64'),
+  ADMIN_TOKEN: () => `adm_${randomBytes(24).toString('hex')}`,
+  WEBHOOK_ENCRYPTION_KEY: () => randomBytes(32).toString('base64'),
+};
+
+/** Made once and kept (mode 0600); a secret added by a newer version is filled in. */
+export function localSecrets(dataDir) {
+  mkdirSync(dataDir, { recursive: true, mode: 0o755 });
+  const file = path.join(dataDir, 'secrets.json');
+  const secrets = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+  let changed = false;
+  for (const [name, make] of Object.entries(SECRET_MAKERS)) {
+    if (!secrets[name]) {
+      secrets[name] = make();
+      changed = true;
+    }
+  }
+  if (changed) writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  return secrets;
+}
+
+async function ensureDatabase(adminUrl, name) {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (exists.rowCount === 0) await client.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/**
+ * DATABASE_URL names a server to use (both services get a database of their own on it);
+ * otherwise a cluster of the machine's PostgreSQL binaries lives in the data directory.
+ */
+export async function localDatabases(dataDir, port, stoppers, log) {
+  let adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    const cluster = await startPostgresCluster({
+      baseDir: path.join(dataDir, 'postgres'),
+      port,
+      durable: true,
+    });
+    stoppers.push(() => cluster.stop());
+    log(`PostgreSQL on 127.0.0.1:${cluster.port} (data in ${path.join(dataDir, 'postgres')})`);
+    adminUrl = cluster.adminUrl;
+  }
+  return {
+    billing: await ensureDatabase(adminUrl, 'gateway_billing'),
+    dispatcher: await ensureDatabase(adminUrl, 'gateway_dispatcher'),
+  };
+}
+
+export async function migrateDatabases(databases) {
+  await migrateBilling(databases.billing);
+  await migrateDispatcher(databases.dispatcher);
+}
