@@ -1,9 +1,30 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { fields, serviceFields } from '@gateway/config';
+
+const MIB = 1024 * 1024;
 
 export const edgeConfigSchema = Type.Object({
   ...serviceFields(8080),
   AMQP_URL: fields.amqpUrl(),
   AMQP_PREFIX: fields.amqpPrefix(),
   BILLING_URL: fields.httpUrl(),
+  // billing's INTERNAL_TOKEN: edge's credential on billing's internal API.
+  BILLING_INTERNAL_TOKEN: fields.secret(32),
+  BILLING_TIMEOUT_MS: fields.durationMs(5_000, 60_000),
+  // The operator API's bearer token (compared in constant time).
+  ADMIN_TOKEN: fields.secret(32),
+  // The dispatcher's internal API, for the webhook secrets and deliveries of the operator API.
+  DISPATCHER_URL: fields.httpUrl(),
+  DISPATCHER_INTERNAL_TOKEN: fields.secret(32),
+  // A synchronous job with no (next) reply within this fails with 500 GATEWAY_TIMEOUT.
+  REPLY_TIMEOUT_MS: fields.durationMs(120_000, 3_600_000),
+  // Async (webhook) jobs not started by then are failed by the worker; below billing's hold TTL.
+  ASYNC_JOB_DEADLINE_MS: fields.durationMs(600_000, 3_600_000),
+  JSON_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 3 * MIB, default: MIB }),
+  // A transcription upload travels base64-encoded in a job message; the bus caps those at 4 MiB.
+  UPLOAD_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 3 * MIB, default: 2 * MIB }),
+  // Development only: accept http:// webhook URLs (e.g. a receiver on loopback).
+  WEBHOOK_ALLOW_INSECURE_LOOPBACK: Type.Boolean({ default: false }),
 });
+
+export type EdgeConfig = Static<typeof edgeConfigSchema>;

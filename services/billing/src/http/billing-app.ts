@@ -1,10 +1,16 @@
-import express, { type Express } from 'express';
+import express, { type ErrorRequestHandler, type Express } from 'express';
+import { GatewayError } from '@gateway/contracts';
+import { rateLimitHeaders, type RateLimitDecision } from '../identity/index.js';
 import { adminRoutes } from './admin-routes.js';
+import { idempotencyRoutes } from './idempotency-routes.js';
 import { requireInternalToken } from './internal-auth.js';
 import { internalRoutes, type BillingServices } from './internal-routes.js';
+import { RequestIdempotency } from './request-idempotency.js';
 
 // Internal calls carry small JSON bodies; a statement or catalog entry is far below this.
 const JSON_BODY_LIMIT = '256kb';
+// A stored response replayed for an Idempotency-Key (e.g. embeddings) can be a few MiB.
+const IDEMPOTENCY_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 
 /** Mounts billing's internal API (and the operator API behind it) on the service app. */
 export function mountBillingApi(
@@ -12,6 +18,17 @@ export function mountBillingApi(
   services: BillingServices,
   internalToken: string,
 ): void {
+  const idempotency =
+    services.requestIdempotency ??
+    new RequestIdempotency({
+      run: (work) => services.identity.store.transaction(work),
+      clock: () => new Date(),
+    });
+  app.use(
+    '/internal/v1/idempotency',
+    requireInternalToken(internalToken),
+    idempotencyRoutes(idempotency, IDEMPOTENCY_BODY_LIMIT_BYTES),
+  );
   app.use(
     '/internal/v1',
     requireInternalToken(internalToken),
@@ -19,4 +36,35 @@ export function mountBillingApi(
   );
   app.use('/internal/v1/admin', adminRoutes(services));
   app.use('/internal/v1', internalRoutes(services));
+  app.use('/internal/v1', rateLimitHeadersOnError);
+}
+
+/**
+ * Errors of `/rate-limit` and `/admit` carry the rate-limit decision in `details` (admit: as
+ * `details.rateLimit`; a 429: `limit`, `remaining`, `resetMs`). The error body has no room for
+ * it, so it travels as the `X-RateLimit-*` headers edge repeats to its client. The error itself
+ * continues to the one error handler.
+ */
+const rateLimitHeadersOnError: ErrorRequestHandler = (error, _req, res, next) => {
+  const decision = error instanceof GatewayError ? decisionOf(error.details) : undefined;
+  if (decision && !res.headersSent) res.set(rateLimitHeaders(decision));
+  next(error);
+};
+
+function decisionOf(details: Record<string, unknown> | undefined): RateLimitDecision | undefined {
+  const source = (details?.rateLimit ?? details) as Partial<RateLimitDecision> | undefined;
+  if (
+    typeof source?.limit !== 'number' ||
+    typeof source.remaining !== 'number' ||
+    typeof source.resetMs !== 'number'
+  ) {
+    return undefined;
+  }
+  return {
+    allowed: source.allowed ?? false,
+    limit: source.limit,
+    remaining: source.remaining,
+    resetMs: source.resetMs,
+    retryAfterS: source.retryAfterS ?? 1,
+  };
 }

@@ -2,11 +2,22 @@ import express, { type Router } from 'express';
 import { GatewayError } from '@gateway/contracts';
 import type { Identity } from '../identity/index.js';
 import type { LedgerService } from '../ledger/index.js';
-import { balanceToJson, principalFromWire, requiredCount, requiredString, toWire } from './wire.js';
+import type { RequestIdempotency } from './request-idempotency.js';
+import { MODEL_KINDS, MODEL_PROVIDERS } from '../identity/index.js';
+import {
+  balanceToJson,
+  optionalEnumList,
+  principalFromWire,
+  requiredCount,
+  requiredString,
+  toWire,
+} from './wire.js';
 
 export interface BillingServices {
   identity: Identity;
   ledger: LedgerService;
+  /** Edge's Idempotency-Key store; built over the identity store when omitted. */
+  requestIdempotency?: RequestIdempotency;
 }
 
 /**
@@ -48,6 +59,8 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
           choices: typeof estimate.choices === 'number' ? estimate.choices : 1,
         },
         priority: body.priority === true,
+        ...optionalEnumList(body, 'providers', MODEL_PROVIDERS),
+        ...optionalEnumList(body, 'kinds', MODEL_KINDS),
       },
       { placeHold: (tx, input) => ledger.placeHold(tx, input) },
     );

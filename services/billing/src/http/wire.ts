@@ -84,3 +84,20 @@ export function optionalDate(value: unknown, param: string): Date | undefined {
   if (Number.isNaN(date.getTime())) throw bad(param);
   return date;
 }
+
+/**
+ * An optional array field whose items must come from `allowed`: `{}` when absent, else
+ * `{[field]: items}` (spread into the request). Anything else is 400 `invalid_request_body`.
+ */
+export function optionalEnumList<F extends string, T extends string>(
+  body: unknown,
+  field: F,
+  allowed: readonly T[],
+): Partial<Record<F, T[]>> {
+  const value = isRecord(body) ? body[field] : undefined;
+  if (value === undefined) return {};
+  const ok =
+    Array.isArray(value) && value.every((item) => (allowed as readonly unknown[]).includes(item));
+  if (!ok) throw bad(field);
+  return { [field]: value as T[] } as Partial<Record<F, T[]>>;
+}

@@ -2,7 +2,7 @@ import { costMicroDzd, GatewayError, LIMITS } from '@gateway/contracts';
 import { modelNotFound } from './catalog.js';
 import { rateLimitError, type RateLimiter, type RateLimitDecision } from './rate-limit.js';
 import type { IdentityStore } from './store.js';
-import type { CatalogModel, Principal } from './types.js';
+import type { CatalogModel, ModelKind, ModelProvider, Principal } from './types.js';
 
 /** What admit asks the ledger to reserve. */
 export interface PlaceHoldInput {
@@ -48,6 +48,14 @@ export interface AdmitRequest {
   priority: boolean;
   /** Passed to placeHold as `holdId` when given. */
   holdId?: string;
+  /**
+   * Providers the calling endpoint may use (e.g. `['node']` on the default-models-only routes);
+   * any when omitted. A model of another provider is 404 `model_not_found`, decided at the model
+   * step, so no hold is placed.
+   */
+  providers?: readonly ModelProvider[];
+  /** Model kinds the calling endpoint serves (e.g. `['embedding']`); any when omitted. */
+  kinds?: readonly ModelKind[];
 }
 
 export interface Admission {
@@ -69,7 +77,7 @@ type Outcome = { ok: true; admission: Admission } | { ok: false; error: GatewayE
  * revocation were decided by `authenticate` before):
  *
  * 1. rate limit → 429 `rate_limit_exceeded`;
- * 2. model in the catalog → 404 `model_not_found`;
+ * 2. model in the catalog, and of a provider and kind the endpoint serves → 404 `model_not_found`;
  * 3. model in the scoped token's list → 403 `model_not_allowed` (the message lists the models);
  * 4. `placeHold` with the worst-case cost → 402 `budget_exhausted` / 402 `insufficient_balance`.
  *
@@ -104,6 +112,7 @@ export class Admitter<Tx = unknown> {
         if (!rateLimit.allowed) throw rateLimitError(rateLimit);
         const model = await this.#store.findModel(request.model, tx);
         if (!model) throw modelNotFound(request.model);
+        if (!servesEndpoint(model, request)) throw modelNotOnEndpoint(model.id);
         const allowed = principal.token?.models ?? null;
         if (allowed !== null && !allowed.includes(model.id)) {
           throw new GatewayError(
@@ -153,6 +162,20 @@ export class Admitter<Tx = unknown> {
     return outcome.admission;
   }
 }
+
+function servesEndpoint(
+  model: CatalogModel,
+  request: Pick<AdmitRequest, 'providers' | 'kinds'>,
+): boolean {
+  const { providers, kinds } = request;
+  if (providers !== undefined && !providers.includes(model.provider)) return false;
+  return kinds === undefined || kinds.includes(model.kind);
+}
+
+const modelNotOnEndpoint = (id: string): GatewayError =>
+  new GatewayError('model_not_found', `Model '${id}' is not available on this endpoint`, {
+    param: 'model',
+  });
 
 function withRateLimit(error: GatewayError, rateLimit: RateLimitDecision): GatewayError {
   return new GatewayError(error.code, error.message, {

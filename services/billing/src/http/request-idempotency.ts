@@ -1,0 +1,130 @@
+import { GatewayError } from '@gateway/contracts';
+import {
+  claimIdempotencyKey,
+  purgeIdempotencyRecords,
+  readIdempotencyRecord,
+  type Db,
+} from '../ledger/ledger-repository.js';
+
+/**
+ * Idempotency of public POST requests (decisions §3), kept here so that every edge replica sees
+ * the same keys. Edge claims `(account, key)` with a hash of the request before doing any work,
+ * stores the response once it has one, or releases the claim when nothing was charged so the
+ * client may retry with the same key. Records live in `idempotency_records` under their own
+ * scope: a claim is a lease (`response_status` 0, expiring after `leaseMs`, so a crashed edge
+ * does not lock a key for a day); a completed record is replayed for `ttlMs` (24 h).
+ */
+export const REQUEST_IDEMPOTENCY_SCOPE = 'edge-request';
+
+/** A stored response, replayed byte for byte. */
+export interface StoredHttpResponse {
+  status: number;
+  contentType: string;
+  /** The body: text as is, or binary as base64. */
+  body: string;
+  encoding: 'utf8' | 'base64';
+}
+
+export interface IdempotencyKeyRef {
+  accountId: string;
+  key: string;
+  /** SHA-256 hex of what identifies the request (method, path, body), computed by edge. */
+  requestHash: string;
+}
+
+export type ClaimResult =
+  { outcome: 'claimed' } | { outcome: 'replay'; response: StoredHttpResponse };
+
+const IN_PROGRESS = 0;
+const PURGE_INTERVAL_MS = 60_000;
+
+export interface RequestIdempotencyDeps {
+  /** Runs `work` with a database handle (one short transaction). */
+  run<T>(work: (db: Db) => Promise<T>): Promise<T>;
+  clock: () => Date;
+  ttlMs?: number;
+}
+
+export class RequestIdempotency {
+  readonly #deps: RequestIdempotencyDeps;
+  readonly #ttlMs: number;
+  #lastPurgeMs = 0;
+
+  constructor(deps: RequestIdempotencyDeps) {
+    this.#deps = deps;
+    this.#ttlMs = deps.ttlMs ?? 24 * 60 * 60 * 1000;
+  }
+
+  /** Claims the key, or answers with the stored response; 409 for a conflict. */
+  async claim(ref: IdempotencyKeyRef, leaseMs: number): Promise<ClaimResult> {
+    const now = this.#deps.clock();
+    this.#purgeNowAndThen(now);
+    const recordKey = storageKey(ref);
+    const owned = await this.#deps.run((db) =>
+      claimIdempotencyKey(db, {
+        scope: REQUEST_IDEMPOTENCY_SCOPE,
+        key: recordKey,
+        requestHash: ref.requestHash,
+        now,
+        expiresAt: new Date(now.getTime() + leaseMs),
+      }),
+    );
+    if (owned) return { outcome: 'claimed' };
+    const stored = await this.#deps.run((db) =>
+      readIdempotencyRecord(db, REQUEST_IDEMPOTENCY_SCOPE, recordKey),
+    );
+    if (stored && stored.requestHash !== ref.requestHash) {
+      throw new GatewayError(
+        'idempotency_key_conflict',
+        'This Idempotency-Key was already used with a different request.',
+        { param: 'Idempotency-Key' },
+      );
+    }
+    if (!stored || stored.responseStatus === IN_PROGRESS) {
+      throw new GatewayError('conflict', 'A request with this Idempotency-Key is in progress.', {
+        param: 'Idempotency-Key',
+      });
+    }
+    return { outcome: 'replay', response: stored.responseBody as StoredHttpResponse };
+  }
+
+  /** Stores the response of a claimed key for `ttlMs`; 409 when the claim was lost. */
+  async complete(ref: IdempotencyKeyRef, response: StoredHttpResponse): Promise<void> {
+    const now = this.#deps.clock();
+    const expiresAt = new Date(now.getTime() + this.#ttlMs);
+    const updated = await this.#deps.run(
+      (db) => db.$executeRaw`
+        UPDATE idempotency_records
+           SET response_status = ${response.status}::int,
+               response_body = ${JSON.stringify(response)}::jsonb,
+               expires_at = ${expiresAt}::timestamptz
+         WHERE scope = ${REQUEST_IDEMPOTENCY_SCOPE} AND key = ${storageKey(ref)}
+           AND request_hash = ${ref.requestHash} AND response_status = ${IN_PROGRESS}::int`,
+    );
+    if (updated !== 1) {
+      throw new GatewayError('conflict', 'The Idempotency-Key claim was lost (lease expired).');
+    }
+  }
+
+  /** Drops a claim that produced nothing worth replaying; a no-op when it is not ours. */
+  async release(ref: IdempotencyKeyRef): Promise<void> {
+    await this.#deps.run(
+      (db) => db.$executeRaw`
+        DELETE FROM idempotency_records
+         WHERE scope = ${REQUEST_IDEMPOTENCY_SCOPE} AND key = ${storageKey(ref)}
+           AND request_hash = ${ref.requestHash} AND response_status = ${IN_PROGRESS}::int`,
+    );
+  }
+
+  /** Expired records are purged at most once a minute per process, off the request path. */
+  #purgeNowAndThen(now: Date): void {
+    if (now.getTime() - this.#lastPurgeMs < PURGE_INTERVAL_MS) return;
+    this.#lastPurgeMs = now.getTime();
+    this.#deps
+      .run((db) => purgeIdempotencyRecords(db, [REQUEST_IDEMPOTENCY_SCOPE], now))
+      .catch(() => undefined);
+  }
+}
+
+// Keys are per account: two accounts may use the same key. Account ids contain no space.
+const storageKey = (ref: IdempotencyKeyRef): string => `${ref.accountId} ${ref.key}`;

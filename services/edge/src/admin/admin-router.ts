@@ -1,0 +1,112 @@
+import express, { type Request, type RequestHandler, type Router } from 'express';
+import { GatewayError, createBodyValidator } from '@gateway/contracts';
+import type { InternalRequest, InternalResponse } from '../clients/internal-http.js';
+import type { EdgeDeps } from '../deps.js';
+import { jsonBody } from '../http/body.js';
+import { methodNotAllowed } from '../http/errors.js';
+import { requireAdminToken } from './admin-auth.js';
+import { ADMIN_ROUTES, type AdminRoute } from './admin-routes.js';
+
+const FORWARDED_HEADERS = ['Accept', 'Idempotency-Key'];
+
+/**
+ * `/admin/v1/*` (decisions §4) behind the admin token: the same paths and bodies as billing's
+ * `/internal/v1/admin/*` and, for webhook secrets and deliveries, the dispatcher's internal API.
+ * Edge checks the token and the body's shape, then passes the request and the answer through.
+ */
+export function adminRouter(deps: EdgeDeps): Router {
+  const router = express.Router();
+  router.use(requireAdminToken(deps.adminToken));
+  const methodsByPath = new Map<string, string[]>();
+  for (const route of ADMIN_ROUTES) {
+    const handlers: RequestHandler[] = [];
+    if (route.body) handlers.push(...jsonBody(deps.limits.jsonBodyBytes), validated(route));
+    handlers.push(forwarder(deps, route));
+    router[route.method](route.path, ...handlers);
+    methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), route.method]);
+  }
+  for (const [path, methods] of methodsByPath) {
+    router.all(path, methodNotAllowed(methods.map((m) => m.toUpperCase())));
+  }
+  return router;
+}
+
+// Compiled once, at module load (Ajv keeps schemas by $id).
+const BODY_VALIDATORS = new Map(
+  ADMIN_ROUTES.flatMap((route) => (route.body ? [[route, createBodyValidator(route.body)]] : [])),
+);
+
+function validated(route: AdminRoute): RequestHandler {
+  const validate = BODY_VALIDATORS.get(route);
+  return (req, _res, next) => {
+    validate?.(req.body);
+    next();
+  };
+}
+
+function forwarder(deps: EdgeDeps, route: AdminRoute): RequestHandler {
+  return async (req, res) => {
+    const request: InternalRequest = {
+      method: route.method.toUpperCase(),
+      path: targetPath(route.path, req),
+      headers: forwardedHeaders(req),
+      ...(route.body ? { body: req.body } : {}),
+    };
+    if (route.accountMustExist) {
+      const account = await deps.billing.forwardAdmin({
+        method: 'GET',
+        path: `/accounts/${pathSegment(String(req.params.id))}`,
+        headers: forwardedHeaders(req),
+      });
+      if (account.status !== 200) {
+        relay(res, account, 'billing');
+        return;
+      }
+    }
+    const answer =
+      route.target === 'billing'
+        ? await deps.billing.forwardAdmin(request)
+        : await deps.dispatcher.forward(request);
+    relay(res, answer, route.target);
+  };
+}
+
+/** The route's path with its parameters re-encoded, and the query string as sent. */
+function targetPath(pattern: string, req: Request): string {
+  const params = req.params as Record<string, string | string[]>;
+  const path = pattern.replace(/[:*]([A-Za-z]+)/g, (_m, name: string) => {
+    const value = params[name] ?? '';
+    return (Array.isArray(value) ? value : [value]).map(pathSegment).join('/');
+  });
+  const query = req.originalUrl.indexOf('?');
+  return query === -1 ? path : `${path}${req.originalUrl.slice(query)}`;
+}
+
+function pathSegment(value: string): string {
+  // A dot segment would climb out of the forwarded path once the URL is normalised.
+  if (value === '' || value === '.' || value === '..') {
+    throw new GatewayError('resource_not_found', 'No such resource');
+  }
+  return encodeURIComponent(value);
+}
+
+function forwardedHeaders(req: Request): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of FORWARDED_HEADERS) {
+    const value = req.get(name);
+    if (value !== undefined) headers[name] = value;
+  }
+  return headers;
+}
+
+function relay(res: express.Response, answer: InternalResponse, target: string): void {
+  // The dependency refusing edge's own credential is a deployment fault, not the operator's.
+  if (answer.status === 401) {
+    throw new GatewayError('internal_error', `Gateway configuration error (${target} credential)`);
+  }
+  res.status(answer.status);
+  const contentType = answer.headers.get('content-type');
+  if (contentType) res.set('Content-Type', contentType);
+  if (answer.status === 204 || answer.body.length === 0) res.end();
+  else res.send(answer.body);
+}

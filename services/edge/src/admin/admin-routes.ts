@@ -1,0 +1,162 @@
+import type { TSchema } from '@sinclair/typebox';
+import {
+  AccountCreateRequestSchema,
+  AccountPatchRequestSchema,
+  ApiKeyCreateRequestSchema,
+  CreditRequestSchema,
+  ModelPutRequestSchema,
+  ScopedTokenRevokeRequestSchema,
+} from '../schemas/admin.js';
+
+export type AdminMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/** One operator route: where it goes, what body it takes. The OpenAPI document reads this too. */
+export interface AdminRoute {
+  method: AdminMethod;
+  /** Express path under `/admin/v1`; `*model` captures an id containing `/`. */
+  path: string;
+  /** Billing serves it under `/internal/v1/admin`, the dispatcher under `/internal/v1`. */
+  target: 'billing' | 'dispatcher';
+  summary: string;
+  body?: TSchema;
+  /** Status of success when not 200. */
+  status?: 201 | 204;
+  /**
+   * The dispatcher knows no accounts: edge first asks billing whether the account (`:id`)
+   * exists, so a typo cannot create secrets for nobody.
+   */
+  accountMustExist?: boolean;
+}
+
+/** decisions §4, plus what billing offers beside it (listings, api-key listing, revocation). */
+export const ADMIN_ROUTES: readonly AdminRoute[] = [
+  {
+    method: 'post',
+    path: '/accounts',
+    target: 'billing',
+    summary: 'Create an account',
+    body: AccountCreateRequestSchema,
+    status: 201,
+  },
+  {
+    method: 'get',
+    path: '/accounts',
+    target: 'billing',
+    summary: 'List accounts (?limit, ?cursor)',
+  },
+  {
+    method: 'get',
+    path: '/accounts/:id',
+    target: 'billing',
+    summary: 'An account with its balance',
+  },
+  {
+    method: 'patch',
+    path: '/accounts/:id',
+    target: 'billing',
+    summary: 'Change rate limit or webhook format',
+    body: AccountPatchRequestSchema,
+  },
+  {
+    method: 'post',
+    path: '/accounts/:id/suspend',
+    target: 'billing',
+    summary: 'Suspend an account',
+  },
+  {
+    method: 'post',
+    path: '/accounts/:id/unsuspend',
+    target: 'billing',
+    summary: 'Lift a suspension',
+  },
+  {
+    method: 'get',
+    path: '/accounts/:id/api-keys',
+    target: 'billing',
+    summary: "List an account's API keys (names only)",
+  },
+  {
+    method: 'post',
+    path: '/accounts/:id/api-keys',
+    target: 'billing',
+    summary: 'Create an API key (shown once)',
+    body: ApiKeyCreateRequestSchema,
+    status: 201,
+  },
+  {
+    method: 'post',
+    path: '/accounts/:id/api-keys/:name/regenerate',
+    target: 'billing',
+    summary: 'Regenerate an API key; the old one stops at once',
+  },
+  {
+    method: 'delete',
+    path: '/accounts/:id/api-keys/:name',
+    target: 'billing',
+    summary: 'Delete an API key',
+    status: 204,
+  },
+  {
+    method: 'post',
+    path: '/accounts/:id/credits',
+    target: 'billing',
+    summary: 'Credit DZD (Idempotency-Key)',
+    body: CreditRequestSchema,
+  },
+  {
+    method: 'get',
+    path: '/accounts/:id/statement',
+    target: 'billing',
+    summary: 'Statement (?from, ?to; Accept: text/csv for CSV)',
+  },
+  {
+    method: 'get',
+    path: '/accounts/:id/webhook-secrets',
+    target: 'dispatcher',
+    summary: 'Active webhook signing secrets',
+    accountMustExist: true,
+  },
+  {
+    method: 'post',
+    path: '/accounts/:id/webhook-secrets/rotate',
+    target: 'dispatcher',
+    summary: 'Rotate the webhook signing secret',
+    status: 201,
+    accountMustExist: true,
+  },
+  {
+    method: 'get',
+    path: '/accounts/:id/webhook-deliveries',
+    target: 'dispatcher',
+    summary: 'Webhook deliveries of an account (?limit, ?cursor)',
+    accountMustExist: true,
+  },
+  {
+    method: 'post',
+    path: '/webhook-deliveries/:id/redeliver',
+    target: 'dispatcher',
+    summary: 'Deliver a webhook again',
+  },
+  {
+    method: 'post',
+    path: '/scoped-tokens/revoke',
+    target: 'billing',
+    summary: 'Revoke any scoped token',
+    body: ScopedTokenRevokeRequestSchema,
+  },
+  { method: 'get', path: '/models', target: 'billing', summary: 'The model catalog' },
+  {
+    method: 'put',
+    path: '/models/*model',
+    target: 'billing',
+    summary: 'Create or replace a model (id may contain /)',
+    body: ModelPutRequestSchema,
+  },
+  {
+    method: 'get',
+    path: '/ledger/entries',
+    target: 'billing',
+    summary: 'Ledger entries (?account, ?from, ?to, ?cursor), paged',
+  },
+  { method: 'get', path: '/ledger/check', target: 'billing', summary: 'Ledger invariant report' },
+];

@@ -1,0 +1,61 @@
+import type { Express, RequestHandler } from 'express';
+import { GatewayError } from '@gateway/contracts';
+import type { Logger, ServiceMetrics } from '@gateway/observability';
+import { createServiceApp, finishApp, type ReadinessCheck } from '@gateway/runtime';
+import { adminRouter } from './admin/admin-router.js';
+import { requestScope } from './clients/request-scope.js';
+import type { EdgeDeps } from './deps.js';
+import { authenticate } from './http/auth.js';
+import { methodNotAllowed, rateLimitOnErrors } from './http/errors.js';
+import { buildOpenApiDocument } from './openapi/openapi.js';
+import { accountRouter } from './routes/account.js';
+import { chatCompletionsRouter } from './routes/chat-completions.js';
+import { mediaRouter } from './routes/media.js';
+import { nativeInferenceRouter } from './routes/native-inference.js';
+import { scopedJwtRouter } from './routes/scoped-jwt.js';
+import { transcriptionsRouter } from './routes/transcriptions.js';
+
+export interface EdgeAppOptions {
+  logger: Logger;
+  metrics: ServiceMetrics;
+  readiness: readonly ReadinessCheck[];
+  isShuttingDown: () => boolean;
+  deps: EdgeDeps;
+}
+
+/**
+ * Edge's HTTP app: ops endpoints and request ids (runtime), the public document, the operator
+ * API behind the admin token, then `/v1` behind authentication. Every failure, unknown routes
+ * included, leaves through the runtime's one error handler in the one error shape.
+ */
+export function buildEdgeApp(options: EdgeAppOptions): Express {
+  const { deps } = options;
+  const app = createServiceApp(options);
+  app.use(requestScope);
+  const openApi = JSON.stringify(buildOpenApiDocument());
+  app.get('/v1/openapi.json', (_req, res) => {
+    res.type('application/json').send(openApi);
+  });
+  app.all('/v1/openapi.json', methodNotAllowed(['GET']));
+  app.use('/admin/v1', adminRouter(deps));
+  app.use('/v1', authenticate(deps.billing));
+  for (const router of [
+    chatCompletionsRouter,
+    nativeInferenceRouter,
+    mediaRouter,
+    transcriptionsRouter,
+    scopedJwtRouter,
+    accountRouter,
+  ]) {
+    app.use('/v1', router(deps));
+  }
+  app.use(noSuchRoute);
+  app.use(rateLimitOnErrors(deps.billing));
+  return finishApp(app, options.logger);
+}
+
+const noSuchRoute: RequestHandler = (req, _res, next) => {
+  next(
+    new GatewayError('not_found', `No route for ${req.method} ${req.originalUrl.split('?')[0]}`),
+  );
+};

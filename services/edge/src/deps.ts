@@ -1,0 +1,19 @@
+import type { BillingClient } from './clients/billing-client.js';
+import type { DispatcherClient } from './clients/dispatcher-client.js';
+import type { Idempotency } from './http/idempotency.js';
+import type { InferenceJobs } from './jobs/inference-jobs.js';
+
+/** What the routes use; built by the composition root (or a test). */
+export interface EdgeDeps {
+  billing: BillingClient;
+  dispatcher: DispatcherClient;
+  jobs: InferenceJobs;
+  idempotency: Idempotency;
+  limits: {
+    jsonBodyBytes: number;
+    uploadBytes: number;
+    /** Development: http:// webhook URLs accepted. */
+    webhookAllowInsecure: boolean;
+  };
+  adminToken: string;
+}

@@ -1,0 +1,119 @@
+import { createHash } from 'node:crypto';
+import type { Request, Response } from 'express';
+import { GatewayError, errorBody } from '@gateway/contracts';
+import type { Logger } from '@gateway/observability';
+import type { BillingClient } from '../clients/billing-client.js';
+import type { IdempotencyRef, StoredResponse } from '../clients/billing-types.js';
+import { logOf, principalOf, stateOf } from './context.js';
+import { applyRateLimit } from './rate-limit-headers.js';
+
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+/** Larger answers are not kept; the key is then spent (a retry gets 409), never run twice. */
+const MAX_STORED_BODY_CHARS = 4 * 1024 * 1024;
+
+/**
+ * `Idempotency-Key` on POST routes (decisions §3), held in billing so that every edge replica
+ * agrees. Same key + same request within 24 h: the first response is replayed and the request
+ * charged once; another request under the key: 409 `idempotency_key_conflict`; the first still
+ * running: 409 `conflict`. Only successful responses are kept: an error charged nothing, so the
+ * key is released and the client may retry with it. A stream cannot be replayed: once it
+ * started the key is spent, and a retry gets 409 `conflict`.
+ */
+export class Idempotency {
+  constructor(
+    private readonly billing: BillingClient,
+    /** How long a claim may stay in progress (longer than any request). */
+    private readonly leaseMs: number,
+  ) {}
+
+  /**
+   * Claims the request's key: a guard to finish it with, null without a key, or 'replayed' when
+   * the stored response was sent. `fingerprint` is what must match on a retry (the body).
+   */
+  async begin(
+    req: Request,
+    res: Response,
+    fingerprint: unknown,
+  ): Promise<IdempotencyGuard | null | 'replayed'> {
+    const key = req.get(IDEMPOTENCY_KEY_HEADER);
+    if (key === undefined) return null;
+    if (!KEY_PATTERN.test(key)) {
+      throw new GatewayError(
+        'invalid_request_body',
+        `${IDEMPOTENCY_KEY_HEADER} must be 1 to 255 printable ASCII characters`,
+        { param: IDEMPOTENCY_KEY_HEADER },
+      );
+    }
+    const ref: IdempotencyRef = {
+      accountId: principalOf(res).accountId,
+      key,
+      requestHash: createHash('sha256')
+        .update(JSON.stringify([req.method, req.originalUrl, fingerprint]))
+        .digest('hex'),
+    };
+    const claim = await this.billing.claimIdempotencyKey(ref, this.leaseMs);
+    if (claim.outcome === 'claimed') return new IdempotencyGuard(this.billing, ref, logOf(req));
+    // A replay is a request too: it counts against the rate limit.
+    if (!stateOf(res).rateLimit)
+      applyRateLimit(res, await this.billing.rateLimit(principalOf(res)));
+    sendStored(res, claim.response);
+    return 'replayed';
+  }
+}
+
+/** The claim of one request; finish it exactly once. Failures are logged, never thrown. */
+export class IdempotencyGuard {
+  #done = false;
+
+  constructor(
+    private readonly billing: BillingClient,
+    private readonly ref: IdempotencyRef,
+    private readonly log: Logger,
+  ) {}
+
+  /** Keeps a successful response for replays. */
+  async complete(response: StoredResponse): Promise<void> {
+    if (response.body.length > MAX_STORED_BODY_CHARS) {
+      await this.spend('The response to this Idempotency-Key was too large to keep for replay.');
+      return;
+    }
+    await this.#finish('complete', () => this.billing.completeIdempotencyKey(this.ref, response));
+  }
+
+  /** The request charged nothing: the key may be used again. */
+  async release(): Promise<void> {
+    await this.#finish('release', () => this.billing.releaseIdempotencyKey(this.ref));
+  }
+
+  /** The request may have been charged but its response cannot be replayed (a stream). */
+  async spend(message: string): Promise<void> {
+    const body = JSON.stringify(errorBody('conflict', message, IDEMPOTENCY_KEY_HEADER));
+    await this.#finish('spend', () =>
+      this.billing.completeIdempotencyKey(this.ref, {
+        status: 409,
+        contentType: 'application/json; charset=utf-8',
+        body,
+        encoding: 'utf8',
+      }),
+    );
+  }
+
+  async #finish(step: string, work: () => Promise<void>): Promise<void> {
+    if (this.#done) return;
+    this.#done = true;
+    try {
+      await work();
+    } catch (error) {
+      this.log.warn({ err: error, step }, 'idempotency record not updated');
+    }
+  }
+}
+
+function sendStored(res: Response, stored: StoredResponse): void {
+  res.status(stored.status);
+  res.set('Content-Type', stored.contentType);
+  res.set(REPLAYED_HEADER, 'true');
+  res.send(Buffer.from(stored.body, stored.encoding));
+}

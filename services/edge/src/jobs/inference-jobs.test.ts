@@ -1,0 +1,120 @@
+import { describe, expect, it } from '@jest/globals';
+import type { InferenceCancelPayload, InferenceJobPayload } from '@gateway/contracts';
+import { createLogger } from '@gateway/observability';
+import type { MessageBus } from '@gateway/messaging';
+import { silentStream } from '../test-support/billing.suite.js';
+import { InferenceJobs, type JobSpec } from './inference-jobs.js';
+import type { JobPublisher } from './job-publisher.js';
+import { ReplyRouter } from './reply-router.js';
+
+/** Who finalises the hold when edge cannot go on (job-protocol.md). */
+
+const log = createLogger({ service: 'edge', destination: silentStream });
+
+function setUp(options: { publishFails?: boolean } = {}) {
+  const published: InferenceJobPayload[] = [];
+  const cancels: InferenceCancelPayload[] = [];
+  const voided: string[] = [];
+  const publisher = {
+    publishJob: async (job: InferenceJobPayload) => {
+      if (options.publishFails) throw new Error('broker unreachable');
+      published.push(job);
+    },
+    publishCancel: async (cancel: InferenceCancelPayload) => {
+      cancels.push(cancel);
+    },
+  } as unknown as JobPublisher;
+  const replies = new ReplyRouter({ bus: {} as MessageBus, prefix: 't.', logger: log });
+  const jobs = new InferenceJobs({
+    publisher,
+    replies,
+    billing: { voidHold: async (holdId) => void voided.push(holdId) },
+    replyTimeoutMs: 50,
+    asyncDeadlineMs: 1_000,
+    now: () => 1_000_000,
+  });
+  return { jobs, replies, published, cancels, voided };
+}
+
+const spec: JobSpec = {
+  jobId: 'chatcmpl-1',
+  endpoint: 'chat.completions',
+  principal: {
+    accountId: 'usr_1',
+    kind: 'api_key',
+    apiKeyName: 'auto',
+    rateLimitPerMinute: 100,
+    webhookFormat: 'B',
+  },
+  admission: {
+    holdId: 'hold_1',
+    holdAmountMicroDzd: 10n,
+    model: { id: 'acme/chat', kind: 'chat', provider: 'node' },
+    rateLimit: { allowed: true, limit: 100, remaining: 99, resetMs: 0, retryAfterS: 1 },
+  },
+  priority: true,
+  stream: false,
+  request: { model: 'acme/chat', messages: [] },
+  promptTokens: 7,
+};
+
+describe('InferenceJobs', () => {
+  it('publishes the job with its reply address and deadline', async () => {
+    const { jobs, replies, published } = setUp();
+    const job = await jobs.start(spec, log);
+    expect(published[0]).toEqual({
+      jobId: 'chatcmpl-1',
+      accountId: 'usr_1',
+      holdId: 'hold_1',
+      model: 'acme/chat',
+      modelKind: 'chat',
+      endpoint: 'chat.completions',
+      serviceTier: 'priority',
+      stream: false,
+      request: spec.request,
+      deadlineAtMs: 1_000_050,
+      promptTokens: 7,
+      replyTo: replies.queue,
+    });
+    job.dispose();
+  });
+
+  it('voids the hold when the job cannot be published, and answers GATEWAY_TIMEOUT', async () => {
+    const { jobs, voided, replies } = setUp({ publishFails: true });
+    await expect(jobs.start(spec, log)).rejects.toMatchObject({ code: 'GATEWAY_TIMEOUT' });
+    expect(voided).toEqual(['hold_1']);
+    expect(replies.waiting).toBe(0);
+  });
+
+  it('on silence: cancels with reason timeout, voids the hold, GATEWAY_TIMEOUT', async () => {
+    const { jobs, voided, cancels, replies } = setUp();
+    const job = await jobs.start(spec, log);
+    await expect(job.final()).rejects.toMatchObject({ code: 'GATEWAY_TIMEOUT', status: 500 });
+    expect(cancels).toEqual([{ jobId: 'chatcmpl-1', reason: 'timeout' }]);
+    expect(voided).toEqual(['hold_1']);
+    expect(replies.waiting).toBe(0);
+  });
+
+  it('async jobs carry the webhook and the account webhook format, no reply address', async () => {
+    const { jobs, published } = setUp();
+    await jobs.submitAsync(
+      { ...spec, jobId: 'inf-1', endpoint: 'native' },
+      'https://h.example/x',
+      log,
+    );
+    expect(published[0]).toMatchObject({
+      jobId: 'inf-1',
+      webhookUrl: 'https://h.example/x',
+      webhookFormat: 'B',
+      deadlineAtMs: 1_001_000,
+    });
+    expect(published[0]!.replyTo).toBeUndefined();
+  });
+
+  it('refuses work until the reply queue is consumed', () => {
+    const { jobs } = setUp();
+    expect(() => jobs.assertReady()).toThrow(
+      expect.objectContaining({ code: 'service_unavailable' }),
+    );
+  });
+});

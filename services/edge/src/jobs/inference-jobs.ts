@@ -1,0 +1,124 @@
+import { GatewayError } from '@gateway/contracts';
+import type { InferenceEndpoint, InferenceJobPayload } from '@gateway/contracts';
+import type { Logger } from '@gateway/observability';
+import type { BillingClient } from '../clients/billing-client.js';
+import type { Admission, Principal } from '../clients/billing-types.js';
+import type { JobPublisher } from './job-publisher.js';
+import type { ReplyRouter } from './reply-router.js';
+import { RunningJob } from './running-job.js';
+
+/** What a route decided about one inference request, once billing admitted it. */
+export interface JobSpec {
+  jobId: string;
+  endpoint: InferenceEndpoint;
+  principal: Principal;
+  admission: Admission;
+  priority: boolean;
+  stream: boolean;
+  /** The validated body as the worker needs it (job-protocol.md §1). */
+  request: Record<string, unknown>;
+  promptTokens: number;
+}
+
+export interface InferenceJobsOptions {
+  publisher: JobPublisher;
+  replies: ReplyRouter;
+  billing: Pick<BillingClient, 'voidHold'>;
+  /** No (next) reply within this: the job is cancelled, its hold voided, 500 GATEWAY_TIMEOUT. */
+  replyTimeoutMs: number;
+  /** Async jobs not started within this are failed by the worker without calling a model. */
+  asyncDeadlineMs: number;
+  now?: () => number;
+}
+
+/**
+ * Hands admitted requests to the workers. Whoever cannot go on finalises the hold (job-protocol
+ * "Who owns the hold"): edge voids it when the job could not be published and when it gave up
+ * waiting; otherwise the worker settles or voids.
+ */
+export class InferenceJobs {
+  readonly #options: InferenceJobsOptions;
+  readonly #now: () => number;
+
+  constructor(options: InferenceJobsOptions) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Checked before admission, so no hold is placed when replies could not be received. */
+  assertReady(): void {
+    if (!this.#options.replies.ready) {
+      throw new GatewayError('service_unavailable', 'The gateway is starting; retry shortly', {
+        details: { retryAfterS: 1 },
+      });
+    }
+  }
+
+  /** Publishes a job whose replies come back to this process. */
+  async start(spec: JobSpec, log: Logger): Promise<RunningJob> {
+    const { replies, replyTimeoutMs } = this.#options;
+    const job = new RunningJob({
+      jobId: spec.jobId,
+      holdId: spec.admission.holdId,
+      replyTimeoutMs,
+      publisher: this.#options.publisher,
+      billing: this.#options.billing,
+      log,
+    });
+    // Listen before publishing: a fast worker's first reply must not find nobody waiting.
+    job.attach(replies.listen(spec.jobId, (reply) => job.push(reply)));
+    await this.#publish(
+      { ...this.#payload(spec, this.#now() + replyTimeoutMs), replyTo: replies.queue },
+      spec,
+      log,
+      () => job.dispose(),
+    );
+    return job;
+  }
+
+  /** Publishes a job whose result goes to a webhook (via the dispatcher); nothing comes back. */
+  async submitAsync(spec: JobSpec, webhookUrl: string, log: Logger): Promise<void> {
+    const payload: InferenceJobPayload = {
+      ...this.#payload(spec, this.#now() + this.#options.asyncDeadlineMs),
+      webhookUrl,
+      webhookFormat: spec.principal.webhookFormat,
+    };
+    await this.#publish(payload, spec, log, () => {});
+  }
+
+  #payload(spec: JobSpec, deadlineAtMs: number): InferenceJobPayload {
+    return {
+      jobId: spec.jobId,
+      accountId: spec.principal.accountId,
+      holdId: spec.admission.holdId,
+      model: spec.admission.model.id,
+      modelKind: spec.admission.model.kind,
+      endpoint: spec.endpoint,
+      serviceTier: spec.priority ? 'priority' : 'default',
+      stream: spec.stream,
+      request: spec.request,
+      deadlineAtMs,
+      promptTokens: spec.promptTokens,
+    };
+  }
+
+  async #publish(
+    payload: InferenceJobPayload,
+    spec: JobSpec,
+    log: Logger,
+    onFailure: () => void,
+  ): Promise<void> {
+    try {
+      await this.#options.publisher.publishJob(payload);
+    } catch (error) {
+      onFailure();
+      log.error({ err: error, jobId: spec.jobId }, 'job not published; voiding its hold');
+      await this.#options.billing
+        .voidHold(spec.admission.holdId)
+        .catch((voidError: unknown) => log.error({ err: voidError }, 'hold not voided'));
+      throw new GatewayError('GATEWAY_TIMEOUT', 'The request could not be queued; retry shortly', {
+        cause: error,
+      });
+    }
+  }
+}

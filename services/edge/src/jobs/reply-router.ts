@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import { EnvelopeError, parseEnvelope } from '@gateway/contracts';
+import type { InferenceReplyPayload } from '@gateway/contracts';
+import type { Consumer, Delivery, MessageBus, Outcome } from '@gateway/messaging';
+import type { Logger } from '@gateway/observability';
+
+export type ReplyListener = (reply: InferenceReplyPayload) => void;
+
+export interface ReplyRouterOptions {
+  bus: MessageBus;
+  /** The AMQP_PREFIX; the queue is `<prefix>edge.replies.<uuid>`. */
+  prefix: string;
+  /** Replies handled at once; each is a quick hand-off to a waiting request. */
+  prefetch?: number;
+  logger: Logger;
+}
+
+const DEFAULT_PREFETCH = 256;
+
+/**
+ * ONE transient reply queue per edge process: every synchronous job names it as `replyTo`, and
+ * replies are handed to the request waiting for that job id. A reply nobody waits for any more
+ * (the client left, edge timed out) is dropped: the money was already finalised by the worker.
+ * The queue vanishes with the connection; the bus declares it again, empty, after a reconnect,
+ * and the requests whose replies were lost end at their timeout.
+ */
+export class ReplyRouter {
+  readonly queue: string;
+  readonly #options: ReplyRouterOptions;
+  readonly #listeners = new Map<string, ReplyListener>();
+  #consumer: Consumer | null = null;
+
+  constructor(options: ReplyRouterOptions) {
+    this.#options = options;
+    this.queue = `${options.prefix}edge.replies.${randomUUID()}`;
+  }
+
+  get ready(): boolean {
+    return this.#consumer !== null;
+  }
+
+  /** Jobs waiting for replies (for tests and metrics). */
+  get waiting(): number {
+    return this.#listeners.size;
+  }
+
+  async start(): Promise<void> {
+    const { bus } = this.#options;
+    await bus.declareQueue({ name: this.queue, kind: 'transient' });
+    this.#consumer = await bus.consume(this.queue, (delivery) => this.#route(delivery), {
+      prefetch: this.#options.prefetch ?? DEFAULT_PREFETCH,
+    });
+  }
+
+  async stop(): Promise<void> {
+    const consumer = this.#consumer;
+    this.#consumer = null;
+    await consumer?.cancel();
+  }
+
+  /** Routes the replies of `jobId` to `listener` until the returned function is called. */
+  listen(jobId: string, listener: ReplyListener): () => void {
+    this.#listeners.set(jobId, listener);
+    return () => {
+      if (this.#listeners.get(jobId) === listener) this.#listeners.delete(jobId);
+    };
+  }
+
+  async #route(delivery: Delivery): Promise<Outcome> {
+    let reply: InferenceReplyPayload;
+    try {
+      reply = parseEnvelope('inference.reply', delivery.body).payload;
+    } catch (error) {
+      if (!(error instanceof EnvelopeError)) throw error;
+      this.#options.logger.warn({ reason: error.reason, err: error.message }, 'bad reply dropped');
+      return 'dead-letter';
+    }
+    const listener = this.#listeners.get(reply.jobId);
+    if (listener) listener(reply);
+    else this.#options.logger.debug({ jobId: reply.jobId, seq: reply.seq }, 'late reply dropped');
+    return 'ack';
+  }
+}

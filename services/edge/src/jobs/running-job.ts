@@ -1,0 +1,106 @@
+import { GatewayError, gatewayErrorFromWire } from '@gateway/contracts';
+import type { InferenceReplyPayload } from '@gateway/contracts';
+import type { Logger } from '@gateway/observability';
+import type { BillingClient } from '../clients/billing-client.js';
+import type { JobPublisher } from './job-publisher.js';
+import { ReplySequence } from './reply-sequence.js';
+
+export interface RunningJobOptions {
+  jobId: string;
+  holdId: string;
+  replyTimeoutMs: number;
+  publisher: JobPublisher;
+  billing: Pick<BillingClient, 'voidHold'>;
+  log: Logger;
+}
+
+/** A chunk or the final reply; error replies surface as thrown GatewayErrors. */
+export type JobReply = InferenceReplyPayload & { type: 'chunk' | 'final' };
+
+/**
+ * One published synchronous job, from edge's side: its replies in order, each awaited at most
+ * `replyTimeoutMs`. Silence past that cancels the job, voids the hold (the worker's settlement,
+ * if it raced us, wins at billing) and fails with 500 GATEWAY_TIMEOUT.
+ */
+export class RunningJob {
+  readonly jobId: string;
+  readonly #options: RunningJobOptions;
+  readonly #replies = new ReplySequence();
+  #detach: () => void = () => {};
+  #finished = false;
+  #cancelledByClient = false;
+
+  constructor(options: RunningJobOptions) {
+    this.jobId = options.jobId;
+    this.#options = options;
+  }
+
+  attach(detach: () => void): void {
+    this.#detach = detach;
+  }
+
+  push(reply: InferenceReplyPayload): void {
+    this.#replies.push(reply);
+  }
+
+  /** The next chunk or the final reply. Throws the job's error, or GATEWAY_TIMEOUT. */
+  async next(): Promise<JobReply> {
+    const reply = await this.#replies.next(this.#options.replyTimeoutMs);
+    if (reply === 'timeout') {
+      await this.#giveUp();
+      throw new GatewayError('GATEWAY_TIMEOUT', 'The model did not answer in time');
+    }
+    if (reply.type === 'chunk') return reply as JobReply;
+    this.dispose();
+    if (reply.type === 'error') {
+      throw gatewayErrorFromWire(reply.error ?? { code: 'internal_error', message: 'Failed' });
+    }
+    return reply as JobReply;
+  }
+
+  /** The final reply of a job that streams no chunks (chunks, if any, are skipped). */
+  async final(): Promise<JobReply> {
+    for (;;) {
+      const reply = await this.next();
+      if (reply.type === 'final') return reply;
+    }
+  }
+
+  /** The client went away: the worker stops and settles only what was generated. */
+  cancel(): void {
+    if (this.#finished) return;
+    this.#cancelledByClient = true;
+    this.dispose();
+    void this.#publishCancel('client_disconnected');
+  }
+
+  /** Whether the client's departure cancelled the job (it may have been charged in part). */
+  get cancelledByClient(): boolean {
+    return this.#cancelledByClient;
+  }
+
+  /** Stops listening; later replies of this job are dropped. */
+  dispose(): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#detach();
+    this.#replies.close(new GatewayError('GATEWAY_TIMEOUT', 'The job was cancelled'));
+  }
+
+  async #giveUp(): Promise<void> {
+    this.dispose();
+    const { billing, holdId, log, jobId } = this.#options;
+    log.warn({ jobId }, 'no reply in time: cancelling the job and voiding its hold');
+    await this.#publishCancel('timeout');
+    await billing.voidHold(holdId).catch((error: unknown) => {
+      log.error({ err: error, jobId }, 'hold not voided after timeout; it will expire');
+    });
+  }
+
+  async #publishCancel(reason: 'client_disconnected' | 'timeout'): Promise<void> {
+    const { publisher, log, jobId } = this.#options;
+    await publisher.publishCancel({ jobId, reason }).catch((error: unknown) => {
+      log.warn({ err: error, jobId, reason }, 'cancel not published');
+    });
+  }
+}

@@ -1,0 +1,39 @@
+import { ADMIN_ROUTES, type AdminRoute } from '../admin/admin-routes.js';
+import { errors, json, ref } from './components.js';
+
+const openApiPath = (route: AdminRoute) =>
+  `/admin/v1${route.path.replace(/[:*]([A-Za-z]+)/g, '{$1}')}`;
+
+const pathParameters = (route: AdminRoute) =>
+  [...route.path.matchAll(/[:*]([A-Za-z]+)/g)].map(([, name]) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
+
+/** The operator API, from the same route table the admin router mounts. */
+export function adminPaths(): Record<string, Record<string, unknown>> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of ADMIN_ROUTES) {
+    const status = String(route.status ?? 200);
+    const operation: Record<string, unknown> = {
+      summary: route.summary,
+      tags: ['operator'],
+      security: [{ adminToken: [] }],
+      parameters: pathParameters(route),
+      responses: {
+        [status]:
+          status === '204'
+            ? { description: 'Done' }
+            : { description: 'Result', content: json({ type: 'object' }) },
+        ...errors(400, 401, 404, 405, 409, 500, 503),
+      },
+    };
+    if (route.body) {
+      operation.requestBody = { required: true, content: json(ref(String(route.body.$id))) };
+    }
+    (paths[openApiPath(route)] ??= {})[route.method] = operation;
+  }
+  return paths;
+}

@@ -1,0 +1,122 @@
+import type { TSchema } from '@sinclair/typebox';
+import {
+  ChatCompletionRequestSchema,
+  ERROR_CATALOG,
+  ErrorBodySchema,
+  NativeInferenceRequestSchema,
+  ScopedTokenCreateRequestSchema,
+} from '@gateway/contracts';
+import * as admin from '../schemas/admin.js';
+import * as media from '../schemas/media.js';
+import { RESPONSE_SCHEMAS } from './response-schemas.js';
+import { omit } from '../omit.js';
+
+/** Every request schema edge validates with, by name: the very objects the validators compile. */
+export const REQUEST_SCHEMAS: readonly TSchema[] = [
+  ChatCompletionRequestSchema,
+  NativeInferenceRequestSchema,
+  ScopedTokenCreateRequestSchema,
+  media.EmbeddingsRequestSchema,
+  media.ImagesRequestSchema,
+  media.SpeechRequestSchema,
+  media.TranscriptionRequestSchema,
+  media.VideoRequestSchema,
+  media.RerankRequestSchema,
+  admin.AccountCreateRequestSchema,
+  admin.AccountPatchRequestSchema,
+  admin.ApiKeyCreateRequestSchema,
+  admin.CreditRequestSchema,
+  admin.ScopedTokenRevokeRequestSchema,
+  admin.ModelPutRequestSchema,
+];
+
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** JSON Schema as OpenAPI 3.1 embeds it: plain JSON, named by the key instead of `$id`. */
+export function toComponent(schema: TSchema): Record<string, unknown> {
+  const plain = JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+  return pointRefsAtComponents(omit(plain, '$id')) as Record<string, unknown>;
+}
+
+function pointRefsAtComponents(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(pointRefsAtComponents);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, inner]) =>
+      key === '$ref' && typeof inner === 'string' && !inner.startsWith('#')
+        ? [key, `#/components/schemas/${inner}`]
+        : [key, pointRefsAtComponents(inner)],
+    ),
+  );
+}
+
+export function schemaComponents(): Record<string, unknown> {
+  const named = [ErrorBodySchema, ...REQUEST_SCHEMAS, ...RESPONSE_SCHEMAS];
+  return Object.fromEntries(named.map((schema) => [String(schema.$id), toComponent(schema)]));
+}
+
+const header = (description: string) => ({ description, schema: { type: 'integer' } });
+
+export const RATE_LIMIT_HEADERS = {
+  'X-RateLimit-Limit': header('Requests allowed in the current window.'),
+  'X-RateLimit-Remaining': header('Requests left in the window.'),
+  'X-RateLimit-Reset': header('Unix time in milliseconds when the window resets.'),
+};
+const REQUEST_ID = { description: 'Request id (echoed or generated).', schema: { type: 'string' } };
+
+/** One reusable error response per status, all with the one error body. */
+export const ERROR_RESPONSES: Record<string, number> = {
+  BadRequest: 400,
+  Unauthorized: 401,
+  PaymentRequired: 402,
+  Forbidden: 403,
+  NotFound: 404,
+  MethodNotAllowed: 405,
+  Conflict: 409,
+  PayloadTooLarge: 413,
+  UnsupportedMediaType: 415,
+  TooManyRequests: 429,
+  ServerError: 500,
+  Unavailable: 503,
+};
+
+export function errorResponseComponents(): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(ERROR_RESPONSES).map(([name, status]) => {
+      const codes = Object.entries(ERROR_CATALOG)
+        .filter(([, entry]) => entry.status === status)
+        .map(([code]) => `\`${code}\``);
+      const headers: Record<string, unknown> = {
+        ...RATE_LIMIT_HEADERS,
+        'X-Request-Id': REQUEST_ID,
+      };
+      if (status === 429 || status === 503) {
+        headers['Retry-After'] = header('Seconds to wait before retrying.');
+      }
+      return [
+        name,
+        {
+          description: `Error (${codes.join(', ')})`,
+          headers,
+          content: { 'application/json': { schema: ref('ErrorBody') } },
+        },
+      ];
+    }),
+  );
+}
+
+export const errors = (...statuses: number[]) =>
+  Object.fromEntries(
+    statuses.map((status) => {
+      const name = Object.keys(ERROR_RESPONSES).find((n) => ERROR_RESPONSES[n] === status);
+      return [String(status), { $ref: `#/components/responses/${name}` }];
+    }),
+  );
+
+export const ok = (description: string, content: Record<string, unknown>) => ({
+  description,
+  headers: { ...RATE_LIMIT_HEADERS, 'X-Request-Id': REQUEST_ID },
+  content,
+});
+
+export const json = (schema: unknown) => ({ 'application/json': { schema } });

@@ -1,0 +1,113 @@
+import { describe, expect, it } from '@jest/globals';
+import { ChatCompletionRequestSchema, ajv } from '@gateway/contracts';
+import { ADMIN_ROUTES } from '../admin/admin-routes.js';
+import { REQUEST_SCHEMAS, toComponent } from './components.js';
+import { buildOpenApiDocument } from './openapi.js';
+
+type Doc = {
+  openapi: string;
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, unknown>; requestBody?: unknown }>
+  >;
+  components: { schemas: Record<string, unknown>; responses: Record<string, unknown> };
+};
+
+const doc = buildOpenApiDocument() as unknown as Doc;
+
+const PUBLIC_ROUTES: [string, string][] = [
+  ['post', '/v1/chat/completions'],
+  ['post', '/v1/inference/{model}'],
+  ['post', '/v1/scoped-jwt'],
+  ['get', '/v1/scoped-jwt'],
+  ['delete', '/v1/scoped-jwt'],
+  ['get', '/v1/user/balance'],
+  ['get', '/v1/models'],
+  ['get', '/v1/models/{model}'],
+  ['post', '/v1/embeddings'],
+  ['post', '/v1/images/generations'],
+  ['post', '/v1/audio/speech'],
+  ['post', '/v1/audio/transcriptions'],
+  ['post', '/v1/video/generations'],
+  ['post', '/v1/rerank'],
+  ['get', '/v1/openapi.json'],
+];
+
+function refsIn(value: unknown, found: string[] = []): string[] {
+  if (Array.isArray(value)) value.forEach((v) => refsIn(v, found));
+  else if (value && typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === '$ref' && typeof inner === 'string') found.push(inner);
+      else refsIn(inner, found);
+    }
+  }
+  return found;
+}
+
+function resolve(pointer: string): unknown {
+  return pointer
+    .slice(2)
+    .split('/')
+    .reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], doc);
+}
+
+describe('OpenAPI document', () => {
+  it('is OpenAPI 3.1 and covers every public and operator route', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    for (const [method, path] of PUBLIC_ROUTES) {
+      expect(doc.paths[path]?.[method]).toBeDefined();
+    }
+    for (const route of ADMIN_ROUTES) {
+      const path = `/admin/v1${route.path.replace(/[:*]([A-Za-z]+)/g, '{$1}')}`;
+      expect(doc.paths[path]?.[route.method]).toBeDefined();
+    }
+  });
+
+  it('embeds the very schemas the validators compile', () => {
+    for (const schema of REQUEST_SCHEMAS) {
+      expect(doc.components.schemas[String(schema.$id)]).toEqual(toComponent(schema));
+    }
+    const chat = doc.components.schemas.ChatCompletionRequest as {
+      properties: Record<string, { minimum?: number; maximum?: number; maxItems?: number }>;
+    };
+    expect(chat.properties.temperature).toMatchObject({ minimum: 0, maximum: 2 });
+    expect(chat).toEqual(toComponent(ChatCompletionRequestSchema));
+  });
+
+  it('validates like the validators: the document is the contract', () => {
+    const validate = ajv.compile(doc.components.schemas.ChatCompletionRequest as object);
+    const base = { model: 'm', messages: [{ role: 'user', content: 'x' }] };
+    expect(validate(base)).toBe(true);
+    expect(validate({ ...base, temperature: 2.5 })).toBe(false);
+    expect(validate({ ...base, stop: ['a', 'b', 'c', 'd', 'e'] })).toBe(false);
+  });
+
+  it('resolves every $ref and gives every operation an error response in the one shape', () => {
+    for (const pointer of refsIn(doc)) {
+      expect(pointer.startsWith('#/')).toBe(true);
+      expect(resolve(pointer)).toBeDefined();
+    }
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        if (path === '/v1/openapi.json') continue;
+        const errors = Object.keys(operation.responses).filter((status) => Number(status) >= 400);
+        expect({ path, method, errors: errors.length > 0 }).toEqual({ path, method, errors: true });
+      }
+    }
+    const tooMany = doc.components.responses.TooManyRequests as {
+      headers: object;
+      content: object;
+    };
+    expect(Object.keys(tooMany.headers)).toEqual(
+      expect.arrayContaining([
+        'Retry-After',
+        'X-RateLimit-Limit',
+        'X-RateLimit-Remaining',
+        'X-RateLimit-Reset',
+      ]),
+    );
+    expect(tooMany.content).toEqual({
+      'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } },
+    });
+  });
+});

@@ -1,0 +1,175 @@
+import { TranscriptionRequestSchema } from '../schemas/media.js';
+import { errors, json, ok, ref, toComponent } from './components.js';
+
+const IDEMPOTENCY_KEY = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Same key + same request within 24 h replays the first answer and charges once; another ' +
+    'request under the key is 409. A stream cannot be replayed: a retry of one is 409.',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
+const MODEL_IN_PATH = {
+  name: 'model',
+  in: 'path',
+  required: true,
+  description: 'Catalog model id; it contains `/`, which is sent as is (not percent-encoded).',
+  schema: { type: 'string' },
+};
+const TOKEN_QUERY = (required: boolean) => [
+  { name: 'jwt', in: 'query', required, schema: { type: 'string' } },
+  {
+    name: 'jwtoken',
+    in: 'query',
+    required: false,
+    description: 'Alias of `jwt`.',
+    schema: { type: 'string' },
+  },
+];
+
+const INFERENCE_ERRORS = errors(400, 401, 402, 403, 404, 405, 409, 413, 415, 429, 500, 503);
+const READ_ERRORS = errors(401, 403, 404, 405, 429, 500, 503);
+
+const inference = (summary: string, request: string, answer: Record<string, unknown>) => ({
+  post: {
+    summary,
+    parameters: [IDEMPOTENCY_KEY],
+    requestBody: { required: true, content: json(ref(request)) },
+    responses: { '200': ok('Result', answer), ...INFERENCE_ERRORS },
+  },
+});
+
+/** The multipart body: the transcription fields' schema plus the `file` part. */
+function transcriptionUpload() {
+  const fields = toComponent(TranscriptionRequestSchema) as {
+    properties: Record<string, unknown>;
+    required: string[];
+  };
+  return {
+    ...fields,
+    properties: {
+      ...fields.properties,
+      file: { type: 'string', contentMediaType: 'application/octet-stream' },
+    },
+    required: [...fields.required, 'file'],
+  };
+}
+
+export function publicPaths(): Record<string, unknown> {
+  return {
+    '/v1/chat/completions': inference(
+      'Chat completion (JSON, or SSE with stream: true)',
+      'ChatCompletionRequest',
+      {
+        ...json(ref('ChatCompletion')),
+        'text/event-stream': { schema: { type: 'string' }, itemSchema: ref('ChatCompletionChunk') },
+      },
+    ),
+    '/v1/inference/{model}': {
+      post: {
+        summary: 'Native inference: synchronous, or acknowledged at once with `webhook`',
+        parameters: [MODEL_IN_PATH, IDEMPOTENCY_KEY],
+        requestBody: { required: true, content: json(ref('NativeInferenceRequest')) },
+        responses: {
+          '200': ok(
+            'Result (sync) or acknowledgement (webhook)',
+            json({ oneOf: [ref('NativeInferenceResult'), ref('NativeInferenceAck')] }),
+          ),
+          ...INFERENCE_ERRORS,
+        },
+      },
+    },
+    '/v1/embeddings': inference(
+      'Embeddings (OpenAI shape)',
+      'EmbeddingsRequest',
+      json(ref('MediaResult')),
+    ),
+    '/v1/images/generations': inference(
+      'Image generation',
+      'ImagesRequest',
+      json(ref('MediaResult')),
+    ),
+    '/v1/audio/speech': inference('Text to speech: the audio bytes', 'SpeechRequest', {
+      'audio/*': { schema: { type: 'string', contentMediaType: 'audio/*' } },
+    }),
+    '/v1/audio/transcriptions': {
+      post: {
+        summary: 'Speech to text (multipart upload, size-limited)',
+        parameters: [IDEMPOTENCY_KEY],
+        requestBody: {
+          required: true,
+          content: { 'multipart/form-data': { schema: transcriptionUpload() } },
+        },
+        responses: {
+          '200': ok('Transcription', {
+            ...json(ref('MediaResult')),
+            'text/plain': { schema: { type: 'string' } },
+          }),
+          ...INFERENCE_ERRORS,
+        },
+      },
+    },
+    '/v1/video/generations': inference(
+      'Video generation',
+      'VideoRequest',
+      json(ref('MediaResult')),
+    ),
+    '/v1/rerank': inference('Rerank (Cohere shape)', 'RerankRequest', json(ref('MediaResult'))),
+    '/v1/scoped-jwt': {
+      post: {
+        summary: 'Create a scoped token (API key only)',
+        parameters: [IDEMPOTENCY_KEY],
+        requestBody: { required: true, content: json(ref('ScopedTokenCreateRequest')) },
+        responses: {
+          '200': ok('The token', json(ref('ScopedToken'))),
+          ...errors(400, 401, 403, 404, 405, 409, 413, 415, 429, 500, 503),
+        },
+      },
+      get: {
+        summary: 'Inspect a scoped token (API key only)',
+        parameters: TOKEN_QUERY(true),
+        responses: {
+          '200': ok('The token', json(ref('ScopedTokenInspection'))),
+          ...errors(400),
+          ...READ_ERRORS,
+        },
+      },
+      delete: {
+        summary: 'Revoke a scoped token (API key of its signer)',
+        parameters: TOKEN_QUERY(true),
+        responses: {
+          '200': ok('The revoked token', json(ref('ScopedTokenInspection'))),
+          ...errors(400),
+          ...READ_ERRORS,
+        },
+      },
+    },
+    '/v1/user/balance': {
+      get: {
+        summary: 'Account balance in DZD',
+        responses: { '200': ok('Balance', json(ref('Balance'))), ...READ_ERRORS },
+      },
+    },
+    '/v1/models': {
+      get: {
+        summary: 'Models (OpenAI list shape)',
+        responses: { '200': ok('Models', json(ref('ModelList'))), ...READ_ERRORS },
+      },
+    },
+    '/v1/models/{model}': {
+      get: {
+        summary: 'One model',
+        parameters: [MODEL_IN_PATH],
+        responses: { '200': ok('Model', json(ref('Model'))), ...READ_ERRORS },
+      },
+    },
+    '/v1/openapi.json': {
+      get: {
+        summary: 'This document',
+        security: [],
+        responses: { '200': { description: 'OpenAPI 3.1', content: json({ type: 'object' }) } },
+      },
+    },
+  };
+}

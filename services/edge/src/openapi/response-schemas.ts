@@ -1,0 +1,160 @@
+import { Type } from '@sinclair/typebox';
+
+/*
+ * Shapes of edge's answers, for the OpenAPI document only (requests are validated with the
+ * request schemas; answers are built by the code and checked by the tests).
+ */
+
+const Dzd = (description: string) => Type.Number({ description });
+
+export const ServiceBlockSchema = Type.Object(
+  {
+    cost_dzd: Dzd('Settled cost of the request in DZD (up to 6 decimals).'),
+    balance_dzd: Dzd('Account balance after settlement, in DZD.'),
+    warnings: Type.Optional(
+      Type.Array(Type.String(), {
+        description: 'Parameters the external provider dropped, sorted; absent when none.',
+      }),
+    ),
+  },
+  { $id: 'ServiceBlock' },
+);
+
+const Usage = Type.Object({
+  prompt_tokens: Type.Integer(),
+  completion_tokens: Type.Integer(),
+  total_tokens: Type.Integer(),
+});
+
+export const ChatCompletionSchema = Type.Object(
+  {
+    id: Type.String(),
+    object: Type.Literal('chat.completion'),
+    created: Type.Integer({ description: 'Unix seconds.' }),
+    model: Type.String(),
+    choices: Type.Array(
+      Type.Object({
+        index: Type.Integer(),
+        message: Type.Object({ role: Type.String(), content: Type.String() }),
+        finish_reason: Type.String({ description: '`stop`, `length`, ...' }),
+      }),
+    ),
+    usage: Usage,
+    _service: Type.Ref('ServiceBlock'),
+  },
+  { $id: 'ChatCompletion' },
+);
+
+export const ChatCompletionChunkSchema = Type.Object(
+  {
+    id: Type.String(),
+    object: Type.Literal('chat.completion.chunk'),
+    created: Type.Integer(),
+    model: Type.String(),
+    choices: Type.Array(Type.Object({}, { additionalProperties: true })),
+    usage: Type.Optional(Usage),
+  },
+  {
+    $id: 'ChatCompletionChunk',
+    description:
+      'One `data:` event of a stream. The last chunk has `choices: []` and `usage`; then ' +
+      '`data: [DONE]`. An error after the stream started is one `data: {"error": {...}}` event.',
+  },
+);
+
+export const NativeInferenceResultSchema = Type.Object(
+  {
+    id: Type.String({ description: '`inf-...`' }),
+    model: Type.String(),
+    results: Type.Optional(Type.Array(Type.Object({ generated_text: Type.String() }))),
+    embeddings: Type.Optional(Type.Array(Type.Array(Type.Number()))),
+    num_input_tokens: Type.Integer(),
+    num_tokens: Type.Integer(),
+    inference_status: Type.Object({
+      status: Type.Literal('succeeded'),
+      runtime_ms: Type.Integer(),
+      cost: Type.Number(),
+      tokens_input: Type.Integer(),
+      tokens_generated: Type.Integer(),
+    }),
+    _service: Type.Ref('ServiceBlock'),
+  },
+  { $id: 'NativeInferenceResult', description: 'Synchronous answer (no `webhook`).' },
+);
+
+export const NativeInferenceAckSchema = Type.Object(
+  {
+    id: Type.String({ description: '`inf-...`' }),
+    model: Type.String(),
+    inference_status: Type.Object({ status: Type.Literal('queued') }),
+    _service: Type.Object({
+      reserved_dzd: Dzd('The hold placed for the worst case.'),
+      status: Type.Literal('pending_settlement'),
+    }),
+  },
+  { $id: 'NativeInferenceAck', description: 'Acknowledgement of an asynchronous request.' },
+);
+
+export const BalanceSchema = Type.Object(
+  {
+    balance_dzd: Type.Number(),
+    reserved_dzd: Type.Number({ description: 'Held for requests in progress.' }),
+    available_dzd: Type.Number(),
+    currency: Type.Literal('DZD'),
+  },
+  { $id: 'Balance' },
+);
+
+export const ModelSchema = Type.Object(
+  {
+    id: Type.String(),
+    object: Type.Literal('model'),
+    created: Type.Integer(),
+    owned_by: Type.String(),
+  },
+  { $id: 'Model' },
+);
+
+export const ModelListSchema = Type.Object(
+  { object: Type.Literal('list'), data: Type.Array(Type.Ref('Model')) },
+  { $id: 'ModelList' },
+);
+
+export const ScopedTokenSchema = Type.Object(
+  { token: Type.String({ pattern: '^jwt:' }) },
+  { $id: 'ScopedToken' },
+);
+
+export const ScopedTokenInspectionSchema = Type.Object(
+  {
+    expires_at: Type.Integer(),
+    models: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'null: any' }),
+    spending_limit: Type.Union([Type.Number(), Type.Null()]),
+    spent_dzd: Type.Number(),
+    remaining_dzd: Type.Union([Type.Number(), Type.Null()]),
+    revoked: Type.Boolean(),
+    expired: Type.Boolean(),
+    api_key_name: Type.String(),
+  },
+  { $id: 'ScopedTokenInspection' },
+);
+
+/** OpenAI / Cohere shaped answers of the other routes: the node's JSON plus `_service`. */
+export const MediaResultSchema = Type.Object(
+  { model: Type.String(), _service: Type.Ref('ServiceBlock') },
+  { $id: 'MediaResult', additionalProperties: true },
+);
+
+export const RESPONSE_SCHEMAS = [
+  ServiceBlockSchema,
+  ChatCompletionSchema,
+  ChatCompletionChunkSchema,
+  NativeInferenceResultSchema,
+  NativeInferenceAckSchema,
+  BalanceSchema,
+  ModelSchema,
+  ModelListSchema,
+  ScopedTokenSchema,
+  ScopedTokenInspectionSchema,
+  MediaResultSchema,
+];

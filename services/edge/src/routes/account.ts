@@ -1,0 +1,53 @@
+import express, { type Router } from 'express';
+import { GatewayError } from '@gateway/contracts';
+import type { CatalogEntry, Principal } from '../clients/billing-types.js';
+import type { EdgeDeps } from '../deps.js';
+import { countRequest } from '../http/auth.js';
+import { principalOf } from '../http/context.js';
+import { methodNotAllowed } from '../http/errors.js';
+import { modelFromPath } from './native-inference.js';
+
+/** `GET /v1/user/balance` (decisions §3 shape) and the model list in the OpenAI shape. */
+export function accountRouter(deps: EdgeDeps): Router {
+  const router = express.Router();
+  const { billing } = deps;
+  const counted = countRequest(billing);
+
+  router.get('/user/balance', counted, async (_req, res) => {
+    res.json(await billing.balance(principalOf(res).accountId));
+  });
+  router.get('/models', counted, async (_req, res) => {
+    const models = (await billing.listModels()).filter(visibleTo(principalOf(res)));
+    res.json({ object: 'list', data: models.map(openAiModel) });
+  });
+  router.get('/models/*model', counted, async (req, res) => {
+    const model = await billing.getModel(modelFromPath(req));
+    if (!visibleTo(principalOf(res))(model)) {
+      throw new GatewayError('model_not_found', `Model '${model.id}' not found`, {
+        param: 'model',
+      });
+    }
+    res.json(openAiModel(model));
+  });
+  router.all('/user/balance', methodNotAllowed(['GET']));
+  router.all('/models', methodNotAllowed(['GET']));
+  router.all('/models/*model', methodNotAllowed(['GET']));
+  return router;
+}
+
+/** A scoped token restricted to some models sees only those. */
+const visibleTo = (principal: Principal) => (model: CatalogEntry) => {
+  const allowed = principal.token?.models ?? null;
+  return allowed === null || allowed.includes(model.id);
+};
+
+/** `owned_by`: the organisation part of the id (`meta-llama/...`), else the gateway. */
+function openAiModel(model: CatalogEntry) {
+  const slash = model.id.indexOf('/');
+  return {
+    id: model.id,
+    object: 'model',
+    created: Math.floor(Date.parse(model.updatedAt) / 1000),
+    owned_by: slash > 0 ? model.id.slice(0, slash) : 'gateway',
+  };
+}

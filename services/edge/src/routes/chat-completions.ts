@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto';
+import express, { type Request, type Response, type Router } from 'express';
+import { validateChatCompletion } from '@gateway/contracts';
+import type { ChatCompletionRequest } from '@gateway/contracts';
+import { countChatPromptTokens } from '@gateway/tokenizer';
+import type { EdgeDeps } from '../deps.js';
+import { jsonBody } from '../http/body.js';
+import { logOf } from '../http/context.js';
+import { methodNotAllowed } from '../http/errors.js';
+import type { IdempotencyGuard } from '../http/idempotency.js';
+import { sendJson } from '../http/respond.js';
+import type { RunningJob } from '../jobs/running-job.js';
+import { admit, settleGuard, startJob, type InferencePlan } from './inference-flow.js';
+import { serviceBlock } from './service-block.js';
+import { relayStream } from './sse.js';
+import { omit } from '../omit.js';
+
+/** `POST /v1/chat/completions`: JSON, or SSE with `stream: true`. */
+export function chatCompletionsRouter(deps: EdgeDeps): Router {
+  const router = express.Router();
+  router.post('/chat/completions', ...jsonBody(deps.limits.jsonBodyBytes), async (req, res) => {
+    const plan = chatPlan(validateChatCompletion(req.body));
+    const guard = await deps.idempotency.begin(req, res, req.body);
+    if (guard === 'replayed') return;
+    if (plan.stream) await streamed(deps, req, res, plan, guard);
+    else await answered(deps, req, res, plan, guard);
+  });
+  router.all('/chat/completions', methodNotAllowed(['POST']));
+  return router;
+}
+
+/** The hold is sized for the prompt (real tokenizer) plus `n` × the output cap. */
+export function chatPlan(body: ChatCompletionRequest): InferencePlan {
+  // Spec: `webhook` is silently ignored here; the worker never sees it.
+  return {
+    endpoint: 'chat.completions',
+    jobId: `chatcmpl-${randomUUID()}`,
+    model: body.model,
+    estimate: {
+      inputTokens: countChatPromptTokens(body.messages),
+      maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? null,
+      choices: body.n ?? 1,
+    },
+    priority: body.service_tier === 'priority',
+    stream: body.stream === true,
+    request: omit(body, 'webhook'),
+    kinds: ['chat', 'completion'],
+  };
+}
+
+async function answered(
+  deps: EdgeDeps,
+  req: Request,
+  res: Response,
+  plan: InferencePlan,
+  guard: IdempotencyGuard | null,
+): Promise<void> {
+  let job: RunningJob | undefined;
+  try {
+    job = await startJob(deps, req, res, plan, await admit(deps, res, plan));
+    const final = await job.final();
+    await sendJson(res, 200, { ...final.data, _service: serviceBlock(final) }, guard);
+  } catch (error) {
+    await settleGuard(guard, job);
+    throw error;
+  }
+}
+
+async function streamed(
+  deps: EdgeDeps,
+  req: Request,
+  res: Response,
+  plan: InferencePlan,
+  guard: IdempotencyGuard | null,
+): Promise<void> {
+  let job: RunningJob | undefined;
+  try {
+    job = await startJob(deps, req, res, plan, await admit(deps, res, plan));
+    const first = await job.next();
+    // From the first byte on, the request may be charged and cannot be replayed.
+    await guard?.spend('A streamed response cannot be replayed; use a new Idempotency-Key.');
+    await relayStream(res, job, first, logOf(req));
+  } catch (error) {
+    await settleGuard(guard, job);
+    throw error;
+  }
+}

@@ -1,0 +1,104 @@
+import type { Request, RequestHandler, Response } from 'express';
+import type { InferenceEndpoint, ModelKind } from '@gateway/contracts';
+import type { Admission, ModelProvider } from '../clients/billing-types.js';
+import type { EdgeDeps } from '../deps.js';
+import { logOf, principalOf } from '../http/context.js';
+import type { IdempotencyGuard } from '../http/idempotency.js';
+import { applyRateLimit } from '../http/rate-limit-headers.js';
+import type { JobReply, RunningJob } from '../jobs/running-job.js';
+
+/** One inference request as a route planned it, before admission. */
+export interface InferencePlan {
+  endpoint: InferenceEndpoint;
+  jobId: string;
+  model: string;
+  estimate: { inputTokens: number; maxOutputTokens: number | null; choices: number };
+  priority: boolean;
+  stream: boolean;
+  /** What the worker receives as `request`. */
+  request: Record<string, unknown>;
+  /** Default-models-only routes: `['node']`. */
+  providers?: ModelProvider[];
+  kinds?: ModelKind[];
+}
+
+/**
+ * Billing's admission: rate limit, model (of a provider and kind this endpoint serves), the
+ * token's model list, and the hold for the worst case — in that order. Counts the request.
+ */
+export async function admit(deps: EdgeDeps, res: Response, plan: InferencePlan) {
+  deps.jobs.assertReady();
+  const admission = await deps.billing.admit({
+    principal: principalOf(res),
+    model: plan.model,
+    estimate: plan.estimate,
+    priority: plan.priority,
+    ...(plan.providers ? { providers: plan.providers } : {}),
+    ...(plan.kinds ? { kinds: plan.kinds } : {}),
+  });
+  applyRateLimit(res, admission.rateLimit);
+  return admission;
+}
+
+/** Publishes the job; a client that disconnects before the answer is complete cancels it. */
+export async function startJob(
+  deps: EdgeDeps,
+  req: Request,
+  res: Response,
+  plan: InferencePlan,
+  admission: Admission,
+): Promise<RunningJob> {
+  const job = await deps.jobs.start(
+    {
+      jobId: plan.jobId,
+      endpoint: plan.endpoint,
+      principal: principalOf(res),
+      admission,
+      priority: plan.priority,
+      stream: plan.stream,
+      request: plan.request,
+      promptTokens: plan.estimate.inputTokens,
+    },
+    logOf(req),
+  );
+  res.once('close', () => {
+    if (!res.writableFinished) job.cancel();
+  });
+  return job;
+}
+
+/** After a failure: a job the client cancelled may have been charged, so its key is spent. */
+export async function settleGuard(guard: IdempotencyGuard | null, job: RunningJob | undefined) {
+  if (job?.cancelledByClient) {
+    await guard?.spend('The request with this Idempotency-Key was cancelled by the client.');
+  } else {
+    await guard?.release();
+  }
+}
+
+/** A synchronous JSON route: validate → idempotency → admit → job → final reply → answer. */
+export interface SyncRoute<T> {
+  validate(body: unknown, req: Request): T;
+  plan(request: T, req: Request): InferencePlan;
+  /** Sends the answer from the final reply (through the guard, for replays). */
+  answer(res: Response, final: JobReply, guard: IdempotencyGuard | null): Promise<void>;
+  /** What identifies the request for its Idempotency-Key; the JSON body by default. */
+  fingerprint?(req: Request): unknown;
+}
+
+export function syncInferenceHandler<T>(deps: EdgeDeps, route: SyncRoute<T>): RequestHandler {
+  return async (req, res) => {
+    const request = route.validate(req.body, req);
+    const plan = route.plan(request, req);
+    const guard = await deps.idempotency.begin(req, res, route.fingerprint?.(req) ?? req.body);
+    if (guard === 'replayed') return;
+    let job: RunningJob | undefined;
+    try {
+      job = await startJob(deps, req, res, plan, await admit(deps, res, plan));
+      await route.answer(res, await job.final(), guard);
+    } catch (error) {
+      await settleGuard(guard, job);
+      throw error;
+    }
+  };
+}

@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import express, { type Request, type Response, type Router } from 'express';
+import { GatewayError, microDzdToDzd, validateNativeInference } from '@gateway/contracts';
+import type { NativeInferenceRequest } from '@gateway/contracts';
+import { countTextTokens } from '@gateway/tokenizer';
+import type { EdgeDeps } from '../deps.js';
+import { jsonBody } from '../http/body.js';
+import { logOf, principalOf } from '../http/context.js';
+import { methodNotAllowed } from '../http/errors.js';
+import type { IdempotencyGuard } from '../http/idempotency.js';
+import { sendJson } from '../http/respond.js';
+import { admit, settleGuard, syncInferenceHandler, type InferencePlan } from './inference-flow.js';
+import { serviceBlock } from './service-block.js';
+import { checkWebhookUrl } from './webhook-url.js';
+import { omit } from '../omit.js';
+
+const PATH = '/inference/*model';
+
+/**
+ * `POST /v1/inference/{model}` (the model id contains `/`). Without `webhook`: the synchronous
+ * answer of decisions §3. With it: the acknowledgement at once; the worker's completion reaches
+ * the dispatcher, which delivers the webhook. Default models only.
+ */
+export function nativeInferenceRouter(deps: EdgeDeps): Router {
+  const router = express.Router();
+  const sync = syncInferenceHandler<NativeInferenceRequest>(deps, {
+    validate: (body) => validateNativeInference(body),
+    plan: (request, req) => nativePlan(request, modelFromPath(req)),
+    answer: (res, final, guard) =>
+      sendJson(res, 200, { ...final.data, _service: serviceBlock(final) }, guard),
+  });
+  router.post(PATH, ...jsonBody(deps.limits.jsonBodyBytes), async (req, res, next) => {
+    const request = validateNativeInference(req.body);
+    if (request.webhook === undefined) {
+      await sync(req, res, next);
+      return;
+    }
+    const webhookUrl = checkWebhookUrl(request.webhook, deps.limits.webhookAllowInsecure);
+    const guard = await deps.idempotency.begin(req, res, req.body);
+    if (guard === 'replayed') return;
+    await queued(deps, req, res, nativePlan(request, modelFromPath(req)), webhookUrl, guard);
+  });
+  router.all(PATH, methodNotAllowed(['POST']));
+  return router;
+}
+
+export function modelFromPath(req: Request): string {
+  const segments = (req.params as { model?: unknown }).model;
+  const id = Array.isArray(segments) ? segments.join('/') : String(segments ?? '');
+  if (id === '') throw new GatewayError('missing_model', 'model is required', { param: 'model' });
+  return id;
+}
+
+function nativePlan(request: NativeInferenceRequest, model: string): InferencePlan {
+  const inputTokens =
+    request.input !== undefined
+      ? countTextTokens(request.input)
+      : (request.inputs ?? []).reduce((sum, text) => sum + countTextTokens(text), 0);
+  return {
+    endpoint: 'native',
+    jobId: `inf-${randomUUID()}`,
+    model,
+    estimate: {
+      inputTokens,
+      maxOutputTokens: request.parameters?.max_new_tokens ?? null,
+      choices: 1,
+    },
+    priority: false,
+    stream: false,
+    request: omit(request, 'webhook'),
+    providers: ['node'],
+    kinds: ['chat', 'completion', 'embedding'],
+  };
+}
+
+/** The acknowledgement of an async job (spec): id, queued, the hold reserved for it. */
+async function queued(
+  deps: EdgeDeps,
+  req: Request,
+  res: Response,
+  plan: InferencePlan,
+  webhookUrl: string,
+  guard: IdempotencyGuard | null,
+): Promise<void> {
+  try {
+    const admission = await admit(deps, res, plan);
+    await deps.jobs.submitAsync(
+      {
+        jobId: plan.jobId,
+        endpoint: plan.endpoint,
+        principal: principalOf(res),
+        admission,
+        priority: false,
+        stream: false,
+        request: plan.request,
+        promptTokens: plan.estimate.inputTokens,
+      },
+      webhookUrl,
+      logOf(req),
+    );
+    const ack = {
+      id: plan.jobId,
+      model: admission.model.id,
+      inference_status: { status: 'queued' },
+      _service: {
+        reserved_dzd: microDzdToDzd(admission.holdAmountMicroDzd),
+        status: 'pending_settlement',
+      },
+    };
+    await sendJson(res, 200, ack, guard);
+  } catch (error) {
+    await settleGuard(guard, undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,52 @@
+import express, { type Request, type Router } from 'express';
+import { GatewayError, validateScopedTokenCreate } from '@gateway/contracts';
+import type { EdgeDeps } from '../deps.js';
+import { countRequest, requireApiKey } from '../http/auth.js';
+import { jsonBody } from '../http/body.js';
+import { principalOf } from '../http/context.js';
+import { methodNotAllowed } from '../http/errors.js';
+import { sendJson } from '../http/respond.js';
+
+const PATH = '/scoped-jwt';
+
+/**
+ * Scoped tokens, for the holder of an API key: create (`POST`), inspect (`GET ?jwt=` or
+ * `?jwtoken=`), revoke (`DELETE ?jwt=`). Billing signs, registers and revokes; edge validates.
+ */
+export function scopedJwtRouter(deps: EdgeDeps): Router {
+  const router = express.Router();
+  const { billing } = deps;
+  const guard = [countRequest(billing), requireApiKey];
+
+  router.post(PATH, ...guard, ...jsonBody(deps.limits.jsonBodyBytes), async (req, res) => {
+    validateScopedTokenCreate(req.body, { nowS: Math.floor(Date.now() / 1000) });
+    const idempotency = await deps.idempotency.begin(req, res, req.body);
+    if (idempotency === 'replayed') return;
+    try {
+      const created = await billing.createScopedToken(principalOf(res).accountId, req.body);
+      await sendJson(res, 200, created, idempotency);
+    } catch (error) {
+      await idempotency?.release();
+      throw error;
+    }
+  });
+  router.get(PATH, ...guard, async (req, res) => {
+    res.json(await billing.inspectScopedToken(principalOf(res).accountId, tokenParam(req)));
+  });
+  router.delete(PATH, ...guard, async (req, res) => {
+    res.json(await billing.revokeScopedToken(principalOf(res).accountId, tokenParam(req)));
+  });
+  router.all(PATH, methodNotAllowed(['GET', 'POST', 'DELETE']));
+  return router;
+}
+
+/** The token from `?jwt=` (or `?jwtoken=`, decisions §3). */
+function tokenParam(req: Request): string {
+  const value = req.query.jwt ?? req.query.jwtoken;
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new GatewayError('invalid_request_body', 'query parameter jwt is required', {
+      param: 'jwt',
+    });
+  }
+  return value;
+}

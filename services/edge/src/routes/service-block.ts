@@ -1,0 +1,25 @@
+import { microDzdFromWire, microDzdToDzd } from '@gateway/contracts';
+import type { InferenceReplyPayload } from '@gateway/contracts';
+
+export interface ServiceBlock {
+  cost_dzd?: number;
+  balance_dzd?: number;
+  warnings?: string[];
+}
+
+/**
+ * `_service` of a successful answer: the settled cost and the balance after it, from the worker's
+ * final reply (µDZD digit strings → DZD numbers with up to 6 decimals). `warnings` only when the
+ * external provider's allowlist dropped something (spec: absent otherwise).
+ */
+export function serviceBlock(final: InferenceReplyPayload): ServiceBlock {
+  const block: ServiceBlock = {};
+  if (final.costMicroDzd !== undefined) {
+    block.cost_dzd = microDzdToDzd(microDzdFromWire(final.costMicroDzd));
+  }
+  if (final.balanceMicroDzd !== undefined) {
+    block.balance_dzd = microDzdToDzd(microDzdFromWire(final.balanceMicroDzd));
+  }
+  if (final.warnings && final.warnings.length > 0) block.warnings = [...final.warnings].sort();
+  return block;
+}

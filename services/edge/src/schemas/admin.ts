@@ -1,0 +1,78 @@
+import { Type } from '@sinclair/typebox';
+import { LIMITS, MODEL_KINDS, StringEnum } from '@gateway/contracts';
+
+/*
+ * Bodies of the operator API (decisions §4). Edge checks their shape with these schemas (which
+ * also document them in the OpenAPI document); billing, which owns the data, applies its finer
+ * rules again (trimming, uniqueness, 6-decimal amounts).
+ */
+
+const closed = { additionalProperties: false } as const;
+const Dzd = (description: string) =>
+  Type.Number({ minimum: 0, maximum: 1_000_000_000, description });
+
+export const AccountCreateRequestSchema = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 200 }) },
+  { $id: 'AdminAccountCreateRequest', ...closed },
+);
+
+export const AccountPatchRequestSchema = Type.Object(
+  {
+    rate_limit_per_minute: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
+    webhook_format: Type.Optional(StringEnum(['A', 'B'] as const)),
+  },
+  { $id: 'AdminAccountPatchRequest', ...closed },
+);
+
+export const ApiKeyCreateRequestSchema = Type.Object(
+  { name: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' }) },
+  { $id: 'AdminApiKeyCreateRequest', ...closed },
+);
+
+export const CreditRequestSchema = Type.Object(
+  {
+    amount_dzd: Type.Union(
+      [
+        Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000_000 }),
+        Type.String({ pattern: '^[0-9]{1,10}(\\.[0-9]{1,12})?$' }),
+      ],
+      {
+        description:
+          'DZD (a number, or a decimal string), at most 6 decimals. Send an Idempotency-Key: ' +
+          'the credit happens once.',
+      },
+    ),
+    reference: Type.Optional(Type.String({ maxLength: 500 })),
+  },
+  { $id: 'AdminCreditRequest', ...closed },
+);
+
+export const ScopedTokenRevokeRequestSchema = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 131_072 }) },
+  { $id: 'AdminScopedTokenRevokeRequest', ...closed },
+);
+
+export const ModelPutRequestSchema = Type.Object(
+  {
+    kind: StringEnum(MODEL_KINDS),
+    provider: StringEnum(['node', 'external'] as const),
+    protocol: Type.Optional(StringEnum(['openai', 'tgi'] as const)),
+    upstream_model: Type.String({ minLength: 1, maxLength: LIMITS.modelIdMaxLength }),
+    input_price_dzd_per_m: Dzd('DZD per million input tokens, at most 6 decimals.'),
+    output_price_dzd_per_m: Dzd('DZD per million output tokens, at most 6 decimals.'),
+    max_output_tokens: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+    nodes: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            url: Type.String({ format: 'http-url', maxLength: LIMITS.urlMaxLength }),
+            weight: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000 })),
+          },
+          closed,
+        ),
+        { maxItems: 64 },
+      ),
+    ),
+  },
+  { $id: 'AdminModelPutRequest', ...closed },
+);

@@ -1,0 +1,76 @@
+import { createGatewayBus, gatewayNames, type MessageBus } from '@gateway/messaging';
+import { brokerReadiness, httpReadiness, serveHttp, type ServiceShell } from '@gateway/runtime';
+import { buildEdgeApp } from './app.js';
+import { createBillingClient } from './clients/billing-client.js';
+import { createDispatcherClient } from './clients/dispatcher-client.js';
+import type { EdgeConfig } from './config.js';
+import { Idempotency } from './http/idempotency.js';
+import { InferenceJobs } from './jobs/inference-jobs.js';
+import { JobPublisher } from './jobs/job-publisher.js';
+import { ReplyRouter } from './jobs/reply-router.js';
+
+// An Idempotency-Key claim outlives the longest request by this much.
+const IDEMPOTENCY_LEASE_MARGIN_MS = 30_000;
+
+export interface EdgeDependencies {
+  /** A bus to share (local mode runs every service on one in-process bus); else RabbitMQ. */
+  bus?: MessageBus;
+}
+
+/**
+ * Wires and starts edge: clients → jobs → HTTP → bus and reply queue, with shutdown steps in that
+ * order on the shell's lifecycle (HTTP drains first, then the reply consumer, then the bus).
+ * Returns the bound port.
+ */
+export async function startEdgeService(
+  config: EdgeConfig,
+  shell: ServiceShell,
+  dependencies: EdgeDependencies = {},
+): Promise<{ port: number }> {
+  const ownsBus = dependencies.bus === undefined;
+  const bus = dependencies.bus ?? createGatewayBus(config, shell.logger);
+  const billing = createBillingClient({
+    baseUrl: config.BILLING_URL,
+    token: config.BILLING_INTERNAL_TOKEN,
+    timeoutMs: config.BILLING_TIMEOUT_MS,
+  });
+  const replies = new ReplyRouter({ bus, prefix: config.AMQP_PREFIX, logger: shell.logger });
+  const jobs = new InferenceJobs({
+    publisher: new JobPublisher(bus, gatewayNames(config.AMQP_PREFIX)),
+    replies,
+    billing,
+    replyTimeoutMs: config.REPLY_TIMEOUT_MS,
+    asyncDeadlineMs: config.ASYNC_JOB_DEADLINE_MS,
+  });
+  const app = buildEdgeApp({
+    logger: shell.logger,
+    metrics: shell.metrics,
+    readiness: [brokerReadiness(bus), httpReadiness('billing', config.BILLING_URL)],
+    isShuttingDown: () => shell.lifecycle.isShuttingDown,
+    deps: {
+      billing,
+      dispatcher: createDispatcherClient({
+        baseUrl: config.DISPATCHER_URL,
+        token: config.DISPATCHER_INTERNAL_TOKEN,
+        timeoutMs: config.BILLING_TIMEOUT_MS,
+      }),
+      jobs,
+      idempotency: new Idempotency(billing, config.REPLY_TIMEOUT_MS + IDEMPOTENCY_LEASE_MARGIN_MS),
+      limits: {
+        jsonBodyBytes: config.JSON_BODY_LIMIT_BYTES,
+        uploadBytes: config.UPLOAD_LIMIT_BYTES,
+        webhookAllowInsecure: config.WEBHOOK_ALLOW_INSECURE_LOOPBACK,
+      },
+      adminToken: config.ADMIN_TOKEN,
+    },
+  });
+
+  const server = await serveHttp(shell, app, config);
+  shell.lifecycle.onShutdown('replies', () => replies.stop());
+  if (ownsBus) {
+    shell.lifecycle.onShutdown('rabbitmq', () => bus.close());
+    await bus.start();
+  }
+  await replies.start();
+  return { port: server.port };
+}

@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+import type { Express } from 'express';
+import request from 'supertest';
+import {
+  createGatewayBus,
+  gatewayNames,
+  type GatewayNames,
+  type MessageBus,
+} from '@gateway/messaging';
+import { createLogger, createServiceMetrics } from '@gateway/observability';
+import { testAmqpUrl, uniquePrefix } from '@gateway/testing';
+import { buildEdgeApp } from '../app.js';
+import { createBillingClient } from '../clients/billing-client.js';
+import { createDispatcherClient } from '../clients/dispatcher-client.js';
+import { Idempotency } from '../http/idempotency.js';
+import { InferenceJobs } from '../jobs/inference-jobs.js';
+import { JobPublisher } from '../jobs/job-publisher.js';
+import { ReplyRouter } from '../jobs/reply-router.js';
+import { silentStream, type BillingUnderTest } from './billing.suite.js';
+
+export interface EdgeOptions {
+  prefix?: string;
+  replyTimeoutMs?: number;
+  dispatcherUrl?: string;
+  dispatcherToken?: string;
+  uploadBytes?: number;
+  jsonBodyBytes?: number;
+  webhookAllowInsecure?: boolean;
+}
+
+/** An edge app in this process: real billing (HTTP), real RabbitMQ, supertest in front. */
+export interface EdgeUnderTest {
+  app: Express;
+  api: ReturnType<typeof request>;
+  adminToken: string;
+  prefix: string;
+  names: GatewayNames;
+  bus: MessageBus;
+  replies: ReplyRouter;
+  close(): Promise<void>;
+}
+
+export async function startEdge(
+  billing: BillingUnderTest,
+  options: EdgeOptions = {},
+): Promise<EdgeUnderTest> {
+  const prefix = options.prefix ?? uniquePrefix('edge');
+  const logger = createLogger({ service: 'edge', destination: silentStream });
+  const bus = createGatewayBus({ AMQP_URL: testAmqpUrl(), AMQP_PREFIX: prefix }, logger);
+  await bus.start();
+  const billingClient = createBillingClient({
+    baseUrl: billing.url,
+    token: billing.internalToken,
+    timeoutMs: 5_000,
+  });
+  const replies = new ReplyRouter({ bus, prefix, logger });
+  await replies.start();
+  const replyTimeoutMs = options.replyTimeoutMs ?? 10_000;
+  const names = gatewayNames(prefix);
+  const adminToken = randomBytes(24).toString('hex');
+  const app = buildEdgeApp({
+    logger,
+    metrics: createServiceMetrics('edge', { defaultMetrics: false }),
+    readiness: [],
+    isShuttingDown: () => false,
+    deps: {
+      billing: billingClient,
+      dispatcher: createDispatcherClient({
+        baseUrl: options.dispatcherUrl ?? 'http://127.0.0.1:9',
+        token: options.dispatcherToken ?? 'd'.repeat(32),
+        timeoutMs: 2_000,
+      }),
+      jobs: new InferenceJobs({
+        publisher: new JobPublisher(bus, names),
+        replies,
+        billing: billingClient,
+        replyTimeoutMs,
+        asyncDeadlineMs: 60_000,
+      }),
+      idempotency: new Idempotency(billingClient, replyTimeoutMs + 5_000),
+      limits: {
+        jsonBodyBytes: options.jsonBodyBytes ?? 1024 * 1024,
+        uploadBytes: options.uploadBytes ?? 64 * 1024,
+        webhookAllowInsecure: options.webhookAllowInsecure ?? false,
+      },
+      adminToken,
+    },
+  });
+  return {
+    app,
+    api: request(app),
+    adminToken,
+    prefix,
+    names,
+    bus,
+    replies,
+    close: async () => {
+      await replies.stop();
+      await bus.close();
+    },
+  };
+}
+
+export const bearer = (credential: string) => ({ Authorization: `Bearer ${credential}` });

@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import {
+  createTestDatabase,
+  spawnService,
+  testAmqpUrl,
+  uniquePrefix,
+  waitForStatus,
+  type ServiceProcess,
+} from '@gateway/testing';
+import { billingDatabaseTemplate } from '../../billing/src/db/client.js';
+import { waitFor } from './test-support/wait.suite.js';
+
+/**
+ * Two edge processes (built, as deployed) in front of one billing process: the account's rate
+ * limit is counted in billing, so it holds across both.
+ */
+
+const entry = (service: string) => path.resolve('services', service, 'dist', 'main.js');
+const internalToken = randomBytes(32).toString('hex');
+const adminToken = randomBytes(32).toString('hex');
+
+let db: { url: string; drop(): Promise<void> };
+let billing: ServiceProcess;
+const edges: ServiceProcess[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase(billingDatabaseTemplate);
+  billing = await spawnService({
+    entry: entry('billing'),
+    env: {
+      DATABASE_URL: db.url,
+      INTERNAL_TOKEN: internalToken,
+      MASTER_KEY: randomBytes(32).toString('base64'),
+    },
+  });
+  const prefix = uniquePrefix('two-edges');
+  for (let i = 0; i < 2; i += 1) {
+    const edge = await spawnService({
+      entry: entry('edge'),
+      env: {
+        AMQP_URL: testAmqpUrl(),
+        AMQP_PREFIX: prefix,
+        BILLING_URL: billing.baseUrl,
+        BILLING_INTERNAL_TOKEN: internalToken,
+        ADMIN_TOKEN: adminToken,
+        DISPATCHER_URL: 'http://127.0.0.1:9',
+        DISPATCHER_INTERNAL_TOKEN: randomBytes(32).toString('hex'),
+      },
+    });
+    edges.push(edge);
+    await waitForStatus(`${edge.baseUrl}/readyz`, 200);
+  }
+});
+
+afterAll(async () => {
+  await Promise.all(edges.map((edge) => edge.stop('SIGTERM')));
+  await billing?.stop('SIGTERM');
+  await db?.drop();
+});
+
+async function adminCall(method: string, route: string, body?: object) {
+  const response = await fetch(`${edges[0]!.baseUrl}/admin/v1${route}`, {
+    method,
+    headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  return (await response.json()) as Record<string, string>;
+}
+
+describe('two edges, one billing', () => {
+  it("holds the account's rate limit across both (accepted ≤ limit)", async () => {
+    const LIMIT = 10;
+    const account = await adminCall('POST', '/accounts', { name: 'Busy' });
+    await adminCall('PATCH', `/accounts/${account.id}`, { rate_limit_per_minute: LIMIT });
+    const { key } = await adminCall('POST', `/accounts/${account.id}/api-keys`, { name: 'auto' });
+
+    const responses = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        fetch(`${edges[i % 2]!.baseUrl}/v1/user/balance`, {
+          headers: { Authorization: `Bearer ${key}`, 'X-Request-Id': `burst-${i}` },
+        }),
+      ),
+    );
+    const accepted = responses.filter((r) => r.status === 200);
+    const refused = responses.filter((r) => r.status === 429);
+    expect(accepted.length).toBeLessThanOrEqual(LIMIT);
+    // Within one window (a minute boundary may split the burst) the limit is used fully.
+    expect(accepted.length).toBeGreaterThan(0);
+    expect(accepted.length + refused.length).toBe(30);
+    for (const response of refused) {
+      expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(response.headers.get('x-ratelimit-limit')).toBe(String(LIMIT));
+      expect(response.headers.get('x-ratelimit-remaining')).toBe('0');
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe(
+        'rate_limit_exceeded',
+      );
+    }
+    // Both edges answered some of the burst, and each logged the requests with their ids.
+    const burstIds = (edge: ServiceProcess) =>
+      edge.logs
+        .map((line) => (line.req as { id?: string } | undefined)?.id)
+        .filter((id) => id?.startsWith('burst-'));
+    // Log lines arrive through the child's stdout a little after the answers.
+    await waitFor(() => edges.every((edge) => burstIds(edge).length === 15));
+  });
+});
