@@ -1,5 +1,5 @@
 // Jest loads global setup outside its module mapper, so this imports the built testing
-// package; `pnpm test:unit` builds before running Jest.
+// package; `pnpm test:jest` builds before running Jest.
 import { TEST_ENV, startTestInfrastructure } from '../packages/testing/dist/index.js';
 
 /**

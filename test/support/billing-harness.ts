@@ -21,6 +21,29 @@ import { createLedgerService } from '../../services/billing/src/ledger/index.js'
 
 const silent = new Writable({ write: (_c, _e, cb) => cb() });
 
+export interface HoldView {
+  id: string;
+  status: string;
+  amount: bigint;
+  settled: bigint | null;
+}
+
+interface HoldRow {
+  id: string;
+  status: string;
+  amount_micro_dzd: string;
+  settled_amount_micro_dzd: string | null;
+}
+
+const holdView = (row: HoldRow): HoldView => ({
+  id: row.id,
+  status: row.status,
+  amount: BigInt(row.amount_micro_dzd),
+  settled: row.settled_amount_micro_dzd === null ? null : BigInt(row.settled_amount_micro_dzd),
+});
+
+const HOLD_COLUMNS = 'id, status, amount_micro_dzd, settled_amount_micro_dzd';
+
 export interface BillingHarness {
   url: string;
   internalToken: string;
@@ -29,7 +52,9 @@ export interface BillingHarness {
   call<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T>;
   /** Requests whose handler returns true get a 503 instead of reaching billing. */
   fault: { fails?: (method: string, path: string) => boolean };
-  hold(holdId: string): Promise<{ status: string; amount: bigint; settled: bigint | null }>;
+  hold(holdId: string): Promise<HoldView>;
+  /** Every hold of an account, oldest first (a test that cannot know the hold id). */
+  holdsOf(accountId: string): Promise<HoldView[]>;
   close(): Promise<void>;
 }
 
@@ -92,21 +117,17 @@ export async function startBilling(): Promise<BillingHarness> {
     call,
     fault,
     async hold(holdId) {
-      const { rows } = await sql.query(
-        'SELECT status, amount_micro_dzd, settled_amount_micro_dzd FROM holds WHERE id = $1',
-        [holdId],
+      const { rows } = await sql.query<HoldRow>(`SELECT ${HOLD_COLUMNS} FROM holds WHERE id = $1`, [
+        holdId,
+      ]);
+      return holdView(rows[0]!);
+    },
+    async holdsOf(accountId) {
+      const { rows } = await sql.query<HoldRow>(
+        `SELECT ${HOLD_COLUMNS} FROM holds WHERE account_id = $1 ORDER BY created_at, id`,
+        [accountId],
       );
-      const row = rows[0] as {
-        status: string;
-        amount_micro_dzd: string;
-        settled_amount_micro_dzd: string | null;
-      };
-      return {
-        status: row.status,
-        amount: BigInt(row.amount_micro_dzd),
-        settled:
-          row.settled_amount_micro_dzd === null ? null : BigInt(row.settled_amount_micro_dzd),
-      };
+      return rows.map(holdView);
     },
     async close() {
       const report = await ledger.checkInvariants();
