@@ -189,8 +189,8 @@ async function signingSecretOf(accountId: string): Promise<string> {
 
 interface StatementLine {
   kind: string;
-  holdId: string | null;
-  amountMicroDzd: string;
+  hold_id: string | null;
+  amount_micro_dzd: string;
 }
 
 async function ledgerLinesOf(accountId: string): Promise<StatementLine[]> {
@@ -246,7 +246,7 @@ describe('async native inference → webhook, end to end', () => {
       (line) => line.kind === 'hold_settlement',
     );
     expect(settlements).toEqual([
-      expect.objectContaining({ holdId: hold.id, amountMicroDzd: String(-hold.settled!) }),
+      expect.objectContaining({ hold_id: hold.id, amount_micro_dzd: String(-hold.settled!) }),
     ]);
     const balance = await edgeJson<{ balance_dzd: number; reserved_dzd: number }>(
       'GET',

@@ -3,7 +3,7 @@ import { GatewayError, dzdToMicroDzd, microDzdToDzd } from '@gateway/contracts';
 import { accountToJson, modelToJson } from '../identity/index.js';
 import type { BillingServices } from './internal-routes.js';
 import { modelIdParam } from './internal-routes.js';
-import { balanceToJson, optionalDate, requiredString, toWire } from './wire.js';
+import { balanceToJson, optionalDate, requiredString, toOperatorWire } from './wire.js';
 
 /**
  * The operator API of decisions §4, served here and exposed by edge under `/admin/v1`
@@ -55,7 +55,7 @@ export function adminRoutes({ identity, ledger }: BillingServices): Router {
   });
 
   router.get('/accounts/:id/api-keys', async (req, res) => {
-    res.json({ api_keys: toWire(await identity.accounts.listApiKeys(req.params.id)) });
+    res.json({ api_keys: toOperatorWire(await identity.accounts.listApiKeys(req.params.id)) });
   });
   router.post('/accounts/:id/api-keys', async (req, res) => {
     const issued = await identity.accounts.createApiKey(req.params.id, {
@@ -106,11 +106,13 @@ export function adminRoutes({ identity, ledger }: BillingServices): Router {
       res.type('text/csv').send(await ledger.statementCsv(req.params.id, range));
       return;
     }
-    res.json(toWire(await ledger.statement(req.params.id, range)));
+    res.json(toOperatorWire(await ledger.statement(req.params.id, range)));
   });
 
   router.post('/scoped-tokens/revoke', async (req, res) => {
-    res.json(toWire(await identity.scopedTokens.revoke(requiredString(req.body, 'token'), {})));
+    res.json(
+      toOperatorWire(await identity.scopedTokens.revoke(requiredString(req.body, 'token'), {})),
+    );
   });
 
   router.get('/models', async (_req, res) => {
@@ -130,8 +132,8 @@ export function adminRoutes({ identity, ledger }: BillingServices): Router {
       ...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
     });
     res.json(
-      toWire({
-        entries: page.entries.map((e) => ({ ...e, amount_dzd: microDzdToDzd(e.amountMicroDzd) })),
+      toOperatorWire({
+        entries: page.entries.map((e) => ({ ...e, amountDzd: microDzdToDzd(e.amountMicroDzd) })),
         next_cursor: page.nextCursor,
       }),
     );

@@ -31,7 +31,8 @@ describe('billing internal API', () => {
       masterKeyBase64: randomBytes(32).toString('base64'),
       clock,
     });
-    ledger = createLedgerService({ prisma, clock, holdTtlMs: 60_000 });
+    // Entries are listed at once here (the stability window has tests of its own).
+    ledger = createLedgerService({ prisma, clock, holdTtlMs: 60_000, entriesStableAfterMs: 0 });
     const logger = createLogger({ service: 'billing', destination: silent });
     const app = createServiceApp({
       logger,
@@ -128,6 +129,33 @@ describe('billing internal API', () => {
       available_dzd: 9.844,
       currency: 'DZD',
     });
+
+    // The operator API speaks snake_case, money as exact µDZD strings.
+    const statement = await call('get', `/admin/accounts/${accountId}/statement`);
+    expect(statement.body).toMatchObject({
+      account_id: accountId,
+      opening_balance_micro_dzd: '0',
+      closing_balance_micro_dzd: '9844000',
+    });
+    expect(statement.body.lines).toEqual([
+      expect.objectContaining({ kind: 'credit', amount_micro_dzd: '10000000' }),
+      expect.objectContaining({
+        kind: 'hold_settlement',
+        hold_id: holdId,
+        amount_micro_dzd: '-156000',
+        balance_after_micro_dzd: '9844000',
+      }),
+    ]);
+    const entries = await call('get', `/admin/ledger/entries?account=${accountId}`);
+    expect(entries.body.entries).toContainEqual(
+      expect.objectContaining({
+        account_id: accountId,
+        amount_micro_dzd: '-156000',
+        amount_dzd: -0.156,
+      }),
+    );
+    const keys = await call('get', `/admin/accounts/${accountId}/api-keys`);
+    expect(keys.body.api_keys).toEqual([{ name: 'auto', created_at: expect.any(String) }]);
 
     const csv = await call('get', `/admin/accounts/${accountId}/statement`).set(
       'Accept',
