@@ -108,6 +108,36 @@ describe('migrateDatabase', () => {
     expect(result.unknown).toEqual(['99990101000000_extra']);
   });
 
+  it('gives pending holds their catalog prices when hold prices are introduced', async () => {
+    const url = await emptyDatabase();
+    // The database as the first release left it: only the init migration.
+    const initOnly = mkdtempSync(path.join(scratch, 'init-only-'));
+    const [init] = loadMigrations().map((migration) => migration.name);
+    cpSync(path.join(MIGRATIONS_DIR, init!), path.join(initOnly, init!), { recursive: true });
+    await migrateDatabase(url, { migrationsDir: initOnly });
+    await query(
+      url,
+      `INSERT INTO models (id, kind, provider, upstream_model, input_price_micro_dzd_per_m,
+                           output_price_micro_dzd_per_m, max_output_tokens)
+       VALUES ('acme/m', 'chat', 'node', 'm', 2000000, 6000000, 64);
+       INSERT INTO holds (id, account_id, amount_micro_dzd, status, model, expires_at)
+       VALUES ('hold_pending', 'usr_a', 10, 'pending', 'acme/m', now()),
+              ('hold_voided', 'usr_a', 10, 'voided', 'acme/m', now()),
+              ('hold_orphan', 'usr_a', 10, 'pending', 'acme/gone', now());`,
+    );
+    await migrateDatabase(url);
+    const rows = await query<{ id: string; input: string | null; output: string | null }>(
+      url,
+      `SELECT id, input_price_micro_dzd_per_m AS input, output_price_micro_dzd_per_m AS output
+         FROM holds ORDER BY id`,
+    );
+    expect(rows).toEqual([
+      { id: 'hold_orphan', input: null, output: null },
+      { id: 'hold_pending', input: '2000000', output: '6000000' },
+      { id: 'hold_voided', input: null, output: null },
+    ]);
+  });
+
   it('rejects migrations that manage their own transaction', () => {
     const dir = migrationsWith({
       '99990101000000_tx': 'BEGIN;\nCREATE TABLE t (id int);\nCOMMIT;\n',

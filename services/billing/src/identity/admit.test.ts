@@ -100,7 +100,14 @@ describe('admit', () => {
     expect(admission.model.id).toBe(MODEL);
     expect(admission.hold.amountMicroDzd).toBe(450_000n);
     expect(seen).toEqual([
-      { accountId: t.accountId, amountMicroDzd: 450_000n, model: MODEL, priority: false },
+      {
+        accountId: t.accountId,
+        amountMicroDzd: 450_000n,
+        model: MODEL,
+        // The prices the amount was computed with travel with the hold (settled at those).
+        prices: { inputMicroDzdPerM: 150_000_000n, outputMicroDzdPerM: 600_000_000n },
+        priority: false,
+      },
     ]);
     expect(admission.rateLimit).toMatchObject({ allowed: true, limit: 100, remaining: 99 });
     expect(await pending(t.accountId)).toBe(450_000n);

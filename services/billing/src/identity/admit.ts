@@ -11,6 +11,8 @@ export interface PlaceHoldInput {
   accountId: string;
   amountMicroDzd: bigint;
   model: string;
+  /** The catalog prices `amountMicroDzd` was computed with (settlement charges these). */
+  prices: { inputMicroDzdPerM: bigint; outputMicroDzdPerM: bigint };
   priority: boolean;
   scopedToken?: { id: string; spendingLimitMicroDzd: bigint | null };
 }
@@ -140,6 +142,11 @@ export class Admitter<Tx = unknown> {
             accountId: principal.accountId,
             amountMicroDzd: worstCaseMicroDzd,
             model: model.id,
+            // Settlement charges the prices this amount was computed with.
+            prices: {
+              inputMicroDzdPerM: model.inputPriceMicroDzdPerM,
+              outputMicroDzdPerM: model.outputPriceMicroDzdPerM,
+            },
             priority: request.priority,
             ...(token
               ? {

@@ -12,7 +12,14 @@
 import { Prisma } from '../db/client.js';
 import type { EntryCursor } from './cursor.js';
 import type { Leg } from './ledger-accounts.js';
-import type { Balance, HoldStatus, LedgerEntryView, LedgerHold, TransactionKind } from './types.js';
+import type {
+  Balance,
+  HoldPrices,
+  HoldStatus,
+  LedgerEntryView,
+  LedgerHold,
+  TransactionKind,
+} from './types.js';
 
 /** A Prisma client or the client of an interactive transaction. */
 export type Db = Prisma.TransactionClient;
@@ -169,17 +176,21 @@ export async function findHold(db: Db, holdId: string): Promise<LedgerHold | nul
 
 export interface HoldWithPrices {
   hold: LedgerHold;
-  /** Null when the hold's model is no longer in the catalog. */
-  prices: { inputMicroDzdPerM: bigint; outputMicroDzdPerM: bigint } | null;
+  /**
+   * The prices the hold was admitted at; for a hold placed before prices were snapshotted, the
+   * catalog's current prices. Null when neither exists (such a hold cannot be priced).
+   */
+  prices: HoldPrices | null;
 }
 
-/** Locks the hold row (first in the lock order) and reads its model's current prices. */
+/** Locks the hold row (first in the lock order) with the prices it settles at. */
 export async function lockHold(db: Db, holdId: string): Promise<HoldWithPrices | null> {
   const rows = await db.$queryRaw<
     (HoldRow & { input_price: bigint | null; output_price: bigint | null })[]
   >`
-    SELECT ${HOLD_COLUMNS}, m.input_price_micro_dzd_per_m AS input_price,
-           m.output_price_micro_dzd_per_m AS output_price
+    SELECT ${HOLD_COLUMNS},
+           COALESCE(h.input_price_micro_dzd_per_m, m.input_price_micro_dzd_per_m) AS input_price,
+           COALESCE(h.output_price_micro_dzd_per_m, m.output_price_micro_dzd_per_m) AS output_price
       FROM holds h LEFT JOIN models m ON m.id = h.model
      WHERE h.id = ${holdId}
        FOR UPDATE OF h`;
@@ -192,12 +203,23 @@ export async function lockHold(db: Db, holdId: string): Promise<HoldWithPrices |
   return { hold: toHold(row), prices };
 }
 
+/** A model's current catalog prices, or null when it is not in the catalog. */
+export async function catalogPrices(db: Db, model: string): Promise<HoldPrices | null> {
+  const rows = await db.$queryRaw<{ input_price: bigint; output_price: bigint }[]>`
+    SELECT input_price_micro_dzd_per_m AS input_price, output_price_micro_dzd_per_m AS output_price
+      FROM models WHERE id = ${model}`;
+  const row = rows[0];
+  return row ? { inputMicroDzdPerM: row.input_price, outputMicroDzdPerM: row.output_price } : null;
+}
+
 export interface NewHold {
   id: string;
   accountId: string;
   scopedTokenId: string | null;
   amountMicroDzd: bigint;
   model: string;
+  /** Snapshot of the model's prices the amount was computed with. */
+  prices: HoldPrices | null;
   priority: boolean;
   expiresAt: Date;
   createdAt: Date;
@@ -212,9 +234,12 @@ export async function insertHoldAndReserve(db: Db, hold: NewHold): Promise<Ledge
   const rows = await db.$queryRaw<(HoldRow & { balances: bigint })[]>`
     WITH h AS (
       INSERT INTO holds (id, account_id, scoped_token_id, amount_micro_dzd, status, model,
+                         input_price_micro_dzd_per_m, output_price_micro_dzd_per_m,
                          priority, expires_at, created_at)
       VALUES (${hold.id}, ${hold.accountId}, ${hold.scopedTokenId}::text,
-              ${hold.amountMicroDzd}::bigint, 'pending', ${hold.model}, ${hold.priority}::boolean,
+              ${hold.amountMicroDzd}::bigint, 'pending', ${hold.model},
+              ${hold.prices?.inputMicroDzdPerM ?? null}::bigint,
+              ${hold.prices?.outputMicroDzdPerM ?? null}::bigint, ${hold.priority}::boolean,
               ${hold.expiresAt}::timestamptz, ${hold.createdAt}::timestamptz)
       ON CONFLICT (id) DO NOTHING
       RETURNING *

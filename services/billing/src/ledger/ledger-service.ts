@@ -24,6 +24,7 @@ import type {
   CreditResult,
   EntryPage,
   HoldConflictResult,
+  HoldPrices,
   InvariantReport,
   LedgerHold,
   ListEntriesQuery,
@@ -219,6 +220,7 @@ export async function placeHoldInTransaction(
     scopedTokenId: tokenId,
     amountMicroDzd: amount,
     model,
+    prices: input.prices ? checkPrices(input.prices) : await repo.catalogPrices(tx, model),
     priority: input.priority,
     expiresAt: new Date(now.getTime() + ttlMs),
     createdAt: now,
@@ -228,6 +230,13 @@ export async function placeHoldInTransaction(
   const existing = await repo.findHold(tx, holdId);
   if (!existing) throw new Error(`hold ${holdId}: insert conflicted but the hold is missing`);
   return replayOrConflict(existing, input);
+}
+
+function checkPrices(prices: HoldPrices): HoldPrices {
+  return {
+    inputMicroDzdPerM: requireAmount('prices.inputMicroDzdPerM', prices.inputMicroDzdPerM, 0n),
+    outputMicroDzdPerM: requireAmount('prices.outputMicroDzdPerM', prices.outputMicroDzdPerM, 0n),
+  };
 }
 
 // ------------------------------------------------------------------------------- idempotency

@@ -49,14 +49,25 @@ export interface ScopedTokenRef {
   spendingLimitMicroDzd: bigint | null;
 }
 
+/** A model's prices, µDZD per million tokens. */
+export interface HoldPrices {
+  inputMicroDzdPerM: bigint;
+  outputMicroDzdPerM: bigint;
+}
+
 export interface PlaceHoldInput {
   /** Caller-chosen id (e.g. derived from the request id); generated when omitted. */
   holdId?: string;
   accountId: string;
   /** Worst-case cost of the request, ≥ 0. */
   amountMicroDzd: bigint;
-  /** Catalog model id: its prices are read at settlement. */
+  /** Catalog model id. */
   model: string;
+  /**
+   * The prices `amountMicroDzd` was computed with; settlement charges these. When omitted, the
+   * model's catalog prices at placement are snapshotted instead.
+   */
+  prices?: HoldPrices;
   /** `service_tier: "priority"` (+20% at settlement). */
   priority: boolean;
   /** Set when the request uses a scoped token: its spending limit is enforced too. */
