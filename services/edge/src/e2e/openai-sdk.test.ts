@@ -1,17 +1,7 @@
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import OpenAI from 'openai';
-import { listen, type RunningServer } from '@gateway/runtime';
-import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-ins';
-import { spawnService, testAmqpUrl, waitForStatus, type ServiceProcess } from '@gateway/testing';
-import {
-  balanceOf,
-  createTenant,
-  startBilling,
-  type BillingUnderTest,
-  type Tenant,
-} from '../test-support/billing.suite.js';
-import { startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
+import { balanceOf, createTenant } from '../test-support/billing.suite.js';
+import { useRealStack } from '../test-support/real-stack.suite.js';
 import { clientToken, nowS } from '../test-support/tokens.suite.js';
 
 /**
@@ -20,55 +10,26 @@ import { clientToken, nowS } from '../test-support/tokens.suite.js';
  */
 
 const MODEL = 'acme/llama-stand-in';
-let billing: BillingUnderTest;
-let edge: EdgeUnderTest;
-let server: RunningServer;
-let node: StandInModelNode;
-let worker: ServiceProcess;
-let tenant: Tenant;
-
-const client = (apiKey: string) =>
-  new OpenAI({ apiKey, baseURL: `http://127.0.0.1:${server.port}/v1`, maxRetries: 0 });
-const messages = [{ role: 'user' as const, content: 'Say something short.' }];
-
-beforeAll(async () => {
-  billing = await startBilling();
-  edge = await startEdge(billing, { replyTimeoutMs: 20_000 });
-  server = await listen(edge.app, '127.0.0.1', 0);
-  node = await createStandInModelNode({ answerTokensMin: 5, answerTokensMax: 8 });
-  await billing.call('PUT', `/admin/models/${MODEL}`, {
-    kind: 'chat',
-    provider: 'node',
-    upstream_model: 'stand-in-model',
-    input_price_dzd_per_m: 1_000,
-    output_price_dzd_per_m: 2_000,
-    max_output_tokens: 256,
-    nodes: [{ url: node.url }],
-  });
-  worker = await spawnService({
-    entry: path.resolve('services', 'inference-worker', 'dist', 'main.js'),
-    env: {
-      AMQP_URL: testAmqpUrl(),
-      AMQP_PREFIX: edge.prefix,
-      BILLING_URL: billing.url,
-      BILLING_INTERNAL_TOKEN: billing.internalToken,
+const stack = useRealStack(
+  {
+    [MODEL]: {
+      kind: 'chat',
+      input_price_dzd_per_m: 1_000,
+      output_price_dzd_per_m: 2_000,
+      max_output_tokens: 256,
     },
-  });
-  await waitForStatus(`${worker.baseUrl}/readyz`, 200);
-  tenant = await createTenant(billing);
-});
-
-afterAll(async () => {
-  await worker?.stop('SIGTERM');
-  await node?.close();
-  await server?.close(1_000);
-  await edge?.close();
-  await billing?.close();
-});
+  },
+  { answerTokensMin: 5, answerTokensMax: 8 },
+);
+const client = (apiKey: string) => stack.client(apiKey);
+const messages = [{ role: 'user' as const, content: 'Say something short.' }];
 
 describe('openai SDK against the gateway', () => {
   it('creates a chat completion; _service carries the settled cost and balance', async () => {
-    const completion = await client(tenant.key).chat.completions.create({ model: MODEL, messages });
+    const completion = await client(stack.tenant.key).chat.completions.create({
+      model: MODEL,
+      messages,
+    });
     expect(completion.object).toBe('chat.completion');
     expect(completion.model).toBe(MODEL);
     expect(completion.choices[0]?.message.content?.length).toBeGreaterThan(0);
@@ -77,12 +38,12 @@ describe('openai SDK against the gateway', () => {
       completion as unknown as { _service: { cost_dzd: number; balance_dzd: number } }
     )._service;
     expect(service.cost_dzd).toBeGreaterThan(0);
-    const balance = await balanceOf(billing, tenant.accountId);
+    const balance = await balanceOf(stack.billing, stack.tenant.accountId);
     expect(balance).toMatchObject({ balance_dzd: service.balance_dzd, reserved_dzd: 0 });
   });
 
   it('streams chunks, ending with a usage chunk', async () => {
-    const stream = await client(tenant.key).chat.completions.create({
+    const stream = await client(stack.tenant.key).chat.completions.create({
       model: MODEL,
       messages,
       stream: true,
@@ -95,11 +56,11 @@ describe('openai SDK against the gateway', () => {
     }
     expect(text.length).toBeGreaterThan(0);
     expect(usage?.completion_tokens).toBeGreaterThan(0);
-    expect((await balanceOf(billing, tenant.accountId)).reserved_dzd).toBe(0);
+    expect((await balanceOf(stack.billing, stack.tenant.accountId)).reserved_dzd).toBe(0);
   });
 
   it("surfaces the gateway's errors as the SDK's typed errors with status and code", async () => {
-    const sdk = client(tenant.key);
+    const sdk = client(stack.tenant.key);
     const failure = (promise: Promise<unknown>) =>
       promise.then(
         () => {
@@ -127,7 +88,7 @@ describe('openai SDK against the gateway', () => {
     expect(unauthorized).toBeInstanceOf(OpenAI.AuthenticationError);
     expect(unauthorized.code).toBe('invalid_api_key');
 
-    const broke = await createTenant(billing, { creditDzd: 0 });
+    const broke = await createTenant(stack.billing, { creditDzd: 0 });
     const payment = await failure(
       client(broke.key).chat.completions.create({ model: MODEL, messages }),
     );
@@ -136,20 +97,20 @@ describe('openai SDK against the gateway', () => {
       code: 'insufficient_balance',
     });
 
-    node.setFault({ kind: 'status', status: 429, count: 10 });
+    stack.node.setFault({ kind: 'status', status: 429, count: 10 });
     try {
       const capacity = await failure(sdk.chat.completions.create({ model: MODEL, messages }));
       expect(capacity).toBeInstanceOf(OpenAI.RateLimitError);
       expect(capacity.code).toBe('rate_limit_exceeded');
     } finally {
-      node.clearFault();
+      stack.node.clearFault();
     }
   });
 
   it('raises an error that follows streamed chunks inside the iteration', async () => {
-    node.setFault({ kind: 'drop-mid-stream', afterTokens: 2, count: 10 });
+    stack.node.setFault({ kind: 'drop-mid-stream', afterTokens: 2, count: 10 });
     try {
-      const stream = await client(tenant.key).chat.completions.create({
+      const stream = await client(stack.tenant.key).chat.completions.create({
         model: MODEL,
         messages,
         stream: true,
@@ -165,16 +126,20 @@ describe('openai SDK against the gateway', () => {
       expect(caught).toBeInstanceOf(OpenAI.APIError);
       expect((caught as InstanceType<typeof OpenAI.APIError>).code).toBe('GATEWAY_TIMEOUT');
     } finally {
-      node.clearFault();
+      stack.node.clearFault();
     }
   });
 
   it('accepts a scoped token minted by the client with jsonwebtoken', async () => {
-    const token = clientToken(tenant, { exp: nowS() + 600, models: [MODEL], spending_limit: 1 });
+    const token = clientToken(stack.tenant, {
+      exp: nowS() + 600,
+      models: [MODEL],
+      spending_limit: 1,
+    });
     const completion = await client(token).chat.completions.create({ model: MODEL, messages });
     expect(completion.choices[0]?.message.content?.length).toBeGreaterThan(0);
 
-    const narrow = clientToken(tenant, { exp: nowS() + 600, models: ['acme/other'] });
+    const narrow = clientToken(stack.tenant, { exp: nowS() + 600, models: ['acme/other'] });
     const refused = await client(narrow)
       .chat.completions.create({ model: MODEL, messages })
       .catch((error: unknown) => error as InstanceType<typeof OpenAI.APIError>);
@@ -182,8 +147,8 @@ describe('openai SDK against the gateway', () => {
     expect((refused as InstanceType<typeof OpenAI.APIError>).code).toBe('model_not_allowed');
 
     const inspected = await fetch(
-      `http://127.0.0.1:${server.port}/v1/scoped-jwt?jwt=${encodeURIComponent(token)}`,
-      { headers: { Authorization: `Bearer ${tenant.key}` } },
+      `${stack.baseUrl}/v1/scoped-jwt?jwt=${encodeURIComponent(token)}`,
+      { headers: { Authorization: `Bearer ${stack.tenant.key}` } },
     );
     const view = (await inspected.json()) as { spent_dzd: number; models: string[] };
     expect(view.models).toEqual([MODEL]);
@@ -191,9 +156,9 @@ describe('openai SDK against the gateway', () => {
   });
 
   it('serves the native endpoint synchronously through the worker', async () => {
-    const response = await fetch(`http://127.0.0.1:${server.port}/v1/inference/${MODEL}`, {
+    const response = await fetch(`${stack.baseUrl}/v1/inference/${MODEL}`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${tenant.key}`, 'Content-Type': 'application/json' },
+      headers: { Authorization: `Bearer ${stack.tenant.key}`, 'Content-Type': 'application/json' },
       body: JSON.stringify({ input: 'Once upon a time', parameters: { max_new_tokens: 16 } }),
     });
     const body = (await response.json()) as Record<string, unknown>;
