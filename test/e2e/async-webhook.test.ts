@@ -56,6 +56,8 @@ let brokenNode: StandInModelNode;
 let dispatcherDb: { url: string; drop(): Promise<void> };
 const processes: ServiceProcess[] = [];
 let edgeUrl: string;
+let worker: ServiceProcess;
+let dispatcher: ServiceProcess;
 const adminToken = token();
 
 async function spawnReady(service: string, env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
@@ -80,7 +82,7 @@ beforeAll(async () => {
   // An empty database: the dispatcher migrates it on start, as a deployment does.
   dispatcherDb = await createTestDatabase();
   const dispatcherToken = token();
-  const dispatcher = await spawnReady('dispatcher', {
+  dispatcher = await spawnReady('dispatcher', {
     ...amqp,
     DATABASE_URL: dispatcherDb.url,
     INTERNAL_TOKEN: dispatcherToken,
@@ -92,7 +94,7 @@ beforeAll(async () => {
     WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
     WEBHOOK_CA_FILE: certs.caFile,
   });
-  await spawnReady('inference-worker', {
+  worker = await spawnReady('inference-worker', {
     ...amqp,
     BILLING_URL: billing.url,
     BILLING_INTERNAL_TOKEN: billing.internalToken,
@@ -124,13 +126,17 @@ async function edgeJson<T>(
   route: string,
   credential: string,
   body?: unknown,
-): Promise<{ status: number; body: T }> {
+): Promise<{ status: number; body: T; requestId: string | null }> {
   const response = await fetch(`${edgeUrl}${route}`, {
     method,
     headers: { Authorization: `Bearer ${credential}`, 'Content-Type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: response.status, body: (await response.json()) as T };
+  return {
+    status: response.status,
+    body: (await response.json()) as T,
+    requestId: response.headers.get('x-request-id'),
+  };
 }
 
 interface Ack {
@@ -154,7 +160,7 @@ async function submitAsync(model: string, hookPath: string) {
     _service: { status: 'pending_settlement' },
   });
   expect(ack.body._service.reserved_dzd).toBeGreaterThan(0);
-  return { account, ack: ack.body };
+  return { account, ack: ack.body, requestId: ack.requestId! };
 }
 
 const deliveryTo = (hookPath: string): Promise<ReceivedRequest> =>
@@ -205,7 +211,7 @@ async function ledgerLinesOf(accountId: string): Promise<StatementLine[]> {
 
 describe('async native inference → webhook, end to end', () => {
   it('delivers a signed Variant A body whose cost_dzd is what the ledger settled', async () => {
-    const { account, ack } = await submitAsync('acme/base-tgi', '/hook-ok');
+    const { account, ack, requestId } = await submitAsync('acme/base-tgi', '/hook-ok');
     const delivery = await deliveryTo('/hook-ok');
 
     const deliveryId = String(delivery.headers['x-service-delivery-id']);
@@ -280,6 +286,17 @@ describe('async native inference → webhook, end to end', () => {
       }),
     ]);
     expect(receiver.requestsTo('/hook-ok')).toHaveLength(1);
+
+    // One request id in every service's log lines for this request.
+    // (Log lines arrive through the children's stdout pipes, so wait for them.)
+    const loggedWith = (child: ServiceProcess, msg: string) =>
+      waitFor(
+        () => child.logs.find((line) => line.msg === msg && line.requestId === requestId),
+        5_000,
+        `"${msg}" logged with ${requestId}`,
+      );
+    await loggedWith(worker, 'job done');
+    await loggedWith(dispatcher, 'delivery queued');
   });
 
   it('delivers the failure body for a failing model and voids the hold', async () => {

@@ -52,6 +52,8 @@ export interface BillingHarness {
   call<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T>;
   /** Requests whose handler returns true get a 503 instead of reaching billing. */
   fault: { fails?: (method: string, path: string) => boolean };
+  /** Every request billing received, with the `X-Request-Id` it carried (if any). */
+  received: { method: string; path: string; requestId: string | undefined }[];
   hold(holdId: string): Promise<HoldView>;
   /** Every hold of an account, oldest first (a test that cannot know the hold id). */
   holdsOf(accountId: string): Promise<HoldView[]>;
@@ -77,7 +79,9 @@ export async function startBilling(): Promise<BillingHarness> {
     isShuttingDown: () => false,
   });
   const fault: BillingHarness['fault'] = {};
+  const received: BillingHarness['received'] = [];
   const chaos: RequestHandler = (req, res, next) => {
+    received.push({ method: req.method, path: req.path, requestId: req.get('X-Request-Id') });
     if (fault.fails?.(req.method, req.path)) {
       res.status(503).json({
         error: { message: 'injected fault', type: 'service_error', code: 'service_unavailable' },
@@ -116,6 +120,7 @@ export async function startBilling(): Promise<BillingHarness> {
     databaseUrl: db.url,
     call,
     fault,
+    received,
     async hold(holdId) {
       const { rows } = await sql.query<HoldRow>(`SELECT ${HOLD_COLUMNS} FROM holds WHERE id = $1`, [
         holdId,

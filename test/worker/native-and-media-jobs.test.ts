@@ -21,7 +21,7 @@ describe('worker: native inference and the other routes', () => {
     modelKind:
       'completion' | 'embedding' | 'image' | 'speech' | 'transcription' | 'video' | 'rerank',
     request: Record<string, unknown>,
-    options: { async?: boolean; webhookFormat?: 'A' | 'B' } = {},
+    options: { async?: boolean; webhookFormat?: 'A' | 'B'; requestId?: string } = {},
   ) {
     const holdId = await f.hold(model);
     const jobId = await f.client.publish(
@@ -32,6 +32,7 @@ describe('worker: native inference and the other routes', () => {
         modelKind,
         endpoint,
         request,
+        ...(options.requestId ? { requestId: options.requestId } : {}),
         ...(options.async
           ? {
               webhookUrl: 'https://hooks.example.com/in',
@@ -78,12 +79,14 @@ describe('worker: native inference and the other routes', () => {
       'native',
       'completion',
       { input: 'Hello' },
-      { async: true, webhookFormat: 'B' },
+      { async: true, webhookFormat: 'B', requestId: 'req_async-native-1' },
     );
     const event = await f.client.waitForCompletion(jobId);
     const hold = await f.billing.hold(holdId);
     expect(event).toMatchObject({
       jobId,
+      // The request id travels on to the dispatcher, and reached billing with the settlement.
+      requestId: 'req_async-native-1',
       accountId: f.account.accountId,
       status: 'succeeded',
       webhookUrl: 'https://hooks.example.com/in',
@@ -93,6 +96,11 @@ describe('worker: native inference and the other routes', () => {
     expect(event.results![0]!.generated_text.length).toBeGreaterThan(0);
     expect(event).not.toHaveProperty('error');
     expect(f.client.repliesOf(jobId)).toEqual([]);
+    expect(f.billing.received).toContainEqual({
+      method: 'POST',
+      path: `/internal/v1/holds/${holdId}/settle`,
+      requestId: 'req_async-native-1',
+    });
   });
 
   it('publishes a failure event and voids the hold when the async job fails', async () => {

@@ -45,9 +45,17 @@ const TimestampMs = Type.Integer({ minimum: 0, description: 'Unix time in millis
 const TokenCount = Type.Integer({ minimum: 0 });
 /** Non-negative µDZD as decimal digits (int64 range). */
 const MicroDzdWire = Type.String({ pattern: '^(0|[1-9][0-9]{0,18})$' });
+/** The X-Request-Id of the HTTP request behind a job (runtime's requestIdFor keeps it sane). */
+const RequestId = Type.Optional(
+  Type.String({
+    pattern: '^[A-Za-z0-9._:-]{1,128}$',
+    description: 'X-Request-Id of the HTTP request the job serves, for logs across services.',
+  }),
+);
 
 export const InferenceJobPayloadSchema = Type.Object({
   jobId: Id,
+  requestId: RequestId,
   accountId: Id,
   holdId: Id,
   model: Type.String({ minLength: 1, maxLength: 256 }),
@@ -113,6 +121,7 @@ export const InferenceReplyPayloadSchema = Type.Object(
 export const InferenceCompletedPayloadSchema = Type.Object(
   {
     jobId: Id,
+    requestId: RequestId,
     accountId: Id,
     model: Type.String({ minLength: 1, maxLength: 256 }),
     status: StringEnum(['succeeded', 'failed'] as const),

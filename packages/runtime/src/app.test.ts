@@ -5,6 +5,7 @@ import { describe, expect, it } from '@jest/globals';
 import { GatewayError } from '@gateway/contracts';
 import { createLogger, createServiceMetrics } from '@gateway/observability';
 import { createServiceApp, finishApp } from './app.js';
+import { currentRequestId, withRequestId } from './request-context.js';
 
 function buildApp(options: { ready?: boolean; shuttingDown?: boolean } = {}) {
   const lines: string[] = [];
@@ -36,6 +37,11 @@ function buildApp(options: { ready?: boolean; shuttingDown?: boolean } = {}) {
     throw new GatewayError('rate_limit_exceeded', 'Account rate limit reached', {
       details: { retryAfterS: 7 },
     });
+  });
+  // What the handler's own calls would send on: the request id, across an await.
+  app.get('/current-id', async (_req, res) => {
+    await new Promise((resolve) => setImmediate(resolve));
+    res.json({ requestId: currentRequestId() ?? null });
   });
   app.get('/boom', () => {
     throw new Error('database password is hunter2');
@@ -114,5 +120,23 @@ describe('service app', () => {
       'svc_http_request_duration_seconds_count{service="svc",method="GET",route="/healthz",status="200"} 2',
     );
     expect(text).toContain('route="unmatched",status="404"');
+  });
+
+  it('makes the request id current for the whole request, a caller-supplied one included', async () => {
+    const { app } = buildApp({ ready: true });
+    const own = await request(app).get('/current-id');
+    expect(own.body.requestId).toBe(own.headers['x-request-id']);
+    const passed = await request(app).get('/current-id').set('X-Request-Id', 'req_from-edge.1');
+    expect(passed.body).toEqual({ requestId: 'req_from-edge.1' });
+    expect(currentRequestId()).toBeUndefined();
+  });
+
+  it('runs work under a given request id, and under none when it is undefined', async () => {
+    const seen = await withRequestId('req_job', async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      return currentRequestId();
+    });
+    expect(seen).toBe('req_job');
+    expect(withRequestId(undefined, () => currentRequestId())).toBeUndefined();
   });
 });

@@ -9,7 +9,14 @@ export {
   READINESS_CHECK_TIMEOUT_MS,
   type ReadinessCheck,
 } from './ops-routes.js';
-export { REQUEST_ID_HEADER, httpMetrics, requestId, requestIdFor } from './request-context.js';
+export {
+  REQUEST_ID_HEADER,
+  currentRequestId,
+  httpMetrics,
+  requestId,
+  requestIdFor,
+  withRequestId,
+} from './request-context.js';
 export { createPostgresPool, postgresReadiness } from './postgres.js';
 export {
   createServiceShell,

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { ServiceMetrics } from '@gateway/observability';
@@ -13,12 +14,31 @@ export function requestIdFor(incoming: string | string[] | undefined): string {
   return candidate && ACCEPTABLE_REQUEST_ID.test(candidate) ? candidate : `req_${randomUUID()}`;
 }
 
-/** Sets `req.id` and echoes it on every response, errors included. */
+/**
+ * The request id of the work being done (an HTTP request served, a job run for one), for calls
+ * made on its behalf: internal HTTP calls send it as `X-Request-Id`, job messages carry it, so
+ * one id follows a request across services in the logs.
+ */
+const scope = new AsyncLocalStorage<{ requestId: string }>();
+
+export function currentRequestId(): string | undefined {
+  return scope.getStore()?.requestId;
+}
+
+/** Runs `fn` with `id` as the current request id (none when `id` is undefined). */
+export function withRequestId<T>(id: string | undefined, fn: () => T): T {
+  return id === undefined ? fn() : scope.run({ requestId: id }, fn);
+}
+
+/**
+ * Sets `req.id`, echoes it on every response (errors included) and makes it the current request
+ * id for everything the request does.
+ */
 export const requestId = (): RequestHandler => (req, res, next) => {
   const id = requestIdFor(req.headers[REQUEST_ID_HEADER.toLowerCase()]);
   (req as { id?: string }).id = id;
   res.setHeader(REQUEST_ID_HEADER, id);
-  next();
+  scope.run({ requestId: id }, next);
 };
 
 /** Observes every response in the service's `*_http_request_duration_seconds` histogram. */

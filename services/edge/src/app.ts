@@ -3,7 +3,6 @@ import { GatewayError } from '@gateway/contracts';
 import type { Logger, ServiceMetrics } from '@gateway/observability';
 import { createServiceApp, finishApp, type ReadinessCheck } from '@gateway/runtime';
 import { adminRouter } from './admin/admin-router.js';
-import { requestScope } from './clients/request-scope.js';
 import type { EdgeDeps } from './deps.js';
 import { authenticate } from './http/auth.js';
 import { methodNotAllowed, rateLimitOnErrors } from './http/errors.js';
@@ -31,7 +30,6 @@ export interface EdgeAppOptions {
 export function buildEdgeApp(options: EdgeAppOptions): Express {
   const { deps } = options;
   const app = createServiceApp(options);
-  app.use(requestScope);
   const openApi = JSON.stringify(buildOpenApiDocument());
   app.get('/v1/openapi.json', (_req, res) => {
     res.type('application/json').send(openApi);

@@ -66,8 +66,10 @@ export function completionHandler(intake: DeliveryIntake, logger: Logger): Handl
     }
     try {
       const { deliveryId, created } = await intake.accept(event);
-      if (created) logger.info({ jobId: event.jobId, deliveryId }, 'delivery queued');
-      else logger.info({ jobId: event.jobId }, 'completion already stored');
+      // The request id ties the delivery to the edge and worker log lines of the same request.
+      const ids = { jobId: event.jobId, requestId: event.requestId };
+      if (created) logger.info({ ...ids, deliveryId }, 'delivery queued');
+      else logger.info(ids, 'completion already stored');
       return 'ack';
     } catch (error) {
       logger.error({ jobId: event.jobId, err: error }, 'storing completion failed; retry later');

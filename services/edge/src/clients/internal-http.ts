@@ -1,6 +1,6 @@
 import pRetry from 'p-retry';
 import { GatewayError } from '@gateway/contracts';
-import { currentRequestId } from './request-scope.js';
+import { currentRequestId } from '@gateway/runtime';
 
 /**
  * HTTP to another gateway service's internal API: its base URL, the `X-Internal-Token`

@@ -1,6 +1,7 @@
 import { GatewayError } from '@gateway/contracts';
 import type { InferenceEndpoint, InferenceJobPayload } from '@gateway/contracts';
 import type { Logger } from '@gateway/observability';
+import { currentRequestId } from '@gateway/runtime';
 import type { BillingClient } from '../clients/billing-client.js';
 import type { Admission, Principal } from '../clients/billing-types.js';
 import type { JobPublisher } from './job-publisher.js';
@@ -87,8 +88,11 @@ export class InferenceJobs {
   }
 
   #payload(spec: JobSpec, deadlineAtMs: number): InferenceJobPayload {
+    // Routes run inside their HTTP request's scope: the worker logs and forwards this id.
+    const requestId = currentRequestId();
     return {
       jobId: spec.jobId,
+      ...(requestId === undefined ? {} : { requestId }),
       accountId: spec.principal.accountId,
       holdId: spec.admission.holdId,
       model: spec.admission.model.id,

@@ -98,6 +98,8 @@ describe('JSON', () => {
       stream: false,
       replyTo: edge.replies.queue,
       promptTokens: countChatPromptTokens(messages),
+      // The worker logs and forwards the id the client was answered with.
+      requestId: response.headers['x-request-id'],
     });
     expect(job.jobId).toMatch(/^chatcmpl-/);
     expect(job.request).toEqual({ model: 'acme/chat', messages });

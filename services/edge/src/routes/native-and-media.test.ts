@@ -120,7 +120,11 @@ describe('POST /v1/inference/{model}', () => {
     expect(reserved).toBeGreaterThan(0);
     const job = worker.jobs.find((j) => j.jobId === response.body.id)!;
     expect(job.replyTo).toBeUndefined();
-    expect(job).toMatchObject({ webhookUrl: 'https://hooks.example.com/done', webhookFormat: 'A' });
+    expect(job).toMatchObject({
+      webhookUrl: 'https://hooks.example.com/done',
+      webhookFormat: 'A',
+      requestId: response.headers['x-request-id'],
+    });
     expect(job.request).toEqual({ input: 'Summarise' });
     expect(job.deadlineAtMs).toBeGreaterThan(Date.now() + 50_000);
   });

@@ -1,5 +1,6 @@
 import pRetry, { AbortError } from 'p-retry';
 import { GatewayError, gatewayErrorFromWire } from '@gateway/contracts';
+import { REQUEST_ID_HEADER, currentRequestId } from '@gateway/runtime';
 import type { CatalogEntry, SettleOutcome, VoidOutcome } from './types.js';
 import { catalogEntryFromWire } from './types.js';
 
@@ -45,6 +46,12 @@ class FinalAnswer extends Error {
   }
 }
 
+/** The job's request id (job-consumer runs each job in its scope), so billing logs it too. */
+function requestIdHeader(): Record<string, string> {
+  const requestId = currentRequestId();
+  return requestId === undefined ? {} : { [REQUEST_ID_HEADER]: requestId };
+}
+
 export function createBillingClient(options: BillingClientOptions): BillingClient {
   const base = options.baseUrl.replace(/\/+$/, '') + '/internal/v1';
   const catalog = new Map<string, { entry: CatalogEntry; fetchedAtMs: number }>();
@@ -55,6 +62,7 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
         method,
         headers: {
           'X-Internal-Token': options.internalToken,
+          ...requestIdHeader(),
           ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),

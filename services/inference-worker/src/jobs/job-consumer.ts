@@ -10,6 +10,7 @@ import {
   type Outcome,
 } from '@gateway/messaging';
 import type { Logger } from '@gateway/observability';
+import { withRequestId } from '@gateway/runtime';
 import type { WorkerMetrics } from './metrics.js';
 import { JobOutbox } from './outbox.js';
 import { runJob, type JobRunnerDeps } from './run-job.js';
@@ -67,7 +68,7 @@ function maxDeliveriesOf(prefix: string, queue: string): number {
 }
 
 function jobHandler(options: JobConsumerOptions) {
-  const { bus, names, deps, logger, metrics } = options;
+  const { logger } = options;
   return async (delivery: Delivery): Promise<Outcome> => {
     let job: InferenceJobPayload;
     try {
@@ -80,31 +81,46 @@ function jobHandler(options: JobConsumerOptions) {
       );
       return 'dead-letter';
     }
-    const labels = { endpoint: job.endpoint, tier: job.serviceTier };
-    const stopTimer = metrics.jobDurationSeconds.startTimer(labels);
-    const outbox = new JobOutbox(bus, names, job);
-    try {
-      const result = await runJob(job, outbox, deps);
-      metrics.jobs.inc({ ...labels, result });
-      logger.info(
-        { jobId: job.jobId, ...labels, result, deliveryCount: delivery.deliveryCount },
-        'job done',
-      );
-      return 'ack';
-    } catch (error) {
-      const last = delivery.deliveryCount >= maxDeliveriesOf(options.prefix, delivery.queue);
-      logger.error(
-        { err: error, jobId: job.jobId, deliveryCount: delivery.deliveryCount, last },
-        'job outcome not durable',
-      );
-      if (!last) return 'requeue';
-      await releaseHold(job, outbox, deps, logger);
-      metrics.jobs.inc({ ...labels, result: 'dead_lettered' });
-      return 'dead-letter';
-    } finally {
-      stopTimer();
-    }
+    // Billing calls made for the job send its request id; every log line of the job names both.
+    return withRequestId(job.requestId, () =>
+      runDelivery(
+        job,
+        delivery,
+        options,
+        logger.child({ jobId: job.jobId, requestId: job.requestId }),
+      ),
+    );
   };
+}
+
+async function runDelivery(
+  job: InferenceJobPayload,
+  delivery: Delivery,
+  options: JobConsumerOptions,
+  log: Logger,
+): Promise<Outcome> {
+  const { bus, names, deps, metrics } = options;
+  const labels = { endpoint: job.endpoint, tier: job.serviceTier };
+  const stopTimer = metrics.jobDurationSeconds.startTimer(labels);
+  const outbox = new JobOutbox(bus, names, job);
+  try {
+    const result = await runJob(job, outbox, deps);
+    metrics.jobs.inc({ ...labels, result });
+    log.info({ ...labels, result, deliveryCount: delivery.deliveryCount }, 'job done');
+    return 'ack';
+  } catch (error) {
+    const last = delivery.deliveryCount >= maxDeliveriesOf(options.prefix, delivery.queue);
+    log.error(
+      { err: error, deliveryCount: delivery.deliveryCount, last },
+      'job outcome not durable',
+    );
+    if (!last) return 'requeue';
+    await releaseHold(job, outbox, deps, log);
+    metrics.jobs.inc({ ...labels, result: 'dead_lettered' });
+    return 'dead-letter';
+  } finally {
+    stopTimer();
+  }
 }
 
 /** Last delivery of a job that keeps failing: free the customer's money before parking it. */
@@ -120,7 +136,7 @@ async function releaseHold(
     await outbox.completed({ status: 'failed' }, 0);
   } catch (error) {
     logger.error(
-      { err: error, jobId: job.jobId },
+      { err: error },
       'could not release the hold of a dead-lettered job; the sweeper will',
     );
   }

@@ -70,6 +70,7 @@ export class JobOutbox {
     if (!job.webhookUrl) return;
     const common = {
       jobId: job.jobId,
+      ...(job.requestId === undefined ? {} : { requestId: job.requestId }),
       accountId: job.accountId,
       model: job.model,
       webhookUrl: job.webhookUrl,
