@@ -1,4 +1,4 @@
-import type { ServiceMetrics } from '@gateway/observability';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { PrismaClient } from './db/client.js';
 import type { LedgerService } from './ledger/index.js';
 
@@ -15,46 +15,32 @@ import type { LedgerService } from './ledger/index.js';
  * - `billing_hold_sweeper_lag_seconds`: how long the most overdue pending hold has been past its
  *   expiry; 0 when none is. A working sweeper keeps it under its interval.
  *
- * prom-client is not a dependency of billing (only of @gateway/observability, which exports no
- * metric classes), so these implement what the registry reads when it renders: `name`, `help`,
- * `type`, `aggregator`, `get()` and `reset()`. A failed read reports the last value seen, so a
- * database hiccup never fails the whole scrape.
+ * The gauges are read when scraped; a failed read reports the last value seen, so a database
+ * hiccup never fails the whole scrape.
  */
-
-type Registry = ServiceMetrics['registry'];
-type RegistrableMetric = Parameters<Registry['registerMetric']>[0];
 
 /** The invariant check scans the ledger: at most this often per replica. */
 export const INVARIANT_CHECK_INTERVAL_MS = 60_000;
 
-class ScrapedValue {
-  readonly aggregator: 'sum' | 'max';
-  private last = 0;
-
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly type: 'counter' | 'gauge',
-    private readonly read: () => Promise<number>,
-  ) {
-    // Database-wide gauges are the same on every replica: summing them would multiply them.
-    this.aggregator = type === 'counter' ? 'sum' : 'max';
-  }
-
-  async get() {
-    this.last = await this.read().catch(() => this.last);
-    return {
-      name: this.name,
-      help: this.help,
-      type: this.type,
-      aggregator: this.aggregator,
-      values: [{ value: this.last, labels: {} }],
-    };
-  }
-
-  reset(): void {
-    this.last = 0;
-  }
+/** A gauge whose value is read when scraped, keeping the last value when a read fails. */
+function scrapedGauge(
+  registry: Registry,
+  name: string,
+  help: string,
+  read: () => Promise<number>,
+): void {
+  let last = 0;
+  new Gauge({
+    name,
+    help,
+    registers: [registry],
+    // Database-wide figures are the same on every replica: summing them would multiply them.
+    aggregator: 'max',
+    async collect() {
+      last = await read().catch(() => last);
+      this.set(last);
+    },
+  });
 }
 
 /** Runs `compute` when its last result is older than `intervalMs`; one run at a time. */
@@ -96,49 +82,45 @@ export interface BillingMetricsDeps {
  */
 export function instrumentBilling(registry: Registry, deps: BillingMetricsDeps): LedgerService {
   const { prisma, ledger } = deps;
-  let settledMicroDzd = 0n;
 
-  const metrics = [
-    new ScrapedValue('billing_holds_open', 'Pending holds (all accounts)', 'gauge', async () => {
-      const rows = await prisma.$queryRaw<{ open: number }[]>`
-        SELECT count(*)::int AS open FROM holds WHERE status = 'pending'`;
-      return rows[0]?.open ?? 0;
-    }),
-    new ScrapedValue(
-      'billing_settled_micro_dzd_total',
-      'Micro-dinar charged by hold settlements made by this process',
-      'counter',
-      async () => Number(settledMicroDzd),
+  scrapedGauge(registry, 'billing_holds_open', 'Pending holds (all accounts)', async () => {
+    const rows = await prisma.$queryRaw<{ open: number }[]>`
+      SELECT count(*)::int AS open FROM holds WHERE status = 'pending'`;
+    return rows[0]?.open ?? 0;
+  });
+  const settled = new Counter({
+    name: 'billing_settled_micro_dzd_total',
+    help: 'Micro-dinar charged by hold settlements made by this process',
+    registers: [registry],
+  });
+  scrapedGauge(
+    registry,
+    'billing_ledger_invariant_violations',
+    'Violations found by the last ledger invariant check',
+    atMostEvery(
+      deps.invariantCheckIntervalMs ?? INVARIANT_CHECK_INTERVAL_MS,
+      deps.now ?? Date.now,
+      async () => (await ledger.checkInvariants()).violations.length,
     ),
-    new ScrapedValue(
-      'billing_ledger_invariant_violations',
-      'Violations found by the last ledger invariant check',
-      'gauge',
-      atMostEvery(
-        deps.invariantCheckIntervalMs ?? INVARIANT_CHECK_INTERVAL_MS,
-        deps.now ?? Date.now,
-        async () => (await ledger.checkInvariants()).violations.length,
-      ),
-    ),
-    new ScrapedValue(
-      'billing_hold_sweeper_lag_seconds',
-      'Seconds the most overdue pending hold has been past its expiry (0 when none)',
-      'gauge',
-      async () => {
-        const rows = await prisma.$queryRaw<{ lag: number }[]>`
-          SELECT COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(expires_at)), 0)::float8 AS lag
-          FROM holds WHERE status = 'pending' AND expires_at < clock_timestamp()`;
-        return Math.max(0, rows[0]?.lag ?? 0);
-      },
-    ),
-  ];
-  for (const metric of metrics) registry.registerMetric(metric as unknown as RegistrableMetric);
+  );
+  scrapedGauge(
+    registry,
+    'billing_hold_sweeper_lag_seconds',
+    'Seconds the most overdue pending hold has been past its expiry (0 when none)',
+    async () => {
+      const rows = await prisma.$queryRaw<{ lag: number }[]>`
+        SELECT COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(expires_at)), 0)::float8 AS lag
+        FROM holds WHERE status = 'pending' AND expires_at < clock_timestamp()`;
+      return Math.max(0, rows[0]?.lag ?? 0);
+    },
+  );
 
   return {
     ...ledger,
     settleHold: async (holdId, usage) => {
       const result = await ledger.settleHold(holdId, usage);
-      if (!result.replayed) settledMicroDzd += result.costMicroDzd;
+      // A double counts µDZD exactly up to 2^53 (≈ 9 billion DZD) per process lifetime.
+      if (!result.replayed) settled.inc(Number(result.costMicroDzd));
       return result;
     },
   };

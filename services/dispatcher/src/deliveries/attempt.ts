@@ -61,7 +61,7 @@ export class AttemptRunner {
       logger.warn({ deliveryId: claim.id }, 'lease lost during the attempt; result not recorded');
       return;
     }
-    metrics.attempts.inc(verdict.outcome);
+    metrics.attempts.inc({ outcome: verdict.outcome });
     logger.info(
       {
         deliveryId: claim.id,
