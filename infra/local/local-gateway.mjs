@@ -49,8 +49,22 @@ async function startService(name, schema, env, start, deps) {
   return start(config, shell, deps);
 }
 
+/** Optional integer setting of the stand-in node, e.g. 0 latency to benchmark the gateway alone. */
+function nodeSetting(name) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^\d{1,6}$/.test(raw)) throw new Error(`${name} must be a non-negative integer`);
+  return Number(raw);
+}
+
 async function startStandIns() {
-  const node = await createStandInModelNode({ port: ports.node });
+  const firstTokenLatencyMs = nodeSetting('STAND_IN_FIRST_TOKEN_MS');
+  const tokensPerSecond = nodeSetting('STAND_IN_TOKENS_PER_SECOND');
+  const node = await createStandInModelNode({
+    port: ports.node,
+    ...(firstTokenLatencyMs === undefined ? {} : { firstTokenLatencyMs }),
+    ...(tokensPerSecond === undefined ? {} : { tokensPerSecond }),
+  });
   stoppers.push(() => node.close());
   const provider = await createStandInProvider({
     port: ports.provider,
