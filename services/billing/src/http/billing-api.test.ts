@@ -1,62 +1,27 @@
-import { randomBytes } from 'node:crypto';
-import { Writable } from 'node:stream';
-import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createLogger, createServiceMetrics } from '@gateway/observability';
-import { createServiceApp, finishApp } from '@gateway/runtime';
-import { createTestDatabase } from '@gateway/testing';
-import { billingDatabaseTemplate, createPrismaClient, type PrismaClient } from '../db/client.js';
-import { createIdentity } from '../identity/index.js';
-import { createLedgerService, type LedgerService } from '../ledger/index.js';
 import { INTERNAL_TOKEN_HEADER } from './internal-auth.js';
-import { mountBillingApi } from './billing-app.js';
-
-const internalToken = randomBytes(32).toString('hex');
-const silent = new Writable({ write: (_c, _e, cb) => cb() });
+import { startBillingApi, type ApiMethod, type BillingApiUnderTest } from './billing-api.suite.js';
 
 describe('billing internal API', () => {
-  let db: { url: string; drop(): Promise<void> };
-  let prisma: PrismaClient;
-  let ledger: LedgerService;
-  let api: ReturnType<typeof request>;
-  const call = (method: 'get' | 'post' | 'put' | 'patch' | 'delete', path: string) =>
-    api[method](`/internal/v1${path}`).set(INTERNAL_TOKEN_HEADER, internalToken);
+  let billing: BillingApiUnderTest;
+  const call = (method: ApiMethod, path: string) => billing.call(method, path);
 
   beforeAll(async () => {
-    db = await createTestDatabase(billingDatabaseTemplate);
-    prisma = createPrismaClient(db.url, { maxConnections: 5 });
-    const clock = () => new Date();
-    const identity = createIdentity({
-      prisma,
-      masterKeyBase64: randomBytes(32).toString('base64'),
-      clock,
-    });
     // Entries are listed at once here (the stability window has tests of its own).
-    ledger = createLedgerService({ prisma, clock, holdTtlMs: 60_000, entriesStableAfterMs: 0 });
-    const logger = createLogger({ service: 'billing', destination: silent });
-    const app = createServiceApp({
-      logger,
-      metrics: createServiceMetrics('billing', { defaultMetrics: false }),
-      readiness: [],
-      isShuttingDown: () => false,
-    });
-    mountBillingApi(app, { identity, ledger }, internalToken);
-    finishApp(app, logger);
-    api = request(app);
+    billing = await startBillingApi({ entriesStableAfterMs: 0 });
   });
 
   afterAll(async () => {
-    const report = await ledger.checkInvariants();
-    expect(report).toEqual({ ok: true, violations: [] });
-    await prisma.$disconnect();
-    await db.drop();
+    await billing?.close();
   });
 
   it('refuses calls without the internal service credential', async () => {
-    const missing = await api.post('/internal/v1/authenticate').send({ authorization: 'Bearer x' });
+    const missing = await billing.api
+      .post('/internal/v1/authenticate')
+      .send({ authorization: 'Bearer x' });
     expect(missing.status).toBe(401);
     expect(missing.body.error.code).toBe('unauthorized');
-    const wrong = await api
+    const wrong = await billing.api
       .get('/internal/v1/admin/models')
       .set(INTERNAL_TOKEN_HEADER, 'not-the-token');
     expect(wrong.status).toBe(401);

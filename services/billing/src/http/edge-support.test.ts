@@ -1,29 +1,14 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { Writable } from 'node:stream';
-import request from 'supertest';
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createLogger, createServiceMetrics } from '@gateway/observability';
-import { createServiceApp, finishApp } from '@gateway/runtime';
-import { createTestDatabase } from '@gateway/testing';
-import { billingDatabaseTemplate, createPrismaClient, type PrismaClient } from '../db/client.js';
-import { createIdentity } from '../identity/index.js';
-import { createLedgerService, type LedgerService } from '../ledger/index.js';
-import { INTERNAL_TOKEN_HEADER } from './internal-auth.js';
-import { mountBillingApi } from './billing-app.js';
+import { startBillingApi, type ApiMethod, type BillingApiUnderTest } from './billing-api.suite.js';
 
 /** What billing offers edge beyond the basic internal API: admit filters, headers, idempotency. */
 
-const internalToken = randomBytes(32).toString('hex');
-const silent = new Writable({ write: (_c, _e, cb) => cb() });
 const hash = (text: string) => createHash('sha256').update(text).digest('hex');
 
 describe('billing internal API for edge', () => {
-  let db: { url: string; drop(): Promise<void> };
-  let prisma: PrismaClient;
-  let ledger: LedgerService;
-  let api: ReturnType<typeof request>;
-  const call = (method: 'get' | 'post' | 'put' | 'patch', path: string) =>
-    api[method](`/internal/v1${path}`).set(INTERNAL_TOKEN_HEADER, internalToken);
+  let billing: BillingApiUnderTest;
+  const call = (method: ApiMethod, path: string) => billing.call(method, path);
 
   async function tenant(options: { creditDzd?: number; rateLimit?: number } = {}) {
     const account = await call('post', '/admin/accounts').send({ name: 'Edge' });
@@ -46,25 +31,7 @@ describe('billing internal API for edge', () => {
   }
 
   beforeAll(async () => {
-    db = await createTestDatabase(billingDatabaseTemplate);
-    prisma = createPrismaClient(db.url, { maxConnections: 5 });
-    const clock = () => new Date();
-    const identity = createIdentity({
-      prisma,
-      masterKeyBase64: randomBytes(32).toString('base64'),
-      clock,
-    });
-    ledger = createLedgerService({ prisma, clock, holdTtlMs: 60_000 });
-    const logger = createLogger({ service: 'billing', destination: silent });
-    const app = createServiceApp({
-      logger,
-      metrics: createServiceMetrics('billing', { defaultMetrics: false }),
-      readiness: [],
-      isShuttingDown: () => false,
-    });
-    mountBillingApi(app, { identity, ledger }, internalToken);
-    finishApp(app, logger);
-    api = request(app);
+    billing = await startBillingApi();
     const model = (kind: string, provider: string) => ({
       kind,
       provider,
@@ -79,9 +46,7 @@ describe('billing internal API for edge', () => {
   });
 
   afterAll(async () => {
-    expect(await ledger.checkInvariants()).toEqual({ ok: true, violations: [] });
-    await prisma.$disconnect();
-    await db.drop();
+    await billing?.close();
   });
 
   describe('admit filters by provider and kind', () => {

@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { expect } from '@jest/globals';
+import request from 'supertest';
+import { createLogger, createServiceMetrics } from '@gateway/observability';
+import { createServiceApp, finishApp } from '@gateway/runtime';
+import { createTestDatabase } from '@gateway/testing';
+import { billingDatabaseTemplate, createPrismaClient } from '../db/client.js';
+import { createIdentity } from '../identity/index.js';
+import { createLedgerService, type LedgerServiceDeps } from '../ledger/index.js';
+import { INTERNAL_TOKEN_HEADER } from './internal-auth.js';
+import { mountBillingApi } from './billing-app.js';
+
+const silent = new Writable({ write: (_c, _e, cb) => cb() });
+
+export type ApiMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/** Billing's HTTP API over its own throwaway database, driven by supertest. */
+export interface BillingApiUnderTest {
+  api: ReturnType<typeof request>;
+  internalToken: string;
+  /** A request to `/internal/v1<path>` carrying the internal credential. */
+  call(method: ApiMethod, path: string): request.Test;
+  /** Asserts the ledger's invariants hold, then drops the database. */
+  close(): Promise<void>;
+}
+
+export async function startBillingApi(
+  ledgerOptions: Partial<Pick<LedgerServiceDeps, 'entriesStableAfterMs'>> = {},
+): Promise<BillingApiUnderTest> {
+  const db = await createTestDatabase(billingDatabaseTemplate);
+  const prisma = createPrismaClient(db.url, { maxConnections: 5 });
+  const clock = () => new Date();
+  const identity = createIdentity({
+    prisma,
+    masterKeyBase64: randomBytes(32).toString('base64'),
+    clock,
+  });
+  const ledger = createLedgerService({ prisma, clock, holdTtlMs: 60_000, ...ledgerOptions });
+  const logger = createLogger({ service: 'billing', destination: silent });
+  const app = createServiceApp({
+    logger,
+    metrics: createServiceMetrics('billing', { defaultMetrics: false }),
+    readiness: [],
+    isShuttingDown: () => false,
+  });
+  const internalToken = randomBytes(32).toString('hex');
+  mountBillingApi(app, { identity, ledger }, internalToken);
+  finishApp(app, logger);
+  const api = request(app);
+  return {
+    api,
+    internalToken,
+    call: (method, path) =>
+      api[method](`/internal/v1${path}`).set(INTERNAL_TOKEN_HEADER, internalToken),
+    close: async () => {
+      try {
+        expect(await ledger.checkInvariants()).toEqual({ ok: true, violations: [] });
+      } finally {
+        await prisma.$disconnect();
+        await db.drop();
+      }
+    },
+  };
+}
