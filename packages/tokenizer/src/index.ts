@@ -1,10 +1,16 @@
 import { countTokens, decode, encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { textSlices, type TextSlice } from './slices.js';
 
 /*
  * One tokenizer for the whole gateway (o200k_base BPE, via gpt-tokenizer): edge sizes holds with
  * it, the worker counts tokens an upstream did not report (a cancelled stream has no usage
  * chunk), and the stand-in model node reports usage with it. Using the same counter everywhere
  * keeps the hold estimate and the settled usage comparable.
+ *
+ * Counting is linear in the input (see slices.ts): BPE is superlinear in the length of one
+ * pre-token piece, so text is counted in slices cut where the tokenizer itself cuts, and a run
+ * too long to cut (200,000 × "a") counts as its UTF-8 byte length, an upper bound of its tokens.
+ * Edge counts with `estimate*`, which give the event loop back between slices.
  */
 
 export interface ChatMessageLike {
@@ -21,8 +27,56 @@ export const TOKENS_PER_MESSAGE = 3;
 export const TOKENS_PER_NAME = 1;
 export const REPLY_PRIMING_TOKENS = 3;
 
+// Text that spells a special token (`<|endoftext|>`) is counted as the text it is: by default
+// gpt-tokenizer throws on it, which would turn a prompt into a 500.
+const AS_PLAIN_TEXT = { allowedSpecial: new Set<string>(), disallowedSpecial: new Set<string>() };
+/** The longest a request may hold the event loop while its tokens are counted. */
+const YIELD_AFTER_MS = 5;
+
+function countSlice(slice: TextSlice): number {
+  return slice.kind === 'exact' ? countTokens(slice.text, AS_PLAIN_TEXT) : slice.upperBound;
+}
+
+/** Tokens of `text` (an upper bound for runs too long to tokenize; exact otherwise). */
 export function countTextTokens(text: string): number {
-  return text.length === 0 ? 0 : countTokens(text);
+  let total = 0;
+  for (const slice of textSlices(text)) total += countSlice(slice);
+  return total;
+}
+
+/**
+ * Counts many texts for one request, never holding the event loop for more than a few
+ * milliseconds: after each slice that ran past the budget it yields (setImmediate), so other
+ * requests and `/healthz` are served while a 1 MiB prompt is counted.
+ */
+export class YieldingTokenCounter {
+  #total = 0;
+  #sliceStartedMs = performance.now();
+
+  get total(): number {
+    return this.#total;
+  }
+
+  addFixed(tokens: number): void {
+    this.#total += tokens;
+  }
+
+  async add(text: string): Promise<void> {
+    for (const slice of textSlices(text)) {
+      this.#total += countSlice(slice);
+      if (performance.now() - this.#sliceStartedMs > YIELD_AFTER_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        this.#sliceStartedMs = performance.now();
+      }
+    }
+  }
+}
+
+/** `countTextTokens` summed over texts, yielding between slices. */
+export async function estimateTextTokens(texts: readonly string[]): Promise<number> {
+  const counter = new YieldingTokenCounter();
+  for (const text of texts) await counter.add(text);
+  return counter.total;
 }
 
 function contentText(content: unknown): string {
@@ -33,22 +87,46 @@ function contentText(content: unknown): string {
   return JSON.stringify(content);
 }
 
+/** The texts of a chat prompt and its fixed framing, in one place for both counters below. */
+function* chatPromptParts(messages: readonly ChatMessageLike[]): Generator<string | number> {
+  yield REPLY_PRIMING_TOKENS;
+  for (const message of messages) {
+    yield TOKENS_PER_MESSAGE;
+    yield message.role;
+    yield contentText(message.content);
+    if (typeof message.name === 'string') {
+      yield TOKENS_PER_NAME;
+      yield message.name;
+    }
+  }
+}
+
 /** Prompt tokens of a chat request's messages, framing included. */
 export function countChatPromptTokens(messages: readonly ChatMessageLike[]): number {
-  let total = REPLY_PRIMING_TOKENS;
-  for (const message of messages) {
-    total += TOKENS_PER_MESSAGE + countTextTokens(message.role);
-    total += countTextTokens(contentText(message.content));
-    if (typeof message.name === 'string') total += TOKENS_PER_NAME + countTextTokens(message.name);
+  let total = 0;
+  for (const part of chatPromptParts(messages)) {
+    total += typeof part === 'number' ? part : countTextTokens(part);
   }
   return total;
+}
+
+/** `countChatPromptTokens`, yielding the event loop between slices (edge's hold estimate). */
+export async function estimateChatPromptTokens(
+  messages: readonly ChatMessageLike[],
+): Promise<number> {
+  const counter = new YieldingTokenCounter();
+  for (const part of chatPromptParts(messages)) {
+    if (typeof part === 'number') counter.addFixed(part);
+    else await counter.add(part);
+  }
+  return counter.total;
 }
 
 /** The text split at token boundaries: joined back, the pieces give the text exactly. */
 export function splitIntoTokens(text: string): string[] {
   const pieces: string[] = [];
   let pending: number[] = [];
-  for (const token of encode(text)) {
+  for (const token of encode(text, AS_PLAIN_TEXT)) {
     pending.push(token);
     const piece = decode(pending);
     // A multi-byte character may span tokens: wait until the piece decodes cleanly.

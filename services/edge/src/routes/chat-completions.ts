@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import { validateChatCompletion } from '@gateway/contracts';
 import type { ChatCompletionRequest } from '@gateway/contracts';
-import { countChatPromptTokens } from '@gateway/tokenizer';
+import { estimateChatPromptTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
 import { logOf } from '../http/context.js';
@@ -19,7 +19,7 @@ import { omit } from '../omit.js';
 export function chatCompletionsRouter(deps: EdgeDeps): Router {
   const router = express.Router();
   router.post('/chat/completions', ...jsonBody(deps.limits.jsonBodyBytes), async (req, res) => {
-    const plan = chatPlan(validateChatCompletion(req.body));
+    const plan = await chatPlan(validateChatCompletion(req.body));
     const guard = await deps.idempotency.begin(req, res, req.body);
     if (guard === 'replayed') return;
     if (plan.stream) await streamed(deps, req, res, plan, guard);
@@ -29,15 +29,18 @@ export function chatCompletionsRouter(deps: EdgeDeps): Router {
   return router;
 }
 
-/** The hold is sized for the prompt (real tokenizer) plus `n` × the output cap. */
-export function chatPlan(body: ChatCompletionRequest): InferencePlan {
+/**
+ * The hold is sized for the prompt (real tokenizer, counted without holding the event loop) plus
+ * `n` × the output cap.
+ */
+export async function chatPlan(body: ChatCompletionRequest): Promise<InferencePlan> {
   // Spec: `webhook` is silently ignored here; the worker never sees it.
   return {
     endpoint: 'chat.completions',
     jobId: `chatcmpl-${randomUUID()}`,
     model: body.model,
     estimate: {
-      inputTokens: countChatPromptTokens(body.messages),
+      inputTokens: await estimateChatPromptTokens(body.messages),
       maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? null,
       choices: body.n ?? 1,
     },

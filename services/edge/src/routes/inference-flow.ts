@@ -79,7 +79,7 @@ export async function settleGuard(guard: IdempotencyGuard | null, job: RunningJo
 /** A synchronous JSON route: validate → idempotency → admit → job → final reply → answer. */
 export interface SyncRoute<T> {
   validate(body: unknown, req: Request): T;
-  plan(request: T, req: Request): InferencePlan;
+  plan(request: T, req: Request): Promise<InferencePlan>;
   /** Sends the answer from the final reply (through the guard, for replays). */
   answer(res: Response, final: JobReply, guard: IdempotencyGuard | null): Promise<void>;
   /** What identifies the request for its Idempotency-Key; the JSON body by default. */
@@ -89,7 +89,7 @@ export interface SyncRoute<T> {
 export function syncInferenceHandler<T>(deps: EdgeDeps, route: SyncRoute<T>): RequestHandler {
   return async (req, res) => {
     const request = route.validate(req.body, req);
-    const plan = route.plan(request, req);
+    const plan = await route.plan(request, req);
     const guard = await deps.idempotency.begin(req, res, route.fingerprint?.(req) ?? req.body);
     if (guard === 'replayed') return;
     let job: RunningJob | undefined;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Response, type Router } from 'express';
 import type { InferenceEndpoint, ModelKind } from '@gateway/contracts';
-import { countTextTokens } from '@gateway/tokenizer';
+import { estimateTextTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
 import { methodNotAllowed } from '../http/errors.js';
@@ -34,23 +34,23 @@ export interface MediaRoute<T extends { model: string }> {
   jobIdPrefix: string;
   validate(body: unknown): T;
   /** Prompt tokens of the hold estimate. */
-  inputTokens(request: T): number;
+  inputTokens(request: T): Promise<number>;
   /** Output cap: 0 where nothing is generated per token; null = the model's cap. */
   maxOutputTokens: number | null;
   choices?(request: T): number;
 }
 
-export function mediaPlan<T extends { model: string }>(
+export async function mediaPlan<T extends { model: string }>(
   route: MediaRoute<T>,
   request: T,
   forWorker: Record<string, unknown>,
-): InferencePlan {
+): Promise<InferencePlan> {
   return {
     endpoint: route.endpoint,
     jobId: `${route.jobIdPrefix}-${randomUUID()}`,
     model: request.model,
     estimate: {
-      inputTokens: route.inputTokens(request),
+      inputTokens: await route.inputTokens(request),
       maxOutputTokens: route.maxOutputTokens,
       choices: route.choices?.(request) ?? 1,
     },
@@ -62,8 +62,7 @@ export function mediaPlan<T extends { model: string }>(
   };
 }
 
-const tokens = (texts: readonly string[]) =>
-  texts.reduce((sum, text) => sum + countTextTokens(text), 0);
+const tokens = (texts: readonly string[]) => estimateTextTokens(texts);
 
 export const embeddingsRoute: MediaRoute<EmbeddingsRequest> = {
   endpoint: 'embeddings',
