@@ -9,3 +9,4 @@ export * from './schemas/native-inference.js';
 export * from './schemas/scoped-token.js';
 export { ajv, compile, describeViolation, pointerToParam } from './ajv.js';
 export type { SchemaViolation } from './ajv.js';
+export * from './identifiers.js';

@@ -4,8 +4,10 @@ import {
   createBodyValidator,
   dzdToMicroDzd,
   GatewayError,
+  isValidModelId,
   LIMITS,
   microDzdToDzd,
+  MODEL_ID_RULE,
   StringEnum,
 } from '@gateway/contracts';
 import type { IdentityStore } from './store.js';
@@ -22,13 +24,6 @@ export const MODEL_NODES_MAX_ITEMS = 64;
 export const NODE_WEIGHT_MAX = 1_000;
 /** DZD per million tokens; keeps the µDZD price within exact JSON rendering. */
 export const PRICE_MAX_DZD_PER_M = 1_000_000_000;
-
-/**
- * Model ids: 1..256 characters from letters, digits and `. _ : @ + - /`, starting with a letter
- * or digit, no empty path segment (`a//b`) and no trailing '/': `meta-llama/Llama-3.1-8B-Instruct`,
- * `llama3.1:8b`, `BAAI/bge-m3`.
- */
-const MODEL_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@+-]*(?:\/[A-Za-z0-9._:@+-]+)*$/;
 
 const Price = (description: string) =>
   Type.Number({ minimum: 0, maximum: PRICE_MAX_DZD_PER_M, description });
@@ -94,10 +89,6 @@ export function modelToJson(model: CatalogModel): ModelJson {
   };
 }
 
-export function isValidModelId(id: string): boolean {
-  return id.length <= LIMITS.modelIdMaxLength && MODEL_ID_PATTERN.test(id);
-}
-
 export const modelNotFound = (id: string): GatewayError =>
   new GatewayError('model_not_found', `Model '${clipModelId(id)}' not found`, { param: 'model' });
 
@@ -121,11 +112,7 @@ export class Catalog<Tx = unknown> {
    */
   async put(id: string, body: unknown): Promise<CatalogModel> {
     if (!isValidModelId(id)) {
-      throw new GatewayError(
-        'invalid_request_body',
-        'model id must be 1 to 256 characters from letters, digits and . _ : @ + - / (no empty path segment)',
-        { param: 'model' },
-      );
+      throw new GatewayError('invalid_request_body', MODEL_ID_RULE, { param: 'model' });
     }
     const request = validateModelPut(body);
     return this.#store.upsertModel({

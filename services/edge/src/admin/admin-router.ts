@@ -1,5 +1,5 @@
 import express, { type Request, type RequestHandler, type Router } from 'express';
-import { GatewayError, createBodyValidator } from '@gateway/contracts';
+import { GatewayError, createBodyValidator, pathSegment } from '@gateway/contracts';
 import type { InternalRequest, InternalResponse } from '../clients/internal-http.js';
 import type { EdgeDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
@@ -16,7 +16,7 @@ const FORWARDED_HEADERS = ['Accept', 'Idempotency-Key'];
  */
 export function adminRouter(deps: EdgeDeps): Router {
   const router = express.Router();
-  router.use(requireAdminToken(deps.adminToken));
+  router.use(deps.authFailures.guard, requireAdminToken(deps.adminToken, deps.authFailures));
   const methodsByPath = new Map<string, string[]>();
   for (const route of ADMIN_ROUTES) {
     const handlers: RequestHandler[] = [];
@@ -80,14 +80,6 @@ function targetPath(pattern: string, req: Request): string {
   });
   const query = req.originalUrl.indexOf('?');
   return query === -1 ? path : `${path}${req.originalUrl.slice(query)}`;
-}
-
-function pathSegment(value: string): string {
-  // A dot segment would climb out of the forwarded path once the URL is normalised.
-  if (value === '' || value === '.' || value === '..') {
-    throw new GatewayError('resource_not_found', 'No such resource');
-  }
-  return encodeURIComponent(value);
 }
 
 function forwardedHeaders(req: Request): Record<string, string> {

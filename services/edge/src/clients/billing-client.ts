@@ -1,4 +1,4 @@
-import { microDzdFromWire } from '@gateway/contracts';
+import { microDzdFromWire, modelIdPath, pathSegment } from '@gateway/contracts';
 import { createInternalHttp, jsonOf } from './internal-http.js';
 import type { InternalHttp, InternalRequest, InternalResponse } from './internal-http.js';
 import { errorFromAnswer } from './wire-errors.js';
@@ -51,7 +51,7 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
   const post = <T>(path: string, body: unknown, retry = false) =>
     call<T>({ method: 'POST', path: `${API}${path}`, body, retry });
   const get = <T>(path: string) => call<T>({ method: 'GET', path: `${API}${path}`, retry: true });
-  const account = (id: string) => `/accounts/${encodeURIComponent(id)}`;
+  const account = (id: string) => `/accounts/${pathSegment(id)}`;
 
   return {
     authenticate: async (authorization) =>
@@ -61,7 +61,7 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     admit: async (request) => admissionFromWire(await post<WireAdmission>('/admit', request)),
     voidHold: async (holdId) => {
       try {
-        await post(`/holds/${encodeURIComponent(holdId)}/void`, undefined, true);
+        await post(`/holds/${pathSegment(holdId)}/void`, undefined, true);
       } catch (error) {
         // 409: the worker settled or voided it first; whoever finalises first wins.
         if ((error as { code?: unknown }).code !== 'conflict') throw error;
@@ -74,7 +74,7 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     revokeScopedToken: (accountId, token) =>
       post(`${account(accountId)}/scoped-tokens/revoke`, { token }, true),
     listModels: async () => (await get<{ models: CatalogEntry[] }>('/models')).models,
-    getModel: (id) => get(`/models/${id.split('/').map(encodeURIComponent).join('/')}`),
+    getModel: (id) => get(`/models/${modelIdPath(id)}`),
     claimIdempotencyKey: (ref, leaseMs) => post('/idempotency/claim', { ...ref, leaseMs }),
     completeIdempotencyKey: async (ref, response) => {
       await post('/idempotency/complete', { ...ref, response });

@@ -1,5 +1,5 @@
 import pRetry from 'p-retry';
-import { GatewayError } from '@gateway/contracts';
+import { GatewayError, assertNormalizedPath } from '@gateway/contracts';
 import { currentRequestId } from '@gateway/runtime';
 
 /**
@@ -49,9 +49,11 @@ export function createInternalHttp(options: InternalHttpOptions): InternalHttp {
       [INTERNAL_TOKEN_HEADER]: options.token,
     };
     if (request.body !== undefined) headers['Content-Type'] = 'application/json';
+    const url = new URL(request.path, options.baseUrl);
+    assertNormalizedPath(url, request.path);
     let response: Response;
     try {
-      response = await fetch(new URL(request.path, options.baseUrl), {
+      response = await fetch(url, {
         method: request.method,
         headers,
         ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),

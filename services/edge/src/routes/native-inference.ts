@@ -1,8 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
-import { GatewayError, microDzdToDzd, validateNativeInference } from '@gateway/contracts';
+import {
+  GatewayError,
+  isSafePathSegment,
+  isValidModelId,
+  microDzdToDzd,
+  MODEL_ID_RULE,
+  validateNativeInference,
+} from '@gateway/contracts';
 import type { NativeInferenceRequest } from '@gateway/contracts';
-import { countTextTokens } from '@gateway/tokenizer';
+import { estimateTextTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
 import { logOf, principalOf } from '../http/context.js';
@@ -38,24 +45,35 @@ export function nativeInferenceRouter(deps: EdgeDeps): Router {
     const webhookUrl = checkWebhookUrl(request.webhook, deps.limits.webhookAllowInsecure);
     const guard = await deps.idempotency.begin(req, res, req.body);
     if (guard === 'replayed') return;
-    await queued(deps, req, res, nativePlan(request, modelFromPath(req)), webhookUrl, guard);
+    const plan = await nativePlan(request, modelFromPath(req));
+    await queued(deps, req, res, plan, webhookUrl, guard);
   });
   router.all(PATH, methodNotAllowed(['POST']));
   return router;
 }
 
+/**
+ * The catalog id in a `*model` path. Express has decoded each segment; one that held an encoded
+ * separator or escape (`x%2Fy`, `%252e`), or a dot segment, names no model (and must never reach
+ * an internal URL).
+ */
 export function modelFromPath(req: Request): string {
-  const segments = (req.params as { model?: unknown }).model;
-  const id = Array.isArray(segments) ? segments.join('/') : String(segments ?? '');
+  const raw = (req.params as { model?: unknown }).model;
+  const segments = Array.isArray(raw) ? raw.map(String) : [String(raw ?? '')];
+  const id = segments.join('/');
   if (id === '') throw new GatewayError('missing_model', 'model is required', { param: 'model' });
+  if (!segments.every(isSafePathSegment) || !isValidModelId(id)) {
+    throw new GatewayError('model_not_found', `Model not found: ${MODEL_ID_RULE}`, {
+      param: 'model',
+    });
+  }
   return id;
 }
 
-function nativePlan(request: NativeInferenceRequest, model: string): InferencePlan {
-  const inputTokens =
-    request.input !== undefined
-      ? countTextTokens(request.input)
-      : (request.inputs ?? []).reduce((sum, text) => sum + countTextTokens(text), 0);
+async function nativePlan(request: NativeInferenceRequest, model: string): Promise<InferencePlan> {
+  const inputTokens = await estimateTextTokens(
+    request.input !== undefined ? [request.input] : (request.inputs ?? []),
+  );
   return {
     endpoint: 'native',
     jobId: `inf-${randomUUID()}`,

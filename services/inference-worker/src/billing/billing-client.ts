@@ -1,5 +1,11 @@
 import pRetry, { AbortError } from 'p-retry';
-import { GatewayError, gatewayErrorFromWire } from '@gateway/contracts';
+import {
+  GatewayError,
+  assertNormalizedPath,
+  gatewayErrorFromWire,
+  modelIdPath,
+  pathSegment,
+} from '@gateway/contracts';
 import { REQUEST_ID_HEADER, currentRequestId } from '@gateway/runtime';
 import type { CatalogEntry, SettleOutcome, VoidOutcome } from './types.js';
 import { catalogEntryFromWire } from './types.js';
@@ -58,7 +64,9 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
 
   async function call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
     const attempt = async () => {
-      const response = await fetch(base + path, {
+      const url = new URL(base + path);
+      assertNormalizedPath(url, new URL(base).pathname + path);
+      const response = await fetch(url, {
         method,
         headers: {
           'X-Internal-Token': options.internalToken,
@@ -98,20 +106,14 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
       if (cached && Date.now() - cached.fetchedAtMs < options.catalogCacheTtlMs) {
         return cached.entry;
       }
-      const entry = catalogEntryFromWire(
-        await call('GET', `/models/${modelId.split('/').map(encodeURIComponent).join('/')}`),
-      );
+      const entry = catalogEntryFromWire(await call('GET', `/models/${modelIdPath(modelId)}`));
       catalog.set(modelId, { entry, fetchedAtMs: Date.now() });
       return entry;
     },
 
     async settle(holdId, usage) {
       try {
-        const answer = (await call(
-          'POST',
-          `/holds/${encodeURIComponent(holdId)}/settle`,
-          usage,
-        )) as {
+        const answer = (await call('POST', `/holds/${pathSegment(holdId)}/settle`, usage)) as {
           costMicroDzd: string;
           balance: { balanceMicroDzd: string };
           replayed: boolean;
@@ -132,7 +134,7 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
 
     async void(holdId) {
       try {
-        const answer = (await call('POST', `/holds/${encodeURIComponent(holdId)}/void`)) as {
+        const answer = (await call('POST', `/holds/${pathSegment(holdId)}/void`)) as {
           status: 'voided' | 'expired';
         };
         return { kind: answer.status };
