@@ -24,13 +24,15 @@ async function prepareStack(): Promise<Stack> {
   const dispatcherDb = await createTestDatabase();
   const prefix = uniquePrefix('boot');
   const amqp = { AMQP_URL: testAmqpUrl(), AMQP_PREFIX: prefix };
-  const internalToken = randomBytes(32).toString('hex');
+  const edgeToken = randomBytes(32).toString('hex');
+  const workerToken = randomBytes(32).toString('hex');
   return {
     databases: [billingDb, dispatcherDb],
     env: {
       billing: {
         DATABASE_URL: billingDb.url,
-        INTERNAL_TOKEN: internalToken,
+        EDGE_INTERNAL_TOKEN: edgeToken,
+        WORKER_INTERNAL_TOKEN: workerToken,
         MASTER_KEY: randomBytes(32).toString('base64'),
       },
       dispatcher: {
@@ -42,12 +44,12 @@ async function prepareStack(): Promise<Stack> {
       'inference-worker': {
         ...amqp,
         BILLING_URL: 'http://127.0.0.1:1',
-        BILLING_INTERNAL_TOKEN: internalToken,
+        BILLING_INTERNAL_TOKEN: workerToken,
       },
       edge: {
         ...amqp,
         BILLING_URL: 'http://127.0.0.1:1',
-        BILLING_INTERNAL_TOKEN: internalToken,
+        BILLING_INTERNAL_TOKEN: edgeToken,
         ADMIN_TOKEN: randomBytes(32).toString('hex'),
         DISPATCHER_URL: 'http://127.0.0.1:1',
         DISPATCHER_INTERNAL_TOKEN: randomBytes(32).toString('hex'),

@@ -62,11 +62,17 @@ describe('docker-compose.yml', () => {
 
   it('keeps working when the example secrets are overridden from the environment', () => {
     const overridden = loadCompose(undefined, {
-      GATEWAY_BILLING_TOKEN: 'x'.repeat(40),
+      GATEWAY_BILLING_EDGE_TOKEN: 'x'.repeat(40),
+      GATEWAY_BILLING_WORKER_TOKEN: 'w'.repeat(40),
       GATEWAY_MASTER_KEY: Buffer.alloc(32, 7).toString('base64'),
     });
-    expect(overridden.services.billing!.environment.INTERNAL_TOKEN).toBe('x'.repeat(40));
-    expect(overridden.services.edge!.environment.BILLING_INTERNAL_TOKEN).toBe('x'.repeat(40));
+    const { billing, edge } = overridden.services;
+    expect(billing!.environment.EDGE_INTERNAL_TOKEN).toBe('x'.repeat(40));
+    expect(edge!.environment.BILLING_INTERNAL_TOKEN).toBe('x'.repeat(40));
+    expect(billing!.environment.WORKER_INTERNAL_TOKEN).toBe('w'.repeat(40));
+    expect(overridden.services['inference-worker']!.environment.BILLING_INTERNAL_TOKEN).toBe(
+      'w'.repeat(40),
+    );
     expectMatchesSchema('billing', overridden.services.billing!.environment, 'overridden');
   });
 });

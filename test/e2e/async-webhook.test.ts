@@ -97,7 +97,7 @@ beforeAll(async () => {
   worker = await spawnReady('inference-worker', {
     ...amqp,
     BILLING_URL: billing.url,
-    BILLING_INTERNAL_TOKEN: billing.internalToken,
+    BILLING_INTERNAL_TOKEN: billing.workerToken,
   });
   const edge = await spawnReady('edge', {
     ...amqp,

@@ -12,6 +12,7 @@ import {
 import { mountBillingApi } from '../../services/billing/src/http/billing-app.js';
 import { createIdentity } from '../../services/billing/src/identity/index.js';
 import { createLedgerService } from '../../services/billing/src/ledger/index.js';
+import { isWorkerCall } from '../../services/edge/src/test-support/billing.suite.js';
 
 /*
  * The real billing service, in process, over its own throwaway database: what edge and the
@@ -46,7 +47,9 @@ const HOLD_COLUMNS = 'id, status, amount_micro_dzd, settled_amount_micro_dzd';
 
 export interface BillingHarness {
   url: string;
+  /** Edge's credential on billing; `workerToken` is the worker's. */
   internalToken: string;
+  workerToken: string;
   databaseUrl: string;
   /** Calls billing's internal API; throws on a non-2xx answer. */
   call<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T>;
@@ -71,6 +74,7 @@ export async function startBilling(): Promise<BillingHarness> {
   });
   const ledger = createLedgerService({ prisma, clock, holdTtlMs: 15 * 60_000 });
   const internalToken = randomBytes(32).toString('hex');
+  const workerToken = randomBytes(32).toString('hex');
   const logger = createLogger({ service: 'billing', destination: silent });
   const app = createServiceApp({
     logger,
@@ -91,7 +95,7 @@ export async function startBilling(): Promise<BillingHarness> {
     next();
   };
   app.use(chaos);
-  mountBillingApi(app, { identity, ledger }, internalToken);
+  mountBillingApi(app, { identity, ledger }, { edge: internalToken, worker: workerToken });
   finishApp(app, logger);
   const server = await listen(app, '127.0.0.1', 0);
   const url = `http://127.0.0.1:${server.port}`;
@@ -102,7 +106,7 @@ export async function startBilling(): Promise<BillingHarness> {
     const response = await fetch(`${url}/internal/v1${path}`, {
       method,
       headers: {
-        'X-Internal-Token': internalToken,
+        'X-Internal-Token': isWorkerCall(path) ? workerToken : internalToken,
         'Content-Type': 'application/json',
         'Idempotency-Key': randomUUID(),
       },
@@ -117,6 +121,7 @@ export async function startBilling(): Promise<BillingHarness> {
   return {
     url,
     internalToken,
+    workerToken,
     databaseUrl: db.url,
     call,
     fault,

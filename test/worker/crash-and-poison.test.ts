@@ -52,7 +52,7 @@ describe('worker: crashes and poison messages', () => {
       AMQP_URL: testAmqpUrl(),
       AMQP_PREFIX: prefix,
       BILLING_URL: billing.url,
-      BILLING_INTERNAL_TOKEN: billing.internalToken,
+      BILLING_INTERNAL_TOKEN: billing.workerToken,
       CATALOG_CACHE_TTL_MS: '0',
     };
     let worker: ServiceProcess | undefined = await spawnService({ entry: workerEntry, env });

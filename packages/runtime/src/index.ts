@@ -25,3 +25,17 @@ export {
   type ShellConfig,
   type ShellOptions,
 } from './shell.js';
+export {
+  INTERNAL_TOKEN_HEADER,
+  allowInternalCallers,
+  identifyInternalCaller,
+  internalCallerOf,
+} from './internal-auth.js';
+export {
+  BODY_IDLE_TIMEOUT_MS,
+  JSON_MAX_DEPTH,
+  bodyIdleTimeout,
+  checkJsonValue,
+  jsonBodyParser,
+  type JsonBodyOptions,
+} from './json-body.js';

@@ -5,7 +5,10 @@ export const billingConfigSchema = Type.Object({
   ...serviceFields(8081),
   DATABASE_URL: fields.postgresUrl(),
   DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
-  INTERNAL_TOKEN: fields.secret(32),
+  // Each caller's own credential (least privilege): edge's may authenticate, admit and use the
+  // operator API; the worker's may only read the catalog and settle or void holds.
+  EDGE_INTERNAL_TOKEN: fields.secret(32),
+  WORKER_INTERNAL_TOKEN: fields.secret(32),
   MASTER_KEY: Type.String({
     pattern: '^[A-Za-z0-9+/]{43}=$',
     description: 'AES-256-GCM key for API key secrets: 32 bytes, base64',

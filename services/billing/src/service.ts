@@ -56,7 +56,11 @@ export async function startBillingService(
     ],
     isShuttingDown: () => shell.lifecycle.isShuttingDown,
   });
-  mountBillingApi(app, { identity, ledger }, config.INTERNAL_TOKEN);
+  mountBillingApi(
+    app,
+    { identity, ledger },
+    { edge: config.EDGE_INTERNAL_TOKEN, worker: config.WORKER_INTERNAL_TOKEN },
+  );
   finishApp(app, shell.logger);
 
   // Expired holds are voided and old rate-limit windows pruned in the background.

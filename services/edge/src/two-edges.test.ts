@@ -31,7 +31,8 @@ beforeAll(async () => {
     entry: entry('billing'),
     env: {
       DATABASE_URL: db.url,
-      INTERNAL_TOKEN: internalToken,
+      EDGE_INTERNAL_TOKEN: internalToken,
+      WORKER_INTERNAL_TOKEN: randomBytes(32).toString('hex'),
       MASTER_KEY: randomBytes(32).toString('base64'),
     },
   });

@@ -8,7 +8,7 @@ import { createTestDatabase } from '@gateway/testing';
 import { billingDatabaseTemplate, createPrismaClient } from '../db/client.js';
 import { createIdentity } from '../identity/index.js';
 import { createLedgerService, type LedgerServiceDeps } from '../ledger/index.js';
-import { INTERNAL_TOKEN_HEADER } from './internal-auth.js';
+import { INTERNAL_TOKEN_HEADER } from '@gateway/runtime';
 import { mountBillingApi } from './billing-app.js';
 
 const silent = new Writable({ write: (_c, _e, cb) => cb() });
@@ -19,8 +19,9 @@ export type ApiMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 export interface BillingApiUnderTest {
   api: ReturnType<typeof request>;
   internalToken: string;
-  /** A request to `/internal/v1<path>` carrying the internal credential. */
-  call(method: ApiMethod, path: string): request.Test;
+  workerToken: string;
+  /** A request to `/internal/v1<path>` with edge's credential (the worker's with `as`). */
+  call(method: ApiMethod, path: string, as?: 'edge' | 'worker'): request.Test;
   /** Asserts the ledger's invariants hold, then drops the database. */
   close(): Promise<void>;
 }
@@ -45,14 +46,19 @@ export async function startBillingApi(
     isShuttingDown: () => false,
   });
   const internalToken = randomBytes(32).toString('hex');
-  mountBillingApi(app, { identity, ledger }, internalToken);
+  const workerToken = randomBytes(32).toString('hex');
+  mountBillingApi(app, { identity, ledger }, { edge: internalToken, worker: workerToken });
   finishApp(app, logger);
   const api = request(app);
   return {
     api,
     internalToken,
-    call: (method, path) =>
-      api[method](`/internal/v1${path}`).set(INTERNAL_TOKEN_HEADER, internalToken),
+    workerToken,
+    call: (method, path, as = 'edge') =>
+      api[method](`/internal/v1${path}`).set(
+        INTERNAL_TOKEN_HEADER,
+        as === 'worker' ? workerToken : internalToken,
+      ),
     close: async () => {
       try {
         expect(await ledger.checkInvariants()).toEqual({ ok: true, violations: [] });

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { INTERNAL_TOKEN_HEADER } from './internal-auth.js';
+import { INTERNAL_TOKEN_HEADER } from '@gateway/runtime';
 import { startBillingApi, type ApiMethod, type BillingApiUnderTest } from './billing-api.suite.js';
 
 describe('billing internal API', () => {
   let billing: BillingApiUnderTest;
-  const call = (method: ApiMethod, path: string) => billing.call(method, path);
+  const call = (method: ApiMethod, path: string, as?: 'edge' | 'worker') =>
+    billing.call(method, path, as);
 
   beforeAll(async () => {
     // Entries are listed at once here (the stability window has tests of its own).
@@ -25,6 +26,26 @@ describe('billing internal API', () => {
       .get('/internal/v1/admin/models')
       .set(INTERNAL_TOKEN_HEADER, 'not-the-token');
     expect(wrong.status).toBe(401);
+  });
+
+  it('gives each caller only its own calls: the worker cannot reach the operator API', async () => {
+    const asWorker = (method: ApiMethod, path: string) => billing.call(method, path, 'worker');
+    for (const [method, path] of [
+      ['get', '/admin/ledger/check'],
+      ['post', '/admin/accounts'],
+      ['post', '/authenticate'],
+      ['post', '/admit'],
+      ['post', '/idempotency/claim'],
+      ['get', '/accounts/any/balance'],
+    ] as const) {
+      const refused = await asWorker(method, path).send({});
+      expect([path, refused.status, refused.body.error?.code]).toEqual([path, 403, 'forbidden']);
+    }
+    expect((await asWorker('get', '/models')).status).toBe(200);
+    // Settling is the worker's alone: edge's credential cannot settle a hold.
+    const bySettle = await call('post', '/holds/hld_x/settle').send({});
+    expect([bySettle.status, bySettle.body.error.code]).toEqual([403, 'forbidden']);
+    expect((await asWorker('post', '/holds/hld_x/settle').send({})).status).not.toBe(403);
   });
 
   it('runs the whole money path: account, key, credit once, admit, settle, statement, check', async () => {
@@ -72,14 +93,14 @@ describe('billing internal API', () => {
     expect(admitted.body.hold.amountMicroDzd).toBe('300000');
     const holdId = admitted.body.hold.id as string;
 
-    const settled = await call('post', `/holds/${holdId}/settle`).send({
+    const settled = await call('post', `/holds/${holdId}/settle`, 'worker').send({
       inputTokens: 1000,
       outputTokens: 100,
     });
     expect(settled.status).toBe(200);
     // Real usage: (1000×100 + 100×300) × 1.2 / 10^6 DZD = 0.156 DZD, below the hold.
     expect(settled.body.costMicroDzd).toBe('156000');
-    const replay = await call('post', `/holds/${holdId}/settle`).send({
+    const replay = await call('post', `/holds/${holdId}/settle`, 'worker').send({
       inputTokens: 1000,
       outputTokens: 999,
     });

@@ -1,22 +1,28 @@
-import express, { type ErrorRequestHandler, type Express } from 'express';
+import type { ErrorRequestHandler, Express } from 'express';
 import { GatewayError } from '@gateway/contracts';
 import { rateLimitHeaders, type RateLimitDecision } from '../identity/index.js';
 import { adminRoutes } from './admin-routes.js';
 import { idempotencyRoutes } from './idempotency-routes.js';
-import { requireInternalToken } from './internal-auth.js';
+import { allowInternalCallers, identifyInternalCaller, jsonBodyParser } from '@gateway/runtime';
 import { internalRoutes, type BillingServices } from './internal-routes.js';
 import { RequestIdempotency } from './request-idempotency.js';
 
 // Internal calls carry small JSON bodies; a statement or catalog entry is far below this.
-const JSON_BODY_LIMIT = '256kb';
+const JSON_BODY_LIMIT_BYTES = 256 * 1024;
 // A stored response replayed for an Idempotency-Key (e.g. embeddings) can be a few MiB.
 const IDEMPOTENCY_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+
+/** Each calling service's own credential on billing's internal API. */
+export interface BillingCallerTokens {
+  edge: string;
+  worker: string;
+}
 
 /** Mounts billing's internal API (and the operator API behind it) on the service app. */
 export function mountBillingApi(
   app: Express,
   services: BillingServices,
-  internalToken: string,
+  tokens: BillingCallerTokens,
 ): void {
   const idempotency =
     services.requestIdempotency ??
@@ -24,17 +30,16 @@ export function mountBillingApi(
       run: (work) => services.identity.store.transaction(work),
       clock: () => new Date(),
     });
+  const edgeOnly = allowInternalCallers('edge');
+  app.use('/internal/v1', identifyInternalCaller({ edge: tokens.edge, worker: tokens.worker }));
   app.use(
     '/internal/v1/idempotency',
-    requireInternalToken(internalToken),
+    edgeOnly,
     idempotencyRoutes(idempotency, IDEMPOTENCY_BODY_LIMIT_BYTES),
   );
-  app.use(
-    '/internal/v1',
-    requireInternalToken(internalToken),
-    express.json({ limit: JSON_BODY_LIMIT }),
-  );
-  app.use('/internal/v1/admin', adminRoutes(services));
+  app.use('/internal/v1', ...jsonBodyParser({ limitBytes: JSON_BODY_LIMIT_BYTES }));
+  // The operator API is edge's alone: the worker's credential cannot grant credits.
+  app.use('/internal/v1/admin', edgeOnly, adminRoutes(services));
   app.use('/internal/v1', internalRoutes(services));
   app.use('/internal/v1', rateLimitHeadersOnError);
 }

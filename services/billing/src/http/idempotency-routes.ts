@@ -2,6 +2,7 @@ import express, { type Router } from 'express';
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { createBodyValidator } from '@gateway/contracts';
+import { jsonBodyParser } from '@gateway/runtime';
 import type { RequestIdempotency } from './request-idempotency.js';
 
 const Ref = {
@@ -43,7 +44,7 @@ const validateComplete = createBodyValidator<Static<typeof CompleteSchema>>(Comp
  */
 export function idempotencyRoutes(store: RequestIdempotency, bodyLimitBytes: number): Router {
   const router = express.Router();
-  router.use(express.json({ limit: bodyLimitBytes }));
+  router.use(...jsonBodyParser({ limitBytes: bodyLimitBytes }));
   router.post('/claim', async (req, res) => {
     const { leaseMs, ...ref } = validateClaim(req.body);
     res.json(await store.claim(ref, leaseMs));

@@ -10,7 +10,7 @@ import {
   startHarness,
   type Harness,
 } from '../testing/harness.suite.js';
-import { INTERNAL_TOKEN_HEADER } from './internal-auth.js';
+import { INTERNAL_TOKEN_HEADER } from '@gateway/runtime';
 import { mountInternalApi } from './internal-routes.js';
 
 const DAY_MS = 86_400_000;

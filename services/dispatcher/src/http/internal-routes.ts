@@ -2,7 +2,7 @@ import express, { type Express, type Router } from 'express';
 import { GatewayError } from '@gateway/contracts';
 import type { DeliveryQueries } from '../deliveries/delivery-queries.js';
 import type { SigningSecrets } from '../secrets/signing-secrets.js';
-import { requireInternalToken } from './internal-auth.js';
+import { identifyInternalCaller } from '@gateway/runtime';
 import {
   accountIdParam,
   decodeCursor,
@@ -75,5 +75,10 @@ export function mountInternalApi(
   services: DispatcherServices,
   internalToken: string,
 ): void {
-  app.use('/internal/v1', requireInternalToken(internalToken), internalRoutes(services));
+  // Only edge calls the dispatcher.
+  app.use(
+    '/internal/v1',
+    identifyInternalCaller({ edge: internalToken }),
+    internalRoutes(services),
+  );
 }

@@ -19,7 +19,9 @@ export const silentStream = new Writable({ write: (_c, _e, cb) => cb() });
 export interface BillingUnderTest {
   url: string;
   databaseUrl: string;
+  /** Edge's credential on billing; `workerToken` is the worker's. */
   internalToken: string;
+  workerToken: string;
   ledger: LedgerService;
   /** Calls billing's internal API directly (arranging a test; edge is not involved). */
   call<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T>;
@@ -31,6 +33,7 @@ export async function startBilling(): Promise<BillingUnderTest> {
   const prisma: PrismaClient = createPrismaClient(db.url, { maxConnections: 8 });
   const clock = () => new Date();
   const internalToken = randomBytes(32).toString('hex');
+  const workerToken = randomBytes(32).toString('hex');
   const identity = createIdentity({
     prisma,
     masterKeyBase64: randomBytes(32).toString('base64'),
@@ -44,7 +47,7 @@ export async function startBilling(): Promise<BillingUnderTest> {
     readiness: [],
     isShuttingDown: () => false,
   });
-  mountBillingApi(app, { identity, ledger }, internalToken);
+  mountBillingApi(app, { identity, ledger }, { edge: internalToken, worker: workerToken });
   finishApp(app, logger);
   const server: RunningServer = await listen(app, '127.0.0.1', 0);
   const url = `http://127.0.0.1:${server.port}`;
@@ -52,11 +55,15 @@ export async function startBilling(): Promise<BillingUnderTest> {
     url,
     databaseUrl: db.url,
     internalToken,
+    workerToken,
     ledger,
     call: async <T>(method: string, path: string, body?: unknown) => {
       const response = await fetch(`${url}/internal/v1${path}`, {
         method,
-        headers: { 'X-Internal-Token': internalToken, 'Content-Type': 'application/json' },
+        headers: {
+          'X-Internal-Token': isWorkerCall(path) ? workerToken : internalToken,
+          'Content-Type': 'application/json',
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       const text = await response.text();
@@ -128,3 +135,6 @@ export async function balanceOf(billing: BillingUnderTest, accountId: string) {
     `/accounts/${accountId}/balance`,
   );
 }
+
+/** Settling is the worker's call alone: a test arranging a settlement calls as the worker. */
+export const isWorkerCall = (path: string): boolean => /^\/holds\/[^/]+\/settle$/.test(path);

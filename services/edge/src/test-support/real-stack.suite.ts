@@ -58,7 +58,7 @@ export function useRealStack(
         AMQP_URL: testAmqpUrl(),
         AMQP_PREFIX: stack.edge.prefix,
         BILLING_URL: stack.billing.url,
-        BILLING_INTERNAL_TOKEN: stack.billing.internalToken,
+        BILLING_INTERNAL_TOKEN: stack.billing.workerToken,
       },
     });
     await waitForStatus(`${worker.baseUrl}/readyz`, 200);
