@@ -48,7 +48,7 @@ describe('error catalog', () => {
   });
 
   it('has exactly the documented codes', () => {
-    expect(ERROR_CODES).toHaveLength(22);
+    expect(ERROR_CODES).toHaveLength(25);
   });
 
   it('isErrorCode accepts catalog codes only', () => {

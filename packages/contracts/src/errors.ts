@@ -87,6 +87,21 @@ export const ERROR_CATALOG = {
     retryable: false,
     description: 'Missing or bad internal-service or operator (admin) credential.',
   },
+  forbidden: {
+    status: 403,
+    retryable: false,
+    description: 'Internal API: this service credential may not call this operation.',
+  },
+  request_timeout: {
+    status: 408,
+    retryable: true,
+    description: 'The request (headers or body) did not arrive in time.',
+  },
+  request_header_fields_too_large: {
+    status: 431,
+    retryable: false,
+    description: 'Request line or headers (URL and query string included) exceed the size limit.',
+  },
   resource_not_found: {
     status: 404,
     retryable: false,

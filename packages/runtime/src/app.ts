@@ -29,12 +29,13 @@ export function createServiceApp(options: ServiceAppOptions): Express {
       logger: options.logger,
       genReqId: (req) => (req as { id?: string }).id ?? 'unknown',
       autoLogging: { ignore: (req) => OPS_PATHS.has(req.url ?? '') },
-      // Only the method, path and status: bodies and headers may carry prompts and credentials.
+      // Only the method, path and status: bodies, headers and query strings may carry prompts
+      // and credentials (`GET /v1/scoped-jwt?jwt=<token>`), so none of them is logged.
       serializers: {
         req: (req: { id: string; method: string; url: string }) => ({
           id: req.id,
           method: req.method,
-          url: req.url,
+          url: pathOf(req.url),
         }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
@@ -56,4 +57,11 @@ export function finishApp(app: Express, logger: Logger): Express {
   app.use(notFoundHandler());
   app.use(errorHandler(logger));
   return app;
+}
+
+/** The path of a request target, without its query string. */
+export function pathOf(url: string | undefined): string {
+  const target = url ?? '';
+  const query = target.indexOf('?');
+  return query === -1 ? target : target.slice(0, query);
 }

@@ -2,16 +2,62 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { GatewayError, toErrorBody } from '@gateway/contracts';
 import type { Logger } from '@gateway/observability';
 
-/** Turns body-parser's and Express's own errors into gateway errors; the rest become 500s. */
+/**
+ * Client faults that Express, body-parser and the router raise as errors carrying a 4xx
+ * `status`, by what went wrong. Their own messages may quote the input, so none is passed on.
+ */
+function clientFault(
+  error: { type?: unknown; name?: unknown; code?: unknown },
+  status: number,
+): GatewayError {
+  switch (error.type) {
+    case 'entity.too.large':
+      return new GatewayError('payload_too_large', 'Request body is too large');
+    case 'entity.parse.failed':
+      return new GatewayError('invalid_request_body', 'Request body is not valid JSON');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new GatewayError('unsupported_media_type', 'Request body encoding is not supported');
+    case 'request.size.invalid':
+      return new GatewayError(
+        'invalid_request_body',
+        'Request body length does not match its Content-Length',
+      );
+    case 'entity.verify.failed':
+      return new GatewayError('invalid_request_body', 'Request body is not valid UTF-8');
+  }
+  if (error.name === 'URIError') {
+    return new GatewayError('invalid_request_body', 'Malformed percent-encoding in the path');
+  }
+  if (typeof error.code === 'string' && /^(Z_|ERR__ERROR_FORMAT)/.test(error.code)) {
+    return new GatewayError(
+      'invalid_request_body',
+      'Request body does not match its Content-Encoding',
+    );
+  }
+  switch (status) {
+    case 408:
+      return new GatewayError('request_timeout', 'The request body did not arrive in time');
+    case 413:
+      return new GatewayError('payload_too_large', 'Request is too large');
+    case 415:
+      return new GatewayError('unsupported_media_type', 'Unsupported request media type');
+    case 431:
+      return new GatewayError('request_header_fields_too_large', 'Request headers are too large');
+  }
+  return new GatewayError('invalid_request_body', 'Malformed request');
+}
+
+/**
+ * Turns framework errors into gateway errors: a client fault (any error with a 4xx status) is a
+ * 4xx in the error shape, never a 500; everything else is an internal error.
+ */
 export function asGatewayError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
-  const type = (error as { type?: unknown })?.type;
-  if (type === 'entity.too.large')
-    return new GatewayError('payload_too_large', 'Request body is too large');
-  if (type === 'entity.parse.failed')
-    return new GatewayError('invalid_request_body', 'Request body is not valid JSON');
-  if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
-    return new GatewayError('unsupported_media_type', 'Request body encoding is not supported');
+  const fault = error as { status?: unknown; statusCode?: unknown } | null;
+  const status = fault?.status ?? fault?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return clientFault(fault as object, status);
   }
   return new GatewayError('internal_error', 'Internal error');
 }

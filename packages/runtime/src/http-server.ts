@@ -1,6 +1,7 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Express } from 'express';
+import { GatewayError, toErrorBody, type ErrorCode } from '@gateway/contracts';
 
 export interface RunningServer {
   readonly server: Server;
@@ -9,18 +10,69 @@ export interface RunningServer {
   close(drainMs: number): Promise<void>;
 }
 
-/** Limits on every connection: slow or idle clients cannot hold sockets forever. */
-const HEADERS_TIMEOUT_MS = 15_000;
-const REQUEST_TIMEOUT_MS = 120_000;
+/**
+ * Limits on every connection: slow or idle clients cannot hold sockets forever. A request's
+ * headers must arrive within HEADERS_TIMEOUT_MS and the whole request (body included) within
+ * REQUEST_TIMEOUT_MS; a body that stops flowing is cut sooner (json-body.ts). Node checks these
+ * every CONNECTIONS_CHECK_INTERVAL_MS (30 s by default, which let a stalled body live 138 s).
+ */
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 60_000;
+const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** Request line and headers together (Node's default); beyond it: 431. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * What Node's HTTP parser refuses before any route runs (a bad request line, duplicate or
+ * conflicting Content-Length, headers too large, a request too slow) would get a bare status
+ * line from Node. It gets the documented error shape instead.
+ */
+function clientErrorCode(code: string | undefined): ErrorCode {
+  if (code === 'HPE_HEADER_OVERFLOW') return 'request_header_fields_too_large';
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'request_timeout';
+  return 'invalid_request_body';
+}
+
+const CLIENT_ERROR_MESSAGES: Partial<Record<ErrorCode, string>> = {
+  request_header_fields_too_large: `Request line and headers exceed ${MAX_HEADER_BYTES} bytes`,
+  request_timeout: 'The request did not arrive in time',
+  invalid_request_body: 'Malformed HTTP request',
+};
+
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
+    const code = clientErrorCode(error.code);
+    const gatewayError = new GatewayError(code, CLIENT_ERROR_MESSAGES[code] ?? 'Bad request');
+    const body = JSON.stringify(toErrorBody(gatewayError));
+    socket.write(
+      `HTTP/1.1 ${gatewayError.status} ${code}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
 
 export async function listen(app: Express, host: string, port: number): Promise<RunningServer> {
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(port, host, (error?: Error) => (error ? reject(error) : resolve(s)));
-  });
-  server.headersTimeout = HEADERS_TIMEOUT_MS;
-  server.requestTimeout = REQUEST_TIMEOUT_MS;
+  const server = createServer(
+    {
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
+      maxHeaderSize: MAX_HEADER_BYTES,
+    },
+    app,
+  );
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.on('clientError', answerClientError);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   return {
     server,
     port: (server.address() as AddressInfo).port,

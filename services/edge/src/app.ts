@@ -36,7 +36,7 @@ export function buildEdgeApp(options: EdgeAppOptions): Express {
   });
   app.all('/v1/openapi.json', methodNotAllowed(['GET']));
   app.use('/admin/v1', adminRouter(deps));
-  app.use('/v1', authenticate(deps.billing));
+  app.use('/v1', deps.authFailures.guard, authenticate(deps.billing, deps.authFailures));
   for (const router of [
     chatCompletionsRouter,
     nativeInferenceRouter,

@@ -8,7 +8,7 @@ export const edgeConfigSchema = Type.Object({
   AMQP_URL: fields.amqpUrl(),
   AMQP_PREFIX: fields.amqpPrefix(),
   BILLING_URL: fields.httpUrl(),
-  // billing's INTERNAL_TOKEN: edge's credential on billing's internal API.
+  // billing's EDGE_INTERNAL_TOKEN: edge's credential on billing's internal API.
   BILLING_INTERNAL_TOKEN: fields.secret(32),
   BILLING_TIMEOUT_MS: fields.durationMs(5_000, 60_000),
   // The operator API's bearer token (compared in constant time).
@@ -23,6 +23,8 @@ export const edgeConfigSchema = Type.Object({
   JSON_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 3 * MIB, default: MIB }),
   // A transcription upload travels base64-encoded in a job message; the bus caps those at 4 MiB.
   UPLOAD_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 3 * MIB, default: 2 * MIB }),
+  // Failed authentications a client address may make per minute before it gets 429.
+  AUTH_FAILURES_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 100_000, default: 30 }),
   // Development only: accept http:// webhook URLs (e.g. a receiver on loopback).
   WEBHOOK_ALLOW_INSECURE_LOOPBACK: Type.Boolean({ default: false }),
 });

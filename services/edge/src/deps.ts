@@ -1,5 +1,6 @@
 import type { BillingClient } from './clients/billing-client.js';
 import type { DispatcherClient } from './clients/dispatcher-client.js';
+import type { AuthFailureLimiter } from './http/auth-failures.js';
 import type { Idempotency } from './http/idempotency.js';
 import type { InferenceJobs } from './jobs/inference-jobs.js';
 
@@ -16,4 +17,6 @@ export interface EdgeDeps {
     webhookAllowInsecure: boolean;
   };
   adminToken: string;
+  /** Failed authentications per client address (public and operator API). */
+  authFailures: AuthFailureLimiter;
 }

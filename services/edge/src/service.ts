@@ -4,6 +4,7 @@ import { buildEdgeApp } from './app.js';
 import { createBillingClient } from './clients/billing-client.js';
 import { createDispatcherClient } from './clients/dispatcher-client.js';
 import type { EdgeConfig } from './config.js';
+import { AuthFailureLimiter } from './http/auth-failures.js';
 import { Idempotency } from './http/idempotency.js';
 import { InferenceJobs } from './jobs/inference-jobs.js';
 import { JobPublisher } from './jobs/job-publisher.js';
@@ -62,6 +63,7 @@ export async function startEdgeService(
         webhookAllowInsecure: config.WEBHOOK_ALLOW_INSECURE_LOOPBACK,
       },
       adminToken: config.ADMIN_TOKEN,
+      authFailures: new AuthFailureLimiter({ failuresPerMinute: config.AUTH_FAILURES_PER_MINUTE }),
     },
   });
 

@@ -1,19 +1,22 @@
 import type { RequestHandler } from 'express';
 import { GatewayError } from '@gateway/contracts';
 import type { BillingClient } from '../clients/billing-client.js';
+import type { AuthFailureLimiter } from './auth-failures.js';
 import { principalOf, stateOf } from './context.js';
 import { applyRateLimit } from './rate-limit-headers.js';
 
 /**
  * Authentication through billing, first on every `/v1` route: before the body is read, so a
- * missing or bad credential is 401 even when the body is malformed or too large.
+ * missing or bad credential is 401 even when the body is malformed or too large. A failure counts
+ * against the client's address (`failures`), whose guard runs before this.
  */
-export function authenticate(billing: BillingClient): RequestHandler {
+export function authenticate(billing: BillingClient, failures: AuthFailureLimiter): RequestHandler {
   return async (req, res, next) => {
     try {
       stateOf(res).principal = await billing.authenticate(req.get('Authorization'));
       next();
     } catch (error) {
+      await failures.countFailure(req, error);
       next(error);
     }
   };

@@ -1,5 +1,6 @@
-import express, { type RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import { GatewayError } from '@gateway/contracts';
+import { jsonBodyParser } from '@gateway/runtime';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
@@ -12,9 +13,10 @@ export function hasBody(headers: { 'content-length'?: string; 'transfer-encoding
 }
 
 /**
- * JSON bodies up to `limitBytes`. A body of another media type is 415; malformed JSON is 400 and
- * an oversized one 413 (the runtime maps body-parser's errors). No body at all leaves `req.body`
- * undefined, which validation refuses as "not a JSON object".
+ * JSON bodies up to `limitBytes`. A body of another media type is 415; malformed JSON, bad
+ * UTF-8, a bad Content-Encoding or excessive nesting is 400 and an oversized one 413 (the
+ * runtime's parser and error mapping). No body at all leaves `req.body` undefined, which
+ * validation refuses as "not a JSON object".
  */
 export function jsonBody(limitBytes: number): RequestHandler[] {
   const requireJson: RequestHandler = (req, _res, next) => {
@@ -24,5 +26,5 @@ export function jsonBody(limitBytes: number): RequestHandler[] {
     }
     next();
   };
-  return [requireJson, express.json({ limit: limitBytes, type: JSON_TYPES })];
+  return [requireJson, ...jsonBodyParser({ limitBytes, type: JSON_TYPES })];
 }

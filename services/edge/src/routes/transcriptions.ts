@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import express, { type Request, type RequestHandler, type Router } from 'express';
 import multer from 'multer';
+import { bodyIdleTimeout, checkJsonValue } from '@gateway/runtime';
 import { GatewayError } from '@gateway/contracts';
-import { countTextTokens } from '@gateway/tokenizer';
+import { estimateTextTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
 import { methodNotAllowed } from '../http/errors.js';
 import { sendJson } from '../http/respond.js';
@@ -21,7 +22,7 @@ const route: MediaRoute<TranscriptionRequest> = {
   kind: 'transcription',
   jobIdPrefix: 'stt',
   validate: modelBodyValidator(TranscriptionRequestSchema),
-  inputTokens: (r) => countTextTokens(r.prompt ?? ''),
+  inputTokens: (r) => estimateTextTokens([r.prompt ?? '']),
   maxOutputTokens: null,
 };
 
@@ -82,12 +83,27 @@ function upload(fileSizeBytes: number): RequestHandler {
     storage: multer.memoryStorage(),
     limits: { fileSize: fileSizeBytes, files: 1, fields: 16, fieldSize: 64 * 1024, parts: 17 },
   }).single('file');
+  const idle = bodyIdleTimeout();
   return (req, res, next) => {
     if (!req.is('multipart/form-data')) {
       next(new GatewayError('unsupported_media_type', 'Request body must be multipart/form-data'));
       return;
     }
-    single(req, res, (error?: unknown) => next(error ? uploadError(error) : undefined));
+    idle(req, res, () => {
+      single(req, res, (error?: unknown) => {
+        if (error) {
+          next(uploadError(error));
+          return;
+        }
+        try {
+          // Text fields obey the rules of JSON bodies (no NUL, no unpaired surrogate).
+          checkJsonValue(req.body);
+          next();
+        } catch (refusal) {
+          next(refusal);
+        }
+      });
+    });
   };
 }
 

@@ -12,6 +12,7 @@ import { testAmqpUrl, uniquePrefix } from '@gateway/testing';
 import { buildEdgeApp } from '../app.js';
 import { createBillingClient } from '../clients/billing-client.js';
 import { createDispatcherClient } from '../clients/dispatcher-client.js';
+import { AuthFailureLimiter } from '../http/auth-failures.js';
 import { Idempotency } from '../http/idempotency.js';
 import { InferenceJobs } from '../jobs/inference-jobs.js';
 import { JobPublisher } from '../jobs/job-publisher.js';
@@ -26,6 +27,8 @@ export interface EdgeOptions {
   uploadBytes?: number;
   jsonBodyBytes?: number;
   webhookAllowInsecure?: boolean;
+  /** Failed authentications per address and minute; high by default (tests fail on purpose). */
+  authFailuresPerMinute?: number;
 }
 
 /** An edge app in this process: real billing (HTTP), real RabbitMQ, supertest in front. */
@@ -84,6 +87,9 @@ export async function startEdge(
         webhookAllowInsecure: options.webhookAllowInsecure ?? false,
       },
       adminToken,
+      authFailures: new AuthFailureLimiter({
+        failuresPerMinute: options.authFailuresPerMinute ?? 100_000,
+      }),
     },
   });
   return {
