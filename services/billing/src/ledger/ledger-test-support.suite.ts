@@ -54,7 +54,7 @@ export async function createLedgerHarness(
 ): Promise<LedgerHarness> {
   const { maxConnections = 20, ...overrides } = options;
   const db = await createTestDatabase(billingDatabaseTemplate);
-  const prisma = createPrismaClient(db.url, { maxConnections, connectionTimeoutMs: 20_000 });
+  const prisma = createPrismaClient(db.runtimeUrl, { maxConnections, connectionTimeoutMs: 20_000 });
   const clock = new ManualClock();
   const replica = (more: Partial<LedgerServiceDeps> = {}) =>
     createLedgerService({
