@@ -6,8 +6,10 @@ import { buildKustomization, type Manifest } from './support/kustomize.js';
 import {
   CONFIG_SCHEMAS,
   GATEWAY_SERVICES,
+  MIGRATION_SCHEMAS,
   isGatewayService,
   knownKeys,
+  migrationKeys,
   requiredKeys,
   type GatewayService,
 } from './support/schemas.js';
@@ -29,6 +31,21 @@ function expectMatchesSchema(service: GatewayService, env: Record<string, string
 
 const urlOf = (value: string) => new URL(value);
 
+/**
+ * Billing's migration connects to billing's database as another user (the owner) and grants
+ * the user billing connects as (the runtime role, which owns nothing).
+ */
+function expectOwnerMigratesForRuntimeRole(
+  migrate: Record<string, string>,
+  billing: Record<string, string>,
+) {
+  expect(() => loadConfig('billing-migrate', MIGRATION_SCHEMAS.billing!, migrate)).not.toThrow();
+  const [owner, runtime] = [urlOf(migrate.DATABASE_URL!), urlOf(billing.DATABASE_URL!)];
+  expect([owner.host, owner.pathname]).toEqual([runtime.host, runtime.pathname]);
+  expect(owner.username).not.toBe(runtime.username);
+  expect(migrate.RUNTIME_DATABASE_ROLE).toBe(runtime.username);
+}
+
 describe('docker-compose.yml', () => {
   const compose = loadCompose();
   const env = (service: string) => compose.services[service]!.environment;
@@ -41,10 +58,12 @@ describe('docker-compose.yml', () => {
     },
   );
 
-  it('gives the migration one-shot only variables billing knows', () => {
-    const unknown = Object.keys(env('migrate')).filter((k) => !knownKeys('billing').includes(k));
+  it("gives the migration one-shot only variables of billing's migration", () => {
+    const unknown = Object.keys(env('migrate')).filter(
+      (k) => !migrationKeys('billing').includes(k),
+    );
     expect(unknown).toEqual([]);
-    expect(env('migrate').DATABASE_URL).toBe(env('billing').DATABASE_URL);
+    expectOwnerMigratesForRuntimeRole(env('migrate'), env('billing'));
   });
 
   it('wires the shared credentials and addresses consistently', () => {
@@ -100,7 +119,7 @@ describe.each(['base', 'dev', 'prod'])('k8s %s', (layer) => {
       expect(isGatewayService(service)).toBe(true);
       const env = containerEnvironment(container, manifests, external);
       const unknown = Object.keys(env).filter(
-        (k) => !knownKeys(service as GatewayService).includes(k),
+        (k) => !migrationKeys(service as GatewayService).includes(k),
       );
       expect({ container: container.name, unknown }).toEqual({
         container: container.name,
@@ -108,6 +127,18 @@ describe.each(['base', 'dev', 'prod'])('k8s %s', (layer) => {
       });
       expect(env.DATABASE_URL).toMatch(/^postgres(ql)?:\/\//);
     }
+  });
+
+  it('migrates billing as the owner and runs billing as the runtime role it grants', () => {
+    const envOf = (kind: string, name: string) => {
+      const found = containers.find((c) => c.manifest.kind === kind && c.container.name === name);
+      expect(found).toBeDefined();
+      return containerEnvironment(found!.container, manifests, external);
+    };
+    expectOwnerMigratesForRuntimeRole(
+      envOf('Job', 'billing-migrate'),
+      envOf('Deployment', 'billing'),
+    );
   });
 
   it('takes each shared credential from one secret key', () => {
