@@ -129,7 +129,8 @@ describe('readiness reports the missing dependency', () => {
       entry: entry('billing'),
       env: {
         DATABASE_URL: `postgres://postgres@127.0.0.1:${closedPort}/none`,
-        INTERNAL_TOKEN: randomBytes(32).toString('hex'),
+        EDGE_INTERNAL_TOKEN: randomBytes(32).toString('hex'),
+        WORKER_INTERNAL_TOKEN: randomBytes(32).toString('hex'),
         MASTER_KEY: randomBytes(32).toString('base64'),
       },
     });

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { startPostgresCluster } from '../../packages/testing/dist/index.js';
+import { ensureLoginRole, startPostgresCluster } from '../../packages/testing/dist/index.js';
 import { migrateDatabase as migrateBilling } from '../../services/billing/dist/db/migrate.js';
 import { migrateDatabase as migrateDispatcher } from '../../services/dispatcher/dist/db/migrate.js';
 
@@ -17,7 +17,11 @@ const SECRET_MAKERS = {
   MASTER_KEY: () => randomBytes(32).toString('base64'),
   ADMIN_TOKEN: () => `adm_${randomBytes(24).toString('hex')}`,
   WEBHOOK_ENCRYPTION_KEY: () => randomBytes(32).toString('base64'),
+  BILLING_DATABASE_PASSWORD: () => randomBytes(24).toString('hex'),
 };
+
+/** The role billing runs as: it owns nothing; the migration grants it what billing needs. */
+const BILLING_RUNTIME_ROLE = 'billing_runtime';
 
 /** Made once and kept (mode 0600); a secret added by a newer version is filled in. */
 export function localSecrets(dataDir) {
@@ -50,8 +54,8 @@ async function ensureDatabase(adminUrl, name) {
 }
 
 /**
- * DATABASE_URL names a server to use (both services get a database of their own on it);
- * otherwise a cluster of the machine's PostgreSQL binaries lives in the data directory.
+ * DATABASE_URL names a server to use (both services get a database of their own on it; its
+ * user must be allowed to create databases and roles); otherwise a cluster of the machine's PostgreSQL binaries lives in the data directory.
  */
 export async function localDatabases(dataDir, port, stoppers, log) {
   let adminUrl = process.env.DATABASE_URL;
@@ -66,12 +70,23 @@ export async function localDatabases(dataDir, port, stoppers, log) {
     adminUrl = cluster.adminUrl;
   }
   return {
+    adminUrl,
     billing: await ensureDatabase(adminUrl, 'gateway_billing'),
     dispatcher: await ensureDatabase(adminUrl, 'gateway_dispatcher'),
   };
 }
 
-export async function migrateDatabases(databases) {
-  await migrateBilling(databases.billing);
+/**
+ * Migrates both databases as the admin (owner); billing's runtime role is created (its password
+ * kept in secrets.json) and granted what billing needs. Returns billing's URL as that role.
+ */
+export async function migrateDatabases(databases, secrets) {
+  const password = secrets.BILLING_DATABASE_PASSWORD;
+  await ensureLoginRole(databases.adminUrl, BILLING_RUNTIME_ROLE, password);
+  await migrateBilling(databases.billing, { runtimeRole: BILLING_RUNTIME_ROLE });
   await migrateDispatcher(databases.dispatcher);
+  const runtimeUrl = new URL(databases.billing);
+  runtimeUrl.username = BILLING_RUNTIME_ROLE;
+  runtimeUrl.password = password;
+  return { billingRuntimeUrl: runtimeUrl.toString() };
 }

@@ -88,7 +88,7 @@ async function main() {
   const startedMs = Date.now();
   const secrets = localSecrets(dataDir);
   const databases = await localDatabases(dataDir, ports.postgres, stoppers, log);
-  await migrateDatabases(databases);
+  const { billingRuntimeUrl } = await migrateDatabases(databases, secrets);
   const standIns = await startStandIns();
   const { amqpUrl, bus } = await sharedBus();
   const deps = bus ? { bus } : {};
@@ -100,7 +100,7 @@ async function main() {
     {
       ...internal,
       PORT: String(ports.billing),
-      DATABASE_URL: databases.billing,
+      DATABASE_URL: billingRuntimeUrl,
       EDGE_INTERNAL_TOKEN: secrets.INTERNAL_TOKEN,
       WORKER_INTERNAL_TOKEN: secrets.WORKER_INTERNAL_TOKEN,
       MASTER_KEY: secrets.MASTER_KEY,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServiceMetrics } from '@gateway/observability';
-import { createTestDatabase } from '@gateway/testing';
+import { createTestDatabase, type TestDatabase } from '@gateway/testing';
 import {
   billingDatabaseTemplate,
   createPrismaClient,
@@ -23,7 +23,7 @@ import { parseExposition, sampleValue } from './support/prometheus-text.js';
 const HOUR_MS = 3_600_000;
 const MODEL = 'metrics/chat';
 
-let db: { url: string; drop(): Promise<void> };
+let db: TestDatabase;
 let prisma: PrismaClient;
 let ledger: LedgerService;
 let registry: ReturnType<typeof createServiceMetrics>['registry'];
@@ -37,7 +37,7 @@ async function scrape() {
 
 beforeAll(async () => {
   db = await createTestDatabase(billingDatabaseTemplate);
-  prisma = createPrismaClient(db.url, { maxConnections: 4 });
+  prisma = createPrismaClient(db.runtimeUrl, { maxConnections: 4 });
   const clock = () => new Date();
   const identity = createIdentity({
     prisma,

@@ -4,9 +4,11 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   createTestDatabase,
+  createTestRole,
   spawnService,
   testAmqpUrl,
   uniquePrefix,
+  urlAsRole,
   waitForStatus,
   type ServiceProcess,
 } from '@gateway/testing';
@@ -111,8 +113,11 @@ beforeAll(async () => {
   const node = await start({ entry: STAND_IN_CLI, args: standInArgs('stand-in-node'), env: {} });
   nodeUrl = node.baseUrl;
 
-  // The migration one-shot, with its compose entrypoint, before billing starts.
+  // The migration one-shot, with its compose entrypoint, before billing starts: as the owner,
+  // granting the runtime role (created as compose's init script does) that billing runs as.
   const migrate = composeService('migrate');
+  const runtimeRole = migrate.environment.RUNTIME_DATABASE_ROLE!;
+  await createTestRole(runtimeRole);
   await run(process.execPath, [path.resolve('services/billing', migrate.entrypoint![1]!)], {
     env: { PATH: process.env.PATH, ...onLoopback('migrate', { DATABASE_URL: billingDb.url }) },
     timeout: 60_000,
@@ -126,7 +131,9 @@ beforeAll(async () => {
     await waitForStatus(`${processes[service]!.baseUrl}/readyz`, 200, 30_000);
     return processes[service]!.baseUrl;
   };
-  const billingUrl = await up('billing', { DATABASE_URL: billingDb.url });
+  const billingUrl = await up('billing', {
+    DATABASE_URL: urlAsRole(billingDb.url, runtimeRole),
+  });
   const dispatcherUrl = await up('dispatcher', { DATABASE_URL: dispatcherDb.url, ...amqp });
   await up('inference-worker', {
     ...amqp,

@@ -6,8 +6,10 @@ import { buildKustomization, type Manifest } from './support/kustomize.js';
 import {
   CONFIG_SCHEMAS,
   GATEWAY_SERVICES,
+  MIGRATION_SCHEMAS,
   isGatewayService,
   knownKeys,
+  migrationKeys,
   requiredKeys,
   type GatewayService,
 } from './support/schemas.js';
@@ -29,6 +31,21 @@ function expectMatchesSchema(service: GatewayService, env: Record<string, string
 
 const urlOf = (value: string) => new URL(value);
 
+/**
+ * Billing's migration connects to billing's database as another user (the owner) and grants
+ * the user billing connects as (the runtime role, which owns nothing).
+ */
+function expectOwnerMigratesForRuntimeRole(
+  migrate: Record<string, string>,
+  billing: Record<string, string>,
+) {
+  expect(() => loadConfig('billing-migrate', MIGRATION_SCHEMAS.billing!, migrate)).not.toThrow();
+  const [owner, runtime] = [urlOf(migrate.DATABASE_URL!), urlOf(billing.DATABASE_URL!)];
+  expect([owner.host, owner.pathname]).toEqual([runtime.host, runtime.pathname]);
+  expect(owner.username).not.toBe(runtime.username);
+  expect(migrate.RUNTIME_DATABASE_ROLE).toBe(runtime.username);
+}
+
 describe('docker-compose.yml', () => {
   const compose = loadCompose();
   const env = (service: string) => compose.services[service]!.environment;
@@ -41,10 +58,12 @@ describe('docker-compose.yml', () => {
     },
   );
 
-  it('gives the migration one-shot only variables billing knows', () => {
-    const unknown = Object.keys(env('migrate')).filter((k) => !knownKeys('billing').includes(k));
+  it("gives the migration one-shot only variables of billing's migration", () => {
+    const unknown = Object.keys(env('migrate')).filter(
+      (k) => !migrationKeys('billing').includes(k),
+    );
     expect(unknown).toEqual([]);
-    expect(env('migrate').DATABASE_URL).toBe(env('billing').DATABASE_URL);
+    expectOwnerMigratesForRuntimeRole(env('migrate'), env('billing'));
   });
 
   it('wires the shared credentials and addresses consistently', () => {
@@ -106,7 +125,7 @@ describe.each(['base', 'dev', 'prod'])('k8s %s', (layer) => {
       expect(isGatewayService(service)).toBe(true);
       const env = containerEnvironment(container, manifests, external);
       const unknown = Object.keys(env).filter(
-        (k) => !knownKeys(service as GatewayService).includes(k),
+        (k) => !migrationKeys(service as GatewayService).includes(k),
       );
       expect({ container: container.name, unknown }).toEqual({
         container: container.name,
@@ -116,18 +135,34 @@ describe.each(['base', 'dev', 'prod'])('k8s %s', (layer) => {
     }
   });
 
+  it('migrates billing as the owner and runs billing as the runtime role it grants', () => {
+    const envOf = (kind: string, name: string) => {
+      const found = containers.find((c) => c.manifest.kind === kind && c.container.name === name);
+      expect(found).toBeDefined();
+      return containerEnvironment(found!.container, manifests, external);
+    };
+    expectOwnerMigratesForRuntimeRole(
+      envOf('Job', 'billing-migrate'),
+      envOf('Deployment', 'billing'),
+    );
+  });
+
   it('takes each shared credential from one secret key', () => {
     const refs = (deployment: string, variable: string) => {
       const found = containers.find((c) => c.manifest.metadata.name === deployment);
       const entry = found?.container.env?.find((e) => e.name === variable);
       return entry?.valueFrom?.secretKeyRef;
     };
-    expect(refs('edge', 'BILLING_INTERNAL_TOKEN')).toEqual(refs('billing', 'INTERNAL_TOKEN'));
+    expect(refs('edge', 'BILLING_INTERNAL_TOKEN')).toEqual(refs('billing', 'EDGE_INTERNAL_TOKEN'));
     expect(refs('inference-worker', 'BILLING_INTERNAL_TOKEN')).toEqual(
-      refs('billing', 'INTERNAL_TOKEN'),
+      refs('billing', 'WORKER_INTERNAL_TOKEN'),
     );
     expect(refs('edge', 'DISPATCHER_INTERNAL_TOKEN')).toEqual(refs('dispatcher', 'INTERNAL_TOKEN'));
-    expect(refs('billing', 'INTERNAL_TOKEN')).toBeDefined();
+    // Least privilege: edge and the worker never share a credential on billing.
+    expect(refs('billing', 'EDGE_INTERNAL_TOKEN')).toBeDefined();
+    expect(refs('billing', 'EDGE_INTERNAL_TOKEN')).not.toEqual(
+      refs('billing', 'WORKER_INTERNAL_TOKEN'),
+    );
   });
 
   it("points the services' URLs at the Services of their peers", () => {

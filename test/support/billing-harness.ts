@@ -65,7 +65,7 @@ export interface BillingHarness {
 
 export async function startBilling(): Promise<BillingHarness> {
   const db = await createTestDatabase(billingDatabaseTemplate);
-  const prisma = createPrismaClient(db.url, { maxConnections: 8 });
+  const prisma = createPrismaClient(db.runtimeUrl, { maxConnections: 8 });
   const clock = () => new Date();
   const identity = createIdentity({
     prisma,

@@ -4,6 +4,9 @@
 CREATE ROLE billing LOGIN PASSWORD 'billing-example-password';
 CREATE DATABASE billing OWNER billing;
 REVOKE ALL ON DATABASE billing FROM PUBLIC;
+-- billing runs as a role that owns nothing: the migrate one-shot (as `billing`) grants it exactly
+-- what the service needs (services/billing/src/db/runtime-grants.ts), CONNECT included.
+CREATE ROLE billing_runtime LOGIN PASSWORD 'billing-runtime-example-password';
 
 CREATE ROLE dispatcher LOGIN PASSWORD 'dispatcher-example-password';
 CREATE DATABASE dispatcher OWNER dispatcher;

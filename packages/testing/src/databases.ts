@@ -4,6 +4,11 @@ import pg from 'pg';
 export interface DatabaseTemplate {
   /** Name of the template database; one per schema version of a service. */
   name: string;
+  /**
+   * The restricted role the service runs as. Created on the cluster (login, no password: the
+   * test cluster trusts loopback) before `migrate`, which grants it what the service needs.
+   */
+  runtimeRole?: string;
   /** Brings an empty database (given by URL) to the service's current schema. */
   migrate(databaseUrl: string): Promise<void>;
 }
@@ -12,6 +17,41 @@ function withDatabase(url: string, database: string): string {
   const parsed = new URL(url);
   parsed.pathname = `/${database}`;
   return parsed.toString();
+}
+
+/** The same database, connected to as `role` (no password: trust authentication). */
+export function urlAsRole(url: string, role: string): string {
+  const parsed = new URL(url);
+  parsed.username = encodeURIComponent(role);
+  parsed.password = '';
+  return parsed.toString();
+}
+
+/**
+ * Creates a login role if the cluster has none of that name (and sets its password when one is
+ * given). Roles are cluster-wide, so concurrent callers are serialised by an advisory lock.
+ */
+export async function ensureLoginRole(
+  adminUrl: string,
+  role: string,
+  password?: string,
+): Promise<void> {
+  const identifier = pg.escapeIdentifier(role);
+  await withAdminClient(adminUrl, async (client) => {
+    await client.query('BEGIN');
+    try {
+      await client.query('SELECT pg_advisory_xact_lock(727275)');
+      const found = await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role]);
+      if (found.rowCount === 0) await client.query(`CREATE ROLE ${identifier} LOGIN`);
+      if (password !== undefined) {
+        await client.query(`ALTER ROLE ${identifier} PASSWORD ${pg.escapeLiteral(password)}`);
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK');
+      throw error;
+    }
+  });
 }
 
 async function withAdminClient<T>(
@@ -47,6 +87,7 @@ export async function createIsolatedDatabase(
           template.name,
         ]);
         if (exists.rowCount === 0) {
+          if (template.runtimeRole) await ensureLoginRole(adminUrl, template.runtimeRole);
           await client.query(`CREATE DATABASE ${quoteIdent(template.name)}`);
           try {
             await template.migrate(withDatabase(adminUrl, template.name));

@@ -1,6 +1,8 @@
 export {
   createIsolatedDatabase,
   dropIsolatedDatabase,
+  ensureLoginRole,
+  urlAsRole,
   type DatabaseTemplate,
 } from './databases.js';
 export { startTestInfrastructure, type TestInfrastructure } from './infra.js';
@@ -10,10 +12,12 @@ export { startRabbitMqNode, type RabbitMqNode } from './rabbitmq.js';
 export {
   TEST_ENV,
   createTestDatabase,
+  createTestRole,
   testAmqpUrl,
   testBaseDir,
   testPostgresAdminUrl,
   uniquePrefix,
+  type TestDatabase,
 } from './test-env.js';
 export {
   spawnService,

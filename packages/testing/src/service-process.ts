@@ -6,6 +6,8 @@ export interface ServiceProcess {
   readonly baseUrl: string;
   /** Every JSON log line seen so far. */
   readonly logs: Record<string, unknown>[];
+  /** Everything the process wrote, stdout and stderr, as text (what an operator's logs hold). */
+  output(): string;
   readonly child: ChildProcess;
   /** Sends a signal and resolves with the exit code and how long the exit took. */
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; durationMs: number }>;
@@ -29,8 +31,10 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Record<string, unknown>[] = [];
+  const written: string[] = [];
   let stderr = '';
   child.stderr!.on('data', (chunk) => {
+    written.push(String(chunk));
     stderr = (stderr + String(chunk)).slice(-8000);
   });
   const port = await new Promise<number>((resolve, reject) => {
@@ -43,6 +47,7 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
       reject(new Error(`${options.entry} exited with ${code} before listening\n${stderr}`));
     });
     createInterface({ input: child.stdout! }).on('line', (line) => {
+      written.push(`${line}\n`);
       let entry: Record<string, unknown>;
       try {
         entry = JSON.parse(line) as Record<string, unknown>;
@@ -60,6 +65,7 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
     port,
     baseUrl: `http://127.0.0.1:${port}`,
     logs,
+    output: () => written.join(''),
     child,
     stop: (signal = 'SIGTERM') =>
       new Promise((resolve) => {

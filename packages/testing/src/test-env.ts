@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import {
   createIsolatedDatabase,
   dropIsolatedDatabase,
+  ensureLoginRole,
+  urlAsRole,
   type DatabaseTemplate,
 } from './databases.js';
 
@@ -29,12 +31,26 @@ export const testBaseDir = (): string => required(TEST_ENV.baseDir);
 /** A prefix for queue and exchange names, unique to one test file or test. */
 export const uniquePrefix = (label = 't'): string => `${label}-${randomBytes(4).toString('hex')}.`;
 
-/** A database of its own for one test file, cloned from the template when one is given. */
-export async function createTestDatabase(template?: DatabaseTemplate): Promise<{
+export interface TestDatabase {
+  /** As the cluster's superuser (the owner's view: migrations, arranging what no service may). */
   url: string;
+  /** As the template's `runtimeRole`: what the service itself connects with (else `url`). */
+  runtimeUrl: string;
   drop(): Promise<void>;
-}> {
+}
+
+/** A database of its own for one test file, cloned from the template when one is given. */
+export async function createTestDatabase(template?: DatabaseTemplate): Promise<TestDatabase> {
   const adminUrl = testPostgresAdminUrl();
   const url = await createIsolatedDatabase(adminUrl, template);
-  return { url, drop: () => dropIsolatedDatabase(adminUrl, url) };
+  const role = template?.runtimeRole;
+  return {
+    url,
+    runtimeUrl: role ? urlAsRole(url, role) : url,
+    drop: () => dropIsolatedDatabase(adminUrl, url),
+  };
 }
+
+/** A login role on the test cluster (e.g. a service's runtime role in a deployment's shape). */
+export const createTestRole = (role: string): Promise<void> =>
+  ensureLoginRole(testPostgresAdminUrl(), role);

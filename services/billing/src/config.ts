@@ -17,3 +17,16 @@ export const billingConfigSchema = Type.Object({
   HOLD_TTL_MS: fields.durationMs(15 * 60_000),
   HOLD_SWEEP_INTERVAL_MS: fields.durationMs(30_000, 3_600_000),
 });
+
+/**
+ * The migration one-shot (`dist/db/migrate-cli.js`): DATABASE_URL is the schema owner's, and
+ * the runtime role (the one in billing's own DATABASE_URL) gets its privileges afterwards.
+ */
+export const billingMigrateConfigSchema = Type.Object({
+  DATABASE_URL: fields.postgresUrl(),
+  RUNTIME_DATABASE_ROLE: Type.String({
+    pattern: '^[a-z_][a-z0-9_]{0,62}$',
+    description: 'Role billing runs as; granted exactly what it needs after migrating',
+  }),
+  LOG_LEVEL: fields.logLevel(),
+});

@@ -8,6 +8,7 @@ import {
   uniquePrefix,
   waitForStatus,
   type ServiceProcess,
+  type TestDatabase,
 } from '@gateway/testing';
 import { billingDatabaseTemplate } from '../../billing/src/db/client.js';
 import { waitFor } from './test-support/wait.suite.js';
@@ -21,7 +22,7 @@ const entry = (service: string) => path.resolve('services', service, 'dist', 'ma
 const internalToken = randomBytes(32).toString('hex');
 const adminToken = randomBytes(32).toString('hex');
 
-let db: { url: string; drop(): Promise<void> };
+let db: TestDatabase;
 let billing: ServiceProcess;
 const edges: ServiceProcess[] = [];
 
@@ -30,7 +31,7 @@ beforeAll(async () => {
   billing = await spawnService({
     entry: entry('billing'),
     env: {
-      DATABASE_URL: db.url,
+      DATABASE_URL: db.runtimeUrl,
       EDGE_INTERNAL_TOKEN: internalToken,
       WORKER_INTERNAL_TOKEN: randomBytes(32).toString('hex'),
       MASTER_KEY: randomBytes(32).toString('base64'),

@@ -1,5 +1,8 @@
 import type { loadConfig } from '@gateway/config';
-import { billingConfigSchema } from '../../../services/billing/src/config.js';
+import {
+  billingConfigSchema,
+  billingMigrateConfigSchema,
+} from '../../../services/billing/src/config.js';
 import { dispatcherConfigSchema } from '../../../services/dispatcher/src/config.js';
 import { edgeConfigSchema } from '../../../services/edge/src/config.js';
 import { workerConfigSchema } from '../../../services/inference-worker/src/config.js';
@@ -27,6 +30,18 @@ export const isGatewayService = (name: string): name is GatewayService =>
 /** Every variable the service reads. */
 export const knownKeys = (service: GatewayService): string[] =>
   Object.keys(CONFIG_SCHEMAS[service].properties);
+
+/**
+ * What each service's migration command reads: billing's has a schema of its own (the owner's
+ * URL and the runtime role to grant); the dispatcher's reads its service's DATABASE_URL.
+ */
+export const MIGRATION_SCHEMAS: Partial<Record<GatewayService, ConfigSchema>> = {
+  billing: billingMigrateConfigSchema,
+};
+
+/** Every variable the service's migration command reads. */
+export const migrationKeys = (service: GatewayService): string[] =>
+  Object.keys((MIGRATION_SCHEMAS[service] ?? CONFIG_SCHEMAS[service]).properties);
 
 /** Variables that must be set: in the schema's `required` and without a default. */
 export function requiredKeys(service: GatewayService): string[] {

@@ -34,6 +34,9 @@ export function createPrismaClient(
 
 let templateName: string | undefined;
 
+/** The runtime role of tests: billing in tests connects as it, as in a deployment. */
+export const TEST_RUNTIME_ROLE = 'billing_runtime';
+
 /**
  * Test template for `createTestDatabase` (@gateway/testing): a database migrated once per
  * cluster and cloned per test file. Its name carries a digest of the migrations, so a new or
@@ -45,7 +48,8 @@ export const billingDatabaseTemplate = {
     templateName ??= `billing_template_${migrationsFingerprint()}`;
     return templateName;
   },
+  runtimeRole: TEST_RUNTIME_ROLE,
   migrate: async (databaseUrl: string): Promise<void> => {
-    await migrateDatabase(databaseUrl);
+    await migrateDatabase(databaseUrl, { runtimeRole: TEST_RUNTIME_ROLE });
   },
 };

@@ -1,34 +1,34 @@
 /**
- * `node dist/db/migrate-cli.js` (or `pnpm --filter @gateway/billing run migrate`): brings the
- * database at DATABASE_URL up to the latest migration in prisma/migrations, then exits.
+ * `node dist/db/migrate-cli.js` (or `pnpm --filter @gateway/billing run migrate`): as the schema
+ * owner (DATABASE_URL), brings the database up to the latest migration in prisma/migrations,
+ * grants RUNTIME_DATABASE_ROLE exactly what billing needs (runtime-grants.ts), then exits.
  * Exit code 0 on success (also when there was nothing to do), 1 on failure.
  */
+import { loadConfigOrExit } from '@gateway/config';
 import { createLogger } from '@gateway/observability';
+import { billingMigrateConfigSchema } from '../config.js';
 import { MIGRATIONS_DIR, migrateDatabase } from './migrate.js';
 
-const logger = createLogger({ service: 'billing-migrate', level: process.env.LOG_LEVEL ?? 'info' });
-const databaseUrl = process.env.DATABASE_URL;
+const config = loadConfigOrExit('billing-migrate', billingMigrateConfigSchema);
+const logger = createLogger({ service: 'billing-migrate', level: config.LOG_LEVEL });
 
-if (!databaseUrl) {
-  logger.fatal('DATABASE_URL is not set');
+try {
+  const result = await migrateDatabase(config.DATABASE_URL, {
+    runtimeRole: config.RUNTIME_DATABASE_ROLE,
+    onApplied: (migration, durationMs) => logger.info({ migration, durationMs }, 'applied'),
+  });
+  logger.info(
+    {
+      migrationsDir: MIGRATIONS_DIR,
+      applied: result.applied.length,
+      alreadyApplied: result.alreadyApplied.length,
+      ...(result.unknown.length > 0 ? { unknownInDatabase: result.unknown } : {}),
+      runtimeRole: config.RUNTIME_DATABASE_ROLE,
+      durationMs: result.durationMs,
+    },
+    result.applied.length > 0 ? 'database migrated' : 'database already up to date',
+  );
+} catch (error) {
+  logger.fatal({ err: error }, 'migration failed');
   process.exitCode = 1;
-} else {
-  try {
-    const result = await migrateDatabase(databaseUrl, {
-      onApplied: (migration, durationMs) => logger.info({ migration, durationMs }, 'applied'),
-    });
-    logger.info(
-      {
-        migrationsDir: MIGRATIONS_DIR,
-        applied: result.applied.length,
-        alreadyApplied: result.alreadyApplied.length,
-        ...(result.unknown.length > 0 ? { unknownInDatabase: result.unknown } : {}),
-        durationMs: result.durationMs,
-      },
-      result.applied.length > 0 ? 'database migrated' : 'database already up to date',
-    );
-  } catch (error) {
-    logger.fatal({ err: error }, 'migration failed');
-    process.exitCode = 1;
-  }
 }

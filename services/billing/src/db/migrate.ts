@@ -28,6 +28,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { applyRuntimeGrants } from './runtime-grants.js';
 
 /** `services/billing/prisma/migrations`, from both `src/db` (tests) and `dist/db` (build). */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations/', import.meta.url));
@@ -76,6 +77,11 @@ export interface MigrateOptions {
   migrationsDir?: string;
   /** Called once per migration applied. */
   onApplied?: (migration: string, durationMs: number) => void;
+  /**
+   * The role the service runs as: after migrating, it gets exactly the privileges of
+   * `runtime-grants.ts` (the connecting role stays the only owner).
+   */
+  runtimeRole?: string;
 }
 
 /** Reads the migrations directory, in the order they must be applied. */
@@ -174,6 +180,7 @@ export async function migrateDatabase(
         result.applied.push(migration.name);
         options.onApplied?.(migration.name, Math.round(performance.now() - migrationStarted));
       }
+      if (options.runtimeRole) await applyRuntimeGrants(client, options.runtimeRole);
       result.durationMs = Math.round(performance.now() - started);
       return result;
     } finally {

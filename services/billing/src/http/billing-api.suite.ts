@@ -30,7 +30,7 @@ export async function startBillingApi(
   ledgerOptions: Partial<Pick<LedgerServiceDeps, 'entriesStableAfterMs'>> = {},
 ): Promise<BillingApiUnderTest> {
   const db = await createTestDatabase(billingDatabaseTemplate);
-  const prisma = createPrismaClient(db.url, { maxConnections: 5 });
+  const prisma = createPrismaClient(db.runtimeUrl, { maxConnections: 5 });
   const clock = () => new Date();
   const identity = createIdentity({
     prisma,

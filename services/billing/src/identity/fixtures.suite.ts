@@ -57,7 +57,7 @@ export async function setUpIdentity(
   const masterKeyBase64 = randomBytes(32).toString('base64');
   const clients: PrismaClient[] = [];
   const wire = (tokenPrefix = options.tokenPrefix) => {
-    const prisma = createPrismaClient(db.url, { maxConnections: 8 });
+    const prisma = createPrismaClient(db.runtimeUrl, { maxConnections: 8 });
     clients.push(prisma);
     const identity = createIdentity({
       prisma,

@@ -4,6 +4,7 @@
  */
 import { expect } from '@jest/globals';
 import { createTestDatabase } from '@gateway/testing';
+import pg from 'pg';
 import { billingDatabaseTemplate, createPrismaClient, type PrismaClient } from '../db/client.js';
 import { newId } from './ids.js';
 import {
@@ -39,6 +40,8 @@ export interface LedgerHarness {
   ledger: LedgerService;
   clock: ManualClock;
   databaseUrl: string;
+  /** SQL as the schema owner: arranging what the service (its runtime role) may not do. */
+  asOwner(text: string, values?: unknown[]): Promise<void>;
   /** Another service instance over the same database (a second replica). */
   replica(overrides?: Partial<LedgerServiceDeps>): LedgerService;
   createAccount(name?: string): Promise<string>;
@@ -54,7 +57,7 @@ export async function createLedgerHarness(
 ): Promise<LedgerHarness> {
   const { maxConnections = 20, ...overrides } = options;
   const db = await createTestDatabase(billingDatabaseTemplate);
-  const prisma = createPrismaClient(db.url, { maxConnections, connectionTimeoutMs: 20_000 });
+  const prisma = createPrismaClient(db.runtimeUrl, { maxConnections, connectionTimeoutMs: 20_000 });
   const clock = new ManualClock();
   const replica = (more: Partial<LedgerServiceDeps> = {}) =>
     createLedgerService({
@@ -88,6 +91,15 @@ export async function createLedgerHarness(
     ledger,
     clock,
     databaseUrl: db.url,
+    asOwner: async (text, values) => {
+      const owner = new pg.Client({ connectionString: db.url });
+      await owner.connect();
+      try {
+        await owner.query(text, values);
+      } finally {
+        await owner.end();
+      }
+    },
     replica,
     createAccount,
     fundedAccount: async (amount) => {

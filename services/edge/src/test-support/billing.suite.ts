@@ -30,7 +30,7 @@ export interface BillingUnderTest {
 
 export async function startBilling(): Promise<BillingUnderTest> {
   const db = await createTestDatabase(billingDatabaseTemplate);
-  const prisma: PrismaClient = createPrismaClient(db.url, { maxConnections: 8 });
+  const prisma: PrismaClient = createPrismaClient(db.runtimeUrl, { maxConnections: 8 });
   const clock = () => new Date();
   const internalToken = randomBytes(32).toString('hex');
   const workerToken = randomBytes(32).toString('hex');

@@ -1,0 +1,160 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createTestDatabase, createTestRole, urlAsRole, type TestDatabase } from '@gateway/testing';
+import pg from 'pg';
+import { billingDatabaseTemplate, TEST_RUNTIME_ROLE } from './client.js';
+import { migrateDatabase } from './migrate.js';
+import { RUNTIME_SEQUENCE_PRIVILEGES, RUNTIME_TABLE_PRIVILEGES } from './runtime-grants.js';
+
+/*
+ * Billing's runtime role against the real PostgreSQL: it can do what the service does (the
+ * other billing tests run as it) and nothing that could rewrite the ledger or the schema.
+ */
+
+let db: TestDatabase;
+const clients: pg.Client[] = [];
+
+async function connect(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  clients.push(client);
+  return client;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase(billingDatabaseTemplate);
+});
+
+afterAll(async () => {
+  await Promise.all(clients.map((client) => client.end()));
+  await db.drop();
+});
+
+/** A credit posted as `client`: one journal transaction, its two entries; the entry ids. */
+async function postCredit(client: pg.Client): Promise<string[]> {
+  const suffix = Math.random().toString(36).slice(2);
+  const [accountId, transactionId] = [`usr_${suffix}`, `txn_${suffix}`];
+  await client.query("INSERT INTO accounts (id, name) VALUES ($1, 'a')", [accountId]);
+  await client.query(
+    "INSERT INTO ledger_transactions (id, kind, account_id) VALUES ($1, 'credit', $2)",
+    [transactionId, accountId],
+  );
+  const { rows } = await client.query<{ id: string }>(
+    `INSERT INTO ledger_entries (transaction_id, ledger_account, account_id, amount_micro_dzd)
+     VALUES ($1, 'system:funding', NULL, -5), ($1, $2, $3, 5) RETURNING id`,
+    [transactionId, `customer:${accountId}`, accountId],
+  );
+  return rows.map((row) => row.id);
+}
+
+describe('billing runtime role', () => {
+  it.each([
+    ['disable the ledger triggers', 'ALTER TABLE ledger_entries DISABLE TRIGGER ALL'],
+    [
+      'disable one trigger',
+      'ALTER TABLE ledger_transactions DISABLE TRIGGER ledger_transactions_append_only',
+    ],
+    ['drop a trigger', 'DROP TRIGGER ledger_entries_append_only ON ledger_entries'],
+    ['drop the balance check', 'DROP FUNCTION ledger_check_balanced() CASCADE'],
+    [
+      'create a trigger',
+      'CREATE TRIGGER t BEFORE INSERT ON holds FOR EACH ROW EXECUTE FUNCTION ledger_reject_change()',
+    ],
+    ['update an entry', 'UPDATE ledger_entries SET amount_micro_dzd = 0'],
+    ['delete entries', 'DELETE FROM ledger_entries'],
+    ['update a journal transaction', "UPDATE ledger_transactions SET reference = 'x'"],
+    ['delete journal transactions', 'DELETE FROM ledger_transactions'],
+    ['truncate the ledger', 'TRUNCATE ledger_entries, ledger_transactions'],
+    ['delete holds', 'DELETE FROM holds'],
+    ['delete accounts', 'DELETE FROM accounts'],
+    ['create a table', 'CREATE TABLE evil (id int)'],
+    [
+      'alter a table',
+      'ALTER TABLE account_balances DROP CONSTRAINT account_balances_available_nonnegative',
+    ],
+    ['drop a table', 'DROP TABLE rate_limit_windows'],
+    ['rewrite the migration history', 'DELETE FROM _prisma_migrations'],
+    ['switch triggers off for the session', 'SET session_replication_role = replica'],
+    ['reset the entry ids', 'ALTER SEQUENCE ledger_entries_id_seq RESTART'],
+  ])('cannot %s', async (_what, statement) => {
+    const runtime = await connect(db.runtimeUrl);
+    await expect(runtime.query(statement)).rejects.toMatchObject({ code: '42501' });
+  });
+
+  it('can insert and read the ledger, but not change a posted entry', async () => {
+    const runtime = await connect(db.runtimeUrl);
+    const [entryId] = await postCredit(runtime);
+    const { rows } = await runtime.query(
+      'SELECT amount_micro_dzd FROM ledger_entries WHERE id = $1',
+      [entryId],
+    );
+    expect(rows).toEqual([{ amount_micro_dzd: '-5' }]);
+    await expect(
+      runtime.query('UPDATE ledger_entries SET amount_micro_dzd = 0 WHERE id = $1', [entryId]),
+    ).rejects.toThrow(/permission denied/);
+  });
+
+  it('has exactly the listed privileges on every table and sequence of the schema', async () => {
+    const owner = await connect(db.url);
+    const { rows: relations } = await owner.query<{ name: string; kind: string }>(
+      `SELECT relname AS name, relkind::text AS kind FROM pg_class
+        WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'S', 'v', 'm', 'p')`,
+    );
+    const tables = relations.filter((r) => r.kind !== 'S').map((r) => r.name);
+    const sequences = relations.filter((r) => r.kind === 'S').map((r) => r.name);
+    // A migration that adds a table or sequence must say what the runtime role may do with it.
+    expect(tables.sort()).toEqual(Object.keys(RUNTIME_TABLE_PRIVILEGES).sort());
+    expect(sequences.sort()).toEqual(Object.keys(RUNTIME_SEQUENCE_PRIVILEGES).sort());
+
+    const { rows: granted } = await owner.query<{ table_name: string; privilege_type: string }>(
+      `SELECT table_name, privilege_type FROM information_schema.role_table_grants
+        WHERE grantee = $1 AND table_schema = 'public'`,
+      [TEST_RUNTIME_ROLE],
+    );
+    const actual: Record<string, string[]> = {};
+    for (const table of tables) actual[table] = [];
+    for (const row of granted) actual[row.table_name]!.push(row.privilege_type);
+    const expected = Object.fromEntries(
+      Object.entries(RUNTIME_TABLE_PRIVILEGES).map(([table, privileges]) => [
+        table,
+        [...privileges].sort(),
+      ]),
+    );
+    for (const table of tables) actual[table]!.sort();
+    expect(actual).toEqual(expected);
+  });
+
+  it('re-grants idempotently, restoring a privilege taken away and removing one added', async () => {
+    const owner = await connect(db.url);
+    await owner.query(`REVOKE INSERT ON ledger_entries FROM ${TEST_RUNTIME_ROLE}`);
+    await owner.query(`GRANT DELETE ON ledger_entries TO ${TEST_RUNTIME_ROLE}`);
+    await migrateDatabase(db.url, { runtimeRole: TEST_RUNTIME_ROLE });
+    await migrateDatabase(db.url, { runtimeRole: TEST_RUNTIME_ROLE });
+    const { rows } = await owner.query<{ insert: boolean; delete: boolean }>(
+      `SELECT has_table_privilege($1, 'ledger_entries', 'INSERT') AS insert,
+              has_table_privilege($1, 'ledger_entries', 'DELETE') AS delete`,
+      [TEST_RUNTIME_ROLE],
+    );
+    expect(rows).toEqual([{ insert: true, delete: false }]);
+  });
+
+  it('refuses a runtime role that is missing, the owner itself or a superuser', async () => {
+    await expect(migrateDatabase(db.url, { runtimeRole: 'no_such_role' })).rejects.toThrow(
+      /no_such_role does not exist/,
+    );
+    await expect(migrateDatabase(db.url, { runtimeRole: 'postgres' })).rejects.toThrow(
+      /superuser or can act as the migration role/,
+    );
+  });
+
+  it('refuses a runtime role that is a member of the migration role', async () => {
+    await createTestRole('billing_rt_owner');
+    await createTestRole('billing_rt_member');
+    const owner = await connect(db.url);
+    await owner.query('GRANT billing_rt_owner TO billing_rt_member');
+    await owner.query('GRANT ALL ON SCHEMA public TO billing_rt_owner');
+    await owner.query('GRANT ALL ON ALL TABLES IN SCHEMA public TO billing_rt_owner');
+    await expect(
+      migrateDatabase(urlAsRole(db.url, 'billing_rt_owner'), { runtimeRole: 'billing_rt_member' }),
+    ).rejects.toThrow(/can act as the migration role/);
+  });
+});

@@ -1,0 +1,299 @@
+import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
+import path from 'node:path';
+import pg from 'pg';
+import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-ins';
+import {
+  createTestDatabase,
+  spawnService,
+  testAmqpUrl,
+  uniquePrefix,
+  waitForStatus,
+  type ServiceProcess,
+} from '@gateway/testing';
+import { billingDatabaseTemplate } from '../../services/billing/src/db/client.js';
+
+/*
+ * The deployed shape, as an attacker meets it: billing, the dispatcher, the inference worker and
+ * edge as four processes over real PostgreSQL and RabbitMQ, a stand-in model node behind them.
+ * Tests talk to edge over raw HTTP (so they can send what no client library would) and read
+ * billing's database directly to check that nothing was left behind.
+ */
+
+const entry = (service: string) => path.resolve('services', service, 'dist', 'main.js');
+const secret = () => randomBytes(32).toString('hex');
+
+export const CHAT_MODEL = 'abuse/chat';
+export const NATIVE_MODEL = 'abuse/tgi';
+
+export interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  elapsedMs: number;
+}
+
+export interface RawRequest {
+  method?: string;
+  /** Sent as is: the test controls every byte of the request target. */
+  path: string;
+  headers?: Record<string, string | number | string[]>;
+  body?: string | Buffer;
+  timeoutMs?: number;
+}
+
+export interface AbuseStack {
+  edgeUrl: string;
+  edgePort: number;
+  adminToken: string;
+  accountId: string;
+  apiKey: string;
+  /** A funded account's key that tests may spend with. */
+  processes: Record<'billing' | 'dispatcher' | 'worker' | 'edge', ServiceProcess>;
+  node: StandInModelNode;
+  send(request: RawRequest): Promise<RawAnswer>;
+  admin(method: string, route: string, body?: unknown): Promise<RawAnswer>;
+  /** Every line every service wrote so far, joined. */
+  allOutput(): string;
+  /** Paths billing was asked for (its access log). */
+  billingPaths(): string[];
+  pendingHolds(): Promise<number>;
+  ledgerCheck(): Promise<{ ok: boolean; violations: unknown[] }>;
+  close(): Promise<void>;
+}
+
+/** One HTTP/1.1 request over a fresh connection, any bytes allowed; never throws on status. */
+export function rawRequest(port: number, options: RawRequest): Promise<RawAnswer> {
+  const startedAt = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method: options.method ?? 'GET',
+        path: options.path,
+        headers: options.headers,
+        agent: false,
+        insecureHTTPParser: true,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+            elapsedMs: performance.now() - startedAt,
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.setTimeout(options.timeoutMs ?? 30_000, () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+    if (options.body !== undefined) req.write(options.body);
+    req.end();
+  });
+}
+
+async function spawnReady(service: string, env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
+  const child = await spawnService({ entry: entry(service), env });
+  await waitForStatus(`${child.baseUrl}/readyz`, 200);
+  return child;
+}
+
+export async function startAbuseStack(
+  options: { authFailuresPerMinute?: number } = {},
+): Promise<AbuseStack> {
+  const billingDb = await createTestDatabase(billingDatabaseTemplate);
+  const dispatcherDb = await createTestDatabase();
+  const node = await createStandInModelNode({ answerTokensMin: 3, answerTokensMax: 6 });
+  const edgeToken = secret();
+  const workerToken = secret();
+  const dispatcherToken = secret();
+  const adminToken = secret();
+  const amqp = { AMQP_URL: testAmqpUrl(), AMQP_PREFIX: uniquePrefix('abuse') };
+  const billing = await spawnReady('billing', {
+    DATABASE_URL: billingDb.runtimeUrl,
+    EDGE_INTERNAL_TOKEN: edgeToken,
+    WORKER_INTERNAL_TOKEN: workerToken,
+    MASTER_KEY: randomBytes(32).toString('base64'),
+  });
+  const dispatcher = await spawnReady('dispatcher', {
+    ...amqp,
+    DATABASE_URL: dispatcherDb.url,
+    INTERNAL_TOKEN: dispatcherToken,
+    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  });
+  const worker = await spawnReady('inference-worker', {
+    ...amqp,
+    BILLING_URL: billing.baseUrl,
+    BILLING_INTERNAL_TOKEN: workerToken,
+  });
+  const edge = await spawnReady('edge', {
+    ...amqp,
+    BILLING_URL: billing.baseUrl,
+    BILLING_INTERNAL_TOKEN: edgeToken,
+    ADMIN_TOKEN: adminToken,
+    DISPATCHER_URL: dispatcher.baseUrl,
+    DISPATCHER_INTERNAL_TOKEN: dispatcherToken,
+    REPLY_TIMEOUT_MS: '20000',
+    AUTH_FAILURES_PER_MINUTE: String(options.authFailuresPerMinute ?? 100_000),
+  });
+  const processes = { billing, dispatcher, worker, edge };
+  const send = (request: RawRequest) => rawRequest(edge.port, request);
+  const admin = (method: string, route: string, body?: unknown) =>
+    send({
+      method,
+      path: `/admin/v1${route}`,
+      headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+
+  const prices = { input_price_dzd_per_m: 1_000, output_price_dzd_per_m: 2_000 };
+  const nodes = [{ url: node.url }];
+  for (const [id, model] of [
+    [CHAT_MODEL, { kind: 'chat', provider: 'node', upstream_model: 'stand-in', nodes, ...prices }],
+    [
+      NATIVE_MODEL,
+      { kind: 'completion', provider: 'node', protocol: 'tgi', upstream_model: 'm', nodes, ...prices },
+    ],
+  ] as const) {
+    const put = await admin('PUT', `/models/${id}`, { max_output_tokens: 64, ...model });
+    if (put.status !== 200) throw new Error(`catalog: ${put.status} ${put.body}`);
+  }
+  const account = JSON.parse((await admin('POST', '/accounts', { name: 'abuse' })).body) as {
+    id: string;
+  };
+  const key = JSON.parse(
+    (await admin('POST', `/accounts/${account.id}/api-keys`, { name: 'main' })).body,
+  ) as { key: string };
+  const credit = await send({
+    method: 'POST',
+    path: `/admin/v1/accounts/${account.id}/credits`,
+    headers: {
+      Authorization: `Bearer ${adminToken}`,
+      'Content-Type': 'application/json',
+      'Idempotency-Key': 'abuse-credit',
+    },
+    body: JSON.stringify({ amount_dzd: 5_000, reference: 'abuse suite' }),
+  });
+  if (credit.status !== 200) throw new Error(`credit: ${credit.status} ${credit.body}`);
+
+  const sql = new pg.Client({ connectionString: billingDb.url });
+  await sql.connect();
+  return {
+    edgeUrl: edge.baseUrl,
+    edgePort: edge.port,
+    adminToken,
+    accountId: account.id,
+    apiKey: key.key,
+    processes,
+    node,
+    send,
+    admin,
+    allOutput: () =>
+      Object.values(processes)
+        .map((child) => child.output())
+        .join(''),
+    billingPaths: () =>
+      billing.logs.flatMap((line) => {
+        const url = (line.req as { url?: unknown } | undefined)?.url;
+        return typeof url === 'string' ? [url] : [];
+      }),
+    pendingHolds: async () => {
+      const { rows } = await sql.query<{ n: string }>(
+        "SELECT count(*) AS n FROM holds WHERE status = 'pending'",
+      );
+      return Number(rows[0]!.n);
+    },
+    ledgerCheck: async () => JSON.parse((await admin('GET', '/ledger/check')).body),
+    close: async () => {
+      await Promise.all(Object.values(processes).map((child) => child.stop('SIGTERM')));
+      await sql.end();
+      await node.close();
+      await billingDb.drop();
+      await dispatcherDb.drop();
+    },
+  };
+}
+
+/** Waits until no hold is pending (jobs the tests started have finished), within `timeoutMs`. */
+export async function settledHolds(stack: AbuseStack, timeoutMs = 30_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  let pending = await stack.pendingHolds();
+  while (pending > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    pending = await stack.pendingHolds();
+  }
+  return pending;
+}
+
+/** `/healthz` latency, sampled every `everyMs` while `work` runs: the worst and every sample. */
+export async function healthWhile<T>(
+  stack: AbuseStack,
+  work: () => Promise<T>,
+  everyMs = 25,
+): Promise<{ result: T; worstMs: number; samples: number }> {
+  const latencies: number[] = [];
+  let running = true;
+  const probe = (async () => {
+    while (running) {
+      const answer = await rawRequest(stack.edgePort, { path: '/healthz', timeoutMs: 120_000 });
+      if (answer.status !== 200) throw new Error(`/healthz answered ${answer.status}`);
+      latencies.push(answer.elapsedMs);
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+  })();
+  try {
+    const result = await work();
+    return { result, worstMs: Math.max(0, ...latencies), samples: latencies.length };
+  } finally {
+    running = false;
+    await probe;
+  }
+}
+
+export interface ErrorShape {
+  error: { message: string; type: string; code: string; param?: string };
+}
+
+/** The documented error body, or an exception saying what the body was instead. */
+export function errorOf(answer: RawAnswer): ErrorShape['error'] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(answer.body);
+  } catch {
+    throw new Error(`status ${answer.status} with a non-JSON body: ${answer.body.slice(0, 200)}`);
+  }
+  const error = (parsed as Partial<ErrorShape>).error;
+  if (
+    typeof error?.message !== 'string' ||
+    error.type !== 'service_error' ||
+    typeof error.code !== 'string'
+  ) {
+    throw new Error(`status ${answer.status} without the error shape: ${answer.body.slice(0, 200)}`);
+  }
+  return error;
+}
+
+/** Bytes over a bare TCP connection (what no HTTP client would send); the answer as text. */
+export function rawBytes(port: number, bytes: string | Buffer, timeoutMs = 30_000): Promise<RawAnswer> {
+  const startedAt = performance.now();
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    const chunks: Buffer[] = [];
+    socket.setTimeout(timeoutMs, () => socket.destroy(new Error('timed out')));
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const [head = '', ...rest] = text.split('\r\n\r\n');
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
+      resolve({ status, headers: {}, body: rest.join('\r\n\r\n'), elapsedMs: performance.now() - startedAt });
+    });
+    socket.write(bytes);
+  });
+}
