@@ -158,7 +158,14 @@ export async function startAbuseStack(
     [CHAT_MODEL, { kind: 'chat', provider: 'node', upstream_model: 'stand-in', nodes, ...prices }],
     [
       NATIVE_MODEL,
-      { kind: 'completion', provider: 'node', protocol: 'tgi', upstream_model: 'm', nodes, ...prices },
+      {
+        kind: 'completion',
+        provider: 'node',
+        protocol: 'tgi',
+        upstream_model: 'm',
+        nodes,
+        ...prices,
+      },
     ],
   ] as const) {
     const put = await admin('PUT', `/models/${id}`, { max_output_tokens: 64, ...model });
@@ -274,13 +281,19 @@ export function errorOf(answer: RawAnswer): ErrorShape['error'] {
     error.type !== 'service_error' ||
     typeof error.code !== 'string'
   ) {
-    throw new Error(`status ${answer.status} without the error shape: ${answer.body.slice(0, 200)}`);
+    throw new Error(
+      `status ${answer.status} without the error shape: ${answer.body.slice(0, 200)}`,
+    );
   }
   return error;
 }
 
 /** Bytes over a bare TCP connection (what no HTTP client would send); the answer as text. */
-export function rawBytes(port: number, bytes: string | Buffer, timeoutMs = 30_000): Promise<RawAnswer> {
+export function rawBytes(
+  port: number,
+  bytes: string | Buffer,
+  timeoutMs = 30_000,
+): Promise<RawAnswer> {
   const startedAt = performance.now();
   return new Promise((resolve, reject) => {
     const socket = connect({ host: '127.0.0.1', port });
@@ -292,7 +305,12 @@ export function rawBytes(port: number, bytes: string | Buffer, timeoutMs = 30_00
       const text = Buffer.concat(chunks).toString('utf8');
       const [head = '', ...rest] = text.split('\r\n\r\n');
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0);
-      resolve({ status, headers: {}, body: rest.join('\r\n\r\n'), elapsedMs: performance.now() - startedAt });
+      resolve({
+        status,
+        headers: {},
+        body: rest.join('\r\n\r\n'),
+        elapsedMs: performance.now() - startedAt,
+      });
     });
     socket.write(bytes);
   });

@@ -74,17 +74,27 @@ describe('1. token counting cannot stall edge', () => {
     // Before: 200,000 × "a" blocked the event loop for 46 s; a 1 MiB body, minutes.
     expect(samples).toBeGreaterThan(0);
     expect(worstMs).toBeLessThan(500);
-    // Admitted (the hold covers it) and answered, or refused for balance: never a 5xx.
-    expect([200, 402]).toContain(result.status);
+    // Admitted and answered, refused for balance, or refused by the node's 32k context (a 4xx in
+    // the error shape): never a 5xx.
+    if (result.status !== 200) errorOf(result);
+    expect([200, 400, 402]).toContain(result.status);
   });
 
   it('holds at least what the model bills for a prompt it could not tokenize', async () => {
-    const content = 'a'.repeat(100_000);
-    const answer = await post('/v1/chat/completions', json(chat({ messages: [{ role: 'user', content }] })));
+    const content = 'a'.repeat(20_000);
+    const answer = await post(
+      '/v1/chat/completions',
+      json(chat({ messages: [{ role: 'user', content }] })),
+    );
     expect(answer.status).toBe(200);
-    const { usage } = JSON.parse(answer.body) as { usage: { prompt_tokens: number } };
-    // The count is an upper bound (UTF-8 bytes of the run): never below what the node billed.
-    expect(usage.prompt_tokens).toBeGreaterThanOrEqual(100_000);
+    const { usage, _service } = JSON.parse(answer.body) as {
+      usage: { prompt_tokens: number; completion_tokens: number };
+      _service: { cost_dzd: number };
+    };
+    // Settlement is capped at the hold: a cost equal to the full price of the usage the node
+    // reported means the hold covered all of it (prices: 1,000 and 2,000 DZD per million).
+    const fullPriceMicroDzd = usage.prompt_tokens * 1_000 + usage.completion_tokens * 2_000;
+    expect(Math.round(_service.cost_dzd * 1e6)).toBe(fullPriceMicroDzd);
   });
 });
 
@@ -132,7 +142,11 @@ describe('2. no path parameter reaches another internal route', () => {
   });
 
   it('refuses an encoded separator inside one model id segment', async () => {
-    refused(await stack.send({ path: '/v1/models/abuse%2Fchat', headers: bearer() }), 404, 'model_not_found');
+    refused(
+      await stack.send({ path: '/v1/models/abuse%2Fchat', headers: bearer() }),
+      404,
+      'model_not_found',
+    );
     const plain = await stack.send({ path: `/v1/models/${CHAT_MODEL}`, headers: bearer() });
     expect(plain.status).toBe(200);
   });
@@ -140,13 +154,19 @@ describe('2. no path parameter reaches another internal route', () => {
 
 describe('3. credentials never reach a log line', () => {
   it('keeps keys and tokens sent in headers, query strings and bodies out of every log', async () => {
-    const created = await post('/v1/scoped-jwt', json({ api_key_name: 'main', models: [CHAT_MODEL] }));
+    const created = await post(
+      '/v1/scoped-jwt',
+      json({ api_key_name: 'main', models: [CHAT_MODEL] }),
+    );
     expect(created.status).toBe(200);
     const { token } = JSON.parse(created.body) as { token: string };
     const fakeKey = `sk_live_${'Q'.repeat(43)}`;
     const sent = [
       stack.send({ path: `/v1/scoped-jwt?jwt=${encodeURIComponent(token)}`, headers: bearer() }),
-      stack.send({ path: `/v1/scoped-jwt?jwtoken=${encodeURIComponent(token)}`, headers: bearer() }),
+      stack.send({
+        path: `/v1/scoped-jwt?jwtoken=${encodeURIComponent(token)}`,
+        headers: bearer(),
+      }),
       stack.send({ path: `/v1/user/balance?api_key=${stack.apiKey}`, headers: bearer() }),
       stack.send({ path: '/v1/user/balance', headers: { Authorization: `Bearer ${token}` } }),
       stack.send({ path: '/v1/user/balance', headers: { Authorization: `Bearer ${fakeKey}` } }),
@@ -186,13 +206,23 @@ describe('4. malformed input is a 4xx in the error shape', () => {
 
   it('an unknown content encoding or content type', async () => {
     refused(await post('/v1/chat/completions', json(chat()), { 'Content-Encoding': 'zstd' }), 415);
-    refused(await post('/v1/chat/completions', json(chat()), { 'Content-Type': 'text/plain' }), 415);
+    refused(
+      await post('/v1/chat/completions', json(chat()), { 'Content-Type': 'text/plain' }),
+      415,
+    );
   });
 
   it('invalid UTF-8, a NUL and an unpaired surrogate', async () => {
-    const invalid = Buffer.concat([Buffer.from('{"model": "'), Buffer.from([0xc0, 0xae]), Buffer.from('"}')]);
+    const invalid = Buffer.concat([
+      Buffer.from('{"model": "'),
+      Buffer.from([0xc0, 0xae]),
+      Buffer.from('"}'),
+    ]);
     refused(await post('/v1/chat/completions', invalid), 400, 'invalid_request_body');
-    refused(await post('/v1/chat/completions', '{"model": "abuse/chat\\u0000", "messages": []}'), 400);
+    refused(
+      await post('/v1/chat/completions', '{"model": "abuse/chat\\u0000", "messages": []}'),
+      400,
+    );
     refused(await post('/v1/chat/completions', '{"model": "abuse/\\ud800", "messages": []}'), 400);
     const keyName = await stack.send({
       method: 'POST',
@@ -204,16 +234,31 @@ describe('4. malformed input is a 4xx in the error shape', () => {
     refused(await post('/v1/scoped-jwt', '{"api_key_name": "main\\udfff"}'), 400);
   });
 
-  it.each(['%zz', '%c0%ae', '%', '%e4%b8'])('bad percent-escapes in the path: %s', async (escape) => {
-    refused(await stack.send({ path: `/v1/models/${escape}`, headers: bearer() }), 400);
-    refused(await stack.admin('GET', `/accounts/${escape}`), 400);
-  });
+  it.each(['%zz', '%c0%ae', '%', '%e4%b8'])(
+    'bad percent-escapes in the path: %s',
+    async (escape) => {
+      refused(await stack.send({ path: `/v1/models/${escape}`, headers: bearer() }), 400);
+      refused(await stack.admin('GET', `/accounts/${escape}`), 400);
+    },
+  );
 
   const deep = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
   it.each([
-    ['tools', (nest: string) => `{"model":"${CHAT_MODEL}","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"a":${nest}}}}]}`],
-    ['response_format', (nest: string) => `{"model":"${CHAT_MODEL}","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","x":${nest}}}`],
-    ['a message name', (nest: string) => `{"model":"${CHAT_MODEL}","messages":[{"role":"user","content":"x","name":${nest}}]}`],
+    [
+      'tools',
+      (nest: string) =>
+        `{"model":"${CHAT_MODEL}","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"a":${nest}}}}]}`,
+    ],
+    [
+      'response_format',
+      (nest: string) =>
+        `{"model":"${CHAT_MODEL}","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema","x":${nest}}}`,
+    ],
+    [
+      'a message name',
+      (nest: string) =>
+        `{"model":"${CHAT_MODEL}","messages":[{"role":"user","content":"x","name":${nest}}]}`,
+    ],
   ])('JSON nested 5,000 levels deep in %s', async (_where, body) => {
     refused(await post('/v1/chat/completions', body(deep(5_000))), 400, 'invalid_request_body');
   });
@@ -231,7 +276,10 @@ describe('4. malformed input is a 4xx in the error shape', () => {
 
   it('oversized headers and query strings: 431 with the error shape, not a bare status', async () => {
     refused(
-      await stack.send({ path: '/v1/user/balance', headers: { ...bearer(), 'X-Pad': 'p'.repeat(20_000) } }),
+      await stack.send({
+        path: '/v1/user/balance',
+        headers: { ...bearer(), 'X-Pad': 'p'.repeat(20_000) },
+      }),
       431,
       'request_header_fields_too_large',
     );
@@ -245,12 +293,18 @@ describe('4. malformed input is a 4xx in the error shape', () => {
     const body = json(chat());
     const head = `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${stack.apiKey}\r\nContent-Type: application/json\r\nConnection: close\r\n`;
     refused(
-      await rawBytes(stack.edgePort, `${head}Content-Length: ${body.length}\r\nContent-Length: 3\r\n\r\n${body}`),
+      await rawBytes(
+        stack.edgePort,
+        `${head}Content-Length: ${body.length}\r\nContent-Length: 3\r\n\r\n${body}`,
+      ),
       400,
       'invalid_request_body',
     );
     refused(
-      await rawBytes(stack.edgePort, `${head}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n${body}`),
+      await rawBytes(
+        stack.edgePort,
+        `${head}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n${body}`,
+      ),
       400,
     );
     refused(await rawBytes(stack.edgePort, 'GARBAGE / HTTP/9.9\r\n\r\n'), 400);
