@@ -34,6 +34,12 @@ export const fields = {
   httpUrl: () => Type.String({ pattern: '^https?://', description: 'HTTP base URL' }),
   durationMs: (defaultMs: number, maxMs = 86_400_000) =>
     Type.Integer({ minimum: 0, maximum: maxMs, default: defaultMs }),
+  /**
+   * Versioned AES-256-GCM keys: one base64 key (= version 1) or `v2:<base64>,v1:<base64>`,
+   * newest first (format `keyring`, checked by @gateway/crypto's parser at load).
+   */
+  keyring: (description: string) =>
+    Type.String({ format: 'keyring', maxLength: 1024, description }),
   secret: (minLength = 32) =>
     Type.String({ minLength, description: `Secret of at least ${minLength} characters` }),
 };
