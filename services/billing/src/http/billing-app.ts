@@ -23,6 +23,7 @@ export function mountBillingApi(
     new RequestIdempotency({
       run: (work) => services.identity.store.transaction(work),
       clock: () => new Date(),
+      keyring: services.identity.keyring,
     });
   app.use(
     '/internal/v1/idempotency',
