@@ -25,6 +25,11 @@ export const fields = {
   postgresUrl: () =>
     Type.String({ pattern: '^postgres(ql)?://', description: 'PostgreSQL connection URL' }),
   amqpUrl: () => Type.String({ pattern: '^amqps?://', description: 'RabbitMQ connection URL' }),
+  /** Dead letters (which may hold prompts) are dropped after this long; see messaging's README. */
+  deadLetterTtlMs: () =>
+    Type.Integer({ minimum: 1_000, maximum: 14 * 86_400_000, default: 72 * 3_600_000 }),
+  /** Dead letters kept per queue at most; beyond it the oldest are dropped. */
+  deadLetterMaxLength: () => Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
   amqpPrefix: () =>
     Type.String({
       default: '',

@@ -27,6 +27,8 @@ export const dispatcherConfigSchema = Type.Object({
   DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
   AMQP_URL: fields.amqpUrl(),
   AMQP_PREFIX: fields.amqpPrefix(),
+  DEAD_LETTER_TTL_MS: fields.deadLetterTtlMs(),
+  DEAD_LETTER_MAX_LENGTH: fields.deadLetterMaxLength(),
   INTERNAL_TOKEN: fields.secret(32),
   ENCRYPTION_KEY: fields.keyring(
     'AES-256-GCM keys of stored results and signing secrets: base64 of 32 bytes, or v2:<b64>,v1:<b64> newest first',
