@@ -1,3 +1,4 @@
+import { Keyring } from '@gateway/crypto';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServiceMetrics } from '@gateway/observability';
@@ -41,7 +42,7 @@ beforeAll(async () => {
   const clock = () => new Date();
   const identity = createIdentity({
     prisma,
-    masterKeyBase64: randomBytes(32).toString('base64'),
+    keyring: Keyring.parse(randomBytes(32).toString('base64')),
     clock,
   });
   const plain = createLedgerService({ prisma, clock, holdTtlMs: 15 * 60_000 });

@@ -1,3 +1,4 @@
+import { Keyring } from '@gateway/crypto';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { RequestHandler } from 'express';
@@ -69,7 +70,7 @@ export async function startBilling(): Promise<BillingHarness> {
   const clock = () => new Date();
   const identity = createIdentity({
     prisma,
-    masterKeyBase64: randomBytes(32).toString('base64'),
+    keyring: Keyring.parse(randomBytes(32).toString('base64')),
     clock,
   });
   const ledger = createLedgerService({ prisma, clock, holdTtlMs: 15 * 60_000 });

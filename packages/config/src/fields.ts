@@ -25,6 +25,11 @@ export const fields = {
   postgresUrl: () =>
     Type.String({ pattern: '^postgres(ql)?://', description: 'PostgreSQL connection URL' }),
   amqpUrl: () => Type.String({ pattern: '^amqps?://', description: 'RabbitMQ connection URL' }),
+  /** Dead letters (which may hold prompts) are dropped after this long; see messaging's README. */
+  deadLetterTtlMs: () =>
+    Type.Integer({ minimum: 1_000, maximum: 14 * 86_400_000, default: 72 * 3_600_000 }),
+  /** Dead letters kept per queue at most; beyond it the oldest are dropped. */
+  deadLetterMaxLength: () => Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
   amqpPrefix: () =>
     Type.String({
       default: '',
@@ -34,6 +39,12 @@ export const fields = {
   httpUrl: () => Type.String({ pattern: '^https?://', description: 'HTTP base URL' }),
   durationMs: (defaultMs: number, maxMs = 86_400_000) =>
     Type.Integer({ minimum: 0, maximum: maxMs, default: defaultMs }),
+  /**
+   * Versioned AES-256-GCM keys: one base64 key (= version 1) or `v2:<base64>,v1:<base64>`,
+   * newest first (format `keyring`, checked by @gateway/crypto's parser at load).
+   */
+  keyring: (description: string) =>
+    Type.String({ format: 'keyring', maxLength: 1024, description }),
   secret: (minLength = 32) =>
     Type.String({ minLength, description: `Secret of at least ${minLength} characters` }),
 };

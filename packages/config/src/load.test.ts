@@ -49,6 +49,26 @@ describe('loadConfig', () => {
     expect((caught as ConfigError).message).not.toContain('short-secret');
   });
 
+  it('accepts keyrings in both formats and rejects a malformed one without echoing it', () => {
+    const keyed = Type.Object({ MASTER_KEY: fields.keyring('test key') });
+    const k1 = Buffer.alloc(32, 1).toString('base64');
+    const k2 = Buffer.alloc(32, 2).toString('base64');
+    expect(loadConfig('test', keyed, { MASTER_KEY: k1 }).MASTER_KEY).toBe(k1);
+    expect(loadConfig('test', keyed, { MASTER_KEY: `v2:${k2},v1:${k1}` }).MASTER_KEY).toContain(k2);
+    for (const bad of [`v1:${k1},v2:${k2}`, `v2:${k2},${k1}`, k1.slice(1), `v2:${k2},v2:${k1}`]) {
+      let caught: unknown;
+      try {
+        loadConfig('test', keyed, { MASTER_KEY: bad });
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeInstanceOf(ConfigError);
+      expect((caught as ConfigError).problems).toEqual(['MASTER_KEY: must match format "keyring"']);
+      expect((caught as ConfigError).message).not.toContain(k1.slice(2, 20));
+      expect((caught as ConfigError).message).not.toContain(k2.slice(2, 20));
+    }
+  });
+
   it('lists every missing required variable', () => {
     expect(() => loadConfig('test', schema, {})).toThrow(
       /DATABASE_URL: is required[\s\S]*INTERNAL_TOKEN: is required/,

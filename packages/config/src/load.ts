@@ -1,6 +1,7 @@
 import type { Static, TObject } from '@sinclair/typebox';
 import AjvModule from 'ajv';
 import formatsModule from 'ajv-formats';
+import { isKeyringSpec } from '@gateway/crypto';
 
 // ajv and ajv-formats are CommonJS; under NodeNext their default export is the module object.
 const Ajv = AjvModule.default;
@@ -19,6 +20,8 @@ export class ConfigError extends Error {
 
 const ajv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, strict: true });
 addFormats(ajv);
+// The message ajv gives is `must match format "keyring"`: the value itself is never echoed.
+ajv.addFormat('keyring', { type: 'string', validate: isKeyringSpec });
 
 /** Takes the schema's keys from the environment; empty strings count as unset. */
 function pickEnv(schema: TObject, env: NodeJS.ProcessEnv): Record<string, string> {

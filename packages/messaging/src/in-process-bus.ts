@@ -62,7 +62,7 @@ export function createInProcessBus(options: InProcessBusOptions): MessageBus {
 
     async declareQueue(spec: QueueSpec) {
       requireStarted();
-      const decls = planQueue(spec, options.topology.deadLetterExchange, plan.exchanges);
+      const decls = planQueue(spec, options.topology, plan.exchanges);
       decls.forEach((queue) => broker.declareQueue(queue));
     },
 

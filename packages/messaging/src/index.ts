@@ -18,6 +18,7 @@ export { createInProcessBus, type InProcessBusOptions } from './in-process-bus.j
 export { createGatewayBus, createRabbitMqBus, type RabbitMqBusOptions } from './rabbitmq-bus.js';
 export {
   DEAD_LETTER_EXCHANGE,
+  DEFAULT_DEAD_LETTER_RETENTION,
   EXCHANGES,
   QUEUES,
   ROUTING_KEYS,
@@ -26,6 +27,7 @@ export {
   gatewayTopology,
   retryQueueName,
   type Binding,
+  type DeadLetterRetention,
   type GatewayNames,
   type QueueSpec,
   type Topology,

@@ -155,3 +155,54 @@ describe('RabbitMQ bus across a broker restart', () => {
     );
   }, 60_000);
 });
+
+describe('RabbitMQ dead-letter retention', () => {
+  it('declares .dead queues with the TTL and bound, and drops a dead letter after the TTL', async () => {
+    const prefix = uniquePrefix('deadttl');
+    const { queues } = gatewayNames(prefix);
+    const deadLetters = { messageTtlMs: 1_000, maxLength: 5 };
+    const bus = createRabbitMqBus({
+      url: testAmqpUrl(),
+      topology: gatewayTopology(prefix, deadLetters),
+      logger: silentLogger,
+      drainTimeoutMs: 300,
+    });
+    const admin = await connect(testAmqpUrl());
+    const dead = `${queues.webhookCompletions}.dead`;
+    const deadArguments = (messageTtlMs: number) => ({
+      durable: true,
+      arguments: {
+        'x-queue-type': 'quorum',
+        'x-max-length': 5,
+        'x-overflow': 'drop-head',
+        'x-message-ttl': messageTtlMs,
+      },
+    });
+    try {
+      await bus.start();
+      // RabbitMQ accepts a redeclaration only with equivalent arguments: the queue has these.
+      const check = await admin.createChannel();
+      await check.assertQueue(dead, deadArguments(1_000));
+      const refused = await admin.createChannel();
+      refused.on('error', () => {});
+      await expect(refused.assertQueue(dead, deadArguments(2_000))).rejects.toThrow(
+        /PRECONDITION_FAILED/,
+      );
+
+      await bus.consume(queues.webhookCompletions, async () => 'dead-letter', { prefetch: 1 });
+      await bus.publish({ queue: queues.webhookCompletions }, { prompt: 'kept only for a while' });
+      let deadCount = 0;
+      const countDead = async () => (deadCount = (await check.checkQueue(dead)).messageCount);
+      const deadlineMs = Date.now() + 5_000;
+      while ((await countDead()) === 0 && Date.now() < deadlineMs) await sleep(20);
+      expect(deadCount).toBe(1);
+      const landedMs = Date.now();
+      while ((await countDead()) > 0 && Date.now() < landedMs + 10_000) await sleep(50);
+      expect(deadCount).toBe(0);
+      expect(Date.now() - landedMs).toBeGreaterThanOrEqual(700);
+    } finally {
+      await admin.close();
+      await bus.close();
+    }
+  }, 30_000);
+});

@@ -1,5 +1,5 @@
 import { connect } from 'amqplib';
-import { gatewayTopology } from './topology.js';
+import { DEFAULT_DEAD_LETTER_RETENTION, gatewayTopology } from './topology.js';
 import type { ChannelModel, RecoveringChannelModel } from 'amqplib';
 import { BusError, DEFAULT_DRAIN_TIMEOUT_MS } from './bus.js';
 import type { BusLogger, ConsumeOptions, Destination, Handler, MessageBus } from './bus.js';
@@ -136,7 +136,7 @@ export function createRabbitMqBus(options: RabbitMqBusOptions): MessageBus {
 
     async declareQueue(spec: QueueSpec) {
       requireStarted();
-      const decls = planQueue(spec, options.topology.deadLetterExchange, plan.exchanges);
+      const decls = planQueue(spec, options.topology, plan.exchanges);
       for (const decl of decls) {
         const known = queues.get(decl.name);
         if (known && !sameQueue(known, decl)) {
@@ -251,14 +251,27 @@ function uniqueBindings<B extends { exchange: string; routingKey: string }>(bind
   });
 }
 
-/** The gateway's bus as every service builds it: its topology under the configured prefix. */
+/**
+ * The gateway's bus as every service builds it: its topology under the configured prefix, dead
+ * letters kept as configured (every service declaring the topology must agree, or RabbitMQ
+ * refuses the second declaration).
+ */
 export function createGatewayBus(
-  config: { AMQP_URL: string; AMQP_PREFIX: string },
+  config: {
+    AMQP_URL: string;
+    AMQP_PREFIX: string;
+    DEAD_LETTER_TTL_MS?: number;
+    DEAD_LETTER_MAX_LENGTH?: number;
+  },
   logger: BusLogger,
 ): MessageBus {
+  const deadLetters = {
+    messageTtlMs: config.DEAD_LETTER_TTL_MS ?? DEFAULT_DEAD_LETTER_RETENTION.messageTtlMs,
+    maxLength: config.DEAD_LETTER_MAX_LENGTH ?? DEFAULT_DEAD_LETTER_RETENTION.maxLength,
+  };
   return createRabbitMqBus({
     url: config.AMQP_URL,
-    topology: gatewayTopology(config.AMQP_PREFIX),
+    topology: gatewayTopology(config.AMQP_PREFIX, deadLetters),
     logger,
   });
 }

@@ -29,13 +29,15 @@ export const DEFAULT_MAX_DELIVERIES = 5;
 export const DEFAULT_MAX_RETRIES = 3;
 export const DEFAULT_QUORUM_MAX_LENGTH = 100_000;
 export const DEFAULT_TRANSIENT_MAX_LENGTH = 10_000;
-/** Dead letters are kept for inspection; beyond this the oldest are dropped. */
-export const DEAD_QUEUE_MAX_LENGTH = 100_000;
 
 const LIMITS = {
   maxDeliveries: [1, 100],
   retryDelayMs: [1, 24 * 60 * 60 * 1000],
   maxRetries: [0, 100],
+  maxLength: [1, 10_000_000],
+} as const;
+const DEAD_LETTER_LIMITS = {
+  messageTtlMs: [1, 30 * 24 * 60 * 60 * 1000],
   maxLength: [1, 10_000_000],
 } as const;
 // AMQP names are at most 255 bytes; leave room for the `.retry` and `.dead` suffixes.
@@ -46,9 +48,8 @@ export function planTopology(topology: Topology): TopologyPlan {
   const exchanges = [...topology.exchanges.map((e) => e.name), topology.deadLetterExchange];
   exchanges.forEach((name) => checkName(name, 'exchange'));
   checkUnique(exchanges, 'exchange');
-  const queues = topology.queues.flatMap((spec) =>
-    planQueue(spec, topology.deadLetterExchange, exchanges),
-  );
+  checkDeadLetters(topology.deadLetters);
+  const queues = topology.queues.flatMap((spec) => planQueue(spec, topology, exchanges));
   checkUnique(
     queues.map((q) => q.name),
     'queue',
@@ -59,9 +60,10 @@ export function planTopology(topology: Topology): TopologyPlan {
 /** One spec becomes its queue plus, for quorum queues, `<name>.dead` and `<name>.retry`. */
 export function planQueue(
   spec: QueueSpec,
-  deadLetterExchange: string,
+  topology: Pick<Topology, 'deadLetterExchange' | 'deadLetters'>,
   knownExchanges: readonly string[],
 ): QueueDeclaration[] {
+  const { deadLetterExchange, deadLetters } = topology;
   checkSpec(spec, knownExchanges);
   const bindings = (spec.bindings ?? []).map((b) => ({ ...b }));
   if (spec.kind === 'transient') {
@@ -84,7 +86,9 @@ export function planQueue(
   const deadQueue: QueueDeclaration = {
     name: dead,
     kind: 'quorum',
-    maxLength: DEAD_QUEUE_MAX_LENGTH,
+    // Expired dead letters are dropped (no dead-letter target of their own).
+    messageTtlMs: deadLetters.messageTtlMs,
+    maxLength: deadLetters.maxLength,
     overflow: 'drop-head',
     bindings: [{ exchange: deadLetterExchange, routingKey: spec.name }],
   };
@@ -161,6 +165,16 @@ function checkSpec(spec: QueueSpec, knownExchanges: readonly string[]): void {
     }
   }
   for (const binding of spec.bindings ?? []) checkBinding(spec.name, binding, knownExchanges);
+}
+
+function checkDeadLetters(retention: Topology['deadLetters']): void {
+  for (const key of Object.keys(DEAD_LETTER_LIMITS) as (keyof typeof DEAD_LETTER_LIMITS)[]) {
+    const value = retention[key];
+    const [min, max] = DEAD_LETTER_LIMITS[key];
+    if (!Number.isInteger(value) || value < min || value > max) {
+      invalid(`dead letters: ${key} must be an integer in ${min}..${max}`);
+    }
+  }
 }
 
 function checkBinding(queue: string, binding: Binding, knownExchanges: readonly string[]): void {

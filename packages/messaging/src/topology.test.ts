@@ -65,8 +65,32 @@ describe('gateway topology', () => {
     expect(queueOptions(dead).arguments).toEqual({
       'x-queue-type': 'quorum',
       'x-overflow': 'drop-head',
-      'x-max-length': 100_000,
+      'x-max-length': 10_000,
+      'x-message-ttl': 72 * 60 * 60 * 1000,
     });
+  });
+
+  it('bounds every .dead queue by the configured retention, and refuses a bad one', () => {
+    const deadLetters = { messageTtlMs: 5_000, maxLength: 7 };
+    const deadQueues = planTopology(gatewayTopology('p.', deadLetters)).queues.filter((q) =>
+      q.name.endsWith('.dead'),
+    );
+    expect(deadQueues).toHaveLength(3);
+    for (const dead of deadQueues) {
+      expect(queueOptions(dead).arguments).toMatchObject({
+        'x-message-ttl': 5_000,
+        'x-max-length': 7,
+        'x-overflow': 'drop-head',
+      });
+      // Expired dead letters are dropped, not dead-lettered again.
+      expect(queueOptions(dead).arguments['x-dead-letter-exchange']).toBeUndefined();
+    }
+    for (const bad of [
+      { messageTtlMs: 0, maxLength: 7 },
+      { messageTtlMs: 1.5, maxLength: 7 },
+    ]) {
+      expect(() => planTopology(gatewayTopology('p.', bad))).toThrow(/dead letters: messageTtlMs/);
+    }
   });
 
   it('declares transient queues classic, exclusive and auto-delete', () => {

@@ -33,7 +33,24 @@ export interface Topology {
   queues: QueueSpec[];
   /** Direct exchange every quorum queue dead-letters to; routes to `<queue>.dead`. */
   deadLetterExchange: string;
+  /** How long and how many dead letters every `<queue>.dead` keeps. */
+  deadLetters: DeadLetterRetention;
 }
+
+/**
+ * Dead letters are kept for inspection, not forever: a dead-lettered job still carries its
+ * prompt. Past `messageTtlMs` a dead letter is dropped, and beyond `maxLength` the oldest go.
+ */
+export interface DeadLetterRetention {
+  messageTtlMs: number;
+  maxLength: number;
+}
+
+/** 72 h covers a long weekend before someone inspects a dead letter; 10,000 bounds disk. */
+export const DEFAULT_DEAD_LETTER_RETENTION: DeadLetterRetention = {
+  messageTtlMs: 72 * 60 * 60 * 1000,
+  maxLength: 10_000,
+};
 
 /**
  * `control` carries broadcasts: every worker binds its own transient queue with the `cancel`
@@ -93,9 +110,13 @@ export function gatewayNames(prefix = ''): GatewayNames {
 const JOB_QUEUE_LIMITS = { maxDeliveries: 5, retryDelayMs: 10_000, maxRetries: 3 } as const;
 const WEBHOOK_QUEUE_LIMITS = { maxDeliveries: 5, retryDelayMs: 30_000, maxRetries: 10 } as const;
 
-export function gatewayTopology(prefix = ''): Topology {
+export function gatewayTopology(
+  prefix = '',
+  deadLetters: DeadLetterRetention = DEFAULT_DEAD_LETTER_RETENTION,
+): Topology {
   const { exchanges, queues, deadLetterExchange } = gatewayNames(prefix);
   return {
+    deadLetters,
     exchanges: [
       { name: exchanges.jobs, type: 'direct' },
       { name: exchanges.events, type: 'direct' },

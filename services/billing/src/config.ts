@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { fields, serviceFields } from '@gateway/config';
 
+const DAY_MS = 86_400_000;
+
 export const billingConfigSchema = Type.Object({
   ...serviceFields(8081),
   DATABASE_URL: fields.postgresUrl(),
@@ -9,13 +11,20 @@ export const billingConfigSchema = Type.Object({
   // operator API; the worker's may only read the catalog and settle or void holds.
   EDGE_INTERNAL_TOKEN: fields.secret(32),
   WORKER_INTERNAL_TOKEN: fields.secret(32),
-  MASTER_KEY: Type.String({
-    pattern: '^[A-Za-z0-9+/]{43}=$',
-    description: 'AES-256-GCM key for API key secrets: 32 bytes, base64',
-  }),
+  MASTER_KEY: fields.keyring(
+    'AES-256-GCM keys of API-key secrets and stored idempotent answers: base64 of 32 bytes, or v2:<b64>,v1:<b64> newest first',
+  ),
   TOKEN_PREFIX: Type.String({ default: 'service', pattern: '^[a-z][a-z0-9_-]{0,31}$' }),
   HOLD_TTL_MS: fields.durationMs(15 * 60_000),
   HOLD_SWEEP_INTERVAL_MS: fields.durationMs(30_000, 3_600_000),
+  // Idempotency-Key answers (which may carry a minted token) are kept this long, then purged.
+  // The spec promises 24 h; a week is the most any operator should keep such answers.
+  IDEMPOTENCY_TTL_MS: Type.Integer({ minimum: 60_000, maximum: 7 * DAY_MS, default: DAY_MS }),
+  IDEMPOTENCY_PURGE_INTERVAL_MS: Type.Integer({
+    minimum: 1_000,
+    maximum: 3_600_000,
+    default: 60_000,
+  }),
 });
 
 /**

@@ -1,8 +1,10 @@
 import type { Static } from '@sinclair/typebox';
+import { Keyring } from '@gateway/crypto';
 import { createServiceApp, finishApp, serveHttp, type ServiceShell } from '@gateway/runtime';
 import type { billingConfigSchema } from './config.js';
 import { createPrismaClient } from './db/client.js';
 import { mountBillingApi } from './http/billing-app.js';
+import { RequestIdempotency } from './http/request-idempotency.js';
 import { createIdentity } from './identity/index.js';
 import { createLedgerService } from './ledger/index.js';
 import { instrumentBilling } from './metrics.js';
@@ -31,7 +33,7 @@ export async function startBillingService(
   const clock = () => new Date();
   const identity = createIdentity({
     prisma,
-    masterKeyBase64: config.MASTER_KEY,
+    keyring: Keyring.parse(config.MASTER_KEY),
     tokenPrefix: config.TOKEN_PREFIX,
     clock,
   });
@@ -56,9 +58,15 @@ export async function startBillingService(
     ],
     isShuttingDown: () => shell.lifecycle.isShuttingDown,
   });
+  const requestIdempotency = new RequestIdempotency({
+    run: (work) => identity.store.transaction(work),
+    clock,
+    keyring: identity.keyring,
+    ttlMs: config.IDEMPOTENCY_TTL_MS,
+  });
   mountBillingApi(
     app,
-    { identity, ledger },
+    { identity, ledger, requestIdempotency },
     { edge: config.EDGE_INTERNAL_TOKEN, worker: config.WORKER_INTERNAL_TOKEN },
   );
   finishApp(app, shell.logger);
@@ -75,10 +83,19 @@ export async function startBillingService(
       .catch((error: unknown) => shell.logger.warn({ err: error }, 'rate-limit prune failed'));
   }, 60_000);
   pruneTimer.unref();
+  // Idempotency records past their retention are deleted, however quiet the traffic.
+  const purgeTimer = setInterval(() => {
+    requestIdempotency
+      .purgeExpired()
+      .then((count) => count > 0 && shell.logger.info({ count }, 'idempotency records purged'))
+      .catch((error: unknown) => shell.logger.warn({ err: error }, 'idempotency purge failed'));
+  }, config.IDEMPOTENCY_PURGE_INTERVAL_MS);
+  purgeTimer.unref();
 
   const server = await serveHttp(shell, app, config);
   shell.lifecycle.onShutdown('sweeper', async () => {
     clearInterval(pruneTimer);
+    clearInterval(purgeTimer);
     await stopSweeper();
   });
   shell.lifecycle.onShutdown('postgres', () => prisma.$disconnect());

@@ -27,11 +27,12 @@ export const dispatcherConfigSchema = Type.Object({
   DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
   AMQP_URL: fields.amqpUrl(),
   AMQP_PREFIX: fields.amqpPrefix(),
+  DEAD_LETTER_TTL_MS: fields.deadLetterTtlMs(),
+  DEAD_LETTER_MAX_LENGTH: fields.deadLetterMaxLength(),
   INTERNAL_TOKEN: fields.secret(32),
-  ENCRYPTION_KEY: Type.String({
-    pattern: '^[A-Za-z0-9+/]{43}=$',
-    description: 'AES-256-GCM key for stored results and signing secrets: 32 bytes, base64',
-  }),
+  ENCRYPTION_KEY: fields.keyring(
+    'AES-256-GCM keys of stored results and signing secrets: base64 of 32 bytes, or v2:<b64>,v1:<b64> newest first',
+  ),
   DISPATCH_INTERVAL_MS: Type.Integer({ minimum: 5, maximum: 10 * MINUTE_MS, default: MINUTE_MS }),
   DISPATCH_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
   DISPATCH_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 200, default: 20 }),

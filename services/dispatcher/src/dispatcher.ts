@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Logger, ServiceMetrics } from '@gateway/observability';
 import { parseDelays, type DispatcherConfig } from './config.js';
-import { SealedBox } from './crypto/sealed-box.js';
+import { Keyring } from '@gateway/crypto';
 import { AttemptRunner } from './deliveries/attempt.js';
 import { DeliveryQueries } from './deliveries/delivery-queries.js';
 import { DeliveryRepository } from './deliveries/delivery-repository.js';
@@ -54,7 +54,7 @@ function retryPolicies(config: DispatcherConfig, random: () => number) {
 
 /** Wires the dispatcher's parts from configuration; main.ts and the tests share it. */
 export function createDispatcher(config: DispatcherConfig, deps: DispatcherDeps): Dispatcher {
-  const box = new SealedBox(config.ENCRYPTION_KEY);
+  const box = Keyring.parse(config.ENCRYPTION_KEY);
   const repository = new DeliveryRepository(deps.pool);
   const policies = retryPolicies(config, deps.random ?? Math.random);
   const secrets = new SigningSecrets({

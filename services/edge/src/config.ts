@@ -7,6 +7,8 @@ export const edgeConfigSchema = Type.Object({
   ...serviceFields(8080),
   AMQP_URL: fields.amqpUrl(),
   AMQP_PREFIX: fields.amqpPrefix(),
+  DEAD_LETTER_TTL_MS: fields.deadLetterTtlMs(),
+  DEAD_LETTER_MAX_LENGTH: fields.deadLetterMaxLength(),
   BILLING_URL: fields.httpUrl(),
   // billing's EDGE_INTERNAL_TOKEN: edge's credential on billing's internal API.
   BILLING_INTERNAL_TOKEN: fields.secret(32),

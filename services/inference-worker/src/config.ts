@@ -5,6 +5,8 @@ export const workerConfigSchema = Type.Object({
   ...serviceFields(8082),
   AMQP_URL: fields.amqpUrl(),
   AMQP_PREFIX: fields.amqpPrefix(),
+  DEAD_LETTER_TTL_MS: fields.deadLetterTtlMs(),
+  DEAD_LETTER_MAX_LENGTH: fields.deadLetterMaxLength(),
   BILLING_URL: fields.httpUrl(),
   BILLING_INTERNAL_TOKEN: fields.secret(32),
   BILLING_TIMEOUT_MS: fields.durationMs(5_000, 60_000),

@@ -1,3 +1,4 @@
+import { Keyring } from '@gateway/crypto';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { expect } from '@jest/globals';
@@ -34,7 +35,7 @@ export async function startBillingApi(
   const clock = () => new Date();
   const identity = createIdentity({
     prisma,
-    masterKeyBase64: randomBytes(32).toString('base64'),
+    keyring: Keyring.parse(randomBytes(32).toString('base64')),
     clock,
   });
   const ledger = createLedgerService({ prisma, clock, holdTtlMs: 60_000, ...ledgerOptions });

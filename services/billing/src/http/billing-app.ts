@@ -29,6 +29,7 @@ export function mountBillingApi(
     new RequestIdempotency({
       run: (work) => services.identity.store.transaction(work),
       clock: () => new Date(),
+      keyring: services.identity.keyring,
     });
   const edgeOnly = allowInternalCallers('edge');
   app.use('/internal/v1', identifyInternalCaller({ edge: tokens.edge, worker: tokens.worker }));

@@ -1,4 +1,5 @@
 import { GatewayError } from '@gateway/contracts';
+import type { Keyring, SealedValue } from '@gateway/crypto';
 import {
   claimIdempotencyKey,
   purgeIdempotencyRecords,
@@ -13,6 +14,11 @@ import {
  * client may retry with the same key. Records live in `idempotency_records` under their own
  * scope: a claim is a lease (`response_status` 0, expiring after `leaseMs`, so a crashed edge
  * does not lock a key for a day); a completed record is replayed for `ttlMs` (24 h).
+ *
+ * A stored answer may carry a newly minted scoped token, so it is sealed with the MASTER_KEY
+ * keyring, its AAD binding it to its record (scope, account, key and request hash): an answer
+ * copied to another record, or altered, does not open, and the replay fails closed (500, nothing
+ * served, nothing run again). Expired records are deleted by `purgeExpired`, run on a schedule.
  */
 export const REQUEST_IDEMPOTENCY_SCOPE = 'edge-request';
 
@@ -36,29 +42,32 @@ export type ClaimResult =
   { outcome: 'claimed' } | { outcome: 'replay'; response: StoredHttpResponse };
 
 const IN_PROGRESS = 0;
-const PURGE_INTERVAL_MS = 60_000;
+export const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** Rows deleted per purge statement, and statements per purge run (the rest waits a run). */
+const PURGE_BATCH_ROWS = 1_000;
+const PURGE_MAX_BATCHES = 50;
 
 export interface RequestIdempotencyDeps {
   /** Runs `work` with a database handle (one short transaction). */
   run<T>(work: (db: Db) => Promise<T>): Promise<T>;
   clock: () => Date;
+  /** Seals stored answers (MASTER_KEY). */
+  keyring: Keyring;
   ttlMs?: number;
 }
 
 export class RequestIdempotency {
   readonly #deps: RequestIdempotencyDeps;
   readonly #ttlMs: number;
-  #lastPurgeMs = 0;
 
   constructor(deps: RequestIdempotencyDeps) {
     this.#deps = deps;
-    this.#ttlMs = deps.ttlMs ?? 24 * 60 * 60 * 1000;
+    this.#ttlMs = deps.ttlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
   }
 
   /** Claims the key, or answers with the stored response; 409 for a conflict. */
   async claim(ref: IdempotencyKeyRef, leaseMs: number): Promise<ClaimResult> {
     const now = this.#deps.clock();
-    this.#purgeNowAndThen(now);
     const recordKey = storageKey(ref);
     const owned = await this.#deps.run((db) =>
       claimIdempotencyKey(db, {
@@ -85,18 +94,27 @@ export class RequestIdempotency {
         param: 'Idempotency-Key',
       });
     }
-    return { outcome: 'replay', response: stored.responseBody as StoredHttpResponse };
+    if (!stored.sealed) {
+      // Written by the previous release (before answers were sealed); gone within its TTL.
+      return { outcome: 'replay', response: stored.responseBody as StoredHttpResponse };
+    }
+    return { outcome: 'replay', response: this.#open(stored.sealed, ref) };
   }
 
   /** Stores the response of a claimed key for `ttlMs`; 409 when the claim was lost. */
   async complete(ref: IdempotencyKeyRef, response: StoredHttpResponse): Promise<void> {
     const now = this.#deps.clock();
     const expiresAt = new Date(now.getTime() + this.#ttlMs);
+    const sealed = this.#deps.keyring.seal(JSON.stringify(response), answerAad(ref));
     const updated = await this.#deps.run(
       (db) => db.$executeRaw`
         UPDATE idempotency_records
            SET response_status = ${response.status}::int,
-               response_body = ${JSON.stringify(response)}::jsonb,
+               response_body = '{}'::jsonb,
+               response_ciphertext = ${Buffer.from(sealed.ciphertext)},
+               response_nonce = ${Buffer.from(sealed.nonce)},
+               response_tag = ${Buffer.from(sealed.tag)},
+               response_key_version = ${sealed.keyVersion}::int,
                expires_at = ${expiresAt}::timestamptz
          WHERE scope = ${REQUEST_IDEMPOTENCY_SCOPE} AND key = ${storageKey(ref)}
            AND request_hash = ${ref.requestHash} AND response_status = ${IN_PROGRESS}::int`,
@@ -116,15 +134,40 @@ export class RequestIdempotency {
     );
   }
 
-  /** Expired records are purged at most once a minute per process, off the request path. */
-  #purgeNowAndThen(now: Date): void {
-    if (now.getTime() - this.#lastPurgeMs < PURGE_INTERVAL_MS) return;
-    this.#lastPurgeMs = now.getTime();
-    this.#deps
-      .run((db) => purgeIdempotencyRecords(db, [REQUEST_IDEMPOTENCY_SCOPE], now))
-      .catch(() => undefined);
+  /**
+   * Deletes records past their retention (every scope), in bounded batches; returns how many.
+   * Run on a schedule (service.ts), not on the request path.
+   */
+  async purgeExpired(): Promise<number> {
+    let purged = 0;
+    for (let batch = 0; batch < PURGE_MAX_BATCHES; batch++) {
+      const now = this.#deps.clock();
+      const count = await this.#deps.run((db) =>
+        purgeIdempotencyRecords(db, now, PURGE_BATCH_ROWS),
+      );
+      purged += count;
+      if (count < PURGE_BATCH_ROWS) break;
+    }
+    return purged;
+  }
+
+  #open(sealed: SealedValue, ref: IdempotencyKeyRef): StoredHttpResponse {
+    try {
+      const text = this.#deps.keyring.open(sealed, answerAad(ref)).toString('utf8');
+      return JSON.parse(text) as StoredHttpResponse;
+    } catch (error) {
+      throw new GatewayError(
+        'internal_error',
+        'The answer stored for this Idempotency-Key cannot be opened.',
+        { cause: error },
+      );
+    }
   }
 }
 
 // Keys are per account: two accounts may use the same key. Account ids contain no space.
 const storageKey = (ref: IdempotencyKeyRef): string => `${ref.accountId} ${ref.key}`;
+
+/** Binds a sealed answer to its record: the same request (hash) under the same key. */
+const answerAad = (ref: IdempotencyKeyRef): string =>
+  `${REQUEST_IDEMPOTENCY_SCOPE} ${storageKey(ref)} ${ref.requestHash}`;

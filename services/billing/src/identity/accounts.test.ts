@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { accountToJson } from './accounts.js';
 import { gatewayErrorOf, setUpIdentity, type IdentityHarness } from './fixtures.suite.js';
-import { apiKeySecretAad, SecretBox, sha256Hex } from './secrets.js';
+import { apiKeySecretAad, sha256Hex } from './secrets.js';
 
 let h: IdentityHarness;
 const accounts = () => h.identity.accounts;
@@ -187,14 +187,15 @@ describe('API keys', () => {
     expect(stored).not.toContain(Buffer.from(key).toString('hex'));
     expect(stored).not.toContain(Buffer.from(key).toString('base64'));
     // ... but the master key opens it, bound to account and key name.
-    const box = SecretBox.fromBase64(h.masterKeyBase64);
     const sealed = {
       ciphertext: row.secret_ciphertext as Buffer,
       nonce: row.secret_nonce as Buffer,
-      authTag: row.secret_auth_tag as Buffer,
+      tag: row.secret_auth_tag as Buffer,
+      keyVersion: row.secret_key_version as number,
     };
-    expect(box.open(sealed, apiKeySecretAad(id, 'vaulted'))).toBe(key);
-    expect(() => box.open(sealed, apiKeySecretAad(id, 'other'))).toThrow();
+    expect(sealed.keyVersion).toBe(1);
+    expect(h.keyring.open(sealed, apiKeySecretAad(id, 'vaulted')).toString('utf8')).toBe(key);
+    expect(() => h.keyring.open(sealed, apiKeySecretAad(id, 'other'))).toThrow();
   });
 
   it('regenerates in place: new value, new secret, same name', async () => {

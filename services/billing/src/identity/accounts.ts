@@ -1,3 +1,4 @@
+import type { Keyring } from '@gateway/crypto';
 import { GatewayError } from '@gateway/contracts';
 import { API_KEY_NAME_PATTERN } from './jwt.js';
 import {
@@ -6,7 +7,6 @@ import {
   newAccountId,
   newApiKeyId,
   sha256Hex,
-  type SecretBox,
 } from './secrets.js';
 import type { IdentityStore } from './store.js';
 import type { Account, ApiKeySummary, Clock, WebhookFormat } from './types.js';
@@ -47,12 +47,12 @@ const accountNotFound = (id: string) =>
  */
 export class AccountService<Tx = unknown> {
   readonly #store: IdentityStore<Tx>;
-  readonly #box: SecretBox;
+  readonly #box: Keyring;
   readonly #clock: Clock;
 
-  constructor(deps: { store: IdentityStore<Tx>; secretBox: SecretBox; clock: Clock }) {
+  constructor(deps: { store: IdentityStore<Tx>; keyring: Keyring; clock: Clock }) {
     this.#store = deps.store;
-    this.#box = deps.secretBox;
+    this.#box = deps.keyring;
     this.#clock = deps.clock;
   }
 

@@ -1,3 +1,4 @@
+import { Keyring } from '@gateway/crypto';
 import { randomBytes } from 'node:crypto';
 import { createLedgerService } from '../ledger/index.js';
 import { createTestDatabase } from '@gateway/testing';
@@ -41,10 +42,14 @@ export interface IdentityHarness {
   /** Raw SQL, to read rows exactly as stored. */
   sql: pg.Client;
   clock: ManualClock;
-  masterKeyBase64: string;
+  /** The MASTER_KEY keyring (one key, version 1). */
+  keyring: Keyring;
   identity: Identity;
   /** A second wiring over the same database (other Prisma client), e.g. for concurrency. */
-  newIdentity(options?: { tokenPrefix?: string }): { prisma: PrismaClient; identity: Identity };
+  newIdentity(options?: { tokenPrefix?: string; keyring?: Keyring }): {
+    prisma: PrismaClient;
+    identity: Identity;
+  };
   close(): Promise<void>;
 }
 
@@ -54,14 +59,14 @@ export async function setUpIdentity(
 ): Promise<IdentityHarness> {
   const db = await createTestDatabase(billingDatabaseTemplate);
   const clock = new ManualClock(options.start ?? '2030-01-01T00:00:10Z');
-  const masterKeyBase64 = randomBytes(32).toString('base64');
+  const keyring = Keyring.parse(randomBytes(32).toString('base64'));
   const clients: PrismaClient[] = [];
-  const wire = (tokenPrefix = options.tokenPrefix) => {
+  const wire = (tokenPrefix = options.tokenPrefix, ring = keyring) => {
     const prisma = createPrismaClient(db.runtimeUrl, { maxConnections: 8 });
     clients.push(prisma);
     const identity = createIdentity({
       prisma,
-      masterKeyBase64,
+      keyring: ring,
       clock: clock.now,
       ...(tokenPrefix === undefined ? {} : { tokenPrefix }),
     });
@@ -75,9 +80,9 @@ export async function setUpIdentity(
     prisma: main.prisma,
     sql,
     clock,
-    masterKeyBase64,
+    keyring,
     identity: main.identity,
-    newIdentity: (more = {}) => wire(more.tokenPrefix ?? options.tokenPrefix),
+    newIdentity: (more = {}) => wire(more.tokenPrefix ?? options.tokenPrefix, more.keyring),
     close: async () => {
       // Every integration test file ends with the ledger's invariant check.
       const report = await createLedgerService({

@@ -1,3 +1,4 @@
+import type { Keyring } from '@gateway/crypto';
 import type { PrismaClient } from '../db/client.js';
 import { AccountService } from './accounts.js';
 import { Admitter } from './admit.js';
@@ -7,13 +8,12 @@ import { DEFAULT_TOKEN_PREFIX, validTokenPrefix } from './jwt.js';
 import { PrismaIdentityStore, type PrismaTx } from './prisma-store.js';
 import { RateLimiter } from './rate-limit.js';
 import { ScopedTokenService, TokenVerifier } from './scoped-tokens.js';
-import { SecretBox } from './secrets.js';
 import { systemClock, type Clock } from './types.js';
 
 export interface IdentityOptions {
   prisma: PrismaClient;
-  /** Base64 of the 32-byte AES-256-GCM master key sealing API-key secrets. */
-  masterKeyBase64: string;
+  /** The MASTER_KEY keyring sealing API-key secrets (and billing's other stored secrets). */
+  keyring: Keyring;
   /** `kid`/`sub` prefix of scoped tokens; `service` by default. */
   tokenPrefix?: string;
   clock?: Clock;
@@ -24,6 +24,7 @@ export interface IdentityOptions {
 /** The identity part of billing, wired over one Prisma client. */
 export interface Identity {
   store: PrismaIdentityStore;
+  keyring: Keyring;
   accounts: AccountService<PrismaTx>;
   scopedTokens: ScopedTokenService<PrismaTx>;
   authenticator: Authenticator<PrismaTx>;
@@ -39,18 +40,19 @@ export function createIdentity(options: IdentityOptions): Identity {
   }
   const clock = options.clock ?? systemClock;
   const store = new PrismaIdentityStore(options.prisma);
-  const secretBox = SecretBox.fromBase64(options.masterKeyBase64);
+  const keyring = options.keyring;
   const verifier = new TokenVerifier({
     store,
-    secretBox,
+    keyring,
     tokenPrefix,
     ...(options.clockSkewS === undefined ? {} : { clockSkewS: options.clockSkewS }),
   });
   const rateLimiter = new RateLimiter({ store, clock });
   return {
     store,
-    accounts: new AccountService({ store, secretBox, clock }),
-    scopedTokens: new ScopedTokenService({ store, secretBox, clock, verifier }),
+    keyring,
+    accounts: new AccountService({ store, keyring, clock }),
+    scopedTokens: new ScopedTokenService({ store, keyring, clock, verifier }),
     authenticator: new Authenticator({
       store,
       verifier,
@@ -77,6 +79,5 @@ export { RateLimiter, rateLimitError, rateLimitHeaders } from './rate-limit.js';
 export type { RateLimitDecision } from './rate-limit.js';
 export { ScopedTokenService, TokenVerifier } from './scoped-tokens.js';
 export type { ScopedTokenInspection } from './scoped-tokens.js';
-export { SecretBox } from './secrets.js';
 export type { IdentityStore } from './store.js';
 export * from './types.js';

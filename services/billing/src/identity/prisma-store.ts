@@ -41,6 +41,7 @@ type ApiKeyRow = {
   secretCiphertext: Uint8Array;
   secretNonce: Uint8Array;
   secretAuthTag: Uint8Array;
+  secretKeyVersion: number;
   createdAt: Date;
 };
 
@@ -62,7 +63,12 @@ const toApiKey = (row: ApiKeyRow): ApiKeyRecord => ({
   accountId: row.accountId,
   name: row.name,
   keyDigest: row.keyDigest,
-  secret: { ciphertext: row.secretCiphertext, nonce: row.secretNonce, authTag: row.secretAuthTag },
+  secret: {
+    ciphertext: row.secretCiphertext,
+    nonce: row.secretNonce,
+    tag: row.secretAuthTag,
+    keyVersion: row.secretKeyVersion,
+  },
   createdAt: row.createdAt,
 });
 
@@ -191,7 +197,8 @@ export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
           keyDigest: key.keyDigest,
           secretCiphertext: bytes(key.secret.ciphertext),
           secretNonce: bytes(key.secret.nonce),
-          secretAuthTag: bytes(key.secret.authTag),
+          secretAuthTag: bytes(key.secret.tag),
+          secretKeyVersion: key.secret.keyVersion,
           createdAt: key.createdAt,
         },
       });
@@ -213,7 +220,8 @@ export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
         keyDigest: replacement.keyDigest,
         secretCiphertext: bytes(replacement.secret.ciphertext),
         secretNonce: bytes(replacement.secret.nonce),
-        secretAuthTag: bytes(replacement.secret.authTag),
+        secretAuthTag: bytes(replacement.secret.tag),
+        secretKeyVersion: replacement.secret.keyVersion,
       },
     });
     return count > 0;

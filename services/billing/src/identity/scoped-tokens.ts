@@ -1,3 +1,4 @@
+import type { Keyring } from '@gateway/crypto';
 import {
   dzdToMicroDzd,
   GatewayError,
@@ -18,13 +19,7 @@ import {
   type ScopedTokenPayload,
   type TokenClaims,
 } from './jwt.js';
-import {
-  apiKeySecretAad,
-  newScopedTokenId,
-  newTokenNonce,
-  sha256Hex,
-  type SecretBox,
-} from './secrets.js';
+import { apiKeySecretAad, newScopedTokenId, newTokenNonce, sha256Hex } from './secrets.js';
 import type { IdentityStore } from './store.js';
 import type { Account, Clock, ScopedTokenRecord } from './types.js';
 
@@ -51,18 +46,18 @@ export type TokenVerification = { ok: true; token: VerifiedToken } | { ok: false
  */
 export class TokenVerifier<Tx = unknown> {
   readonly #store: IdentityStore<Tx>;
-  readonly #box: SecretBox;
+  readonly #box: Keyring;
   readonly #prefix: string;
   readonly #clockSkewS: number;
 
   constructor(deps: {
     store: IdentityStore<Tx>;
-    secretBox: SecretBox;
+    keyring: Keyring;
     tokenPrefix: string;
     clockSkewS?: number;
   }) {
     this.#store = deps.store;
-    this.#box = deps.secretBox;
+    this.#box = deps.keyring;
     this.#prefix = deps.tokenPrefix;
     this.#clockSkewS = deps.clockSkewS ?? DEFAULT_CLOCK_SKEW_S;
   }
@@ -99,7 +94,9 @@ export class TokenVerifier<Tx = unknown> {
     // Unknown key and bad signature read the same: key names are not probed this way.
     const badSignature = { ok: false, reason: 'Scoped token signature is not valid' } as const;
     if (!found) return badSignature;
-    const rawKey = this.#box.open(found.key.secret, apiKeySecretAad(kid.accountId, kid.keyName));
+    const rawKey = this.#box
+      .open(found.key.secret, apiKeySecretAad(kid.accountId, kid.keyName))
+      .toString('utf8');
     const payload = verifyScopedToken(compact, rawKey, nowS, this.#clockSkewS);
     if (payload === null) return badSignature;
     const read = readClaims(payload, buildSubject(this.#prefix, kid.accountId));
@@ -142,18 +139,18 @@ const tokenNotFound = () =>
  */
 export class ScopedTokenService<Tx = unknown> {
   readonly #store: IdentityStore<Tx>;
-  readonly #box: SecretBox;
+  readonly #box: Keyring;
   readonly #clock: Clock;
   readonly #verifier: TokenVerifier<Tx>;
 
   constructor(deps: {
     store: IdentityStore<Tx>;
-    secretBox: SecretBox;
+    keyring: Keyring;
     clock: Clock;
     verifier: TokenVerifier<Tx>;
   }) {
     this.#store = deps.store;
-    this.#box = deps.secretBox;
+    this.#box = deps.keyring;
     this.#clock = deps.clock;
     this.#verifier = deps.verifier;
   }
@@ -176,7 +173,9 @@ export class ScopedTokenService<Tx = unknown> {
       );
     }
     const keyName = found.key.name;
-    const rawKey = this.#box.open(found.key.secret, apiKeySecretAad(accountId, keyName));
+    const rawKey = this.#box
+      .open(found.key.secret, apiKeySecretAad(accountId, keyName))
+      .toString('utf8');
     const exp = scopedTokenExpiryS(request, nowS);
     const models =
       request.models === undefined || request.models.includes(ANY_MODEL)

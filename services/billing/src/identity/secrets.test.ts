@@ -1,13 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
 import { buildKid, parseKid, readClaims } from './jwt.js';
 import {
-  apiKeySecretAad,
   constantTimeEqual,
   generateApiKey,
   looksLikeApiKey,
   newAccountId,
-  SecretBox,
   sha256Hex,
 } from './secrets.js';
 
@@ -36,45 +33,6 @@ describe('API keys and ids', () => {
 
   it('makes user ids of usr_ + 20 lowercase base32 characters', () => {
     for (let i = 0; i < 20; i++) expect(newAccountId()).toMatch(/^usr_[a-z2-7]{20}$/);
-  });
-});
-
-describe('SecretBox (AES-256-GCM)', () => {
-  const box = SecretBox.fromBase64(randomBytes(32).toString('base64'));
-  const aad = apiKeySecretAad('usr_a', 'default');
-
-  it('round-trips with a fresh nonce each time, never leaving the plaintext in the output', () => {
-    const first = box.seal('sk_live_secret', aad);
-    const second = box.seal('sk_live_secret', aad);
-    expect(first.nonce).toHaveLength(12);
-    expect(first.authTag).toHaveLength(16);
-    expect(Buffer.from(first.nonce).equals(Buffer.from(second.nonce))).toBe(false);
-    expect(Buffer.from(first.ciphertext).toString('utf8')).not.toContain('secret');
-    expect(box.open(first, aad)).toBe('sk_live_secret');
-    expect(box.open(second, aad)).toBe('sk_live_secret');
-  });
-
-  it('refuses another AAD, a changed ciphertext or tag, and another master key', () => {
-    const sealed = box.seal('sk_live_secret', aad);
-    expect(() => box.open(sealed, apiKeySecretAad('usr_a', 'other'))).toThrow();
-    expect(() => box.open(sealed, apiKeySecretAad('usr_b', 'default'))).toThrow();
-    const flipped = Buffer.from(sealed.ciphertext);
-    flipped[0] = (flipped[0] ?? 0) ^ 1;
-    expect(() => box.open({ ...sealed, ciphertext: flipped }, aad)).toThrow();
-    const tag = Buffer.from(sealed.authTag);
-    tag[0] = (tag[0] ?? 0) ^ 1;
-    expect(() => box.open({ ...sealed, authTag: tag }, aad)).toThrow();
-    const other = SecretBox.fromBase64(randomBytes(32).toString('base64'));
-    expect(() => other.open(sealed, aad)).toThrow();
-  });
-
-  it('accepts only base64 of exactly 32 bytes as the master key', () => {
-    expect(() => SecretBox.fromBase64(randomBytes(31).toString('base64'))).toThrow(/32 bytes/);
-    expect(() => SecretBox.fromBase64(randomBytes(33).toString('base64'))).toThrow(/32 bytes/);
-    expect(() => SecretBox.fromBase64('not base64!')).toThrow(/base64/);
-    expect(() =>
-      SecretBox.fromBase64(randomBytes(32).toString('base64').replace(/=+$/, '')),
-    ).not.toThrow();
   });
 });
 

@@ -1,25 +1,14 @@
-import {
-  createCipheriv,
-  createDecipheriv,
-  createHash,
-  randomBytes,
-  timingSafeEqual,
-} from 'node:crypto';
-import type { SealedSecret } from './types.js';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
- * Secret material of the identity part: API keys, their digests, the AES-256-GCM box their
- * secrets are stored in, identifiers, and constant-time comparison.
+ * Secret material of the identity part: API keys, their digests, identifiers, and constant-time
+ * comparison. Secrets are sealed with the shared keyring (@gateway/crypto, `MASTER_KEY`).
  */
 
 export const API_KEY_PREFIX = 'sk_live_';
 /** 32 random bytes in base64url without padding. */
 const API_KEY_BODY_LENGTH = 43;
 const API_KEY_PATTERN = /^sk_live_[A-Za-z0-9_-]{43}$/;
-
-const MASTER_KEY_BYTES = 32;
-const GCM_NONCE_BYTES = 12;
-const GCM_TAG_BYTES = 16;
 
 /** A new raw API key: `sk_live_` + base64url of 32 random bytes (43 characters). */
 export function generateApiKey(): string {
@@ -51,60 +40,6 @@ export function constantTimeEqual(a: string, b: string): boolean {
 /** AAD binding a sealed API-key secret to its row: moving ciphertext to another key fails. */
 export function apiKeySecretAad(accountId: string, keyName: string): string {
   return `${accountId}:${keyName}`;
-}
-
-/**
- * AES-256-GCM under one 32-byte master key. Each seal uses a fresh random 96-bit nonce (safe for
- * far more than the number of keys this service will ever seal). `open` fails on any change to the
- * ciphertext, nonce, tag or AAD.
- */
-export class SecretBox {
-  readonly #key: Buffer;
-
-  private constructor(key: Buffer) {
-    this.#key = key;
-  }
-
-  /** From the configured master key: standard base64 (padding optional) of exactly 32 bytes. */
-  static fromBase64(masterKeyBase64: string): SecretBox {
-    const text = masterKeyBase64.trim();
-    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text)) {
-      throw new Error('identity master key must be base64');
-    }
-    const key = Buffer.from(text, 'base64');
-    if (key.length !== MASTER_KEY_BYTES || key.toString('base64') !== padBase64(text)) {
-      throw new Error(`identity master key must be base64 of exactly ${MASTER_KEY_BYTES} bytes`);
-    }
-    return new SecretBox(key);
-  }
-
-  seal(plaintext: string, aad: string): SealedSecret {
-    const nonce = randomBytes(GCM_NONCE_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.#key, nonce, {
-      authTagLength: GCM_TAG_BYTES,
-    });
-    cipher.setAAD(Buffer.from(aad, 'utf8'));
-    const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    return { ciphertext, nonce, authTag: cipher.getAuthTag() };
-  }
-
-  /** Throws when the sealed value was not produced by this key with this AAD. */
-  open(sealed: SealedSecret, aad: string): string {
-    if (sealed.nonce.length !== GCM_NONCE_BYTES || sealed.authTag.length !== GCM_TAG_BYTES) {
-      throw new Error('sealed secret has a malformed nonce or tag');
-    }
-    const decipher = createDecipheriv('aes-256-gcm', this.#key, sealed.nonce, {
-      authTagLength: GCM_TAG_BYTES,
-    });
-    decipher.setAAD(Buffer.from(aad, 'utf8'));
-    decipher.setAuthTag(sealed.authTag);
-    return Buffer.concat([decipher.update(sealed.ciphertext), decipher.final()]).toString('utf8');
-  }
-}
-
-function padBase64(text: string): string {
-  const bare = text.replace(/=+$/, '');
-  return bare + '='.repeat((4 - (bare.length % 4)) % 4);
 }
 
 const BASE32_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';

@@ -5,6 +5,7 @@
  */
 
 import { MODEL_KINDS, type ModelKind } from '@gateway/contracts';
+import type { SealedValue } from '@gateway/crypto';
 
 /** The current time. Injected everywhere a decision depends on time, so tests can move it. */
 export type Clock = () => Date;
@@ -24,14 +25,8 @@ export interface Account {
   createdAt: Date;
 }
 
-/** An AES-256-GCM sealed secret, as stored. */
-export interface SealedSecret {
-  ciphertext: Uint8Array;
-  /** 12 random bytes, never reused under one master key. */
-  nonce: Uint8Array;
-  /** 16-byte GCM tag. */
-  authTag: Uint8Array;
-}
+/** An AES-256-GCM sealed secret with the MASTER_KEY version that sealed it, as stored. */
+export type SealedSecret = SealedValue;
 
 export interface ApiKeyRecord {
   id: string;

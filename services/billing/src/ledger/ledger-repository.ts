@@ -9,6 +9,7 @@
  * sweeps free of deadlocks; a caller that wraps placeHold in its own transaction must not
  * lock a scoped_tokens row before the balance row.
  */
+import type { SealedValue } from '@gateway/crypto';
 import { Prisma } from '../db/client.js';
 import type { EntryCursor } from './cursor.js';
 import type { Leg } from './ledger-accounts.js';
@@ -399,6 +400,8 @@ export async function claimIdempotencyKey(db: Db, claim: IdempotencyClaim): Prom
             ${claim.now}::timestamptz, ${claim.expiresAt}::timestamptz)
     ON CONFLICT (scope, key) DO UPDATE
       SET request_hash = EXCLUDED.request_hash, response_status = 0, response_body = '{}'::jsonb,
+          response_ciphertext = NULL, response_nonce = NULL, response_tag = NULL,
+          response_key_version = NULL,
           created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
       WHERE idempotency_records.expires_at <= ${claim.now}::timestamptz
     RETURNING 1`;
@@ -409,6 +412,15 @@ export interface StoredResponse {
   requestHash: string;
   responseStatus: number;
   responseBody: unknown;
+  /** The answer sealed with MASTER_KEY (edge requests); null where `responseBody` holds it. */
+  sealed: SealedValue | null;
+}
+
+interface StoredRow extends Omit<StoredResponse, 'sealed'> {
+  ciphertext: Uint8Array | null;
+  nonce: Uint8Array | null;
+  tag: Uint8Array | null;
+  keyVersion: number | null;
 }
 
 export async function readIdempotencyRecord(
@@ -416,11 +428,19 @@ export async function readIdempotencyRecord(
   scope: string,
   key: string,
 ): Promise<StoredResponse | null> {
-  const rows = await db.$queryRaw<StoredResponse[]>`
+  const rows = await db.$queryRaw<StoredRow[]>`
     SELECT request_hash AS "requestHash", response_status AS "responseStatus",
-           response_body AS "responseBody"
+           response_body AS "responseBody", response_ciphertext AS ciphertext,
+           response_nonce AS nonce, response_tag AS tag, response_key_version AS "keyVersion"
       FROM idempotency_records WHERE scope = ${scope} AND key = ${key}`;
-  return rows[0] ?? null;
+  const row = rows[0];
+  if (!row) return null;
+  const { ciphertext, nonce, tag, keyVersion, ...stored } = row;
+  const sealed =
+    ciphertext && nonce && tag && keyVersion !== null
+      ? { ciphertext, nonce, tag, keyVersion }
+      : null;
+  return { ...stored, sealed };
 }
 
 export async function storeIdempotencyResponse(
@@ -436,14 +456,17 @@ export async function storeIdempotencyResponse(
      WHERE scope = ${scope} AND key = ${key}`;
 }
 
-export async function purgeIdempotencyRecords(
-  db: Db,
-  scopes: readonly string[],
-  now: Date,
-): Promise<number> {
+/**
+ * Deletes up to `limit` records (every scope) whose retention ended: a short statement however
+ * large the backlog, so a purge never holds locks long. An expired record means nothing anymore
+ * (a claim takes it over), so deleting it changes no answer.
+ */
+export async function purgeIdempotencyRecords(db: Db, now: Date, limit: number): Promise<number> {
   return db.$executeRaw`
     DELETE FROM idempotency_records
-     WHERE scope = ANY(${[...scopes]}::text[]) AND expires_at <= ${now}::timestamptz`;
+     WHERE ctid = ANY(ARRAY(SELECT ctid FROM idempotency_records
+                             WHERE expires_at <= ${now}::timestamptz
+                             LIMIT ${limit}::int))`;
 }
 
 // ------------------------------------------------------------------------------------ sweeper

@@ -97,7 +97,7 @@ export interface LedgerService {
   getHold(holdId: string): Promise<LedgerHold | null>;
   /** Expires pending holds whose expiry is at or before `now`; returns how many. */
   expireHolds(now: Date): Promise<number>;
-  /** Runs expireHolds (and the idempotency-record purge) every intervalMs; returns stop(). */
+  /** Runs expireHolds every intervalMs; returns stop(). (Idempotency records: service.ts.) */
   startSweeper(options: SweeperOptions): () => Promise<void>;
   getBalance(accountId: string): Promise<Balance>;
   listEntries(query?: ListEntriesQuery): Promise<EntryPage>;
@@ -539,8 +539,9 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
     const sweep = async () => {
       try {
         const now = clock();
+        // Expired idempotency records (credits included) are purged by billing's idempotency
+        // purge (RequestIdempotency.purgeExpired), which covers every scope.
         const count = await expireHolds(now);
-        await repo.purgeIdempotencyRecords(prisma, [CREDIT_IDEMPOTENCY_SCOPE], now);
         if (count > 0) options.onExpired?.(count);
       } catch (error) {
         options.onError?.(error);

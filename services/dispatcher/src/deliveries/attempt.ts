@@ -1,5 +1,6 @@
 import type { Logger } from '@gateway/observability';
-import { rowAad, type SealedBox } from '../crypto/sealed-box.js';
+import type { Keyring } from '@gateway/crypto';
+import { rowAad } from '../crypto/row-aad.js';
 import type { DispatcherMetrics } from '../metrics.js';
 import type { WebhookClient } from '../outbound/webhook-client.js';
 import type { SigningSecrets } from '../secrets/signing-secrets.js';
@@ -10,7 +11,7 @@ import { decide, type RetryPolicy } from './schedule.js';
 
 export interface AttemptRunnerOptions {
   repository: DeliveryRepository;
-  box: SealedBox;
+  box: Keyring;
   secrets: SigningSecrets;
   client: WebhookClient;
   policies: Record<WebhookFormat, RetryPolicy>;

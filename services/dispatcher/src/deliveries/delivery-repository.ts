@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Sealed } from '../crypto/sealed-box.js';
+import type { SealedValue } from '@gateway/crypto';
 import { inTransaction } from '../db/transaction.js';
 import type { WebhookFormat } from '../signing/signature-headers.js';
 import type { Verdict } from './schedule.js';
@@ -9,7 +9,7 @@ export interface NewDelivery {
   jobId: string;
   accountId: string;
   format: WebhookFormat;
-  sealed: Sealed;
+  sealed: SealedValue;
   retentionMs: number;
   firstDelayMs: number;
 }
@@ -20,7 +20,7 @@ export interface ClaimedDelivery {
   accountId: string;
   format: WebhookFormat;
   /** Null once the payload was purged. */
-  sealed: Sealed | null;
+  sealed: SealedValue | null;
   roundAttemptCount: number;
   leaseId: string;
 }
@@ -46,6 +46,7 @@ interface ClaimRow {
   payload_ciphertext: Buffer | null;
   payload_nonce: Buffer | null;
   payload_tag: Buffer | null;
+  payload_key_version: number;
   round_attempt_count: number;
   lease_id: string;
 }
@@ -56,7 +57,12 @@ const toClaimed = (row: ClaimRow): ClaimedDelivery => ({
   format: row.format,
   sealed:
     row.payload_ciphertext && row.payload_nonce && row.payload_tag
-      ? { ciphertext: row.payload_ciphertext, nonce: row.payload_nonce, tag: row.payload_tag }
+      ? {
+          ciphertext: row.payload_ciphertext,
+          nonce: row.payload_nonce,
+          tag: row.payload_tag,
+          keyVersion: row.payload_key_version,
+        }
       : null,
   roundAttemptCount: row.round_attempt_count,
   leaseId: row.lease_id,
@@ -71,10 +77,10 @@ export class DeliveryRepository {
     const result = await this.pool.query(
       `INSERT INTO webhook_deliveries
          (id, job_id, account_id, format, status, payload_ciphertext, payload_nonce, payload_tag,
-          purge_at, next_attempt_at)
-       VALUES ($1, $2, $3, $4, 'queued', $5, $6, $7,
-          clock_timestamp() + $8 * interval '1 millisecond',
-          clock_timestamp() + $9 * interval '1 millisecond')
+          payload_key_version, purge_at, next_attempt_at)
+       VALUES ($1, $2, $3, $4, 'queued', $5, $6, $7, $8,
+          clock_timestamp() + $9 * interval '1 millisecond',
+          clock_timestamp() + $10 * interval '1 millisecond')
        ON CONFLICT (job_id) DO NOTHING`,
       [
         delivery.id,
@@ -84,6 +90,7 @@ export class DeliveryRepository {
         delivery.sealed.ciphertext,
         delivery.sealed.nonce,
         delivery.sealed.tag,
+        delivery.sealed.keyVersion,
         delivery.retentionMs,
         delivery.firstDelayMs,
       ],
@@ -111,7 +118,7 @@ export class DeliveryRepository {
          FROM due
         WHERE d.id = due.id
        RETURNING d.id, d.account_id, d.format, d.payload_ciphertext, d.payload_nonce,
-                 d.payload_tag, d.round_attempt_count, d.lease_id`,
+                 d.payload_tag, d.payload_key_version, d.round_attempt_count, d.lease_id`,
       [limit, leaseMs],
     );
     return result.rows.map(toClaimed);

@@ -2,7 +2,8 @@ import { EnvelopeError, parseEnvelope, type InferenceCompletedPayload } from '@g
 import type { Handler } from '@gateway/messaging';
 import type { Logger } from '@gateway/observability';
 import { newDeliveryId } from '../crypto/ids.js';
-import { rowAad, type SealedBox } from '../crypto/sealed-box.js';
+import type { Keyring } from '@gateway/crypto';
+import { rowAad } from '../crypto/row-aad.js';
 import type { WebhookFormat } from '../signing/signature-headers.js';
 import { renderBody } from './bodies.js';
 import type { DeliveryRepository } from './delivery-repository.js';
@@ -16,7 +17,7 @@ export interface DeliveryPayload {
 
 export interface DeliveryIntakeOptions {
   repository: DeliveryRepository;
-  box: SealedBox;
+  box: Keyring;
   retentionMs: number;
   policies: Record<WebhookFormat, RetryPolicy>;
 }

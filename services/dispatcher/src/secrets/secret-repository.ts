@@ -1,11 +1,11 @@
 import type pg from 'pg';
 import { inTransaction } from '../db/transaction.js';
-import type { Sealed } from '../crypto/sealed-box.js';
+import type { SealedValue } from '@gateway/crypto';
 
 /** A stored secret, still sealed. */
 export interface SecretRow {
   id: string;
-  sealed: Sealed;
+  sealed: SealedValue;
   createdAt: Date;
   expiresAt: Date | null;
 }
@@ -15,16 +15,25 @@ interface DbRow {
   secret_ciphertext: Buffer;
   secret_nonce: Buffer;
   secret_tag: Buffer;
+  secret_key_version: number;
   created_at: Date;
   expires_at: Date | null;
 }
 
 const toRow = (row: DbRow): SecretRow => ({
   id: row.id,
-  sealed: { ciphertext: row.secret_ciphertext, nonce: row.secret_nonce, tag: row.secret_tag },
+  sealed: {
+    ciphertext: row.secret_ciphertext,
+    nonce: row.secret_nonce,
+    tag: row.secret_tag,
+    keyVersion: row.secret_key_version,
+  },
   createdAt: row.created_at,
   expiresAt: row.expires_at,
 });
+
+const COLUMNS =
+  'id, secret_ciphertext, secret_nonce, secret_tag, secret_key_version, created_at, expires_at';
 
 type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
 
@@ -35,7 +44,7 @@ export class SecretRepository {
   /** Secrets not yet expired, oldest first. */
   async active(accountId: string, db: Queryable = this.pool): Promise<SecretRow[]> {
     const result = await db.query<DbRow>(
-      `SELECT id, secret_ciphertext, secret_nonce, secret_tag, created_at, expires_at
+      `SELECT ${COLUMNS}
          FROM webhook_secrets
         WHERE account_id = $1 AND (expires_at IS NULL OR expires_at > clock_timestamp())
         ORDER BY created_at, id`,
@@ -61,13 +70,14 @@ export class SecretRepository {
     client: pg.PoolClient,
     accountId: string,
     id: string,
-    sealed: Sealed,
+    sealed: SealedValue,
   ): Promise<SecretRow> {
     const result = await client.query<DbRow>(
-      `INSERT INTO webhook_secrets (id, account_id, secret_ciphertext, secret_nonce, secret_tag)
-       VALUES ($1, $2, $3, $4, $5)
-       RETURNING id, secret_ciphertext, secret_nonce, secret_tag, created_at, expires_at`,
-      [id, accountId, sealed.ciphertext, sealed.nonce, sealed.tag],
+      `INSERT INTO webhook_secrets
+         (id, account_id, secret_ciphertext, secret_nonce, secret_tag, secret_key_version)
+       VALUES ($1, $2, $3, $4, $5, $6)
+       RETURNING ${COLUMNS}`,
+      [id, accountId, sealed.ciphertext, sealed.nonce, sealed.tag, sealed.keyVersion],
     );
     return toRow(result.rows[0]!);
   }

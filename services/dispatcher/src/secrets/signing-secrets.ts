@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { newSecretId, newSigningSecret } from '../crypto/ids.js';
-import { rowAad, type SealedBox } from '../crypto/sealed-box.js';
+import type { Keyring } from '@gateway/crypto';
+import { rowAad } from '../crypto/row-aad.js';
 import type { SecretRepository, SecretRow } from './secret-repository.js';
 
 export interface SigningSecret {
@@ -14,7 +15,7 @@ export interface SigningSecret {
 
 export interface SigningSecretsOptions {
   repository: SecretRepository;
-  box: SealedBox;
+  box: Keyring;
   rotationWindowMs: number;
 }
 

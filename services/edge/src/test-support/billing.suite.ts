@@ -1,3 +1,4 @@
+import { Keyring } from '@gateway/crypto';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createLogger, createServiceMetrics } from '@gateway/observability';
@@ -36,7 +37,7 @@ export async function startBilling(): Promise<BillingUnderTest> {
   const workerToken = randomBytes(32).toString('hex');
   const identity = createIdentity({
     prisma,
-    masterKeyBase64: randomBytes(32).toString('base64'),
+    keyring: Keyring.parse(randomBytes(32).toString('base64')),
     clock,
   });
   const ledger = createLedgerService({ prisma, clock, holdTtlMs: 15 * 60_000 });

@@ -1,0 +1,8 @@
+export {
+  Keyring,
+  KeyVersionUnavailableError,
+  LEGACY_KEY_VERSION,
+  type Sealed,
+  type SealedValue,
+} from './keyring.js';
+export { isKeyringSpec, parseKeyringSpec, type KeyEntry } from './keyring-spec.js';
