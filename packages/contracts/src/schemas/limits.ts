@@ -22,6 +22,12 @@ export const LIMITS = {
   nMax: 16,
   /** Token counts (max_tokens, max_new_tokens…): int32, what upstream servers accept. */
   tokensMax: 2_147_483_647,
+  /** Native `top_k`: beyond any vocabulary we serve. */
+  topKMax: 1_000_000,
+  /** Native `repetition_penalty` (1 = none; useful values are near 1). */
+  repetitionPenaltyMax: 100,
+  /** `top_logprobs`: the reference API's own bound. */
+  topLogprobsMax: 20,
   /** Tool definitions per request (the reference schema's own limit). */
   toolsMaxItems: 128,
   /** End-user identifier (`user`). */

@@ -117,3 +117,19 @@ export function optionalEnumList<F extends string, T extends string>(
   if (!ok) throw bad(field);
   return { [field]: value as T[] } as Partial<Record<F, T[]>>;
 }
+
+/** Longest string `optionalShortString` accepts (names, not free text). */
+const SHORT_STRING_MAX_LENGTH = 128;
+
+/** An optional non-empty string of at most 128 characters: `{}` when absent (spread it). */
+export function optionalShortString<F extends string>(
+  body: unknown,
+  field: F,
+): Partial<Record<F, string>> {
+  const value = isRecord(body) ? body[field] : undefined;
+  if (value === undefined) return {};
+  if (typeof value !== 'string' || value.length === 0 || value.length > SHORT_STRING_MAX_LENGTH) {
+    throw bad(field);
+  }
+  return { [field]: value } as Partial<Record<F, string>>;
+}

@@ -194,6 +194,30 @@ describe('admit', () => {
     expect(await pending(t.accountId)).toBeGreaterThan(0n);
   });
 
+  it('refuses a parameter default models do not accept, on node models only, before any hold', async () => {
+    const t = await tenant();
+    const principal = await tokenPrincipal(t, { models: [OTHER_MODEL] });
+    const refused = await gatewayErrorOf(
+      admit(request(t.principal, { nodeUnsupportedParameter: 'best_of' })),
+    );
+    expect(refused).toMatchObject({ code: 'invalid_request_body', param: 'best_of' });
+    expect(refused.message).toBe('Unrecognized request argument supplied: best_of');
+    expect((refused as GatewayError).status).toBe(400);
+    expect(await pending(t.accountId)).toBe(0n);
+    // Decided after the model and before the token's list: 400, not 403, for a node model.
+    expect(
+      await gatewayErrorOf(admit(request(principal, { nodeUnsupportedParameter: 'best_of' }))),
+    ).toMatchObject({ code: 'invalid_request_body', param: 'best_of' });
+    expect(
+      await gatewayErrorOf(
+        admit(request(t.principal, { model: 'org/missing', nodeUnsupportedParameter: 'best_of' })),
+      ),
+    ).toMatchObject({ code: 'model_not_found' });
+    // The external provider drops it with a warning instead: admitted.
+    const external = request(t.principal, { model: OTHER_MODEL, nodeUnsupportedParameter: 'x' });
+    await expect(admit(external)).resolves.toBeDefined();
+  });
+
   it('checks the model list before the budget, and the budget before the balance', async () => {
     const poor = await tenant({ creditDzd: 0n });
     const limited = await tokenPrincipal(poor, { models: [MODEL], spending_limit: 0.1 });

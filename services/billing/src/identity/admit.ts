@@ -58,6 +58,12 @@ export interface AdmitRequest {
   providers?: readonly ModelProvider[];
   /** Model kinds the calling endpoint serves (e.g. `['embedding']`); any when omitted. */
   kinds?: readonly ModelKind[];
+  /**
+   * The first (sorted) request parameter default models do not accept, as edge found it: a model
+   * of provider `node` is then refused with 400 `invalid_request_body` naming it, before the
+   * token's model list and the hold. External-provider models drop such parameters with a warning.
+   */
+  nodeUnsupportedParameter?: string;
 }
 
 export interface Admission {
@@ -80,6 +86,7 @@ type Outcome = { ok: true; admission: Admission } | { ok: false; error: GatewayE
  *
  * 1. rate limit → 429 `rate_limit_exceeded`;
  * 2. model in the catalog, and of a provider and kind the endpoint serves → 404 `model_not_found`;
+ *    a parameter the model's provider does not accept → 400 `invalid_request_body`;
  * 3. model in the scoped token's list → 403 `model_not_allowed` (the message lists the models);
  * 4. `placeHold` with the worst-case cost → 402 `budget_exhausted` / 402 `insufficient_balance`.
  *
@@ -115,6 +122,8 @@ export class Admitter<Tx = unknown> {
         const model = await this.#store.findModel(request.model, tx);
         if (!model) throw modelNotFound(request.model);
         if (!servesEndpoint(model, request)) throw modelNotOnEndpoint(model.id);
+        const refused = request.nodeUnsupportedParameter;
+        if (refused !== undefined && model.provider === 'node') throw unsupportedParameter(refused);
         const allowed = principal.token?.models ?? null;
         if (allowed !== null && !allowed.includes(model.id)) {
           throw new GatewayError(
@@ -182,6 +191,12 @@ function servesEndpoint(
 const modelNotOnEndpoint = (id: string): GatewayError =>
   new GatewayError('model_not_found', `Model '${id}' is not available on this endpoint`, {
     param: 'model',
+  });
+
+/** The reference API's wording for an unknown argument. */
+const unsupportedParameter = (name: string): GatewayError =>
+  new GatewayError('invalid_request_body', `Unrecognized request argument supplied: ${name}`, {
+    param: name,
   });
 
 function withRateLimit(error: GatewayError, rateLimit: RateLimitDecision): GatewayError {

@@ -34,6 +34,8 @@ export interface AdmitRequest {
   /** Default-models-only routes: `['node']`. */
   providers?: ModelProvider[];
   kinds?: ModelKind[];
+  /** Chat: the first parameter a node model refuses (billing answers 400 for node models). */
+  nodeUnsupportedParameter?: string;
 }
 
 export interface Admission {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
-import { validateChatCompletion } from '@gateway/contracts';
+import { unsupportedNodeChatParameter, validateChatCompletion } from '@gateway/contracts';
 import type { ChatCompletionRequest } from '@gateway/contracts';
 import { countChatPromptTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
@@ -31,6 +31,7 @@ export function chatCompletionsRouter(deps: EdgeDeps): Router {
 
 /** The hold is sized for the prompt (real tokenizer) plus `n` × the output cap. */
 export function chatPlan(body: ChatCompletionRequest): InferencePlan {
+  const refused = unsupportedNodeChatParameter(body);
   // Spec: `webhook` is silently ignored here; the worker never sees it.
   return {
     endpoint: 'chat.completions',
@@ -45,6 +46,7 @@ export function chatPlan(body: ChatCompletionRequest): InferencePlan {
     stream: body.stream === true,
     request: omit(body, 'webhook'),
     kinds: ['chat', 'completion'],
+    ...(refused === undefined ? {} : { nodeUnsupportedParameter: refused }),
   };
 }
 
