@@ -13,4 +13,6 @@ export const billingConfigSchema = Type.Object({
   TOKEN_PREFIX: Type.String({ default: 'service', pattern: '^[a-z][a-z0-9_-]{0,31}$' }),
   HOLD_TTL_MS: fields.durationMs(15 * 60_000),
   HOLD_SWEEP_INTERVAL_MS: fields.durationMs(30_000, 3_600_000),
+  /** Expired scoped tokens no hold names are purged this long after their expiry. */
+  SCOPED_TOKEN_PURGE_GRACE_MS: fields.durationMs(7 * 86_400_000, 365 * 86_400_000),
 });

@@ -58,9 +58,11 @@ export function principalFromWire(value: unknown): Principal {
   };
   if (kind === 'scoped_token') {
     const token = value.token;
-    if (!isRecord(token) || typeof token.id !== 'string') throw bad('principal.token');
+    const registered = isRecord(token) && (token.id === null || typeof token.id === 'string');
+    if (!registered || typeof token.digest !== 'string') throw bad('principal.token');
     principal.token = {
-      id: token.id,
+      id: token.id as string | null,
+      digest: token.digest,
       models: Array.isArray(token.models) ? token.models.map(String) : null,
       spendingLimitMicroDzd:
         typeof token.spendingLimitMicroDzd === 'string'

@@ -261,6 +261,15 @@ export class ScopedTokenService<Tx = unknown> {
     return inspection(revoked ?? stored, nowS);
   }
 
+  /**
+   * Deletes registry rows of tokens expired for longer than `graceMs`, at most `limit`, except
+   * those a hold names (their spend stays readable for finance). Safe: an expired token is refused
+   * (`token_expired`) before the registry is read, whatever the registry holds.
+   */
+  async purgeExpired(graceMs: number, limit = 1_000): Promise<number> {
+    return this.#store.purgeExpiredScopedTokens(new Date(this.#clock().getTime() - graceMs), limit);
+  }
+
   /** The registry row of a client-minted token (first use or revocation). */
   #clientRecord(verified: VerifiedToken, revokedAt: Date | null): ScopedTokenRecord {
     return clientTokenRecord(verified, this.#clock(), revokedAt);
