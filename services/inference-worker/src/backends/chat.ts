@@ -90,7 +90,10 @@ async function completeOnce(
   upstream: UpstreamResponse,
   warnings: string[],
 ): Promise<ExecutionResult> {
-  const body = (await readJson(upstream, ctx.timeouts.requestMs)) as Record<string, unknown>;
+  const body = (await readJson(upstream, ctx.timeouts.requestMs, ctx.responseMaxBytes)) as Record<
+    string,
+    unknown
+  >;
   if (!Array.isArray(body.choices)) {
     throw new UpstreamError('bad_response', 'chat answer without choices');
   }

@@ -41,7 +41,7 @@ async function postJson(ctx: ExecutionContext, nodeUrl: string, path: string, bo
     signal: ctx.signal,
     firstByteTimeoutMs: ctx.timeouts.firstByteMs,
   });
-  return readJson(upstream, ctx.timeouts.requestMs);
+  return readJson(upstream, ctx.timeouts.requestMs, ctx.responseMaxBytes);
 }
 
 async function generateTgi(
