@@ -38,8 +38,13 @@ export const LIMITS = {
   urlMaxLength: 2048,
   /** API key names (they travel base64-encoded in the scoped token's `kid`). */
   apiKeyNameMaxLength: 256,
-  /** Models listed in one scoped token. */
+  /** Models listed in one scoped token (the token's length is bounded too, below). */
   tokenModelsMaxItems: 256,
+  /**
+   * Characters of an issued scoped token (`jwt:...`): it must fit an `Authorization` header
+   * behind common proxies (8 KiB per header line, e.g. nginx) with room for `Bearer `.
+   */
+  scopedTokenMaxLength: 8_000,
   /** Spec: scoped tokens live at most 1 year (365 days), which is also the default. */
   scopedTokenMaxLifetimeS: 31_536_000,
   /** DZD; keeps the µDZD value within exact JSON rendering (see money.ts). */

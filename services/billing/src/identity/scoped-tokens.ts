@@ -1,6 +1,7 @@
 import {
   dzdToMicroDzd,
   GatewayError,
+  LIMITS,
   microDzdToDzd,
   scopedTokenExpiryS,
   validateScopedTokenCreate,
@@ -199,6 +200,14 @@ export class ScopedTokenService<Tx = unknown> {
       kid: buildKid(prefix, accountId, keyName),
       payload,
     });
+    if (token.length > LIMITS.scopedTokenMaxLength) {
+      throw new GatewayError(
+        'invalid_request_body',
+        `models makes the token ${token.length} characters long, more than the ` +
+          `${LIMITS.scopedTokenMaxLength} an Authorization header carries: list fewer or shorter models`,
+        { param: 'models' },
+      );
+    }
     await this.#store.insertScopedToken({
       id: newScopedTokenId(),
       digest: sha256Hex(token),
