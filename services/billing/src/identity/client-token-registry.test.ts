@@ -1,8 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import jwt from 'jsonwebtoken';
-import { createLedgerService, placeHoldInTransaction } from '../ledger/index.js';
 import type { AdmitRequest, PlaceHold } from './admit.js';
-import { gatewayErrorOf, setUpIdentity, type IdentityHarness } from './fixtures.suite.js';
+import {
+  fundedAccount,
+  gatewayErrorOf,
+  realPlaceHold,
+  setUpIdentity,
+  type IdentityHarness,
+} from './fixtures.suite.js';
 import type { PrismaTx } from './prisma-store.js';
 import { sha256Hex } from './secrets.js';
 import type { Principal } from './types.js';
@@ -17,27 +22,15 @@ let h: IdentityHarness;
 const MODEL = 'org/registry-chat';
 const DAY_MS = 86_400_000;
 
-const placeHold: PlaceHold<PrismaTx> = (tx, input) =>
-  placeHoldInTransaction(tx, input, { clock: h.clock.now, holdTtlMs: 60_000 });
+const placeHold: PlaceHold<PrismaTx> = (tx, input) => realPlaceHold(h)(tx, input);
 
 interface Tenant {
   accountId: string;
   key: string;
 }
 
-async function tenant(options: { creditDzd?: bigint; rateLimit?: number } = {}): Promise<Tenant> {
-  const account = await h.identity.accounts.create({ name: 'Registry' });
-  if (options.rateLimit !== undefined) {
-    await h.identity.accounts.patch(account.id, { rateLimitPerMinute: options.rateLimit });
-  }
-  const { key } = await h.identity.accounts.createApiKey(account.id, { name: 'auto' });
-  const amountMicroDzd = (options.creditDzd ?? 100n) * 1_000_000n;
-  if (amountMicroDzd > 0n) {
-    const ledger = createLedgerService({ prisma: h.prisma, clock: h.clock.now, holdTtlMs: 60_000 });
-    await ledger.credit({ accountId: account.id, amountMicroDzd, reference: 'top-up' });
-  }
-  return { accountId: account.id, key };
-}
+const tenant = (options: { creditDzd?: bigint; rateLimit?: number } = {}) =>
+  fundedAccount(h, options);
 
 /** Minted the way a client would, with `jsonwebtoken` and the raw API key. */
 function mint(t: Tenant, extra: Record<string, unknown> = {}): string {
