@@ -65,6 +65,7 @@ export async function startWorker(
       registry,
       cancellations: new Cancellations(60_000),
       timeouts: { firstByteMs: 5_000, idleMs: 5_000, requestMs: 20_000, ...options.timeouts },
+      responseMaxBytes: 16 * 1024 * 1024,
       maxAttempts: options.maxAttempts ?? 3,
       external: options.external,
     },

@@ -119,6 +119,30 @@ describe('worker: chat completion jobs on model nodes', () => {
     expect(cutText + contentOf(rest.data)).toBe(contentOf(full.data));
   });
 
+  it('sends a node only the allowlisted parameters, whatever the job carries', async () => {
+    await f.putModel('acme/chat', chatModel([f.node.url]));
+    const allowed = { temperature: 0.5, top_p: 0.9, seed: 3, user: 'u-1', stop: ['zz'], n: 1 };
+    const jobId = await f.client.publish({
+      accountId: f.account.accountId,
+      holdId: await f.hold('acme/chat'),
+      model: 'acme/chat',
+      modelKind: 'chat',
+      endpoint: 'chat.completions',
+      request: {
+        model: 'acme/chat',
+        messages,
+        ...allowed,
+        best_of: 8,
+        ignore_eos: true,
+        service_tier: 'default',
+        stream_options: { include_usage: false },
+      },
+    });
+    expect((await f.client.waitForEnd(jobId)).end.type).toBe('final');
+    const sent = f.node.requests().at(-1)!.body as Record<string, unknown>;
+    expect(sent).toEqual({ model: 'stand-in-model', messages, ...allowed, max_tokens: 4096 });
+  });
+
   it('fails a job whose deadline passed while queued: hold voided, no model call', async () => {
     await f.putModel('acme/chat', chatModel([f.node.url]));
     const holdId = await f.hold('acme/chat');

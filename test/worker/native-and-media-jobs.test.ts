@@ -72,6 +72,23 @@ describe('worker: native inference and the other routes', () => {
     },
   );
 
+  it('sends a TGI node only the schema parameters, whatever the job carries', async () => {
+    await f.putModel('acme/base-tgi', node(f.node.url, 'completion', 'tgi'));
+    const { jobId } = await run('acme/base-tgi', 'native', 'completion', {
+      input: 'Once upon a time',
+      parameters: { max_new_tokens: 4, top_k: 5, seed: 2, best_of: 4, details: false },
+    });
+    expect((await f.client.waitForEnd(jobId)).end.type).toBe('final');
+    const sent = f.node.requests().at(-1)!.body as { parameters: Record<string, unknown> };
+    expect(sent.parameters).toEqual({
+      max_new_tokens: 4,
+      top_k: 5,
+      seed: 2,
+      details: true,
+      decoder_input_details: true,
+    });
+  });
+
   it('publishes a completion event for an async native job, with the settled cost', async () => {
     await f.putModel('acme/base-tgi', node(f.node.url, 'completion', 'tgi'));
     const { holdId, jobId } = await run(

@@ -1,6 +1,7 @@
 import { Ajv } from 'ajv';
 import type { AnySchemaObject, ErrorObject, ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { clipParamName } from './schemas/common.js';
 
 // ajv-formats is CommonJS; under NodeNext its default import is `module.exports`, whose `default`
 // property is the plugin.
@@ -45,13 +46,6 @@ export interface SchemaViolation {
   message: string;
 }
 
-// Field names come from the client; cap what is echoed back (names, never values).
-const MAX_ECHOED_KEY_LENGTH = 64;
-
-function clip(key: string): string {
-  return key.length > MAX_ECHOED_KEY_LENGTH ? `${key.slice(0, MAX_ECHOED_KEY_LENGTH)}…` : key;
-}
-
 /** JSON pointer (`/messages/0/role`) → field path (`messages[0].role`). */
 export function pointerToParam(pointer: string, child?: string): string | undefined {
   const tokens = pointer === '' ? [] : pointer.slice(1).split('/');
@@ -60,7 +54,7 @@ export function pointerToParam(pointer: string, child?: string): string | undefi
   for (const raw of tokens) {
     const token = raw.replace(/~1/g, '/').replace(/~0/g, '~');
     if (/^\d+$/.test(token)) path += `[${token}]`;
-    else path += path === '' ? clip(token) : `.${clip(token)}`;
+    else path += path === '' ? clipParamName(token) : `.${clipParamName(token)}`;
   }
   return path === '' ? undefined : path;
 }

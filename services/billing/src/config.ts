@@ -25,6 +25,8 @@ export const billingConfigSchema = Type.Object({
     maximum: 3_600_000,
     default: 60_000,
   }),
+  /** Expired scoped tokens no hold names are purged this long after their expiry. */
+  SCOPED_TOKEN_PURGE_GRACE_MS: fields.durationMs(7 * 86_400_000, 365 * 86_400_000),
 });
 
 /**

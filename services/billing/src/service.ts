@@ -77,10 +77,15 @@ export async function startBillingService(
     onExpired: (count) => shell.logger.info({ count }, 'expired holds voided'),
     onError: (error) => shell.logger.error({ err: error }, 'hold sweep failed'),
   });
+  // ... and expired scoped tokens that no hold names (SCOPED_TOKEN_PURGE_GRACE_MS after expiry).
   const pruneTimer = setInterval(() => {
     identity.rateLimiter
       .prune()
       .catch((error: unknown) => shell.logger.warn({ err: error }, 'rate-limit prune failed'));
+    identity.scopedTokens
+      .purgeExpired(config.SCOPED_TOKEN_PURGE_GRACE_MS)
+      .then((count) => count > 0 && shell.logger.info({ count }, 'expired scoped tokens purged'))
+      .catch((error: unknown) => shell.logger.warn({ err: error }, 'scoped-token purge failed'));
   }, 60_000);
   pruneTimer.unref();
   // Idempotency records past their retention are deleted, however quiet the traffic.

@@ -23,6 +23,12 @@ export const workerConfigSchema = Type.Object({
   NODE_IDLE_TIMEOUT_MS: fields.durationMs(30_000, 600_000),
   // A non-streamed answer must be complete within this.
   NODE_REQUEST_TIMEOUT_MS: fields.durationMs(300_000, 3_600_000),
+  // A non-streamed answer (JSON, speech bytes) larger than this fails the attempt unbuffered.
+  NODE_RESPONSE_MAX_BYTES: Type.Integer({
+    minimum: 65_536,
+    maximum: 268_435_456,
+    default: 16_777_216,
+  }),
   NODE_MAX_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 10, default: 3 }),
   NODE_HEALTH_INTERVAL_MS: fields.durationMs(10_000, 600_000),
   CATALOG_CACHE_TTL_MS: fields.durationMs(5_000, 600_000),

@@ -73,6 +73,7 @@ export async function startWorkerService(
           idleMs: config.NODE_IDLE_TIMEOUT_MS,
           requestMs: config.NODE_REQUEST_TIMEOUT_MS,
         },
+        responseMaxBytes: config.NODE_RESPONSE_MAX_BYTES,
         maxAttempts: config.NODE_MAX_ATTEMPTS,
         external,
       },

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
-import { OpenObject, StringEnum } from './common.js';
+import { clipParamName, OpenObject, StringEnum } from './common.js';
 import { LIMITS } from './limits.js';
 
 export const CHAT_ROLES = ['system', 'user', 'assistant'] as const;
@@ -26,9 +26,11 @@ export const ChatMessageSchema = Type.Object(
 );
 
 /**
- * `POST /v1/chat/completions`. Unknown top-level fields are allowed: for external-provider models
- * the allowlist drops them with a warning instead of rejecting the request (spec), and default
- * models ignore them. Field order is the order errors are reported in.
+ * `POST /v1/chat/completions`. Unknown top-level fields pass the schema: for external-provider
+ * models the allowlist drops them with a warning instead of rejecting the request (spec); for
+ * default models (served by our nodes) billing's admission refuses any field outside
+ * `NODE_CHAT_PARAMETERS` with 400 (see `unsupportedNodeChatParameter`). Field order is the order
+ * errors are reported in.
  */
 export const ChatCompletionRequestSchema = Type.Object(
   {
@@ -71,6 +73,10 @@ export const ChatCompletionRequestSchema = Type.Object(
     ),
     user: Type.Optional(Type.String({ maxLength: LIMITS.userMaxLength })),
     logprobs: Type.Optional(Type.Boolean()),
+    top_logprobs: Type.Optional(Type.Integer({ minimum: 0, maximum: LIMITS.topLogprobsMax })),
+    stream_options: Type.Optional(
+      OpenObject({ description: 'Accepted; the gateway always asks nodes for usage itself.' }),
+    ),
     parallel_tool_calls: Type.Optional(Type.Boolean()),
     webhook: Type.Optional(
       Type.Unknown({ description: 'Accepted and silently ignored on this endpoint (spec).' }),
@@ -85,3 +91,60 @@ export const ChatCompletionRequestSchema = Type.Object(
 
 export type ChatMessage = Static<typeof ChatMessageSchema>;
 export type ChatCompletionRequest = Static<typeof ChatCompletionRequestSchema>;
+
+/** Chat parameters the gateway handles itself for default models: never forwarded as sent. */
+const GATEWAY_CHAT_PARAMETERS = [
+  'model',
+  'stream',
+  'stream_options',
+  'max_tokens',
+  'max_completion_tokens',
+  'service_tier',
+  'webhook',
+] as const;
+
+/** What the worker copies from a chat request to a node (it sets model, max_tokens, stream). */
+export const NODE_FORWARDED_CHAT_PARAMETERS: readonly string[] = [
+  'messages',
+  'temperature',
+  'top_p',
+  'stop',
+  'n',
+  'presence_penalty',
+  'frequency_penalty',
+  'response_format',
+  'tools',
+  'tool_choice',
+  'reasoning_effort',
+  'seed',
+  'user',
+  'logprobs',
+  'top_logprobs',
+  'parallel_tool_calls',
+];
+
+/**
+ * Top-level chat parameters a default model (a node) accepts: the spec's table for default models
+ * plus fields of the reference API that cost nothing extra. `n` multiplies compute, but the hold
+ * and the settlement count every choice. Anything else (`best_of`, `use_beam_search`,
+ * `ignore_eos`, `metadata`, ...) could make a node do unbilled work, so it is refused.
+ */
+export const NODE_CHAT_PARAMETERS: ReadonlySet<string> = new Set([
+  ...GATEWAY_CHAT_PARAMETERS,
+  ...NODE_FORWARDED_CHAT_PARAMETERS,
+]);
+
+/**
+ * The first (sorted) top-level parameter a default model does not accept, clipped for echoing;
+ * undefined when there is none. Edge sends it with the admission: only billing knows the model's
+ * provider, and it refuses before placing a hold.
+ */
+export function unsupportedNodeChatParameter(
+  request: Readonly<Record<string, unknown>>,
+): string | undefined {
+  const names = Object.keys(request).filter(
+    (name) => request[name] !== undefined && !NODE_CHAT_PARAMETERS.has(name),
+  );
+  const first = names.sort()[0];
+  return first === undefined ? undefined : clipParamName(first);
+}

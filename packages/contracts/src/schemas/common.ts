@@ -16,3 +16,13 @@ export function StringEnum<const T extends readonly string[]>(
 export function OpenObject(options: SchemaOptions = {}) {
   return Type.Unsafe<Record<string, unknown>>({ ...options, type: 'object' });
 }
+
+/** Longest client-chosen field name echoed back in an error or warning. */
+export const PARAM_NAME_ECHO_MAX_LENGTH = 64;
+
+/** Field names come from the client: cap what is echoed back (names, never values). */
+export function clipParamName(name: string): string {
+  return name.length > PARAM_NAME_ECHO_MAX_LENGTH
+    ? `${name.slice(0, PARAM_NAME_ECHO_MAX_LENGTH)}…`
+    : name;
+}

@@ -22,6 +22,12 @@ export const LIMITS = {
   nMax: 16,
   /** Token counts (max_tokens, max_new_tokens…): int32, what upstream servers accept. */
   tokensMax: 2_147_483_647,
+  /** Native `top_k`: beyond any vocabulary we serve. */
+  topKMax: 1_000_000,
+  /** Native `repetition_penalty` (1 = none; useful values are near 1). */
+  repetitionPenaltyMax: 100,
+  /** `top_logprobs`: the reference API's own bound. */
+  topLogprobsMax: 20,
   /** Tool definitions per request (the reference schema's own limit). */
   toolsMaxItems: 128,
   /** End-user identifier (`user`). */
@@ -32,8 +38,13 @@ export const LIMITS = {
   urlMaxLength: 2048,
   /** API key names (they travel base64-encoded in the scoped token's `kid`). */
   apiKeyNameMaxLength: 256,
-  /** Models listed in one scoped token. */
+  /** Models listed in one scoped token (the token's length is bounded too, below). */
   tokenModelsMaxItems: 256,
+  /**
+   * Characters of an issued scoped token (`jwt:...`): it must fit an `Authorization` header
+   * behind common proxies (8 KiB per header line, e.g. nginx) with room for `Bearer `.
+   */
+  scopedTokenMaxLength: 8_000,
   /** Spec: scoped tokens live at most 1 year (365 days), which is also the default. */
   scopedTokenMaxLifetimeS: 31_536_000,
   /** DZD; keeps the µDZD value within exact JSON rendering (see money.ts). */

@@ -4,6 +4,12 @@ import { LIMITS } from './limits.js';
 
 const Text = Type.String({ maxLength: LIMITS.textMaxLength });
 
+/**
+ * Generation parameters of the native endpoint (TGI-style). Closed: every one of them costs at most
+ * what usage bills. Refused as unknown: multipliers (`best_of`), what the gateway sets itself
+ * (`details`, `decoder_input_details`), and what changes the work or the output beyond it
+ * (`grammar`, `adapter_id`, `top_n_tokens`, `truncate`, `return_full_text`, `watermark`).
+ */
 export const NativeInferenceParametersSchema = Type.Object(
   {
     max_new_tokens: Type.Optional(
@@ -14,11 +20,25 @@ export const NativeInferenceParametersSchema = Type.Object(
       }),
     ),
     temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+    top_p: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
+    top_k: Type.Optional(Type.Integer({ minimum: 1, maximum: LIMITS.topKMax })),
+    typical_p: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
+    repetition_penalty: Type.Optional(
+      Type.Number({ exclusiveMinimum: 0, maximum: LIMITS.repetitionPenaltyMax }),
+    ),
+    frequency_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
+    seed: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+    do_sample: Type.Optional(Type.Boolean()),
   },
   {
-    // Spec: "among others". Other generation parameters go to the model node unchecked.
-    additionalProperties: true,
+    additionalProperties: false,
+    description: 'Generation parameters; unknown ones are refused (400 naming them).',
   },
+);
+
+/** Names a node may receive in `parameters` (the worker copies only these). */
+export const NATIVE_PARAMETER_NAMES: readonly string[] = Object.keys(
+  NativeInferenceParametersSchema.properties,
 );
 
 /**

@@ -17,8 +17,9 @@ export const RUNTIME_TABLE_PRIVILEGES: Readonly<Record<string, readonly TablePri
   accounts: ['SELECT', 'INSERT', 'UPDATE'],
   // create, replace (updateMany), delete (deleteMany) of named keys.
   api_keys: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
-  // registered, revoked, spend/reservation counters (FOR UPDATE). Never deleted (yet).
-  scoped_tokens: ['SELECT', 'INSERT', 'UPDATE'],
+  // registered, revoked, spend/reservation counters (FOR UPDATE); expired rows no hold names
+  // are purged (SCOPED_TOKEN_PURGE_GRACE_MS).
+  scoped_tokens: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   // catalog upsert; models are never deleted.
   models: ['SELECT', 'INSERT', 'UPDATE'],
   // Append-only: the database's triggers refuse UPDATE/DELETE/TRUNCATE, and this role could

@@ -8,6 +8,7 @@ import { MODEL_KINDS, MODEL_PROVIDERS } from '../identity/index.js';
 import {
   balanceToJson,
   optionalEnumList,
+  optionalShortString,
   principalFromWire,
   requiredCount,
   requiredString,
@@ -68,6 +69,7 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
         priority: body.priority === true,
         ...optionalEnumList(body, 'providers', MODEL_PROVIDERS),
         ...optionalEnumList(body, 'kinds', MODEL_KINDS),
+        ...optionalShortString(body, 'nodeUnsupportedParameter'),
       },
       { placeHold: (tx, input) => ledger.placeHold(tx, input) },
     );

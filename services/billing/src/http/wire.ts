@@ -58,9 +58,11 @@ export function principalFromWire(value: unknown): Principal {
   };
   if (kind === 'scoped_token') {
     const token = value.token;
-    if (!isRecord(token) || typeof token.id !== 'string') throw bad('principal.token');
+    const registered = isRecord(token) && (token.id === null || typeof token.id === 'string');
+    if (!registered || typeof token.digest !== 'string') throw bad('principal.token');
     principal.token = {
-      id: token.id,
+      id: token.id as string | null,
+      digest: token.digest,
       models: Array.isArray(token.models) ? token.models.map(String) : null,
       spendingLimitMicroDzd:
         typeof token.spendingLimitMicroDzd === 'string'
@@ -116,4 +118,20 @@ export function optionalEnumList<F extends string, T extends string>(
     Array.isArray(value) && value.every((item) => (allowed as readonly unknown[]).includes(item));
   if (!ok) throw bad(field);
   return { [field]: value as T[] } as Partial<Record<F, T[]>>;
+}
+
+/** Longest string `optionalShortString` accepts (names, not free text). */
+const SHORT_STRING_MAX_LENGTH = 128;
+
+/** An optional non-empty string of at most 128 characters: `{}` when absent (spread it). */
+export function optionalShortString<F extends string>(
+  body: unknown,
+  field: F,
+): Partial<Record<F, string>> {
+  const value = isRecord(body) ? body[field] : undefined;
+  if (value === undefined) return {};
+  if (typeof value !== 'string' || value.length === 0 || value.length > SHORT_STRING_MAX_LENGTH) {
+    throw bad(field);
+  }
+  return { [field]: value } as Partial<Record<F, string>>;
 }

@@ -1,16 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GatewayError } from '@gateway/contracts';
 import type { AdmitRequest, PlaceHold, PlaceHoldInput } from './admit.js';
-import { gatewayErrorOf, setUpIdentity, type IdentityHarness } from './fixtures.suite.js';
+import {
+  fundedAccount,
+  gatewayErrorOf,
+  realPlaceHold,
+  setUpIdentity,
+  type IdentityHarness,
+} from './fixtures.suite.js';
 import type { PrismaTx } from './prisma-store.js';
-import { createLedgerService, placeHoldInTransaction } from '../ledger/index.js';
 import type { Principal } from './types.js';
 
 let h: IdentityHarness;
 
 /** The ledger's real placeHold: admission is tested against the real hold path. */
-const placeHold: PlaceHold<PrismaTx> = (tx, input) =>
-  placeHoldInTransaction(tx, input, { clock: h.clock.now, holdTtlMs: 60_000 });
+const placeHold: PlaceHold<PrismaTx> = (tx, input) => realPlaceHold(h)(tx, input);
 
 const MODEL = 'meta-llama/Llama-3.1-8B-Instruct';
 const OTHER_MODEL = 'org/other-model';
@@ -22,18 +26,9 @@ interface Tenant {
 }
 
 async function tenant(options: { creditDzd?: bigint; rateLimit?: number } = {}): Promise<Tenant> {
-  const account = await h.identity.accounts.create({ name: 'Admitted' });
-  if (options.rateLimit !== undefined) {
-    await h.identity.accounts.patch(account.id, { rateLimitPerMinute: options.rateLimit });
-  }
-  const { key } = await h.identity.accounts.createApiKey(account.id, { name: 'auto' });
-  const amountMicroDzd = (options.creditDzd ?? 1_000n) * 1_000_000n;
-  if (amountMicroDzd > 0n) {
-    const ledger = createLedgerService({ prisma: h.prisma, clock: h.clock.now, holdTtlMs: 60_000 });
-    await ledger.credit({ accountId: account.id, amountMicroDzd, reference: 'test top-up' });
-  }
+  const { accountId, key } = await fundedAccount(h, options);
   const principal = await h.identity.authenticator.authenticate(`Bearer ${key}`);
-  return { accountId: account.id, key, principal };
+  return { accountId, key, principal };
 }
 
 async function tokenPrincipal(t: Tenant, body: Record<string, unknown>): Promise<Principal> {
@@ -192,6 +187,30 @@ describe('admit', () => {
     const any = await tokenPrincipal(t, {});
     await expect(admit(request(any, { model: OTHER_MODEL }))).resolves.toBeDefined();
     expect(await pending(t.accountId)).toBeGreaterThan(0n);
+  });
+
+  it('refuses a parameter default models do not accept, on node models only, before any hold', async () => {
+    const t = await tenant();
+    const principal = await tokenPrincipal(t, { models: [OTHER_MODEL] });
+    const refused = await gatewayErrorOf(
+      admit(request(t.principal, { nodeUnsupportedParameter: 'best_of' })),
+    );
+    expect(refused).toMatchObject({ code: 'invalid_request_body', param: 'best_of' });
+    expect(refused.message).toBe('Unrecognized request argument supplied: best_of');
+    expect((refused as GatewayError).status).toBe(400);
+    expect(await pending(t.accountId)).toBe(0n);
+    // Decided after the model and before the token's list: 400, not 403, for a node model.
+    expect(
+      await gatewayErrorOf(admit(request(principal, { nodeUnsupportedParameter: 'best_of' }))),
+    ).toMatchObject({ code: 'invalid_request_body', param: 'best_of' });
+    expect(
+      await gatewayErrorOf(
+        admit(request(t.principal, { model: 'org/missing', nodeUnsupportedParameter: 'best_of' })),
+      ),
+    ).toMatchObject({ code: 'model_not_found' });
+    // The external provider drops it with a warning instead: admitted.
+    const external = request(t.principal, { model: OTHER_MODEL, nodeUnsupportedParameter: 'x' });
+    await expect(admit(external)).resolves.toBeDefined();
   });
 
   it('checks the model list before the budget, and the budget before the balance', async () => {

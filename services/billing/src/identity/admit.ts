@@ -2,7 +2,16 @@ import { costMicroDzd, GatewayError, LIMITS } from '@gateway/contracts';
 import { modelNotFound } from './catalog.js';
 import { rateLimitError, type RateLimiter, type RateLimitDecision } from './rate-limit.js';
 import type { IdentityStore } from './store.js';
-import type { CatalogModel, ModelKind, ModelProvider, Principal } from './types.js';
+import { newScopedTokenId } from './secrets.js';
+import { systemClock } from './types.js';
+import type {
+  CatalogModel,
+  Clock,
+  ModelKind,
+  ModelProvider,
+  Principal,
+  PrincipalToken,
+} from './types.js';
 
 /** What admit asks the ledger to reserve. */
 export interface PlaceHoldInput {
@@ -58,6 +67,12 @@ export interface AdmitRequest {
   providers?: readonly ModelProvider[];
   /** Model kinds the calling endpoint serves (e.g. `['embedding']`); any when omitted. */
   kinds?: readonly ModelKind[];
+  /**
+   * The first (sorted) request parameter default models do not accept, as edge found it: a model
+   * of provider `node` is then refused with 400 `invalid_request_body` naming it, before the
+   * token's model list and the hold. External-provider models drop such parameters with a warning.
+   */
+  nodeUnsupportedParameter?: string;
 }
 
 export interface Admission {
@@ -80,8 +95,11 @@ type Outcome = { ok: true; admission: Admission } | { ok: false; error: GatewayE
  *
  * 1. rate limit → 429 `rate_limit_exceeded`;
  * 2. model in the catalog, and of a provider and kind the endpoint serves → 404 `model_not_found`;
+ *    a parameter the model's provider does not accept → 400 `invalid_request_body`;
  * 3. model in the scoped token's list → 403 `model_not_allowed` (the message lists the models);
- * 4. `placeHold` with the worst-case cost → 402 `budget_exhausted` / 402 `insufficient_balance`.
+ * 4. a client-minted scoped token seen for the first time is registered (revoked meanwhile →
+ *    401 `token_revoked`), then `placeHold` with the worst-case cost → 402 `budget_exhausted` /
+ *    402 `insufficient_balance`; both in one savepoint, so a refusal registers nothing.
  *
  * Every request counts against the rate limit, refused ones included: a refusal after step 1
  * commits the counter (the hold attempt runs in a savepoint, rolled back on refusal) and then
@@ -93,9 +111,12 @@ export class Admitter<Tx = unknown> {
   readonly #store: IdentityStore<Tx>;
   readonly #rateLimiter: RateLimiter<Tx>;
 
-  constructor(deps: { store: IdentityStore<Tx>; rateLimiter: RateLimiter<Tx> }) {
+  readonly #clock: Clock;
+
+  constructor(deps: { store: IdentityStore<Tx>; rateLimiter: RateLimiter<Tx>; clock?: Clock }) {
     this.#store = deps.store;
     this.#rateLimiter = deps.rateLimiter;
+    this.#clock = deps.clock ?? systemClock;
   }
 
   async admit(request: AdmitRequest, deps: { placeHold: PlaceHold<Tx> }): Promise<Admission> {
@@ -115,6 +136,8 @@ export class Admitter<Tx = unknown> {
         const model = await this.#store.findModel(request.model, tx);
         if (!model) throw modelNotFound(request.model);
         if (!servesEndpoint(model, request)) throw modelNotOnEndpoint(model.id);
+        const refused = request.nodeUnsupportedParameter;
+        if (refused !== undefined && model.provider === 'node') throw unsupportedParameter(refused);
         const allowed = principal.token?.models ?? null;
         if (allowed !== null && !allowed.includes(model.id)) {
           throw new GatewayError(
@@ -135,9 +158,10 @@ export class Admitter<Tx = unknown> {
           outputPriceMicroDzdPerM: model.outputPriceMicroDzdPerM,
           priority: request.priority,
         });
-        const token = principal.token;
-        const hold = await this.#store.savepoint(tx, () =>
-          deps.placeHold(tx, {
+        const hold = await this.#store.savepoint(tx, async () => {
+          // Registered here, with the hold, so a refused request leaves no registry row.
+          const token = principal.token && (await this.#tokenRef(principal.token, principal, tx));
+          return deps.placeHold(tx, {
             ...(request.holdId === undefined ? {} : { holdId: request.holdId }),
             accountId: principal.accountId,
             amountMicroDzd: worstCaseMicroDzd,
@@ -153,8 +177,8 @@ export class Admitter<Tx = unknown> {
                   scopedToken: { id: token.id, spendingLimitMicroDzd: token.spendingLimitMicroDzd },
                 }
               : {}),
-          }),
-        );
+          });
+        });
         return {
           ok: true,
           admission: { hold, model, worstCaseMicroDzd, reservedOutputTokens, rateLimit },
@@ -167,6 +191,45 @@ export class Admitter<Tx = unknown> {
     });
     if (!outcome.ok) throw outcome.error;
     return outcome.admission;
+  }
+
+  /**
+   * The registry id and limit of the principal's scoped token: a client-minted token seen for the
+   * first time is registered now, in admission's transaction (concurrent first uses register once).
+   */
+  async #tokenRef(
+    token: PrincipalToken,
+    principal: Principal,
+    tx: Tx,
+  ): Promise<{ id: string; spendingLimitMicroDzd: bigint | null }> {
+    if (token.id !== null) {
+      return { id: token.id, spendingLimitMicroDzd: token.spendingLimitMicroDzd };
+    }
+    const found = await this.#store.registerScopedToken(
+      {
+        id: newScopedTokenId(),
+        digest: token.digest,
+        accountId: principal.accountId,
+        apiKeyName: principal.apiKeyName,
+        models: token.models,
+        expiresAt: token.expiresAt,
+        spendingLimitMicroDzd: token.spendingLimitMicroDzd,
+        spentMicroDzd: 0n,
+        reservedMicroDzd: 0n,
+        revokedAt: null,
+        origin: 'client',
+        createdAt: this.#clock(),
+      },
+      tx,
+    );
+    if (found.accountId !== principal.accountId || found.apiKeyName !== principal.apiKeyName) {
+      throw new GatewayError('invalid_api_key', 'Scoped token signature is not valid');
+    }
+    // Revoked between authentication and now.
+    if (found.revokedAt !== null) {
+      throw new GatewayError('token_revoked', 'Scoped token was revoked by its owner');
+    }
+    return found;
   }
 }
 
@@ -182,6 +245,12 @@ function servesEndpoint(
 const modelNotOnEndpoint = (id: string): GatewayError =>
   new GatewayError('model_not_found', `Model '${id}' is not available on this endpoint`, {
     param: 'model',
+  });
+
+/** The reference API's wording for an unknown argument. */
+const unsupportedParameter = (name: string): GatewayError =>
+  new GatewayError('invalid_request_body', `Unrecognized request argument supplied: ${name}`, {
+    param: name,
   });
 
 function withRateLimit(error: GatewayError, rateLimit: RateLimitDecision): GatewayError {

@@ -25,8 +25,9 @@ export function isoSeconds(unixS: number): string {
  *    non-integer `exp`, `exp` more than 1 year (+ clock skew) ahead, malformed `models` /
  *    `spending_limit` claim → 401 `invalid_api_key`;
  *    past `exp` → 401 `token_expired` (message gives the time, ISO 8601);
- *    then the token is registered if it is not yet (client-minted, origin `client`);
- *    revoked → 401 `token_revoked`;
+ *    revoked (registry) → 401 `token_revoked`; a client-minted token not in the registry yet is
+ *    not registered here: admission does it with the first hold, so a refused request (401,
+ *    403, 429, 402...) writes nothing durable for it;
  * 4. account suspended → 403 `account_suspended` (both kinds).
  *
  * Messages never echo the credential.
@@ -86,9 +87,8 @@ export class Authenticator<Tx = unknown> {
     if (nowS >= exp) {
       throw new GatewayError('token_expired', `Scoped token expired at ${isoSeconds(exp)}`);
     }
-    const record =
-      (await this.#store.findScopedTokenByDigest(verified.digest)) ??
-      (await this.#store.registerScopedToken(clientTokenRecord(verified, now)));
+    const found = await this.#store.findScopedTokenByDigest(verified.digest);
+    const record = found ?? clientTokenRecord(verified, now);
     if (record.accountId !== verified.account.id || record.apiKeyName !== verified.apiKeyName) {
       throw invalidKey('Scoped token signature is not valid');
     }
@@ -99,7 +99,8 @@ export class Authenticator<Tx = unknown> {
     return {
       ...principal(verified.account, 'scoped_token', verified.apiKeyName),
       token: {
-        id: record.id,
+        id: found ? found.id : null,
+        digest: verified.digest,
         models: record.models,
         spendingLimitMicroDzd: record.spendingLimitMicroDzd,
         expiresAt: record.expiresAt,

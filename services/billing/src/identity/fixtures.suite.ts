@@ -1,6 +1,8 @@
 import { Keyring } from '@gateway/crypto';
 import { randomBytes } from 'node:crypto';
-import { createLedgerService } from '../ledger/index.js';
+import { createLedgerService, placeHoldInTransaction } from '../ledger/index.js';
+import type { PlaceHold } from './admit.js';
+import type { PrismaTx } from './prisma-store.js';
 import { createTestDatabase } from '@gateway/testing';
 import pg from 'pg';
 import { billingDatabaseTemplate, createPrismaClient, type PrismaClient } from '../db/client.js';
@@ -97,6 +99,30 @@ export async function setUpIdentity(
       await db.drop();
     },
   };
+}
+
+/** The ledger's real placeHold (60 s holds on the harness clock): admission runs the real path. */
+export const realPlaceHold =
+  (h: IdentityHarness): PlaceHold<PrismaTx> =>
+  (tx, input) =>
+    placeHoldInTransaction(tx, input, { clock: h.clock.now, holdTtlMs: 60_000 });
+
+/** An account with a key named `auto`, credited `creditDzd` (1000 by default). */
+export async function fundedAccount(
+  h: IdentityHarness,
+  options: { creditDzd?: bigint; rateLimit?: number } = {},
+): Promise<{ accountId: string; key: string }> {
+  const account = await h.identity.accounts.create({ name: 'Funded' });
+  if (options.rateLimit !== undefined) {
+    await h.identity.accounts.patch(account.id, { rateLimitPerMinute: options.rateLimit });
+  }
+  const { key } = await h.identity.accounts.createApiKey(account.id, { name: 'auto' });
+  const amountMicroDzd = (options.creditDzd ?? 1_000n) * 1_000_000n;
+  if (amountMicroDzd > 0n) {
+    const ledger = createLedgerService({ prisma: h.prisma, clock: h.clock.now, holdTtlMs: 60_000 });
+    await ledger.credit({ accountId: account.id, amountMicroDzd, reference: 'test top-up' });
+  }
+  return { accountId: account.id, key };
 }
 
 /** Expects `promise` to reject with a GatewayError of `code`; returns it for further checks. */

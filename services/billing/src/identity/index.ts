@@ -61,7 +61,7 @@ export function createIdentity(options: IdentityOptions): Identity {
     }),
     rateLimiter,
     catalog: new Catalog({ store }),
-    admitter: new Admitter({ store, rateLimiter }),
+    admitter: new Admitter({ store, rateLimiter, clock }),
   };
 }
 

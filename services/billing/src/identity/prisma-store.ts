@@ -284,16 +284,21 @@ export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
     await this.#prisma.scopedToken.create({ data: this.#tokenData(token) });
   }
 
-  async registerScopedToken(token: ScopedTokenRecord): Promise<ScopedTokenRecord> {
+  async registerScopedToken(token: ScopedTokenRecord, tx?: PrismaTx): Promise<ScopedTokenRecord> {
+    const db = this.#db(tx);
     // ON CONFLICT (digest) DO NOTHING: concurrent first uses of one token all end up here.
-    await this.#prisma.scopedToken.createMany({
-      data: [this.#tokenData(token)],
-      skipDuplicates: true,
-    });
-    const row = await this.#prisma.scopedToken.findUniqueOrThrow({
-      where: { digest: token.digest },
-    });
+    await db.scopedToken.createMany({ data: [this.#tokenData(token)], skipDuplicates: true });
+    const row = await db.scopedToken.findUniqueOrThrow({ where: { digest: token.digest } });
     return toScopedToken(row);
+  }
+
+  async purgeExpiredScopedTokens(before: Date, limit: number): Promise<number> {
+    return this.#prisma.$executeRaw`
+      DELETE FROM scoped_tokens WHERE id IN (
+        SELECT t.id FROM scoped_tokens t
+        WHERE t.expires_at < ${before}
+          AND NOT EXISTS (SELECT 1 FROM holds h WHERE h.scoped_token_id = t.id)
+        LIMIT ${limit})`;
   }
 
   async findScopedTokenByDigest(digest: string): Promise<ScopedTokenRecord | null> {

@@ -120,6 +120,23 @@ describe('create', () => {
     }
   });
 
+  it('refuses a token too long for an Authorization header, naming models, and registers nothing', async () => {
+    const before = await h.prisma.scopedToken.count({ where: { accountId } });
+    const models = Array.from({ length: 40 }, (_v, i) => `org/${'m'.repeat(150)}-${i}`);
+    const error = await gatewayErrorOf(
+      tokens().create(accountId, { api_key_name: 'auto', models }),
+    );
+    expect(error).toMatchObject({ code: 'invalid_request_body', param: 'models' });
+    expect(error.message).toMatch(/more than the 8000 an Authorization header carries/);
+    expect(await h.prisma.scopedToken.count({ where: { accountId } })).toBe(before);
+    // Fewer models fit.
+    const { token } = await tokens().create(accountId, {
+      api_key_name: 'auto',
+      models: models.slice(0, 10),
+    });
+    expect(token.length).toBeLessThanOrEqual(8_000);
+  });
+
   it('answers 404 resource_not_found when the account has no key of that name', async () => {
     const error = await gatewayErrorOf(tokens().create(accountId, { api_key_name: 'nope' }));
     expect(error).toMatchObject({ code: 'resource_not_found', param: 'api_key_name' });

@@ -2,6 +2,7 @@ import type { Keyring } from '@gateway/crypto';
 import {
   dzdToMicroDzd,
   GatewayError,
+  LIMITS,
   microDzdToDzd,
   scopedTokenExpiryS,
   validateScopedTokenCreate,
@@ -198,6 +199,14 @@ export class ScopedTokenService<Tx = unknown> {
       kid: buildKid(prefix, accountId, keyName),
       payload,
     });
+    if (token.length > LIMITS.scopedTokenMaxLength) {
+      throw new GatewayError(
+        'invalid_request_body',
+        `models makes the token ${token.length} characters long, more than the ` +
+          `${LIMITS.scopedTokenMaxLength} an Authorization header carries: list fewer or shorter models`,
+        { param: 'models' },
+      );
+    }
     await this.#store.insertScopedToken({
       id: newScopedTokenId(),
       digest: sha256Hex(token),
@@ -258,6 +267,15 @@ export class ScopedTokenService<Tx = unknown> {
     const stored = await this.#store.registerScopedToken(this.#clientRecord(verified, now));
     const revoked = stored.revokedAt ? stored : await this.#store.revokeScopedToken(digest, now);
     return inspection(revoked ?? stored, nowS);
+  }
+
+  /**
+   * Deletes registry rows of tokens expired for longer than `graceMs`, at most `limit`, except
+   * those a hold names (their spend stays readable for finance). Safe: an expired token is refused
+   * (`token_expired`) before the registry is read, whatever the registry holds.
+   */
+  async purgeExpired(graceMs: number, limit = 1_000): Promise<number> {
+    return this.#store.purgeExpiredScopedTokens(new Date(this.#clock().getTime() - graceMs), limit);
   }
 
   /** The registry row of a client-minted token (first use or revocation). */

@@ -60,7 +60,12 @@ export interface IdentityStore<Tx> {
   // --- scoped tokens ---
   insertScopedToken(token: ScopedTokenRecord): Promise<void>;
   /** Inserts unless a token with the same digest exists; returns the stored row either way. */
-  registerScopedToken(token: ScopedTokenRecord): Promise<ScopedTokenRecord>;
+  registerScopedToken(token: ScopedTokenRecord, tx?: Tx): Promise<ScopedTokenRecord>;
+  /**
+   * Deletes at most `limit` tokens that expired before `before` and that no hold names (holds
+   * keep the token id for finance); returns how many.
+   */
+  purgeExpiredScopedTokens(before: Date, limit: number): Promise<number>;
   findScopedTokenByDigest(digest: string): Promise<ScopedTokenRecord | null>;
   /** Sets revokedAt unless already set; returns the row (null when no such digest). */
   revokeScopedToken(digest: string, at: Date): Promise<ScopedTokenRecord | null>;

@@ -109,8 +109,13 @@ export interface Principal {
 }
 
 export interface PrincipalToken {
-  /** Registry id (`tok_...`), for holds and spend accounting. */
-  id: string;
+  /**
+   * Registry id (`tok_...`), for holds and spend accounting; null for a client-minted token not
+   * registered yet: admission registers it with its first hold (a refused request writes nothing).
+   */
+  id: string | null;
+  /** SHA-256 of the token: the registry key admission registers it under. */
+  digest: string;
   /** null = any model. */
   models: string[] | null;
   /** null = no limit. */

@@ -20,7 +20,8 @@ export interface Principal {
   apiKeyName: string;
   rateLimitPerMinute: number;
   webhookFormat: 'A' | 'B';
-  token?: { id: string; models: string[] | null; [field: string]: unknown };
+  /** `id` is null for a client-minted token that billing has not registered yet. */
+  token?: { id: string | null; models: string[] | null; [field: string]: unknown };
   [field: string]: unknown;
 }
 
@@ -34,6 +35,8 @@ export interface AdmitRequest {
   /** Default-models-only routes: `['node']`. */
   providers?: ModelProvider[];
   kinds?: ModelKind[];
+  /** Chat: the first parameter a node model refuses (billing answers 400 for node models). */
+  nodeUnsupportedParameter?: string;
 }
 
 export interface Admission {

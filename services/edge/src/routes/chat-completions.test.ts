@@ -128,6 +128,38 @@ describe('JSON', () => {
     ]);
   });
 
+  it('refuses parameters default models do not accept (400 naming the first), placing no hold', async () => {
+    const jobsBefore = worker.jobs.length;
+    const response = await edge.api
+      .post('/v1/chat/completions')
+      .set(bearer(tenant.key))
+      .send({ model: 'acme/chat', messages, use_beam_search: true, best_of: 4, seed: 1 });
+    expect(response.status).toBe(400);
+    expect(response.body.error).toEqual({
+      message: 'Unrecognized request argument supplied: best_of',
+      type: 'service_error',
+      code: 'invalid_request_body',
+      param: 'best_of',
+    });
+    expect(worker.jobs.length).toBe(jobsBefore);
+    expect(await balanceOf(billing, tenant.accountId)).toMatchObject({ reserved_dzd: 0 });
+    // Parameters of the reference API that cost nothing extra are accepted.
+    const accepted = await edge.api
+      .post('/v1/chat/completions')
+      .set(bearer(tenant.key))
+      .send({ model: 'acme/chat', messages, seed: 1, top_logprobs: 2, logprobs: true, user: 'u' });
+    expect(accepted.status).toBe(200);
+  });
+
+  it('passes unknown parameters on to external-provider models (dropped there with a warning)', async () => {
+    const response = await edge.api
+      .post('/v1/chat/completions')
+      .set(bearer(tenant.key))
+      .send({ model: 'ext/chat', messages, best_of: 4 });
+    expect(response.status).toBe(200);
+    expect(worker.jobs.at(-1)!.request).toMatchObject({ model: 'ext/chat', best_of: 4 });
+  });
+
   it('routes service_tier priority to the priority queue at +20%', async () => {
     const response = await edge.api
       .post('/v1/chat/completions')

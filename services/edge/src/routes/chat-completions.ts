@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
-import { validateChatCompletion } from '@gateway/contracts';
+import { unsupportedNodeChatParameter, validateChatCompletion } from '@gateway/contracts';
 import type { ChatCompletionRequest } from '@gateway/contracts';
 import { estimateChatPromptTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
@@ -34,6 +34,7 @@ export function chatCompletionsRouter(deps: EdgeDeps): Router {
  * `n` × the output cap.
  */
 export async function chatPlan(body: ChatCompletionRequest): Promise<InferencePlan> {
+  const refused = unsupportedNodeChatParameter(body);
   // Spec: `webhook` is silently ignored here; the worker never sees it.
   return {
     endpoint: 'chat.completions',
@@ -48,6 +49,7 @@ export async function chatPlan(body: ChatCompletionRequest): Promise<InferencePl
     stream: body.stream === true,
     request: omit(body, 'webhook'),
     kinds: ['chat', 'completion'],
+    ...(refused === undefined ? {} : { nodeUnsupportedParameter: refused }),
   };
 }
 

@@ -20,6 +20,8 @@ export interface InferencePlan {
   /** Default-models-only routes: `['node']`. */
   providers?: ModelProvider[];
   kinds?: ModelKind[];
+  /** Chat: the first parameter outside the default-model table; billing refuses it on nodes. */
+  nodeUnsupportedParameter?: string;
 }
 
 /**
@@ -35,6 +37,9 @@ export async function admit(deps: EdgeDeps, res: Response, plan: InferencePlan) 
     priority: plan.priority,
     ...(plan.providers ? { providers: plan.providers } : {}),
     ...(plan.kinds ? { kinds: plan.kinds } : {}),
+    ...(plan.nodeUnsupportedParameter === undefined
+      ? {}
+      : { nodeUnsupportedParameter: plan.nodeUnsupportedParameter }),
   });
   applyRateLimit(res, admission.rateLimit);
   return admission;

@@ -1,3 +1,4 @@
+import { NODE_FORWARDED_CHAT_PARAMETERS } from '@gateway/contracts';
 import { countChatPromptTokens, countTextTokens, type ChatMessageLike } from '@gateway/tokenizer';
 import { translateForExternalProvider } from '../external/translate.js';
 import { UpstreamError } from '../upstream/errors.js';
@@ -6,9 +7,6 @@ import { withFailover, type NodeRef } from '../upstream/node-pool.js';
 import { readSseEvents, type StreamEvent } from '../upstream/sse.js';
 import { nowS, type ExecutionContext, type ExecutionResult, type TokenUsage } from './context.js';
 import { openAiUsage, usageFrom } from './usage.js';
-
-/** Gateway-level parameters: never sent to a model node. */
-const GATEWAY_ONLY = ['service_tier', 'webhook', 'stream_options', 'max_completion_tokens'];
 
 interface ChatTarget {
   nodes: NodeRef[];
@@ -20,15 +18,22 @@ interface ChatTarget {
 
 function nodeTarget(ctx: ExecutionContext): ChatTarget {
   const request = ctx.job.request;
-  const body: Record<string, unknown> = { ...request, model: ctx.model.upstreamModel };
-  for (const name of GATEWAY_ONLY) delete body[name];
+  // Built from the allowlist, not copied: edge and billing refuse other parameters already, and
+  // a job that slipped through still cannot make a node do work that usage does not bill.
+  const body: Record<string, unknown> = { model: ctx.model.upstreamModel };
+  for (const name of NODE_FORWARDED_CHAT_PARAMETERS) {
+    if (request[name] !== undefined) body[name] = request[name];
+  }
   const asked = request.max_completion_tokens ?? request.max_tokens;
   // The catalog's output cap bounds every request; reaching it ends with finish_reason "length".
   body.max_tokens =
     typeof asked === 'number'
       ? Math.min(asked, ctx.model.maxOutputTokens)
       : ctx.model.maxOutputTokens;
-  if (ctx.job.stream) body.stream_options = { include_usage: true };
+  if (ctx.job.stream) {
+    body.stream = true;
+    body.stream_options = { include_usage: true };
+  }
   return { nodes: ctx.model.nodes, path: '/v1/chat/completions', headers: {}, body, warnings: [] };
 }
 
@@ -85,7 +90,10 @@ async function completeOnce(
   upstream: UpstreamResponse,
   warnings: string[],
 ): Promise<ExecutionResult> {
-  const body = (await readJson(upstream, ctx.timeouts.requestMs)) as Record<string, unknown>;
+  const body = (await readJson(upstream, ctx.timeouts.requestMs, ctx.responseMaxBytes)) as Record<
+    string,
+    unknown
+  >;
   if (!Array.isArray(body.choices)) {
     throw new UpstreamError('bad_response', 'chat answer without choices');
   }

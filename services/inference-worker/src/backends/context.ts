@@ -20,6 +20,8 @@ export interface ExecutionContext {
   /** Aborted on cancellation or at the job's deadline (the reason says which). */
   signal: AbortSignal;
   timeouts: UpstreamTimeouts;
+  /** Largest non-streamed answer read from a node or the provider (`NODE_RESPONSE_MAX_BYTES`). */
+  responseMaxBytes: number;
   registry: NodeRegistry;
   maxAttempts: number;
   external: ExternalProvider | undefined;

@@ -80,7 +80,7 @@ async function attempt(
     const data = { audio_base64: audio.toString('base64'), content_type: contentType };
     return { usage: fallback(), warnings: [], buildData: () => data };
   }
-  const body = await readJson(upstream, ctx.timeouts.requestMs);
+  const body = await readJson(upstream, ctx.timeouts.requestMs, ctx.responseMaxBytes);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new UpstreamError('bad_response', 'model node answered a non-object');
   }

@@ -1,3 +1,4 @@
+import { NATIVE_PARAMETER_NAMES } from '@gateway/contracts';
 import { countTextTokens } from '@gateway/tokenizer';
 import { UpstreamError } from '../upstream/errors.js';
 import { openUpstream, readJson } from '../upstream/http.js';
@@ -26,6 +27,13 @@ function outputCap(ctx: ExecutionContext): number {
     : ctx.model.maxOutputTokens;
 }
 
+/** Only the schema's parameters reach a node, whatever the job carries (defence in depth). */
+function allowedParameters(value: unknown): Record<string, unknown> {
+  if (!isRecord(value)) return {};
+  const allowed = NATIVE_PARAMETER_NAMES.filter((name) => value[name] !== undefined);
+  return Object.fromEntries(allowed.map((name) => [name, value[name]]));
+}
+
 async function postJson(ctx: ExecutionContext, nodeUrl: string, path: string, body: unknown) {
   const upstream = await openUpstream({
     url: nodeUrl.replace(/\/+$/, '') + path,
@@ -33,7 +41,7 @@ async function postJson(ctx: ExecutionContext, nodeUrl: string, path: string, bo
     signal: ctx.signal,
     firstByteTimeoutMs: ctx.timeouts.firstByteMs,
   });
-  return readJson(upstream, ctx.timeouts.requestMs);
+  return readJson(upstream, ctx.timeouts.requestMs, ctx.responseMaxBytes);
 }
 
 async function generateTgi(
@@ -43,7 +51,7 @@ async function generateTgi(
 ): Promise<Generated> {
   const request = ctx.job.request;
   const parameters = {
-    ...(isRecord(request.parameters) ? request.parameters : {}),
+    ...allowedParameters(request.parameters),
     max_new_tokens: outputCap(ctx),
     ...(Array.isArray(request.stop) ? { stop: request.stop } : {}),
     details: true,

@@ -20,6 +20,7 @@ export interface JobRunnerDeps {
   registry: NodeRegistry;
   cancellations: Cancellations;
   timeouts: UpstreamTimeouts;
+  responseMaxBytes: number;
   maxAttempts: number;
   external: ExternalProvider | undefined;
   onAttemptFailed?(failure: string): void;
@@ -74,6 +75,7 @@ export async function runJob(
       model,
       signal: controller.signal,
       timeouts: deps.timeouts,
+      responseMaxBytes: deps.responseMaxBytes,
       registry: deps.registry,
       maxAttempts: deps.maxAttempts,
       external: deps.external,

@@ -35,8 +35,40 @@ function classifyFetchError(error: unknown, controller: AbortController): Upstre
   return new UpstreamError('connect', `cannot reach model node${code ? ` (${code})` : ''}`);
 }
 
+/** A refusal's body is read only to learn `error.param`; beyond this it is not read. */
+const ERROR_BODY_MAX_BYTES = 64 * 1024;
+
+/**
+ * Reads a body of at most `maxBytes` (decoded); null when it is longer, without buffering more
+ * than that: a node cannot make the worker hold an unbounded answer in memory.
+ */
+async function readCapped(response: Response, maxBytes: number): Promise<Buffer | null> {
+  const declared = Number(response.headers.get('content-length') ?? 0);
+  if (declared > maxBytes || !response.body) {
+    await response.body?.cancel().catch(() => undefined);
+    return declared > maxBytes ? null : Buffer.alloc(0);
+  }
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return Buffer.concat(chunks, total);
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      return null;
+    }
+    chunks.push(value);
+  }
+}
+
+const tooLarge = (maxBytes: number) =>
+  new UpstreamError('bad_response', `model answer larger than ${maxBytes} bytes`);
+
 async function failureFromStatus(response: Response): Promise<UpstreamError> {
-  const text = await response.text().catch(() => '');
+  const bytes = await readCapped(response, ERROR_BODY_MAX_BYTES).catch(() => null);
+  const text = bytes?.toString('utf8') ?? '';
   let param: string | undefined;
   try {
     const body = JSON.parse(text) as { error?: { param?: unknown } };
@@ -115,13 +147,21 @@ export async function openUpstream(request: UpstreamRequest): Promise<UpstreamRe
   };
 }
 
-/** Reads a whole JSON answer within `timeoutMs`; garbage is a `bad_response`. */
-export async function readJson(upstream: UpstreamResponse, timeoutMs: number): Promise<unknown> {
+/**
+ * Reads a whole JSON answer within `timeoutMs`, at most `maxBytes`; garbage or a larger answer is
+ * a `bad_response` (500 `GATEWAY_TIMEOUT` class; another node may be tried).
+ */
+export async function readJson(
+  upstream: UpstreamResponse,
+  timeoutMs: number,
+  maxBytes: number,
+): Promise<unknown> {
   upstream.touch(timeoutMs);
   try {
-    const text = await upstream.response.text();
+    const bytes = await readCapped(upstream.response, maxBytes);
+    if (bytes === null) throw tooLarge(maxBytes);
     try {
-      return JSON.parse(text) as unknown;
+      return JSON.parse(bytes.toString('utf8')) as unknown;
     } catch {
       throw new UpstreamError('bad_response', 'model node answered something that is not JSON');
     }
@@ -140,10 +180,8 @@ export async function readBytes(
 ): Promise<Buffer> {
   upstream.touch(timeoutMs);
   try {
-    const length = Number(upstream.response.headers.get('content-length') ?? 0);
-    if (length > maxBytes) throw new UpstreamError('bad_response', 'model answer too large');
-    const bytes = Buffer.from(await upstream.response.arrayBuffer());
-    if (bytes.length > maxBytes) throw new UpstreamError('bad_response', 'model answer too large');
+    const bytes = await readCapped(upstream.response, maxBytes);
+    if (bytes === null) throw tooLarge(maxBytes);
     return bytes;
   } catch (error) {
     throw upstream.abortError() ?? error;
