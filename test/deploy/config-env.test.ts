@@ -67,8 +67,12 @@ describe('docker-compose.yml', () => {
   });
 
   it('wires the shared credentials and addresses consistently', () => {
-    expect(env('edge').BILLING_INTERNAL_TOKEN).toBe(env('billing').INTERNAL_TOKEN);
-    expect(env('inference-worker').BILLING_INTERNAL_TOKEN).toBe(env('billing').INTERNAL_TOKEN);
+    expect(env('edge').BILLING_INTERNAL_TOKEN).toBe(env('billing').EDGE_INTERNAL_TOKEN);
+    expect(env('inference-worker').BILLING_INTERNAL_TOKEN).toBe(
+      env('billing').WORKER_INTERNAL_TOKEN,
+    );
+    // Least privilege: the worker's credential is not edge's.
+    expect(env('billing').WORKER_INTERNAL_TOKEN).not.toBe(env('billing').EDGE_INTERNAL_TOKEN);
     expect(env('edge').DISPATCHER_INTERNAL_TOKEN).toBe(env('dispatcher').INTERNAL_TOKEN);
     for (const client of ['edge', 'inference-worker']) {
       const billing = urlOf(env(client).BILLING_URL!);
