@@ -24,6 +24,12 @@ export const fields = {
     ),
   postgresUrl: () =>
     Type.String({ pattern: '^postgres(ql)?://', description: 'PostgreSQL connection URL' }),
+  /** The restricted role a service connects as; its migration grants it what it needs. */
+  runtimeDatabaseRole: (service: string) =>
+    Type.String({
+      pattern: '^[a-z_][a-z0-9_]{0,62}$',
+      description: `Role ${service} runs as; granted exactly what it needs after migrating`,
+    }),
   amqpUrl: () => Type.String({ pattern: '^amqps?://', description: 'RabbitMQ connection URL' }),
   /** Dead letters (which may hold prompts) are dropped after this long; see messaging's README. */
   deadLetterTtlMs: () =>

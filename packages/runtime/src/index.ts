@@ -18,6 +18,7 @@ export {
   withRequestId,
 } from './request-context.js';
 export { createPostgresPool, postgresReadiness } from './postgres.js';
+export { applyRuntimeGrants, type RuntimeGrants, type TablePrivilege } from './postgres-grants.js';
 export {
   createServiceShell,
   serveHttp,

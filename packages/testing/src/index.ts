@@ -5,6 +5,7 @@ export {
   urlAsRole,
   type DatabaseTemplate,
 } from './databases.js';
+export { rolePrivileges, sortedPrivileges, type RolePrivileges } from './role-privileges.js';
 export { startTestInfrastructure, type TestInfrastructure } from './infra.js';
 export { freeLoopbackPort, waitForTcp } from './ports.js';
 export { startPostgresCluster, type PostgresCluster } from './postgres.js';

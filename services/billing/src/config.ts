@@ -35,9 +35,6 @@ export const billingConfigSchema = Type.Object({
  */
 export const billingMigrateConfigSchema = Type.Object({
   DATABASE_URL: fields.postgresUrl(),
-  RUNTIME_DATABASE_ROLE: Type.String({
-    pattern: '^[a-z_][a-z0-9_]{0,62}$',
-    description: 'Role billing runs as; granted exactly what it needs after migrating',
-  }),
+  RUNTIME_DATABASE_ROLE: fields.runtimeDatabaseRole('billing'),
   LOG_LEVEL: fields.logLevel(),
 });

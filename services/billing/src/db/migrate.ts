@@ -28,7 +28,8 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { applyRuntimeGrants } from './runtime-grants.js';
+import { applyRuntimeGrants } from '@gateway/runtime';
+import { BILLING_RUNTIME_GRANTS } from './runtime-grants.js';
 
 /** `services/billing/prisma/migrations`, from both `src/db` (tests) and `dist/db` (build). */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations/', import.meta.url));
@@ -180,7 +181,9 @@ export async function migrateDatabase(
         result.applied.push(migration.name);
         options.onApplied?.(migration.name, Math.round(performance.now() - migrationStarted));
       }
-      if (options.runtimeRole) await applyRuntimeGrants(client, options.runtimeRole);
+      if (options.runtimeRole) {
+        await applyRuntimeGrants(client, options.runtimeRole, BILLING_RUNTIME_GRANTS);
+      }
       result.durationMs = Math.round(performance.now() - started);
       return result;
     } finally {

@@ -5,12 +5,10 @@
  * create triggers, and on the append-only ledger tables can only read and insert.
  *
  * Kept next to the migrations: a migration that adds a table or sequence adds its line here
- * (a test fails until it does). `SELECT … FOR UPDATE` needs UPDATE; `INSERT … ON CONFLICT DO
- * UPDATE` needs INSERT and UPDATE; `RETURNING` needs SELECT.
+ * (a test fails until it does). The mechanism (role checks, REVOKE/GRANT, one transaction) is
+ * shared with the dispatcher: `applyRuntimeGrants` in @gateway/runtime.
  */
-import pg from 'pg';
-
-type TablePrivilege = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE';
+import type { RuntimeGrants, TablePrivilege } from '@gateway/runtime';
 
 export const RUNTIME_TABLE_PRIVILEGES: Readonly<Record<string, readonly TablePrivilege[]>> = {
   // accounts.create / update (operator API); read everywhere.
@@ -43,86 +41,8 @@ export const RUNTIME_SEQUENCE_PRIVILEGES: Readonly<Record<string, readonly 'USAG
   ledger_entries_id_seq: ['USAGE'],
 };
 
-interface RoleFacts {
-  exists: boolean;
-  superuser: boolean;
-  /** The runtime role is, or can act as, the role applying the grants (an owner). */
-  actsAsOwner: boolean;
-}
-
-async function roleFacts(client: pg.Client, role: string): Promise<RoleFacts> {
-  const { rows } = await client.query<{ superuser: boolean; acts_as_owner: boolean }>(
-    `SELECT rolsuper AS superuser, pg_has_role(rolname, current_user, 'MEMBER') AS acts_as_owner
-       FROM pg_roles WHERE rolname = $1`,
-    [role],
-  );
-  const row = rows[0];
-  return {
-    exists: row !== undefined,
-    superuser: row?.superuser ?? false,
-    actsAsOwner: row?.acts_as_owner ?? false,
-  };
-}
-
-/** Refuses a runtime role that would not be restricted at all. */
-async function assertRestrictable(client: pg.Client, role: string): Promise<void> {
-  const facts = await roleFacts(client, role);
-  if (!facts.exists) {
-    throw new Error(`runtime database role ${role} does not exist: create it first (LOGIN)`);
-  }
-  if (facts.superuser || facts.actsAsOwner) {
-    throw new Error(
-      `runtime database role ${role} is a superuser or can act as the migration role: ` +
-        'it must be a separate role that owns nothing',
-    );
-  }
-}
-
-function grantStatements(role: string): string[] {
-  const grantee = pg.escapeIdentifier(role);
-  const statements = [
-    // CONNECT may have been revoked from PUBLIC (docker-compose's init script does).
-    `DO $$ BEGIN EXECUTE format('GRANT CONNECT ON DATABASE %I TO %I', current_database(), ${pg.escapeLiteral(role)}); END $$`,
-    `GRANT USAGE ON SCHEMA public TO ${grantee}`,
-    `REVOKE CREATE ON SCHEMA public FROM ${grantee}`,
-  ];
-  const objects = [
-    ...Object.entries(RUNTIME_TABLE_PRIVILEGES).map(([name, privileges]) => ({
-      kind: 'TABLE',
-      name,
-      privileges,
-    })),
-    ...Object.entries(RUNTIME_SEQUENCE_PRIVILEGES).map(([name, privileges]) => ({
-      kind: 'SEQUENCE',
-      name,
-      privileges,
-    })),
-  ];
-  for (const { kind, name, privileges } of objects) {
-    const object = `${kind} public.${pg.escapeIdentifier(name)}`;
-    statements.push(`REVOKE ALL ON ${object} FROM ${grantee}`);
-    if (privileges.length > 0) {
-      statements.push(`GRANT ${privileges.join(', ')} ON ${object} TO ${grantee}`);
-    }
-  }
-  return statements;
-}
-
-/**
- * Gives `role` exactly the privileges above (REVOKE ALL, then GRANT, per object: idempotent),
- * in one transaction. Objects this version does not list (a newer release's) are left alone.
- * Run by the migration role after migrating.
- */
-export async function applyRuntimeGrants(client: pg.Client, role: string): Promise<void> {
-  await assertRestrictable(client, role);
-  await client.query('BEGIN');
-  try {
-    for (const statement of grantStatements(role)) await client.query(statement);
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw new Error(`granting ${role} its privileges failed: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-}
+/** Billing's map, applied by the shared mechanism (@gateway/runtime) after migrating. */
+export const BILLING_RUNTIME_GRANTS: RuntimeGrants = {
+  tables: RUNTIME_TABLE_PRIVILEGES,
+  sequences: RUNTIME_SEQUENCE_PRIVILEGES,
+};
