@@ -52,6 +52,16 @@ export const dispatcherConfigSchema = Type.Object({
   ),
 });
 
+/**
+ * The migration command (`dist/db/migrate-cli.js`): DATABASE_URL is the schema owner's; the
+ * runtime role (the user of the dispatcher's own DATABASE_URL) gets its privileges afterwards.
+ */
+export const dispatcherMigrateConfigSchema = Type.Object({
+  DATABASE_URL: fields.postgresUrl(),
+  RUNTIME_DATABASE_ROLE: fields.runtimeDatabaseRole('the dispatcher'),
+  LOG_LEVEL: fields.logLevel(),
+});
+
 export type DispatcherConfig = Readonly<Static<typeof dispatcherConfigSchema>>;
 
 /** `"0,60000"` → `[0, 60000]` (the schema's pattern already guarantees the shape). */

@@ -1,23 +1,30 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { makeEnvelope, type InferenceCompletedPayload } from '@gateway/contracts';
 import { createGatewayBus, gatewayNames, silentLogger, type MessageBus } from '@gateway/messaging';
 import {
   createTestDatabase,
+  createTestRole,
   spawnService,
   testAmqpUrl,
   uniquePrefix,
+  urlAsRole,
   waitForStatus,
   type ServiceProcess,
 } from '@gateway/testing';
 import { startReceiver, type Receiver } from './testing/receiver.suite.js';
 import { createTestCertificates, type TestCertificates } from './testing/test-ca.suite.js';
 import { TEST_INTERNAL_TOKEN, completedEvent, settled, waitFor } from './testing/harness.suite.js';
+import { TEST_RUNTIME_ROLE } from './db/migrate.js';
 
-/** The built service (the Jest run builds first), as deployments run it. */
+/** The built service and its migration command (the Jest run builds first), as deployed. */
 const ENTRY = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const MIGRATE_ENTRY = fileURLToPath(new URL('../dist/db/migrate-cli.js', import.meta.url));
 
 describe('dispatcher processes: crashes and replicas', () => {
   let certs: TestCertificates;
@@ -33,7 +40,7 @@ describe('dispatcher processes: crashes and replicas', () => {
   const spawnDispatcher = async () => {
     const child = await spawnService({ entry: ENTRY, env });
     running.push(child);
-    // Ready once the schema is migrated and the broker connected.
+    // Ready once the schema is current and the broker connected.
     await waitForStatus(`${child.baseUrl}/readyz`, 200);
     return child;
   };
@@ -58,14 +65,16 @@ describe('dispatcher processes: crashes and replicas', () => {
   beforeAll(async () => {
     certs = createTestCertificates();
     receiver = await startReceiver(certs);
-    // An empty database: the processes migrate it themselves on start.
+    // An empty database: the first test migrates it with the migration command, as deployed.
     db = await createTestDatabase();
+    await createTestRole(TEST_RUNTIME_ROLE);
     pool = new pg.Pool({ connectionString: db.url, max: 2 });
     pool.on('error', () => undefined); // see harness.suite.ts
     bus = createGatewayBus({ AMQP_URL: testAmqpUrl(), AMQP_PREFIX: prefix }, silentLogger);
     await bus.start();
     env = {
-      DATABASE_URL: db.url,
+      // The runtime role, which owns nothing: the processes cannot migrate.
+      DATABASE_URL: urlAsRole(db.url, TEST_RUNTIME_ROLE),
       AMQP_URL: testAmqpUrl(),
       AMQP_PREFIX: prefix,
       INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
@@ -89,6 +98,26 @@ describe('dispatcher processes: crashes and replicas', () => {
     await receiver?.close();
     certs?.remove();
   });
+
+  it('stays unready until the migration command, as the owner, migrates and grants', async () => {
+    const waiting = await spawnService({ entry: ENTRY, env });
+    running.push(waiting);
+    await sleep(500);
+    const unready = await fetch(`${waiting.baseUrl}/readyz`);
+    expect(unready.status).toBe(503);
+    expect(await unready.text()).toContain('schema');
+    await promisify(execFile)(process.execPath, [MIGRATE_ENTRY], {
+      env: {
+        PATH: process.env.PATH,
+        DATABASE_URL: db.url,
+        RUNTIME_DATABASE_ROLE: TEST_RUNTIME_ROLE,
+        LOG_LEVEL: 'warn',
+      },
+      timeout: 30_000,
+    });
+    await waitForStatus(`${waiting.baseUrl}/readyz`, 200);
+    await waiting.stop('SIGTERM');
+  }, 30_000);
 
   it('kill -9 between attempts loses nothing, not even events published while down', async () => {
     receiver.setResponder('/crash', (_request, index) => ({ status: index < 2 ? 500 : 204 }));

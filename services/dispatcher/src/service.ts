@@ -11,14 +11,14 @@ import {
   type ServiceShell,
 } from '@gateway/runtime';
 import type { DispatcherConfig } from './config.js';
-import { migrateDatabase } from './db/migrate.js';
+import { assertSchemaCurrent } from './db/schema-check.js';
 import { completionHandler } from './deliveries/intake.js';
 import { createDispatcher } from './dispatcher.js';
 import { mountInternalApi } from './http/internal-routes.js';
 
 /** Completion events handled at once; each is one small insert. */
 const CONSUMER_PREFETCH = 16;
-const MIGRATION_RETRY_MS = 2_000;
+const SCHEMA_RETRY_MS = 2_000;
 
 export interface DispatcherDependencies {
   /** A bus to share (local mode runs every service on one in-process bus); else RabbitMQ. */
@@ -26,7 +26,7 @@ export interface DispatcherDependencies {
 }
 
 /**
- * Wires and starts the dispatcher: pool → bus → domain → HTTP → migrations → consumer and
+ * Wires and starts the dispatcher: pool → bus → domain → HTTP → schema check → consumer and
  * dispatch loop, with shutdown steps in that order. Returns the bound port.
  */
 export async function startDispatcherService(
@@ -50,7 +50,7 @@ export async function startDispatcherService(
     shell.logger.warn('WEBHOOK_ALLOW_INSECURE_LOOPBACK is on: http:// and loopback allowed');
   }
 
-  let migrated = false;
+  let schemaReady = false;
   const app = createServiceApp({
     logger: shell.logger,
     metrics: shell.metrics,
@@ -60,7 +60,7 @@ export async function startDispatcherService(
       {
         name: 'schema',
         check: async () => {
-          if (!migrated) throw new Error('migrations not applied yet');
+          if (!schemaReady) throw new Error('schema not migrated yet');
         },
       },
     ],
@@ -78,26 +78,27 @@ export async function startDispatcherService(
   shell.lifecycle.onShutdown('postgres', () => pool.end());
 
   /**
-   * Migrations run on every start (an advisory lock serialises replicas). An unreachable
-   * database is retried rather than fatal: the instance stays unready instead of crash-looping.
+   * The migration runs as the schema's owner, apart (migrate-cli); this process connects as a
+   * role that can run no DDL. Until the schema is current it stays unready instead of
+   * crash-looping (the migration may still be running, or the database be unreachable).
    */
-  async function migrateUntilDone(): Promise<void> {
+  async function waitForSchema(): Promise<void> {
     while (!shell.lifecycle.isShuttingDown) {
       try {
-        const result = await migrateDatabase(config.DATABASE_URL);
-        shell.logger.info(result, 'database schema up to date');
-        migrated = true;
+        await assertSchemaCurrent(pool);
+        shell.logger.info('database schema current');
+        schemaReady = true;
         return;
       } catch (error) {
-        shell.logger.error({ err: error }, 'migrating the database failed; retrying');
-        await sleep(MIGRATION_RETRY_MS);
+        shell.logger.warn({ err: error }, 'database schema not ready; retrying');
+        await sleep(SCHEMA_RETRY_MS);
       }
     }
   }
 
   if (ownsBus) await bus.start();
-  await migrateUntilDone();
-  if (migrated && !shell.lifecycle.isShuttingDown) {
+  await waitForSchema();
+  if (schemaReady && !shell.lifecycle.isShuttingDown) {
     const { queues } = gatewayNames(config.AMQP_PREFIX);
     consumer = await bus.consume(
       queues.webhookCompletions,

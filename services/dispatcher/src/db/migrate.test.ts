@@ -22,10 +22,13 @@ describe('migrations', () => {
   });
 
   it('concurrent migrators apply each migration once', async () => {
-    const results = await Promise.all([migrateDatabase(db.url, dir), migrateDatabase(db.url, dir)]);
+    const results = await Promise.all([
+      migrateDatabase(db.url, { migrationsDir: dir }),
+      migrateDatabase(db.url, { migrationsDir: dir }),
+    ]);
     const count = loadMigrations(dir).length;
     expect(results.map((r) => r.applied.length).sort()).toEqual([0, count]);
-    expect((await migrateDatabase(db.url, dir)).alreadyApplied).toBe(count);
+    expect((await migrateDatabase(db.url, { migrationsDir: dir })).alreadyApplied).toBe(count);
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     const tables = await client.query(
@@ -42,7 +45,9 @@ describe('migrations', () => {
 
   it('refuses an applied migration whose file changed', async () => {
     writeFileSync(path.join(dir, '001_init.sql'), '-- edited\nSELECT 1;');
-    await expect(migrateDatabase(db.url, dir)).rejects.toThrow(/modified after it was applied/);
+    await expect(migrateDatabase(db.url, { migrationsDir: dir })).rejects.toThrow(
+      /modified after it was applied/,
+    );
   });
 
   it('refuses transaction control inside a migration', () => {

@@ -4,13 +4,17 @@
  * Each migration runs in one transaction together with its row in `dispatcher_migrations`, so a
  * failure leaves nothing behind; a migration therefore must not contain BEGIN/COMMIT. An applied
  * migration whose file changed since is an error: history is not edited in place. A session
- * advisory lock serialises concurrent migrators (several replicas starting at once).
+ * advisory lock serialises concurrent migrators (several migration runs at once). Run as the
+ * schema's owner; with `runtimeRole`, that role (the one the service connects as) then gets
+ * exactly the privileges of runtime-grants.ts.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { applyRuntimeGrants } from '@gateway/runtime';
+import { DISPATCHER_RUNTIME_GRANTS } from './runtime-grants.js';
 
 /** `services/dispatcher/migrations`, from both `src/db` (tests) and `dist/db` (build). */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
@@ -40,6 +44,12 @@ export interface MigrateResult {
   alreadyApplied: number;
 }
 
+export interface MigrateOptions {
+  migrationsDir?: string;
+  /** The role the service runs as: granted runtime-grants.ts after migrating. */
+  runtimeRole?: string;
+}
+
 export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
   const migrations = readdirSync(dir)
     .filter((file) => file.endsWith('.sql'))
@@ -64,9 +74,9 @@ export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
 /** Brings the database at `databaseUrl` to the latest migration. Safe to run concurrently. */
 export async function migrateDatabase(
   databaseUrl: string,
-  dir: string = MIGRATIONS_DIR,
+  options: MigrateOptions = {},
 ): Promise<MigrateResult> {
-  const migrations = loadMigrations(dir);
+  const migrations = loadMigrations(options.migrationsDir);
   const client = new pg.Client({
     connectionString: databaseUrl,
     application_name: 'dispatcher-migrate',
@@ -77,7 +87,11 @@ export async function migrateDatabase(
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
       await client.query(CREATE_TABLE);
-      return await applyPending(client, migrations);
+      const result = await applyPending(client, migrations);
+      if (options.runtimeRole) {
+        await applyRuntimeGrants(client, options.runtimeRole, DISPATCHER_RUNTIME_GRANTS);
+      }
+      return result;
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
     }
@@ -123,15 +137,22 @@ async function applyOne(client: pg.Client, migration: Migration): Promise<void> 
   }
 }
 
+/** The runtime role of tests: the dispatcher in tests connects as it, as in a deployment. */
+export const TEST_RUNTIME_ROLE = 'dispatcher_runtime';
+
 /**
  * Test template for `createTestDatabase` (@gateway/testing): migrated once per cluster, cloned
- * per test file. The name carries the latest version, so a new migration gets a new template.
+ * per test file. The name carries a digest of the migrations, so a new or changed migration
+ * gets a new template.
  */
 export const dispatcherDatabaseTemplate = {
   get name(): string {
-    return `dispatcher_template_v${loadMigrations().length}`;
+    const hash = createHash('sha256');
+    for (const migration of loadMigrations()) hash.update(`${migration.checksum}\n`);
+    return `dispatcher_template_${hash.digest('hex').slice(0, 12)}`;
   },
+  runtimeRole: TEST_RUNTIME_ROLE,
   migrate: async (databaseUrl: string): Promise<void> => {
-    await migrateDatabase(databaseUrl);
+    await migrateDatabase(databaseUrl, { runtimeRole: TEST_RUNTIME_ROLE });
   },
 };

@@ -22,7 +22,7 @@ let pool: pg.Pool;
 
 beforeAll(async () => {
   db = await createTestDatabase(dispatcherDatabaseTemplate);
-  pool = new pg.Pool({ connectionString: db.url, max: 3 });
+  pool = new pg.Pool({ connectionString: db.runtimeUrl, max: 3 });
 });
 
 afterAll(async () => {

@@ -61,14 +61,17 @@ export function testEnv(databaseUrl: string): Record<string, string> {
   };
 }
 
-/** The dispatcher in-process, on its own database cloned from the migrated template. */
+/**
+ * The dispatcher in-process, on its own database cloned from the migrated template, connected
+ * as the runtime role (as deployed): a statement it lacks a grant for fails the test.
+ */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const db = await createTestDatabase(dispatcherDatabaseTemplate);
-  const pool = createPostgresPool(db.url, 5);
+  const pool = createPostgresPool(db.runtimeUrl, 5);
   // pool.end() resolves before its sockets close; dropping the database may hit one of them.
   pool.on('error', () => undefined);
   const config = loadConfig('dispatcher', dispatcherConfigSchema, {
-    ...testEnv(db.url),
+    ...testEnv(db.runtimeUrl),
     ...options.env,
   });
   const metrics = createServiceMetrics('dispatcher', { defaultMetrics: false });
