@@ -10,6 +10,7 @@ import {
   waitForStatus,
   type ServiceProcess,
 } from '@gateway/testing';
+import { dispatcherDatabaseTemplate } from '../services/dispatcher/src/db/migrate.js';
 
 const entry = (service: string) => path.resolve('services', service, 'dist', 'main.js');
 const SHUTDOWN_LIMIT_MS = 10_000;
@@ -21,7 +22,8 @@ interface Stack {
 
 async function prepareStack(): Promise<Stack> {
   const billingDb = await createTestDatabase();
-  const dispatcherDb = await createTestDatabase();
+  // Migrated by the owner; the dispatcher runs as its runtime role and does not migrate.
+  const dispatcherDb = await createTestDatabase(dispatcherDatabaseTemplate);
   const prefix = uniquePrefix('boot');
   const amqp = { AMQP_URL: testAmqpUrl(), AMQP_PREFIX: prefix };
   const edgeToken = randomBytes(32).toString('hex');
@@ -36,7 +38,7 @@ async function prepareStack(): Promise<Stack> {
         MASTER_KEY: randomBytes(32).toString('base64'),
       },
       dispatcher: {
-        DATABASE_URL: dispatcherDb.url,
+        DATABASE_URL: dispatcherDb.runtimeUrl,
         ...amqp,
         INTERNAL_TOKEN: randomBytes(32).toString('hex'),
         ENCRYPTION_KEY: randomBytes(32).toString('base64'),

@@ -18,10 +18,25 @@ const SECRET_MAKERS = {
   ADMIN_TOKEN: () => `adm_${randomBytes(24).toString('hex')}`,
   WEBHOOK_ENCRYPTION_KEY: () => randomBytes(32).toString('base64'),
   BILLING_DATABASE_PASSWORD: () => randomBytes(24).toString('hex'),
+  DISPATCHER_DATABASE_PASSWORD: () => randomBytes(24).toString('hex'),
 };
 
-/** The role billing runs as: it owns nothing; the migration grants it what billing needs. */
-const BILLING_RUNTIME_ROLE = 'billing_runtime';
+/**
+ * The roles the services run as: they own nothing; each migration grants its role what the
+ * service needs. Passwords are made once and kept in secrets.json.
+ */
+const RUNTIME_ROLES = {
+  billing: {
+    role: 'billing_runtime',
+    password: 'BILLING_DATABASE_PASSWORD',
+    migrate: migrateBilling,
+  },
+  dispatcher: {
+    role: 'dispatcher_runtime',
+    password: 'DISPATCHER_DATABASE_PASSWORD',
+    migrate: migrateDispatcher,
+  },
+};
 
 /** Made once and kept (mode 0600); a secret added by a newer version is filled in. */
 export function localSecrets(dataDir) {
@@ -77,16 +92,18 @@ export async function localDatabases(dataDir, port, stoppers, log) {
 }
 
 /**
- * Migrates both databases as the admin (owner); billing's runtime role is created (its password
- * kept in secrets.json) and granted what billing needs. Returns billing's URL as that role.
+ * Migrates both databases as the admin (owner); each service's runtime role is created and
+ * granted what the service needs. Returns each service's URL as its runtime role.
  */
 export async function migrateDatabases(databases, secrets) {
-  const password = secrets.BILLING_DATABASE_PASSWORD;
-  await ensureLoginRole(databases.adminUrl, BILLING_RUNTIME_ROLE, password);
-  await migrateBilling(databases.billing, { runtimeRole: BILLING_RUNTIME_ROLE });
-  await migrateDispatcher(databases.dispatcher);
-  const runtimeUrl = new URL(databases.billing);
-  runtimeUrl.username = BILLING_RUNTIME_ROLE;
-  runtimeUrl.password = password;
-  return { billingRuntimeUrl: runtimeUrl.toString() };
+  const runtimeUrls = {};
+  for (const [service, { role, password, migrate }] of Object.entries(RUNTIME_ROLES)) {
+    await ensureLoginRole(databases.adminUrl, role, secrets[password]);
+    await migrate(databases[service], { runtimeRole: role });
+    const runtimeUrl = new URL(databases[service]);
+    runtimeUrl.username = role;
+    runtimeUrl.password = secrets[password];
+    runtimeUrls[service] = runtimeUrl.toString();
+  }
+  return { billingRuntimeUrl: runtimeUrls.billing, dispatcherRuntimeUrl: runtimeUrls.dispatcher };
 }

@@ -88,7 +88,7 @@ async function main() {
   const startedMs = Date.now();
   const secrets = localSecrets(dataDir);
   const databases = await localDatabases(dataDir, ports.postgres, stoppers, log);
-  const { billingRuntimeUrl } = await migrateDatabases(databases, secrets);
+  const { billingRuntimeUrl, dispatcherRuntimeUrl } = await migrateDatabases(databases, secrets);
   const standIns = await startStandIns();
   const { amqpUrl, bus } = await sharedBus();
   const deps = bus ? { bus } : {};
@@ -113,7 +113,7 @@ async function main() {
     {
       ...internal,
       PORT: String(ports.dispatcher),
-      DATABASE_URL: databases.dispatcher,
+      DATABASE_URL: dispatcherRuntimeUrl,
       INTERNAL_TOKEN: secrets.DISPATCHER_INTERNAL_TOKEN,
       ENCRYPTION_KEY: secrets.WEBHOOK_ENCRYPTION_KEY,
       // Local mode delivers to receivers on this machine (development setting, off in production).

@@ -13,6 +13,7 @@ import {
   type ServiceProcess,
 } from '@gateway/testing';
 import { billingDatabaseTemplate } from '../../services/billing/src/db/client.js';
+import { dispatcherDatabaseTemplate } from '../../services/dispatcher/src/db/migrate.js';
 
 /*
  * The deployed shape, as an attacker meets it: billing, the dispatcher, the inference worker and
@@ -108,7 +109,7 @@ export async function startAbuseStack(
   options: { authFailuresPerMinute?: number } = {},
 ): Promise<AbuseStack> {
   const billingDb = await createTestDatabase(billingDatabaseTemplate);
-  const dispatcherDb = await createTestDatabase();
+  const dispatcherDb = await createTestDatabase(dispatcherDatabaseTemplate);
   const node = await createStandInModelNode({ answerTokensMin: 3, answerTokensMax: 6 });
   const edgeToken = secret();
   const workerToken = secret();
@@ -123,7 +124,7 @@ export async function startAbuseStack(
   });
   const dispatcher = await spawnReady('dispatcher', {
     ...amqp,
-    DATABASE_URL: dispatcherDb.url,
+    DATABASE_URL: dispatcherDb.runtimeUrl,
     INTERNAL_TOKEN: dispatcherToken,
     ENCRYPTION_KEY: randomBytes(32).toString('base64'),
   });

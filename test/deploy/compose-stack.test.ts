@@ -113,15 +113,25 @@ beforeAll(async () => {
   const node = await start({ entry: STAND_IN_CLI, args: standInArgs('stand-in-node'), env: {} });
   nodeUrl = node.baseUrl;
 
-  // The migration one-shot, with its compose entrypoint, before billing starts: as the owner,
-  // granting the runtime role (created as compose's init script does) that billing runs as.
-  const migrate = composeService('migrate');
-  const runtimeRole = migrate.environment.RUNTIME_DATABASE_ROLE!;
-  await createTestRole(runtimeRole);
-  await run(process.execPath, [path.resolve('services/billing', migrate.entrypoint![1]!)], {
-    env: { PATH: process.env.PATH, ...onLoopback('migrate', { DATABASE_URL: billingDb.url }) },
-    timeout: 60_000,
-  });
+  // The migration one-shots, with their compose entrypoints, before billing and the dispatcher
+  // start: as the owner, granting the runtime role (created as compose's init script does) that
+  // the service runs as. Returns the service's URL as that role.
+  const migrateFor = async (service: GatewayService, oneShot: string, databaseUrl: string) => {
+    const migrate = composeService(oneShot);
+    const runtimeRole = migrate.environment.RUNTIME_DATABASE_ROLE!;
+    await createTestRole(runtimeRole);
+    await run(process.execPath, [path.resolve('services', service, migrate.entrypoint![1]!)], {
+      env: { PATH: process.env.PATH, ...onLoopback(oneShot, { DATABASE_URL: databaseUrl }) },
+      timeout: 60_000,
+    });
+    return urlAsRole(databaseUrl, runtimeRole);
+  };
+  const billingRuntimeUrl = await migrateFor('billing', 'migrate', billingDb.url);
+  const dispatcherRuntimeUrl = await migrateFor(
+    'dispatcher',
+    'dispatcher-migrate',
+    dispatcherDb.url,
+  );
 
   const up = async (service: GatewayService, replacements: Record<string, string>) => {
     processes[service] = await start({
@@ -131,10 +141,8 @@ beforeAll(async () => {
     await waitForStatus(`${processes[service]!.baseUrl}/readyz`, 200, 30_000);
     return processes[service]!.baseUrl;
   };
-  const billingUrl = await up('billing', {
-    DATABASE_URL: urlAsRole(billingDb.url, runtimeRole),
-  });
-  const dispatcherUrl = await up('dispatcher', { DATABASE_URL: dispatcherDb.url, ...amqp });
+  const billingUrl = await up('billing', { DATABASE_URL: billingRuntimeUrl });
+  const dispatcherUrl = await up('dispatcher', { DATABASE_URL: dispatcherRuntimeUrl, ...amqp });
   await up('inference-worker', {
     ...amqp,
     BILLING_URL: billingUrl,

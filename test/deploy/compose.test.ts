@@ -4,7 +4,7 @@ import { describe, expect, it } from '@jest/globals';
 import { parse } from 'yaml';
 import { loadCompose } from './support/compose.js';
 import { readDashboard, allPanels } from './support/promql.js';
-import { GATEWAY_SERVICES, defaultPort } from './support/schemas.js';
+import { GATEWAY_SERVICES, MIGRATED_SERVICES, defaultPort } from './support/schemas.js';
 
 /*
  * docker-compose.yml and the images, checked without a Docker engine: what `docker compose up`
@@ -46,6 +46,7 @@ describe('docker-compose.yml', () => {
         'postgres',
         'rabbitmq',
         'migrate',
+        'dispatcher-migrate',
         ...GATEWAY_SERVICES,
         'stand-in-node',
         'stand-in-provider',
@@ -80,7 +81,12 @@ describe('docker-compose.yml', () => {
     expect(service('billing').depends_on.migrate).toEqual({
       condition: 'service_completed_successfully',
     });
-    expect(service('migrate').depends_on.postgres).toEqual({ condition: 'service_healthy' });
+    expect(service('dispatcher').depends_on['dispatcher-migrate']).toEqual({
+      condition: 'service_completed_successfully',
+    });
+    for (const [, oneShot] of MIGRATED_SERVICES) {
+      expect(service(oneShot).depends_on.postgres).toEqual({ condition: 'service_healthy' });
+    }
     expect(service('edge').depends_on.billing).toEqual({ condition: 'service_healthy' });
     expect(service('edge').depends_on.dispatcher).toEqual({ condition: 'service_healthy' });
     expect(service('inference-worker').depends_on.billing).toEqual({
@@ -98,13 +104,16 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it("migrates with billing's image and its migration command", () => {
-    const migrate = service('migrate');
-    expect(migrate.image).toBe(service('billing').image);
-    expect(migrate.entrypoint).toEqual(['node', 'dist/db/migrate-cli.js']);
-    expect(existsSync('services/billing/src/db/migrate-cli.ts')).toBe(true);
-    expect(migrate.restart).toBe('no');
-  });
+  it.each(MIGRATED_SERVICES)(
+    "migrates with %s's image and its migration command (%s)",
+    (owner, oneShot) => {
+      const migrate = service(oneShot);
+      expect(migrate.image).toBe(service(owner).image);
+      expect(migrate.entrypoint).toEqual(['node', 'dist/db/migrate-cli.js']);
+      expect(existsSync(`services/${owner}/src/db/migrate-cli.ts`)).toBe(true);
+      expect(migrate.restart).toBe('no');
+    },
+  );
 
   it('reports a gateway service healthy once /readyz answers, on its own port', () => {
     for (const name of GATEWAY_SERVICES) {

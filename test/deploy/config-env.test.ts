@@ -6,6 +6,7 @@ import { buildKustomization, type Manifest } from './support/kustomize.js';
 import {
   CONFIG_SCHEMAS,
   GATEWAY_SERVICES,
+  MIGRATED_SERVICES,
   MIGRATION_SCHEMAS,
   isGatewayService,
   knownKeys,
@@ -32,15 +33,17 @@ function expectMatchesSchema(service: GatewayService, env: Record<string, string
 const urlOf = (value: string) => new URL(value);
 
 /**
- * Billing's migration connects to billing's database as another user (the owner) and grants
- * the user billing connects as (the runtime role, which owns nothing).
+ * A service's migration connects to its database as another user (the owner) and grants the
+ * user the service connects as (the runtime role, which owns nothing).
  */
 function expectOwnerMigratesForRuntimeRole(
+  service: GatewayService,
   migrate: Record<string, string>,
-  billing: Record<string, string>,
+  serviceEnv: Record<string, string>,
 ) {
-  expect(() => loadConfig('billing-migrate', MIGRATION_SCHEMAS.billing!, migrate)).not.toThrow();
-  const [owner, runtime] = [urlOf(migrate.DATABASE_URL!), urlOf(billing.DATABASE_URL!)];
+  const schema = MIGRATION_SCHEMAS[service]!;
+  expect(() => loadConfig(`${service}-migrate`, schema, migrate)).not.toThrow();
+  const [owner, runtime] = [urlOf(migrate.DATABASE_URL!), urlOf(serviceEnv.DATABASE_URL!)];
   expect([owner.host, owner.pathname]).toEqual([runtime.host, runtime.pathname]);
   expect(owner.username).not.toBe(runtime.username);
   expect(migrate.RUNTIME_DATABASE_ROLE).toBe(runtime.username);
@@ -58,13 +61,14 @@ describe('docker-compose.yml', () => {
     },
   );
 
-  it("gives the migration one-shot only variables of billing's migration", () => {
-    const unknown = Object.keys(env('migrate')).filter(
-      (k) => !migrationKeys('billing').includes(k),
-    );
-    expect(unknown).toEqual([]);
-    expectOwnerMigratesForRuntimeRole(env('migrate'), env('billing'));
-  });
+  it.each(MIGRATED_SERVICES)(
+    "gives %s's migration one-shot (%s) only its variables, as the owner",
+    (service, oneShot) => {
+      const unknown = Object.keys(env(oneShot)).filter((k) => !migrationKeys(service).includes(k));
+      expect(unknown).toEqual([]);
+      expectOwnerMigratesForRuntimeRole(service, env(oneShot), env(service));
+    },
+  );
 
   it('wires the shared credentials and addresses consistently', () => {
     expect(env('edge').BILLING_INTERNAL_TOKEN).toBe(env('billing').EDGE_INTERNAL_TOKEN);
@@ -139,17 +143,21 @@ describe.each(['base', 'dev', 'prod'])('k8s %s', (layer) => {
     }
   });
 
-  it('migrates billing as the owner and runs billing as the runtime role it grants', () => {
-    const envOf = (kind: string, name: string) => {
-      const found = containers.find((c) => c.manifest.kind === kind && c.container.name === name);
-      expect(found).toBeDefined();
-      return containerEnvironment(found!.container, manifests, external);
-    };
-    expectOwnerMigratesForRuntimeRole(
-      envOf('Job', 'billing-migrate'),
-      envOf('Deployment', 'billing'),
-    );
-  });
+  it.each(MIGRATED_SERVICES.map(([service]) => service))(
+    'migrates %s as the owner and runs it as the runtime role it grants',
+    (service) => {
+      const envOf = (kind: string, name: string) => {
+        const found = containers.find((c) => c.manifest.kind === kind && c.container.name === name);
+        expect(found).toBeDefined();
+        return containerEnvironment(found!.container, manifests, external);
+      };
+      expectOwnerMigratesForRuntimeRole(
+        service,
+        envOf('Job', `${service}-migrate`),
+        envOf('Deployment', service),
+      );
+    },
+  );
 
   it('takes each shared credential from one secret key', () => {
     const refs = (deployment: string, variable: string) => {

@@ -9,6 +9,7 @@ import {
   uniquePrefix,
   waitForStatus,
   type ServiceProcess,
+  type TestDatabase,
 } from '@gateway/testing';
 import {
   startReceiver,
@@ -19,6 +20,7 @@ import {
   createTestCertificates,
   type TestCertificates,
 } from '../../services/dispatcher/src/testing/test-ca.suite.js';
+import { dispatcherDatabaseTemplate } from '../../services/dispatcher/src/db/migrate.js';
 import { fundedAccount, startBilling, type BillingHarness } from '../support/billing-harness.js';
 import { waitFor } from '../support/worker-harness.js';
 
@@ -53,7 +55,7 @@ let receiver: Receiver;
 let billing: BillingHarness;
 let node: StandInModelNode;
 let brokenNode: StandInModelNode;
-let dispatcherDb: { url: string; drop(): Promise<void> };
+let dispatcherDb: TestDatabase;
 const processes: ServiceProcess[] = [];
 let edgeUrl: string;
 let worker: ServiceProcess;
@@ -79,12 +81,12 @@ beforeAll(async () => {
   await billing.call('PUT', '/admin/models/acme/base-broken', nativeModel(brokenNode.url));
 
   const amqp = { AMQP_URL: testAmqpUrl(), AMQP_PREFIX: uniquePrefix('e2e-webhook') };
-  // An empty database: the dispatcher migrates it on start, as a deployment does.
-  dispatcherDb = await createTestDatabase();
+  // Migrated by the owner (the template); the dispatcher runs as its runtime role, as deployed.
+  dispatcherDb = await createTestDatabase(dispatcherDatabaseTemplate);
   const dispatcherToken = token();
   dispatcher = await spawnReady('dispatcher', {
     ...amqp,
-    DATABASE_URL: dispatcherDb.url,
+    DATABASE_URL: dispatcherDb.runtimeUrl,
     INTERNAL_TOKEN: dispatcherToken,
     ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     DISPATCH_INTERVAL_MS: '50',

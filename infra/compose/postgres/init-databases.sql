@@ -11,3 +11,6 @@ CREATE ROLE billing_runtime LOGIN PASSWORD 'billing-runtime-example-password';
 CREATE ROLE dispatcher LOGIN PASSWORD 'dispatcher-example-password';
 CREATE DATABASE dispatcher OWNER dispatcher;
 REVOKE ALL ON DATABASE dispatcher FROM PUBLIC;
+-- Likewise the dispatcher: the dispatcher-migrate one-shot (as `dispatcher`) grants it what the
+-- service needs (services/dispatcher/src/db/runtime-grants.ts).
+CREATE ROLE dispatcher_runtime LOGIN PASSWORD 'dispatcher-runtime-example-password';

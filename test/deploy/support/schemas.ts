@@ -3,7 +3,10 @@ import {
   billingConfigSchema,
   billingMigrateConfigSchema,
 } from '../../../services/billing/src/config.js';
-import { dispatcherConfigSchema } from '../../../services/dispatcher/src/config.js';
+import {
+  dispatcherConfigSchema,
+  dispatcherMigrateConfigSchema,
+} from '../../../services/dispatcher/src/config.js';
 import { edgeConfigSchema } from '../../../services/edge/src/config.js';
 import { workerConfigSchema } from '../../../services/inference-worker/src/config.js';
 
@@ -32,12 +35,19 @@ export const knownKeys = (service: GatewayService): string[] =>
   Object.keys(CONFIG_SCHEMAS[service].properties);
 
 /**
- * What each service's migration command reads: billing's has a schema of its own (the owner's
- * URL and the runtime role to grant); the dispatcher's reads its service's DATABASE_URL.
+ * What each migration command reads: the owner's URL and the runtime role to grant (the
+ * services with a database of their own).
  */
 export const MIGRATION_SCHEMAS: Partial<Record<GatewayService, ConfigSchema>> = {
   billing: billingMigrateConfigSchema,
+  dispatcher: dispatcherMigrateConfigSchema,
 };
+
+/** The services with a database, and the name of their migration one-shot in compose. */
+export const MIGRATED_SERVICES = [
+  ['billing', 'migrate'],
+  ['dispatcher', 'dispatcher-migrate'],
+] as const;
 
 /** Every variable the service's migration command reads. */
 export const migrationKeys = (service: GatewayService): string[] =>
