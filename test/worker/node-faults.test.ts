@@ -163,13 +163,14 @@ describe('worker: node failover, faults and cancellation', () => {
       });
     const backlog: string[] = [];
     for (const holdId of holds) backlog.push(await job(false, holdId));
+    const finished = () =>
+      backlog.filter((id) => f.client.repliesOf(id).some((r) => r.type !== 'chunk')).length;
+    // On a busy machine some of the backlog may finish while it is still being published.
+    const finishedAtPublish = finished();
     const urgent = await job(true, urgentHold);
     await f.client.waitForEnd(urgent, 20_000);
-    const finishedBefore = backlog.filter((id) =>
-      f.client.repliesOf(id).some((r) => r.type !== 'chunk'),
-    ).length;
     // 8 default slots were busy when it arrived: at most those (and a few more) finished first.
-    expect(finishedBefore).toBeLessThanOrEqual(16);
+    expect(finished() - finishedAtPublish).toBeLessThanOrEqual(16);
     await Promise.all(backlog.map((id) => f.client.waitForEnd(id, 30_000)));
     expect(contentOf((await f.client.waitForEnd(urgent)).end.data).length).toBeGreaterThan(0);
   }, 60_000);
