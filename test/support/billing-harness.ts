@@ -155,10 +155,9 @@ export async function startBilling(): Promise<BillingHarness> {
 export interface FundedAccount {
   accountId: string;
   apiKey: string;
-  principal: Record<string, unknown>;
 }
 
-/** An account with an API key and `creditDzd` of prepaid credit, authenticated. */
+/** An account with an API key and `creditDzd` of prepaid credit. */
 export async function fundedAccount(
   billing: BillingHarness,
   creditDzd: number,
@@ -175,14 +174,7 @@ export async function fundedAccount(
     amount_dzd: creditDzd,
     reference: 'test',
   });
-  const { principal } = await billing.call<{ principal: Record<string, unknown> }>(
-    'POST',
-    '/authenticate',
-    {
-      authorization: `Bearer ${key.key}`,
-    },
-  );
-  return { accountId: account.id, apiKey: key.key, principal };
+  return { accountId: account.id, apiKey: key.key };
 }
 
 export async function admitHold(
@@ -194,11 +186,12 @@ export async function admitHold(
 ): Promise<{ holdId: string; amountMicroDzd: bigint }> {
   const admission = await billing.call<{ hold: { id: string; amountMicroDzd: string } }>(
     'POST',
-    '/admit',
+    '/admissions',
     {
-      principal: account.principal,
+      authorization: `Bearer ${account.apiKey}`,
+      holdId: `hold-${randomUUID()}`,
       model,
-      estimate,
+      estimate: { maxOutputTokens: null, choices: 1, ...estimate },
       priority,
     },
   );

@@ -56,7 +56,7 @@ export async function startWorker(
     deps: {
       billing: createBillingClient({
         baseUrl: billing.url,
-        internalToken: billing.workerToken,
+        token: billing.workerToken,
         timeoutMs: 5_000,
         catalogCacheTtlMs: 0,
         attempts: options.billingAttempts ?? 2,

@@ -60,6 +60,13 @@ export const InferenceJobPayloadSchema = Type.Object({
   holdId: Id,
   model: Type.String({ minLength: 1, maxLength: 256 }),
   modelKind: StringEnum(MODEL_KINDS),
+  modelUpdatedAt: Type.Optional(
+    Type.String({
+      maxLength: 40,
+      description:
+        'Version (updatedAt) of the catalog entry admitted; a worker whose cached entry is older fetches it again.',
+    }),
+  ),
   endpoint: StringEnum(INFERENCE_ENDPOINTS),
   serviceTier: StringEnum(['default', 'priority'] as const),
   stream: Type.Boolean(),

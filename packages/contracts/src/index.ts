@@ -10,3 +10,4 @@ export * from './schemas/scoped-token.js';
 export { ajv, compile, describeViolation, pointerToParam } from './ajv.js';
 export type { SchemaViolation } from './ajv.js';
 export * from './identifiers.js';
+export * from './billing-api.js';

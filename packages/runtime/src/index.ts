@@ -40,3 +40,12 @@ export {
   jsonBodyParser,
   type JsonBodyOptions,
 } from './json-body.js';
+export {
+  createInternalHttp,
+  headerOf,
+  jsonOf,
+  type InternalHttp,
+  type InternalHttpOptions,
+  type InternalRequest,
+  type InternalResponse,
+} from './internal-http.js';

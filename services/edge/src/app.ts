@@ -24,8 +24,9 @@ export interface EdgeAppOptions {
 
 /**
  * Edge's HTTP app: ops endpoints and request ids (runtime), the public document, the operator
- * API behind the admin token, then `/v1` behind authentication. Every failure, unknown routes
- * included, leaves through the runtime's one error handler in the one error shape.
+ * API behind the admin token, then `/v1`: inference routes (authenticated with their admission)
+ * and the rest behind authentication. Every failure, unknown routes included, leaves through
+ * the runtime's one error handler in the one error shape.
  */
 export function buildEdgeApp(options: EdgeAppOptions): Express {
   const { deps } = options;
@@ -36,19 +37,21 @@ export function buildEdgeApp(options: EdgeAppOptions): Express {
   });
   app.all('/v1/openapi.json', methodNotAllowed(['GET']));
   app.use('/admin/v1', adminRouter(deps));
-  app.use('/v1', deps.authFailures.guard, authenticate(deps.billing, deps.authFailures));
+  app.use('/v1', deps.authFailures.guard);
+  // Inference routes: billing authenticates with the admission (one call before the job).
   for (const router of [
     chatCompletionsRouter,
     nativeInferenceRouter,
     mediaRouter,
     transcriptionsRouter,
-    scopedJwtRouter,
-    accountRouter,
   ]) {
     app.use('/v1', router(deps));
   }
+  // Every other /v1 route: authenticate (and count) first.
+  app.use('/v1', authenticate(deps.billing, deps.authFailures));
+  for (const router of [scopedJwtRouter, accountRouter]) app.use('/v1', router(deps));
   app.use(noSuchRoute);
-  app.use(rateLimitOnErrors(deps.billing));
+  app.use('/v1', rateLimitOnErrors(deps.billing, deps.authFailures));
   return finishApp(app, options.logger);
 }
 

@@ -1,4 +1,4 @@
-import type { BillingClient } from './clients/billing-client.js';
+import type { BillingClient } from '@gateway/billing-client';
 import type { DispatcherClient } from './clients/dispatcher-client.js';
 import type { AuthFailureLimiter } from './http/auth-failures.js';
 import type { Idempotency } from './http/idempotency.js';

@@ -1,9 +1,10 @@
 import { createGatewayBus, gatewayNames, type MessageBus } from '@gateway/messaging';
 import { brokerReadiness, httpReadiness, serveHttp, type ServiceShell } from '@gateway/runtime';
 import { buildEdgeApp } from './app.js';
-import { createBillingClient } from './clients/billing-client.js';
+import { createBillingClient } from '@gateway/billing-client';
 import { createDispatcherClient } from './clients/dispatcher-client.js';
 import type { EdgeConfig } from './config.js';
+import { identifier } from './http/auth.js';
 import { AuthFailureLimiter } from './http/auth-failures.js';
 import { Idempotency } from './http/idempotency.js';
 import { InferenceJobs } from './jobs/inference-jobs.js';
@@ -43,6 +44,14 @@ export async function startEdgeService(
     replyTimeoutMs: config.REPLY_TIMEOUT_MS,
     asyncDeadlineMs: config.ASYNC_JOB_DEADLINE_MS,
   });
+  const authFailures = new AuthFailureLimiter({
+    failuresPerMinute: config.AUTH_FAILURES_PER_MINUTE,
+  });
+  const dispatcher = createDispatcherClient({
+    baseUrl: config.DISPATCHER_URL,
+    token: config.DISPATCHER_INTERNAL_TOKEN,
+    timeoutMs: config.BILLING_TIMEOUT_MS,
+  });
   const app = buildEdgeApp({
     logger: shell.logger,
     metrics: shell.metrics,
@@ -50,25 +59,28 @@ export async function startEdgeService(
     isShuttingDown: () => shell.lifecycle.isShuttingDown,
     deps: {
       billing,
-      dispatcher: createDispatcherClient({
-        baseUrl: config.DISPATCHER_URL,
-        token: config.DISPATCHER_INTERNAL_TOKEN,
-        timeoutMs: config.BILLING_TIMEOUT_MS,
-      }),
+      dispatcher,
       jobs,
-      idempotency: new Idempotency(billing, config.REPLY_TIMEOUT_MS + IDEMPOTENCY_LEASE_MARGIN_MS),
+      idempotency: new Idempotency(
+        billing,
+        config.REPLY_TIMEOUT_MS + IDEMPOTENCY_LEASE_MARGIN_MS,
+        identifier(billing, authFailures),
+      ),
       limits: {
         jsonBodyBytes: config.JSON_BODY_LIMIT_BYTES,
         uploadBytes: config.UPLOAD_LIMIT_BYTES,
         webhookAllowInsecure: config.WEBHOOK_ALLOW_INSECURE_LOOPBACK,
       },
       adminToken: config.ADMIN_TOKEN,
-      authFailures: new AuthFailureLimiter({ failuresPerMinute: config.AUTH_FAILURES_PER_MINUTE }),
+      authFailures,
     },
   });
 
   const server = await serveHttp(shell, app, config);
   shell.lifecycle.onShutdown('replies', () => replies.stop());
+  shell.lifecycle.onShutdown('internal-http', async () => {
+    await Promise.all([billing.close(), dispatcher.close()]);
+  });
   if (ownsBus) {
     shell.lifecycle.onShutdown('rabbitmq', () => bus.close());
     await bus.start();

@@ -50,6 +50,16 @@ export async function startWorkerService(
   if (ownsBus) shell.lifecycle.onShutdown('rabbitmq', () => bus.close());
   shell.lifecycle.onShutdown('health-checks', async () => registry.stop());
 
+  const billing = createBillingClient({
+    baseUrl: config.BILLING_URL,
+    token: config.BILLING_INTERNAL_TOKEN,
+    timeoutMs: config.BILLING_TIMEOUT_MS,
+    catalogCacheTtlMs: config.CATALOG_CACHE_TTL_MS,
+    attempts: config.BILLING_ATTEMPTS,
+    minRetryDelayMs: 200,
+  });
+  shell.lifecycle.onShutdown('billing-client', () => billing.close());
+
   if (ownsBus) await bus.start();
   registry.startHealthChecks(config.NODE_HEALTH_INTERVAL_MS);
   consumers.push(
@@ -59,13 +69,7 @@ export async function startWorkerService(
       prefix: config.AMQP_PREFIX,
       prefetch: { default: config.JOB_PREFETCH, priority: config.PRIORITY_JOB_PREFETCH },
       deps: {
-        billing: createBillingClient({
-          baseUrl: config.BILLING_URL,
-          internalToken: config.BILLING_INTERNAL_TOKEN,
-          timeoutMs: config.BILLING_TIMEOUT_MS,
-          catalogCacheTtlMs: config.CATALOG_CACHE_TTL_MS,
-          attempts: config.BILLING_ATTEMPTS,
-        }),
+        billing,
         registry,
         cancellations: new Cancellations(config.CANCEL_MEMORY_MS),
         timeouts: {

@@ -34,7 +34,7 @@ describe('billing internal API', () => {
       ['get', '/admin/ledger/check'],
       ['post', '/admin/accounts'],
       ['post', '/authenticate'],
-      ['post', '/admit'],
+      ['post', '/admissions'],
       ['post', '/idempotency/claim'],
       ['get', '/accounts/any/balance'],
     ] as const) {
@@ -79,16 +79,29 @@ describe('billing internal API', () => {
       authorization: `Bearer ${key.body.key}`,
     });
     expect(auth.status).toBe(200);
-    const principal = auth.body.principal;
-    expect(principal.accountId).toBe(accountId);
-
-    const admitted = await call('post', '/admit').send({
-      principal,
-      model: 'acme/chat-1',
-      estimate: { inputTokens: 1000, maxOutputTokens: 500 },
-      priority: true,
+    expect(auth.body.caller).toEqual({
+      accountId,
+      kind: 'api_key',
+      apiKeyName: 'auto',
+      webhookFormat: 'A',
+      tokenModels: null,
     });
+    expect(auth.body.rateLimit).toMatchObject({ allowed: true, remaining: 99 });
+
+    const admission = {
+      authorization: `Bearer ${key.body.key}`,
+      holdId: 'chatcmpl-api-test-1',
+      model: 'acme/chat-1',
+      estimate: { inputTokens: 1000, maxOutputTokens: 500, choices: 1 },
+      priority: true,
+    };
+    const admitted = await call('post', '/admissions').send(admission);
     expect(admitted.status).toBe(200);
+    expect(admitted.body.hold.id).toBe('chatcmpl-api-test-1');
+    expect(admitted.body).toMatchObject({ replayed: false, caller: { accountId } });
+    // Idempotent on the hold id: a retried admission returns the same hold, reserving nothing more.
+    const retried = await call('post', '/admissions').send(admission);
+    expect(retried.body).toMatchObject({ replayed: true, hold: admitted.body.hold });
     // Worst case at 100 / 300 DZD per million tokens, priority: (1000×100 + 500×300) × 1.2 / 10^6 DZD.
     expect(admitted.body.hold.amountMicroDzd).toBe('300000');
     const holdId = admitted.body.hold.id as string;
@@ -169,7 +182,6 @@ describe('billing internal API', () => {
     const auth = await call('post', '/authenticate').send({
       authorization: `Bearer ${issued.body.token}`,
     });
-    expect(auth.body.principal.kind).toBe('scoped_token');
     await call('put', '/admin/models/acme/chat-2').send({
       kind: 'chat',
       provider: 'node',
@@ -178,10 +190,13 @@ describe('billing internal API', () => {
       output_price_dzd_per_m: 1,
       max_output_tokens: 10,
     });
-    const refused = await call('post', '/admit').send({
-      principal: auth.body.principal,
+    expect(auth.body.caller).toMatchObject({ kind: 'scoped_token', tokenModels: ['acme/other'] });
+    const refused = await call('post', '/admissions').send({
+      authorization: `Bearer ${issued.body.token}`,
+      holdId: 'chatcmpl-api-test-2',
       model: 'acme/chat-2',
-      estimate: { inputTokens: 1 },
+      estimate: { inputTokens: 1, maxOutputTokens: null, choices: 1 },
+      priority: false,
     });
     expect(refused.status).toBe(403);
     expect(refused.body.error.code).toBe('model_not_allowed');

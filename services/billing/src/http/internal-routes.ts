@@ -1,19 +1,20 @@
 import express, { type Router } from 'express';
-import { GatewayError } from '@gateway/contracts';
 import { allowInternalCallers } from '@gateway/runtime';
 import type { Identity } from '../identity/index.js';
 import type { LedgerService } from '../ledger/index.js';
 import type { RequestIdempotency } from './request-idempotency.js';
-import { MODEL_KINDS, MODEL_PROVIDERS } from '../identity/index.js';
 import {
-  balanceToJson,
-  optionalEnumList,
-  optionalShortString,
-  principalFromWire,
-  requiredCount,
-  requiredString,
-  toWire,
-} from './wire.js';
+  AdmissionRequestSchema,
+  AuthenticateRequestSchema,
+  SettleRequestSchema,
+  createBodyValidator,
+  GatewayError,
+  type AdmissionRequest,
+  type AuthenticateRequest,
+  type AuthenticateResponse,
+  type SettleRequest,
+} from '@gateway/contracts';
+import { admissionToWire, balanceToJson, callerOf, requiredString, toWire } from './wire.js';
 
 export interface BillingServices {
   identity: Identity;
@@ -21,6 +22,11 @@ export interface BillingServices {
   /** Edge's Idempotency-Key store; built over the identity store when omitted. */
   requestIdempotency?: RequestIdempotency;
 }
+
+// Requests are validated against the one contract (packages/contracts/src/billing-api.ts).
+const validateAuthenticate = createBodyValidator<AuthenticateRequest>(AuthenticateRequestSchema);
+const validateAdmission = createBodyValidator<AdmissionRequest>(AdmissionRequestSchema);
+const validateSettle = createBodyValidator<SettleRequest>(SettleRequestSchema);
 
 // Least privilege: edge authenticates, admits and manages tokens; the worker reads the catalog
 // and finishes holds; only the worker settles (edge voids a hold it could not publish).
@@ -35,52 +41,43 @@ const EDGE_OR_WORKER = allowInternalCallers('edge', 'worker');
 export function internalRoutes({ identity, ledger }: BillingServices): Router {
   const router = express.Router();
 
+  // A route that places no hold: who is calling, and the request counted against the limit.
   router.post('/authenticate', EDGE, async (req, res) => {
-    const authorization = (req.body as { authorization?: unknown })?.authorization;
-    const principal = await identity.authenticator.authenticate(
-      typeof authorization === 'string' ? authorization : undefined,
-    );
-    res.json({ principal: toWire(principal) });
+    const body = validateAuthenticate(req.body);
+    const principal = await identity.authenticator.authenticate(body.authorization);
+    const rateLimit =
+      body.count === false
+        ? await identity.rateLimiter.peek(principal.accountId, principal.rateLimitPerMinute)
+        : await identity.rateLimiter.enforce(principal.accountId, principal.rateLimitPerMinute);
+    const answer: AuthenticateResponse = { caller: callerOf(principal), rateLimit };
+    res.json(answer);
   });
 
-  // Routes that place no hold still count against the account's rate limit.
-  router.post('/rate-limit', EDGE, async (req, res) => {
-    const principal = principalFromWire((req.body as { principal?: unknown })?.principal);
-    const decision = await identity.rateLimiter.enforce(
-      principal.accountId,
-      principal.rateLimitPerMinute,
-    );
-    res.json({ rateLimit: decision });
-  });
-
-  router.post('/admit', EDGE, async (req, res) => {
-    const body = req.body as Record<string, unknown>;
-    const estimate = (body.estimate ?? {}) as Record<string, unknown>;
+  // Everything before a job, from the credential itself: one call, idempotent on the hold id.
+  router.post('/admissions', EDGE, async (req, res) => {
+    const body = validateAdmission(req.body);
+    const principal = await identity.authenticator.authenticate(body.authorization);
     const admission = await identity.admitter.admit(
       {
-        principal: principalFromWire(body.principal),
-        model: requiredString(body, 'model'),
-        estimate: {
-          inputTokens: requiredCount(estimate, 'inputTokens'),
-          maxOutputTokens:
-            typeof estimate.maxOutputTokens === 'number' ? estimate.maxOutputTokens : null,
-          choices: typeof estimate.choices === 'number' ? estimate.choices : 1,
-        },
-        priority: body.priority === true,
-        ...optionalEnumList(body, 'providers', MODEL_PROVIDERS),
-        ...optionalEnumList(body, 'kinds', MODEL_KINDS),
-        ...optionalShortString(body, 'nodeUnsupportedParameter'),
+        principal,
+        model: body.model,
+        estimate: body.estimate,
+        priority: body.priority,
+        holdId: body.holdId,
+        ...(body.providers ? { providers: body.providers } : {}),
+        ...(body.kinds ? { kinds: body.kinds } : {}),
+        ...(body.nodeUnsupportedParameter === undefined
+          ? {}
+          : { nodeUnsupportedParameter: body.nodeUnsupportedParameter }),
       },
       { placeHold: (tx, input) => ledger.placeHold(tx, input) },
     );
-    res.json(toWire(admission));
+    res.json(admissionToWire(principal, admission));
   });
 
   router.post('/holds/:holdId/settle', WORKER, async (req, res) => {
-    const result = await ledger.settleHold(param(req.params.holdId), {
-      inputTokens: requiredCount(req.body, 'inputTokens'),
-      outputTokens: requiredCount(req.body, 'outputTokens'),
-    });
+    const usage = validateSettle(req.body);
+    const result = await ledger.settleHold(param(req.params.holdId), usage);
     res.json(toWire(result));
   });
 

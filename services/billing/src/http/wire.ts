@@ -1,4 +1,6 @@
 import { GatewayError, microDzdToDzd } from '@gateway/contracts';
+import type { AdmissionResponse, Caller } from '@gateway/contracts';
+import type { Admission } from '../identity/admit.js';
 import type { Principal } from '../identity/types.js';
 import type { Balance } from '../ledger/index.js';
 
@@ -39,39 +41,35 @@ function bad(param: string): GatewayError {
   return new GatewayError('invalid_request_body', `${param} is missing or malformed`, { param });
 }
 
-/** Reads back a principal that billing itself issued from `authenticate`. */
-export function principalFromWire(value: unknown): Principal {
-  if (
-    !isRecord(value) ||
-    typeof value.accountId !== 'string' ||
-    typeof value.apiKeyName !== 'string'
-  ) {
-    throw bad('principal');
-  }
-  const kind = value.kind === 'scoped_token' ? 'scoped_token' : 'api_key';
-  const principal: Principal = {
-    accountId: value.accountId,
-    kind,
-    apiKeyName: value.apiKeyName,
-    rateLimitPerMinute: Number(value.rateLimitPerMinute),
-    webhookFormat: value.webhookFormat === 'B' ? 'B' : 'A',
+/** Who is calling, as edge needs it (never the token's digest or limits). */
+export function callerOf(principal: Principal): Caller {
+  return {
+    accountId: principal.accountId,
+    kind: principal.kind,
+    apiKeyName: principal.apiKeyName,
+    webhookFormat: principal.webhookFormat,
+    tokenModels: principal.token?.models ?? null,
   };
-  if (kind === 'scoped_token') {
-    const token = value.token;
-    const registered = isRecord(token) && (token.id === null || typeof token.id === 'string');
-    if (!registered || typeof token.digest !== 'string') throw bad('principal.token');
-    principal.token = {
-      id: token.id as string | null,
-      digest: token.digest,
-      models: Array.isArray(token.models) ? token.models.map(String) : null,
-      spendingLimitMicroDzd:
-        typeof token.spendingLimitMicroDzd === 'string'
-          ? BigInt(token.spendingLimitMicroDzd)
-          : null,
-      expiresAt: new Date(String(token.expiresAt)),
-    };
-  }
-  return principal;
+}
+
+/** The contract's admission answer. */
+export function admissionToWire(principal: Principal, admission: Admission): AdmissionResponse {
+  return {
+    caller: callerOf(principal),
+    hold: {
+      id: admission.hold.id,
+      amountMicroDzd: admission.hold.amountMicroDzd.toString(),
+      expiresAt: admission.hold.expiresAt.toISOString(),
+    },
+    model: {
+      id: admission.model.id,
+      kind: admission.model.kind,
+      provider: admission.model.provider,
+      updatedAt: admission.model.updatedAt.toISOString(),
+    },
+    rateLimit: admission.rateLimit,
+    replayed: admission.hold.replayed,
+  };
 }
 
 /** The public balance shape (decisions §3): DZD numbers with up to 6 decimals. */
@@ -90,48 +88,9 @@ export function requiredString(body: unknown, field: string): string {
   return value;
 }
 
-export function requiredCount(body: unknown, field: string): number {
-  const value = isRecord(body) ? body[field] : undefined;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw bad(field);
-  return value;
-}
-
 export function optionalDate(value: unknown, param: string): Date | undefined {
   if (value === undefined) return undefined;
   const date = new Date(String(value));
   if (Number.isNaN(date.getTime())) throw bad(param);
   return date;
-}
-
-/**
- * An optional array field whose items must come from `allowed`: `{}` when absent, else
- * `{[field]: items}` (spread into the request). Anything else is 400 `invalid_request_body`.
- */
-export function optionalEnumList<F extends string, T extends string>(
-  body: unknown,
-  field: F,
-  allowed: readonly T[],
-): Partial<Record<F, T[]>> {
-  const value = isRecord(body) ? body[field] : undefined;
-  if (value === undefined) return {};
-  const ok =
-    Array.isArray(value) && value.every((item) => (allowed as readonly unknown[]).includes(item));
-  if (!ok) throw bad(field);
-  return { [field]: value as T[] } as Partial<Record<F, T[]>>;
-}
-
-/** Longest string `optionalShortString` accepts (names, not free text). */
-const SHORT_STRING_MAX_LENGTH = 128;
-
-/** An optional non-empty string of at most 128 characters: `{}` when absent (spread it). */
-export function optionalShortString<F extends string>(
-  body: unknown,
-  field: F,
-): Partial<Record<F, string>> {
-  const value = isRecord(body) ? body[field] : undefined;
-  if (value === undefined) return {};
-  if (typeof value !== 'string' || value.length === 0 || value.length > SHORT_STRING_MAX_LENGTH) {
-    throw bad(field);
-  }
-  return { [field]: value } as Partial<Record<F, string>>;
 }

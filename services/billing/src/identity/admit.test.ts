@@ -294,7 +294,7 @@ describe('admit', () => {
       } catch {
         throw new GatewayError('insufficient_balance', 'constraint said no');
       }
-      return { id: 'never', amountMicroDzd: 0n, expiresAt: new Date() };
+      return { id: 'never', amountMicroDzd: 0n, expiresAt: new Date(), replayed: false };
     };
     expect(await gatewayErrorOf(admit(request(t.principal), violates))).toMatchObject({
       code: 'insufficient_balance',

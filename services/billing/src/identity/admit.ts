@@ -30,6 +30,8 @@ export interface PlacedHold {
   id: string;
   amountMicroDzd: bigint;
   expiresAt: Date;
+  /** The hold already existed under the caller's id (a retried admission): nothing new. */
+  replayed: boolean;
 }
 
 /**

@@ -359,6 +359,16 @@ export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
     return count;
   }
 
+  async readRateWindow(accountId: string, windowStartMs: number): Promise<number> {
+    const row = await this.#prisma.rateLimitWindow.findUnique({
+      where: {
+        accountId_windowStartMs: { accountId, windowStartMs: BigInt(windowStartMs) },
+      },
+      select: { count: true },
+    });
+    return row?.count ?? 0;
+  }
+
   async pruneAccountRateWindows(accountId: string, beforeMs: number, tx?: PrismaTx) {
     return this.#db(tx).$executeRaw`
       DELETE FROM rate_limit_windows

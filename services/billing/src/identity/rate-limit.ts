@@ -44,9 +44,25 @@ export class RateLimiter<Tx = unknown> {
   /** Counts one request; `allowed` is false once the window's count exceeds `limit`. */
   async consume(accountId: string, limit: number, tx?: Tx): Promise<RateLimitDecision> {
     const nowMs = this.#clock().getTime();
-    const windowStartMs = Math.floor(nowMs / this.#windowMs) * this.#windowMs;
+    const windowStartMs = this.#windowStart(nowMs);
     const count = await this.#store.incrementRateWindow(accountId, windowStartMs, tx);
     if (count === 1) await this.#store.pruneAccountRateWindows(accountId, windowStartMs, tx);
+    return this.#decision(count, limit, windowStartMs, nowMs);
+  }
+
+  /** The decision the next request would get, without counting anything. */
+  async peek(accountId: string, limit: number): Promise<RateLimitDecision> {
+    const nowMs = this.#clock().getTime();
+    const windowStartMs = this.#windowStart(nowMs);
+    const count = await this.#store.readRateWindow(accountId, windowStartMs);
+    return this.#decision(count + 1, limit, windowStartMs, nowMs);
+  }
+
+  #windowStart(nowMs: number): number {
+    return Math.floor(nowMs / this.#windowMs) * this.#windowMs;
+  }
+
+  #decision(count: number, limit: number, windowStartMs: number, nowMs: number) {
     const resetMs = windowStartMs + this.#windowMs;
     return {
       allowed: count <= limit,

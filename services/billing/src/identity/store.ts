@@ -78,6 +78,8 @@ export interface IdentityStore<Tx> {
   // --- rate limit ---
   /** Atomic increment of the (account, window) counter; returns the count after it. */
   incrementRateWindow(accountId: string, windowStartMs: number, tx?: Tx): Promise<number>;
+  /** The window's count so far (0 when it has none), without counting. */
+  readRateWindow(accountId: string, windowStartMs: number): Promise<number>;
   /** Deletes this account's windows that start before `beforeMs`. */
   pruneAccountRateWindows(accountId: string, beforeMs: number, tx?: Tx): Promise<number>;
   /** Deletes at most `limit` windows (any account) that start before `beforeMs`. */

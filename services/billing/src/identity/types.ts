@@ -4,7 +4,14 @@
  * its rows to these).
  */
 
-import { MODEL_KINDS, type ModelKind } from '@gateway/contracts';
+import {
+  MODEL_KINDS,
+  MODEL_PROVIDERS,
+  NODE_PROTOCOLS,
+  type ModelKind,
+  type ModelProvider,
+  type NodeProtocol,
+} from '@gateway/contracts';
 import type { SealedValue } from '@gateway/crypto';
 
 /** The current time. Injected everywhere a decision depends on time, so tests can move it. */
@@ -65,15 +72,10 @@ export interface ScopedTokenRecord {
   createdAt: Date;
 }
 
-// Model kinds are a contract shared with edge and the worker: defined once in contracts.
-export { MODEL_KINDS };
-export type { ModelKind };
-
-export const MODEL_PROVIDERS = ['node', 'external'] as const;
-export type ModelProvider = (typeof MODEL_PROVIDERS)[number];
-
-export const NODE_PROTOCOLS = ['openai', 'tgi'] as const;
-export type NodeProtocol = (typeof NODE_PROTOCOLS)[number];
+// Model kinds, providers and protocols are a contract shared with edge and the worker: defined
+// once in contracts.
+export { MODEL_KINDS, MODEL_PROVIDERS, NODE_PROTOCOLS };
+export type { ModelKind, ModelProvider, NodeProtocol };
 
 export interface ModelNode {
   /** http:// or https:// base address of a model server. */

@@ -1,6 +1,6 @@
 import express, { type Request, type RequestHandler, type Router } from 'express';
 import { GatewayError, createBodyValidator, pathSegment } from '@gateway/contracts';
-import type { InternalRequest, InternalResponse } from '../clients/internal-http.js';
+import { headerOf, type InternalRequest, type InternalResponse } from '@gateway/runtime';
 import type { EdgeDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
 import { methodNotAllowed } from '../http/errors.js';
@@ -47,7 +47,7 @@ function validated(route: AdminRoute): RequestHandler {
 function forwarder(deps: EdgeDeps, route: AdminRoute): RequestHandler {
   return async (req, res) => {
     const request: InternalRequest = {
-      method: route.method.toUpperCase(),
+      method: route.method.toUpperCase() as InternalRequest['method'],
       path: targetPath(route.path, req),
       headers: forwardedHeaders(req),
       ...(route.body ? { body: req.body } : {}),
@@ -97,7 +97,7 @@ function relay(res: express.Response, answer: InternalResponse, target: string):
     throw new GatewayError('internal_error', `Gateway configuration error (${target} credential)`);
   }
   res.status(answer.status);
-  const contentType = answer.headers.get('content-type');
+  const contentType = headerOf(answer, 'content-type');
   if (contentType) res.set('Content-Type', contentType);
   if (answer.status === 204 || answer.body.length === 0) res.end();
   else res.send(answer.body);

@@ -1,5 +1,5 @@
-import { createInternalHttp } from './internal-http.js';
-import type { InternalRequest, InternalResponse } from './internal-http.js';
+import { createInternalHttp } from '@gateway/runtime';
+import type { InternalRequest, InternalResponse } from '@gateway/runtime';
 
 /**
  * The dispatcher's internal API (webhook secrets and deliveries), which the operator API passes
@@ -7,6 +7,7 @@ import type { InternalRequest, InternalResponse } from './internal-http.js';
  */
 export interface DispatcherClient {
   forward(request: InternalRequest): Promise<InternalResponse>;
+  close(): Promise<void>;
 }
 
 export function createDispatcherClient(options: {
@@ -15,5 +16,8 @@ export function createDispatcherClient(options: {
   timeoutMs: number;
 }): DispatcherClient {
   const http = createInternalHttp({ service: 'dispatcher', ...options });
-  return { forward: (request) => http({ ...request, path: `/internal/v1${request.path}` }) };
+  return {
+    forward: (request) => http({ ...request, path: `/internal/v1${request.path}` }),
+    close: () => http.close(),
+  };
 }

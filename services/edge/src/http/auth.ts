@@ -1,45 +1,97 @@
-import type { RequestHandler } from 'express';
-import { GatewayError } from '@gateway/contracts';
-import type { BillingClient } from '../clients/billing-client.js';
+import type { Request, RequestHandler, Response } from 'express';
+import type { BillingClient } from '@gateway/billing-client';
+import { GatewayError, type Caller } from '@gateway/contracts';
 import type { AuthFailureLimiter } from './auth-failures.js';
-import { principalOf, stateOf } from './context.js';
+import { callerOf, stateOf } from './context.js';
 import { applyRateLimit } from './rate-limit-headers.js';
 
-/**
- * Authentication through billing, first on every `/v1` route: before the body is read, so a
- * missing or bad credential is 401 even when the body is malformed or too large. A failure counts
- * against the client's address (`failures`), whose guard runs before this.
+/*
+ * Who may call, in as few billing calls as possible. Routes that place no hold authenticate
+ * first (one call, which also counts the request against the account's rate limit), before the
+ * body is read. Inference routes authenticate with their admission (one call for everything
+ * before the job): here they only check that a credential was sent. Every authentication
+ * failure counts against the client's address (auth-failures.ts), whose guard runs first.
  */
+
+const AUTH_FAILURE_CODES = new Set([
+  'invalid_api_key',
+  'token_expired',
+  'token_revoked',
+  'account_suspended',
+]);
+
+/** Whether billing refused the credential itself (not the request). */
+export function isAuthFailure(error: unknown): boolean {
+  return error instanceof GatewayError && AUTH_FAILURE_CODES.has(error.code);
+}
+
+/** After billing refused or accepted a credential on this request. */
+export async function noteAuthentication(
+  req: Request,
+  res: Response,
+  failures: AuthFailureLimiter,
+  error: unknown,
+): Promise<void> {
+  if (!isAuthFailure(error)) return;
+  stateOf(res).authFailed = true;
+  await failures.countFailure(req, error);
+}
+
+/** Routes that place no hold: authenticate and count the request, one billing call. */
 export function authenticate(billing: BillingClient, failures: AuthFailureLimiter): RequestHandler {
   return async (req, res, next) => {
     try {
-      stateOf(res).principal = await billing.authenticate(req.get('Authorization'));
+      const { caller, rateLimit } = await billing.authenticate(req.get('Authorization'));
+      stateOf(res).caller = caller;
+      applyRateLimit(res, rateLimit);
       next();
     } catch (error) {
-      await failures.countFailure(req, error);
+      await noteAuthentication(req, res, failures, error);
       next(error);
     }
   };
 }
 
-/**
- * Counts a request that places no hold against the account's rate limit (inference routes are
- * counted by billing's `admit`), before the route does anything: a 429 stops it.
- */
-export function countRequest(billing: BillingClient): RequestHandler {
-  return async (_req, res, next) => {
-    try {
-      applyRateLimit(res, await billing.rateLimit(principalOf(res)));
+const BEARER = /^Bearer[ \t]+\S+[ \t]*$/i;
+
+/** Inference routes: a Bearer credential must be there; billing checks it with the admission. */
+export function credentialRequired(failures: AuthFailureLimiter): RequestHandler {
+  return async (req, _res, next) => {
+    if (BEARER.test(req.get('Authorization') ?? '')) {
       next();
+      return;
+    }
+    const refusal = new GatewayError(
+      'invalid_api_key',
+      'Missing or malformed Authorization header: send Authorization: Bearer <API key>',
+    );
+    await failures.countFailure(req, refusal);
+    next(refusal);
+  };
+}
+
+/**
+ * The caller of an inference request before its admission, without counting it (the admission
+ * counts): an Idempotency-Key is claimed per account before anything is admitted.
+ */
+export function identifier(billing: BillingClient, failures: AuthFailureLimiter) {
+  return async (req: Request, res: Response): Promise<Caller> => {
+    const known = stateOf(res).caller;
+    if (known) return known;
+    try {
+      const { caller } = await billing.authenticate(req.get('Authorization'), { count: false });
+      stateOf(res).caller = caller;
+      return caller;
     } catch (error) {
-      next(error);
+      await noteAuthentication(req, res, failures, error);
+      throw error;
     }
   };
 }
 
 /** Scoped-token management is for the API key's holder, not for a third party's token. */
 export const requireApiKey: RequestHandler = (_req, res, next) => {
-  if (principalOf(res).kind === 'api_key') {
+  if (callerOf(res).kind === 'api_key') {
     next();
     return;
   }

@@ -1,13 +1,16 @@
 import type { Request, Response } from 'express';
+import type { Caller, RateLimitDecision } from '@gateway/contracts';
 import type { Logger } from '@gateway/observability';
 import { GatewayError } from '@gateway/contracts';
-import type { Principal, RateLimit } from '../clients/billing-types.js';
 
 /** What edge learns about a request as it goes, kept on `res.locals`. */
 export interface RequestState {
-  principal?: Principal;
+  /** Who is calling, once billing said (authentication or admission). */
+  caller?: Caller;
   /** Set once the request was counted against the account's rate limit. */
-  rateLimit?: RateLimit;
+  rateLimit?: RateLimitDecision;
+  /** Billing refused the credential: nothing more to ask it about this request. */
+  authFailed?: boolean;
 }
 
 export function stateOf(res: Response): RequestState {
@@ -16,11 +19,11 @@ export function stateOf(res: Response): RequestState {
   return locals.edge;
 }
 
-/** The authenticated caller; the auth middleware runs before every `/v1` route but one. */
-export function principalOf(res: Response): Principal {
-  const principal = stateOf(res).principal;
-  if (!principal) throw new GatewayError('internal_error', 'Internal error');
-  return principal;
+/** The authenticated caller (after `authenticate`, an admission or `identify`). */
+export function callerOf(res: Response): Caller {
+  const caller = stateOf(res).caller;
+  if (!caller) throw new GatewayError('internal_error', 'Internal error');
+  return caller;
 }
 
 /** The request's logger (pino-http's child, whose lines carry the request id). */

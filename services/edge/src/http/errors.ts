@@ -1,41 +1,51 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { GatewayError } from '@gateway/contracts';
-import type { BillingClient } from '../clients/billing-client.js';
-import type { RateLimit } from '../clients/billing-types.js';
+import type { BillingClient } from '@gateway/billing-client';
+import { GatewayError, type RateLimitDecision } from '@gateway/contracts';
+import type { AuthFailureLimiter } from './auth-failures.js';
+import { noteAuthentication } from './auth.js';
 import { stateOf } from './context.js';
 import { applyRateLimit } from './rate-limit-headers.js';
 
 /**
  * Runs before the runtime's one error handler (which maps every error to its status and body):
- * makes sure a refused authenticated request still counted against the rate limit and carries
- * the `X-RateLimit-*` headers. A request refused before it was counted (a 400, a 404 route, an
- * idempotency conflict) is counted here; if that finds the account over its limit, the 429 wins,
- * as it would have on any route that counts first.
+ * makes sure a refused request with a credential still counted against the account's rate limit
+ * and carries the `X-RateLimit-*` headers. An inference request refused before its admission (a
+ * 400, an idempotency conflict) is authenticated and counted here; an authentication failure
+ * then wins, as it would have had billing been asked first, and a 429 wins over the refusal, as
+ * on any route that counts first.
  */
-export function rateLimitOnErrors(billing: BillingClient): ErrorRequestHandler {
-  return async (error, _req, res, next) => {
+export function rateLimitOnErrors(
+  billing: BillingClient,
+  failures: AuthFailureLimiter,
+): ErrorRequestHandler {
+  return async (error, req, res, next) => {
     const state = stateOf(res);
     const decided = rateLimitIn(error);
     if (decided) applyRateLimit(res, decided);
-    if (state.rateLimit || !state.principal || res.headersSent) {
+    const authorization = req.get('Authorization');
+    if (state.rateLimit || state.authFailed || res.headersSent || authorization === undefined) {
       next(error);
       return;
     }
     try {
-      applyRateLimit(res, await billing.rateLimit(state.principal));
+      const { caller, rateLimit } = await billing.authenticate(authorization);
+      state.caller = caller;
+      applyRateLimit(res, rateLimit);
       next(error);
     } catch (refusal) {
+      await noteAuthentication(req, res, failures, refusal);
       const limited = rateLimitIn(refusal);
       if (limited) applyRateLimit(res, limited);
+      const decisive = state.authFailed || limited !== undefined;
       // Billing unreachable while counting: the original refusal stands.
-      next(limited ? refusal : error);
+      next(decisive ? refusal : error);
     }
   };
 }
 
-function rateLimitIn(error: unknown): RateLimit | undefined {
+function rateLimitIn(error: unknown): RateLimitDecision | undefined {
   if (!(error instanceof GatewayError)) return undefined;
-  return error.details?.rateLimit as RateLimit | undefined;
+  return error.details?.rateLimit as RateLimitDecision | undefined;
 }
 
 /** For a known path asked with another method: 405 with `Allow`. */

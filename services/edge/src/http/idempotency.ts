@@ -2,10 +2,13 @@ import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { GatewayError, errorBody } from '@gateway/contracts';
 import type { Logger } from '@gateway/observability';
-import type { BillingClient } from '../clients/billing-client.js';
-import type { IdempotencyRef, StoredResponse } from '../clients/billing-types.js';
-import { logOf, principalOf, stateOf } from './context.js';
+import type { BillingClient } from '@gateway/billing-client';
+import type { Caller, IdempotencyRef, StoredResponse } from '@gateway/contracts';
+import { logOf, stateOf } from './context.js';
 import { applyRateLimit } from './rate-limit-headers.js';
+
+/** Who is calling, from what edge knows or from billing (without counting the request). */
+export type Identify = (req: Request, res: Response) => Promise<Caller>;
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -26,6 +29,7 @@ export class Idempotency {
     private readonly billing: BillingClient,
     /** How long a claim may stay in progress (longer than any request). */
     private readonly leaseMs: number,
+    private readonly identify: Identify,
   ) {}
 
   /**
@@ -47,7 +51,7 @@ export class Idempotency {
       );
     }
     const ref: IdempotencyRef = {
-      accountId: principalOf(res).accountId,
+      accountId: (await this.identify(req, res)).accountId,
       key,
       requestHash: createHash('sha256')
         .update(JSON.stringify([req.method, req.originalUrl, fingerprint]))
@@ -56,8 +60,9 @@ export class Idempotency {
     const claim = await this.billing.claimIdempotencyKey(ref, this.leaseMs);
     if (claim.outcome === 'claimed') return new IdempotencyGuard(this.billing, ref, logOf(req));
     // A replay is a request too: it counts against the rate limit.
-    if (!stateOf(res).rateLimit)
-      applyRateLimit(res, await this.billing.rateLimit(principalOf(res)));
+    if (!stateOf(res).rateLimit) {
+      applyRateLimit(res, (await this.billing.authenticate(req.get('Authorization'))).rateLimit);
+    }
     sendStored(res, claim.response);
     return 'replayed';
   }

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { RateLimit } from '../clients/billing-types.js';
+import type { RateLimitDecision as RateLimit } from '@gateway/contracts';
 import { stateOf } from './context.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { InferenceCancelPayload, InferenceJobPayload } from '@gateway/contracts';
+import type { Caller, InferenceCancelPayload, InferenceJobPayload } from '@gateway/contracts';
 import { createLogger } from '@gateway/observability';
 import type { MessageBus } from '@gateway/messaging';
 import { silentStream } from '../test-support/billing.suite.js';
@@ -28,7 +28,12 @@ function setUp(options: { publishFails?: boolean } = {}) {
   const jobs = new InferenceJobs({
     publisher,
     replies,
-    billing: { voidHold: async (holdId) => void voided.push(holdId) },
+    billing: {
+      void: async (holdId: string) => {
+        voided.push(holdId);
+        return { kind: 'voided', replayed: false };
+      },
+    },
     replyTimeoutMs: 50,
     asyncDeadlineMs: 1_000,
     now: () => 1_000_000,
@@ -36,21 +41,29 @@ function setUp(options: { publishFails?: boolean } = {}) {
   return { jobs, replies, published, cancels, voided };
 }
 
+const CALLER: Caller = {
+  accountId: 'usr_1',
+  kind: 'api_key',
+  apiKeyName: 'auto',
+  webhookFormat: 'B',
+  tokenModels: null,
+};
+
 const spec: JobSpec = {
   jobId: 'chatcmpl-1',
   endpoint: 'chat.completions',
-  principal: {
-    accountId: 'usr_1',
-    kind: 'api_key',
-    apiKeyName: 'auto',
-    rateLimitPerMinute: 100,
-    webhookFormat: 'B',
-  },
+  caller: CALLER,
   admission: {
-    holdId: 'hold_1',
-    holdAmountMicroDzd: 10n,
-    model: { id: 'acme/chat', kind: 'chat', provider: 'node' },
+    caller: CALLER,
+    hold: { id: 'hold_1', amountMicroDzd: 10n, expiresAt: '2026-01-01T00:00:00.000Z' },
+    model: {
+      id: 'acme/chat',
+      kind: 'chat',
+      provider: 'node',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+    },
     rateLimit: { allowed: true, limit: 100, remaining: 99, resetMs: 0, retryAfterS: 1 },
+    replayed: false,
   },
   priority: true,
   stream: false,
@@ -68,6 +81,8 @@ describe('InferenceJobs', () => {
       holdId: 'hold_1',
       model: 'acme/chat',
       modelKind: 'chat',
+      // The worker refetches a cached catalog entry older than this.
+      modelUpdatedAt: '2026-01-01T00:00:00.000Z',
       endpoint: 'chat.completions',
       serviceTier: 'priority',
       stream: false,

@@ -2,8 +2,8 @@ import { GatewayError } from '@gateway/contracts';
 import type { InferenceEndpoint, InferenceJobPayload } from '@gateway/contracts';
 import type { Logger } from '@gateway/observability';
 import { currentRequestId } from '@gateway/runtime';
-import type { BillingClient } from '../clients/billing-client.js';
-import type { Admission, Principal } from '../clients/billing-types.js';
+import type { Admission, BillingClient } from '@gateway/billing-client';
+import type { Caller } from '@gateway/contracts';
 import type { JobPublisher } from './job-publisher.js';
 import type { ReplyRouter } from './reply-router.js';
 import { RunningJob } from './running-job.js';
@@ -12,7 +12,7 @@ import { RunningJob } from './running-job.js';
 export interface JobSpec {
   jobId: string;
   endpoint: InferenceEndpoint;
-  principal: Principal;
+  caller: Caller;
   admission: Admission;
   priority: boolean;
   stream: boolean;
@@ -24,7 +24,7 @@ export interface JobSpec {
 export interface InferenceJobsOptions {
   publisher: JobPublisher;
   replies: ReplyRouter;
-  billing: Pick<BillingClient, 'voidHold'>;
+  billing: Pick<BillingClient, 'void'>;
   /** No (next) reply within this: the job is cancelled, its hold voided, 500 GATEWAY_TIMEOUT. */
   replyTimeoutMs: number;
   /** Async jobs not started within this are failed by the worker without calling a model. */
@@ -60,7 +60,7 @@ export class InferenceJobs {
     const { replies, replyTimeoutMs } = this.#options;
     const job = new RunningJob({
       jobId: spec.jobId,
-      holdId: spec.admission.holdId,
+      holdId: spec.admission.hold.id,
       replyTimeoutMs,
       publisher: this.#options.publisher,
       billing: this.#options.billing,
@@ -82,7 +82,7 @@ export class InferenceJobs {
     const payload: InferenceJobPayload = {
       ...this.#payload(spec, this.#now() + this.#options.asyncDeadlineMs),
       webhookUrl,
-      webhookFormat: spec.principal.webhookFormat,
+      webhookFormat: spec.caller.webhookFormat,
     };
     await this.#publish(payload, spec, log, () => {});
   }
@@ -93,10 +93,11 @@ export class InferenceJobs {
     return {
       jobId: spec.jobId,
       ...(requestId === undefined ? {} : { requestId }),
-      accountId: spec.principal.accountId,
-      holdId: spec.admission.holdId,
+      accountId: spec.caller.accountId,
+      holdId: spec.admission.hold.id,
       model: spec.admission.model.id,
       modelKind: spec.admission.model.kind,
+      modelUpdatedAt: spec.admission.model.updatedAt,
       endpoint: spec.endpoint,
       serviceTier: spec.priority ? 'priority' : 'default',
       stream: spec.stream,
@@ -118,7 +119,7 @@ export class InferenceJobs {
       onFailure();
       log.error({ err: error, jobId: spec.jobId }, 'job not published; voiding its hold');
       await this.#options.billing
-        .voidHold(spec.admission.holdId)
+        .void(spec.admission.hold.id)
         .catch((voidError: unknown) => log.error({ err: voidError }, 'hold not voided'));
       throw new GatewayError('GATEWAY_TIMEOUT', 'The request could not be queued; retry shortly', {
         cause: error,

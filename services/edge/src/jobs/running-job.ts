@@ -1,7 +1,7 @@
 import { GatewayError, gatewayErrorFromWire } from '@gateway/contracts';
 import type { InferenceReplyPayload } from '@gateway/contracts';
 import type { Logger } from '@gateway/observability';
-import type { BillingClient } from '../clients/billing-client.js';
+import type { BillingClient } from '@gateway/billing-client';
 import type { JobPublisher } from './job-publisher.js';
 import { ReplySequence } from './reply-sequence.js';
 
@@ -10,7 +10,7 @@ export interface RunningJobOptions {
   holdId: string;
   replyTimeoutMs: number;
   publisher: JobPublisher;
-  billing: Pick<BillingClient, 'voidHold'>;
+  billing: Pick<BillingClient, 'void'>;
   log: Logger;
 }
 
@@ -92,7 +92,7 @@ export class RunningJob {
     const { billing, holdId, log, jobId } = this.#options;
     log.warn({ jobId }, 'no reply in time: cancelling the job and voiding its hold');
     await this.#publishCancel('timeout');
-    await billing.voidHold(holdId).catch((error: unknown) => {
+    await billing.void(holdId).catch((error: unknown) => {
       log.error({ err: error, jobId }, 'hold not voided after timeout; it will expire');
     });
   }

@@ -1,9 +1,8 @@
 import express, { type Router } from 'express';
 import { GatewayError } from '@gateway/contracts';
-import type { CatalogEntry, Principal } from '../clients/billing-types.js';
+import type { Caller, CatalogEntry } from '@gateway/contracts';
 import type { EdgeDeps } from '../deps.js';
-import { countRequest } from '../http/auth.js';
-import { principalOf } from '../http/context.js';
+import { callerOf } from '../http/context.js';
 import { methodNotAllowed } from '../http/errors.js';
 import { modelFromPath } from './native-inference.js';
 
@@ -11,18 +10,17 @@ import { modelFromPath } from './native-inference.js';
 export function accountRouter(deps: EdgeDeps): Router {
   const router = express.Router();
   const { billing } = deps;
-  const counted = countRequest(billing);
 
-  router.get('/user/balance', counted, async (_req, res) => {
-    res.json(await billing.balance(principalOf(res).accountId));
+  router.get('/user/balance', async (_req, res) => {
+    res.json(await billing.balance(callerOf(res).accountId));
   });
-  router.get('/models', counted, async (_req, res) => {
-    const models = (await billing.listModels()).filter(visibleTo(principalOf(res)));
+  router.get('/models', async (_req, res) => {
+    const models = (await billing.listModels()).filter(visibleTo(callerOf(res)));
     res.json({ object: 'list', data: models.map(openAiModel) });
   });
-  router.get('/models/*model', counted, async (req, res) => {
+  router.get('/models/*model', async (req, res) => {
     const model = await billing.getModel(modelFromPath(req));
-    if (!visibleTo(principalOf(res))(model)) {
+    if (!visibleTo(callerOf(res))(model)) {
       throw new GatewayError('model_not_found', `Model '${model.id}' not found`, {
         param: 'model',
       });
@@ -36,8 +34,8 @@ export function accountRouter(deps: EdgeDeps): Router {
 }
 
 /** A scoped token restricted to some models sees only those. */
-const visibleTo = (principal: Principal) => (model: CatalogEntry) => {
-  const allowed = principal.token?.models ?? null;
+const visibleTo = (caller: Caller) => (model: CatalogEntry) => {
+  const allowed = caller.tokenModels;
   return allowed === null || allowed.includes(model.id);
 };
 

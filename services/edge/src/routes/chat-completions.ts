@@ -5,6 +5,7 @@ import type { ChatCompletionRequest } from '@gateway/contracts';
 import { estimateChatPromptTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
+import { credentialRequired } from '../http/auth.js';
 import { logOf } from '../http/context.js';
 import { methodNotAllowed } from '../http/errors.js';
 import type { IdempotencyGuard } from '../http/idempotency.js';
@@ -18,14 +19,20 @@ import { omit } from '../omit.js';
 /** `POST /v1/chat/completions`: JSON, or SSE with `stream: true`. */
 export function chatCompletionsRouter(deps: EdgeDeps): Router {
   const router = express.Router();
-  router.post('/chat/completions', ...jsonBody(deps.limits.jsonBodyBytes), async (req, res) => {
-    const plan = await chatPlan(validateChatCompletion(req.body));
-    const guard = await deps.idempotency.begin(req, res, req.body);
-    if (guard === 'replayed') return;
-    if (plan.stream) await streamed(deps, req, res, plan, guard);
-    else await answered(deps, req, res, plan, guard);
-  });
-  router.all('/chat/completions', methodNotAllowed(['POST']));
+  const credential = credentialRequired(deps.authFailures);
+  router.post(
+    '/chat/completions',
+    credential,
+    ...jsonBody(deps.limits.jsonBodyBytes),
+    async (req, res) => {
+      const plan = await chatPlan(validateChatCompletion(req.body));
+      const guard = await deps.idempotency.begin(req, res, req.body);
+      if (guard === 'replayed') return;
+      if (plan.stream) await streamed(deps, req, res, plan, guard);
+      else await answered(deps, req, res, plan, guard);
+    },
+  );
+  router.all('/chat/completions', credential, methodNotAllowed(['POST']));
   return router;
 }
 
@@ -62,7 +69,7 @@ async function answered(
 ): Promise<void> {
   let job: RunningJob | undefined;
   try {
-    job = await startJob(deps, req, res, plan, await admit(deps, res, plan));
+    job = await startJob(deps, req, res, plan, await admit(deps, req, res, plan));
     const final = await job.final();
     await sendJson(res, 200, { ...final.data, _service: serviceBlock(final) }, guard);
   } catch (error) {
@@ -80,7 +87,7 @@ async function streamed(
 ): Promise<void> {
   let job: RunningJob | undefined;
   try {
-    job = await startJob(deps, req, res, plan, await admit(deps, res, plan));
+    job = await startJob(deps, req, res, plan, await admit(deps, req, res, plan));
     const first = await job.next();
     // From the first byte on, the request may be charged and cannot be replayed.
     await guard?.spend('A streamed response cannot be replayed; use a new Idempotency-Key.');

@@ -1,8 +1,9 @@
 import type { Request, RequestHandler, Response } from 'express';
-import type { InferenceEndpoint, ModelKind } from '@gateway/contracts';
-import type { Admission, ModelProvider } from '../clients/billing-types.js';
+import type { Admission } from '@gateway/billing-client';
+import type { InferenceEndpoint, ModelKind, ModelProvider } from '@gateway/contracts';
 import type { EdgeDeps } from '../deps.js';
-import { logOf, principalOf } from '../http/context.js';
+import { noteAuthentication } from '../http/auth.js';
+import { callerOf, logOf, stateOf } from '../http/context.js';
 import type { IdempotencyGuard } from '../http/idempotency.js';
 import { applyRateLimit } from '../http/rate-limit-headers.js';
 import type { JobReply, RunningJob } from '../jobs/running-job.js';
@@ -25,22 +26,34 @@ export interface InferencePlan {
 }
 
 /**
- * Billing's admission: rate limit, model (of a provider and kind this endpoint serves), the
- * token's model list, and the hold for the worst case — in that order. Counts the request.
+ * Billing's admission, from the client's credential itself, in one call: authentication,
+ * suspension, token state, rate limit, model (of a provider and kind this endpoint serves), the
+ * token's model list, budget and balance, and the hold for the worst case — in the order of the
+ * spec's error table. Idempotent on the hold id (the job id), so a lost answer is retried safely.
  */
-export async function admit(deps: EdgeDeps, res: Response, plan: InferencePlan) {
+export async function admit(deps: EdgeDeps, req: Request, res: Response, plan: InferencePlan) {
   deps.jobs.assertReady();
-  const admission = await deps.billing.admit({
-    principal: principalOf(res),
-    model: plan.model,
-    estimate: plan.estimate,
-    priority: plan.priority,
-    ...(plan.providers ? { providers: plan.providers } : {}),
-    ...(plan.kinds ? { kinds: plan.kinds } : {}),
-    ...(plan.nodeUnsupportedParameter === undefined
-      ? {}
-      : { nodeUnsupportedParameter: plan.nodeUnsupportedParameter }),
-  });
+  let admission: Admission;
+  try {
+    admission = await deps.billing.admit({
+      ...(req.get('Authorization') === undefined
+        ? {}
+        : { authorization: req.get('Authorization') }),
+      holdId: plan.jobId,
+      model: plan.model,
+      estimate: plan.estimate,
+      priority: plan.priority,
+      ...(plan.providers ? { providers: plan.providers } : {}),
+      ...(plan.kinds ? { kinds: plan.kinds } : {}),
+      ...(plan.nodeUnsupportedParameter === undefined
+        ? {}
+        : { nodeUnsupportedParameter: plan.nodeUnsupportedParameter }),
+    });
+  } catch (error) {
+    await noteAuthentication(req, res, deps.authFailures, error);
+    throw error;
+  }
+  stateOf(res).caller = admission.caller;
   applyRateLimit(res, admission.rateLimit);
   return admission;
 }
@@ -57,7 +70,7 @@ export async function startJob(
     {
       jobId: plan.jobId,
       endpoint: plan.endpoint,
-      principal: principalOf(res),
+      caller: callerOf(res),
       admission,
       priority: plan.priority,
       stream: plan.stream,
@@ -99,7 +112,7 @@ export function syncInferenceHandler<T>(deps: EdgeDeps, route: SyncRoute<T>): Re
     if (guard === 'replayed') return;
     let job: RunningJob | undefined;
     try {
-      job = await startJob(deps, req, res, plan, await admit(deps, res, plan));
+      job = await startJob(deps, req, res, plan, await admit(deps, req, res, plan));
       await route.answer(res, await job.final(), guard);
     } catch (error) {
       await settleGuard(guard, job);

@@ -4,6 +4,7 @@ import type { InferenceEndpoint, ModelKind } from '@gateway/contracts';
 import { estimateTextTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
+import { credentialRequired } from '../http/auth.js';
 import { methodNotAllowed } from '../http/errors.js';
 import type { IdempotencyGuard } from '../http/idempotency.js';
 import { sendBytes, sendJson } from '../http/respond.js';
@@ -129,6 +130,7 @@ async function audioAnswer(res: Response, final: JobReply, guard: IdempotencyGua
 /** `POST /v1/embeddings`, `/v1/images/generations`, `/v1/audio/speech`, `/v1/video/generations`, `/v1/rerank`. */
 export function mediaRouter(deps: EdgeDeps): Router {
   const router = express.Router();
+  const credential = credentialRequired(deps.authFailures);
   const mount = <T extends { model: string }>(
     path: string,
     route: MediaRoute<T>,
@@ -136,6 +138,7 @@ export function mediaRouter(deps: EdgeDeps): Router {
   ) => {
     router.post(
       path,
+      credential,
       ...jsonBody(deps.limits.jsonBodyBytes),
       syncInferenceHandler<T>(deps, {
         validate: (body) => route.validate(body),
@@ -143,7 +146,7 @@ export function mediaRouter(deps: EdgeDeps): Router {
         answer,
       }),
     );
-    router.all(path, methodNotAllowed(['POST']));
+    router.all(path, credential, methodNotAllowed(['POST']));
   };
   mount('/embeddings', embeddingsRoute);
   mount('/images/generations', imagesRoute);

@@ -12,7 +12,8 @@ import type { NativeInferenceRequest } from '@gateway/contracts';
 import { estimateTextTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
-import { logOf, principalOf } from '../http/context.js';
+import { credentialRequired } from '../http/auth.js';
+import { callerOf, logOf } from '../http/context.js';
 import { methodNotAllowed } from '../http/errors.js';
 import type { IdempotencyGuard } from '../http/idempotency.js';
 import { sendJson } from '../http/respond.js';
@@ -36,7 +37,8 @@ export function nativeInferenceRouter(deps: EdgeDeps): Router {
     answer: (res, final, guard) =>
       sendJson(res, 200, { ...final.data, _service: serviceBlock(final) }, guard),
   });
-  router.post(PATH, ...jsonBody(deps.limits.jsonBodyBytes), async (req, res, next) => {
+  const credential = credentialRequired(deps.authFailures);
+  router.post(PATH, credential, ...jsonBody(deps.limits.jsonBodyBytes), async (req, res, next) => {
     const request = validateNativeInference(req.body);
     if (request.webhook === undefined) {
       await sync(req, res, next);
@@ -48,7 +50,7 @@ export function nativeInferenceRouter(deps: EdgeDeps): Router {
     const plan = await nativePlan(request, modelFromPath(req));
     await queued(deps, req, res, plan, webhookUrl, guard);
   });
-  router.all(PATH, methodNotAllowed(['POST']));
+  router.all(PATH, credential, methodNotAllowed(['POST']));
   return router;
 }
 
@@ -101,12 +103,12 @@ async function queued(
   guard: IdempotencyGuard | null,
 ): Promise<void> {
   try {
-    const admission = await admit(deps, res, plan);
+    const admission = await admit(deps, req, res, plan);
     await deps.jobs.submitAsync(
       {
         jobId: plan.jobId,
         endpoint: plan.endpoint,
-        principal: principalOf(res),
+        caller: callerOf(res),
         admission,
         priority: false,
         stream: false,
@@ -121,7 +123,7 @@ async function queued(
       model: admission.model.id,
       inference_status: { status: 'queued' },
       _service: {
-        reserved_dzd: microDzdToDzd(admission.holdAmountMicroDzd),
+        reserved_dzd: microDzdToDzd(admission.hold.amountMicroDzd),
         status: 'pending_settlement',
       },
     };

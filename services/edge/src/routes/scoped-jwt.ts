@@ -1,9 +1,9 @@
 import express, { type Request, type Router } from 'express';
 import { GatewayError, validateScopedTokenCreate } from '@gateway/contracts';
 import type { EdgeDeps } from '../deps.js';
-import { countRequest, requireApiKey } from '../http/auth.js';
+import { requireApiKey } from '../http/auth.js';
 import { jsonBody } from '../http/body.js';
-import { principalOf } from '../http/context.js';
+import { callerOf } from '../http/context.js';
 import { methodNotAllowed } from '../http/errors.js';
 import { sendJson } from '../http/respond.js';
 
@@ -16,14 +16,14 @@ const PATH = '/scoped-jwt';
 export function scopedJwtRouter(deps: EdgeDeps): Router {
   const router = express.Router();
   const { billing } = deps;
-  const guard = [countRequest(billing), requireApiKey];
+  const guard = [requireApiKey];
 
   router.post(PATH, ...guard, ...jsonBody(deps.limits.jsonBodyBytes), async (req, res) => {
     validateScopedTokenCreate(req.body, { nowS: Math.floor(Date.now() / 1000) });
     const idempotency = await deps.idempotency.begin(req, res, req.body);
     if (idempotency === 'replayed') return;
     try {
-      const created = await billing.createScopedToken(principalOf(res).accountId, req.body);
+      const created = await billing.createScopedToken(callerOf(res).accountId, req.body);
       await sendJson(res, 200, created, idempotency);
     } catch (error) {
       await idempotency?.release();
@@ -31,10 +31,10 @@ export function scopedJwtRouter(deps: EdgeDeps): Router {
     }
   });
   router.get(PATH, ...guard, async (req, res) => {
-    res.json(await billing.inspectScopedToken(principalOf(res).accountId, tokenParam(req)));
+    res.json(await billing.inspectScopedToken(callerOf(res).accountId, tokenParam(req)));
   });
   router.delete(PATH, ...guard, async (req, res) => {
-    res.json(await billing.revokeScopedToken(principalOf(res).accountId, tokenParam(req)));
+    res.json(await billing.revokeScopedToken(callerOf(res).accountId, tokenParam(req)));
   });
   router.all(PATH, methodNotAllowed(['GET', 'POST', 'DELETE']));
   return router;

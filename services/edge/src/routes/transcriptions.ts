@@ -5,6 +5,7 @@ import { bodyIdleTimeout, checkJsonValue } from '@gateway/runtime';
 import { GatewayError } from '@gateway/contracts';
 import { estimateTextTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
+import { credentialRequired } from '../http/auth.js';
 import { methodNotAllowed } from '../http/errors.js';
 import { sendJson } from '../http/respond.js';
 import { TranscriptionRequestSchema, type TranscriptionRequest } from '../schemas/media.js';
@@ -32,8 +33,10 @@ const route: MediaRoute<TranscriptionRequest> = {
  */
 export function transcriptionsRouter(deps: EdgeDeps): Router {
   const router = express.Router();
+  const credential = credentialRequired(deps.authFailures);
   router.post(
     PATH,
+    credential,
     upload(deps.limits.uploadBytes),
     syncInferenceHandler<TranscriptionRequest>(deps, {
       validate: (_body, req) => route.validate(fields(req)),
@@ -74,7 +77,7 @@ export function transcriptionsRouter(deps: EdgeDeps): Router {
       },
     }),
   );
-  router.all(PATH, methodNotAllowed(['POST']));
+  router.all(PATH, credential, methodNotAllowed(['POST']));
   return router;
 }
 

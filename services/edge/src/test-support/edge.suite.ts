@@ -10,8 +10,9 @@ import {
 import { createLogger, createServiceMetrics } from '@gateway/observability';
 import { testAmqpUrl, uniquePrefix } from '@gateway/testing';
 import { buildEdgeApp } from '../app.js';
-import { createBillingClient } from '../clients/billing-client.js';
+import { createBillingClient } from '@gateway/billing-client';
 import { createDispatcherClient } from '../clients/dispatcher-client.js';
+import { identifier } from '../http/auth.js';
 import { AuthFailureLimiter } from '../http/auth-failures.js';
 import { Idempotency } from '../http/idempotency.js';
 import { InferenceJobs } from '../jobs/inference-jobs.js';
@@ -61,6 +62,9 @@ export async function startEdge(
   const replyTimeoutMs = options.replyTimeoutMs ?? 10_000;
   const names = gatewayNames(prefix);
   const adminToken = randomBytes(24).toString('hex');
+  const authFailures = new AuthFailureLimiter({
+    failuresPerMinute: options.authFailuresPerMinute ?? 100_000,
+  });
   const app = buildEdgeApp({
     logger,
     metrics: createServiceMetrics('edge', { defaultMetrics: false }),
@@ -80,16 +84,18 @@ export async function startEdge(
         replyTimeoutMs,
         asyncDeadlineMs: 60_000,
       }),
-      idempotency: new Idempotency(billingClient, replyTimeoutMs + 5_000),
+      idempotency: new Idempotency(
+        billingClient,
+        replyTimeoutMs + 5_000,
+        identifier(billingClient, authFailures),
+      ),
       limits: {
         jsonBodyBytes: options.jsonBodyBytes ?? 1024 * 1024,
         uploadBytes: options.uploadBytes ?? 64 * 1024,
         webhookAllowInsecure: options.webhookAllowInsecure ?? false,
       },
       adminToken,
-      authFailures: new AuthFailureLimiter({
-        failuresPerMinute: options.authFailuresPerMinute ?? 100_000,
-      }),
+      authFailures,
     },
   });
   return {
@@ -103,6 +109,7 @@ export async function startEdge(
     close: async () => {
       await replies.stop();
       await bus.close();
+      await billingClient.close();
     },
   };
 }

@@ -13,13 +13,7 @@ export interface CatalogEntry {
   nodes: { url: string; weight: number }[];
 }
 
-export type SettleOutcome =
-  | { kind: 'settled'; costMicroDzd: bigint; balanceMicroDzd: bigint; replayed: boolean }
-  /** The hold was voided or expired first (e.g. edge gave up waiting): nothing was charged. */
-  | { kind: 'already_final'; reason: string };
-
-export type VoidOutcome =
-  { kind: 'voided' | 'expired' } | { kind: 'already_final'; reason: string };
+export type { SettleOutcome, VoidOutcome } from '@gateway/billing-client';
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);

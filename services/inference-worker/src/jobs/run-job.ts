@@ -69,7 +69,7 @@ export async function runJob(
   let ctx: ExecutionContext | undefined;
   let result: ExecutionResult;
   try {
-    const model = await deps.billing.getModel(job.model);
+    const model = await deps.billing.getModel(job.model, job.modelUpdatedAt);
     ctx = {
       job,
       model,

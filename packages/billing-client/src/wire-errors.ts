@@ -1,11 +1,10 @@
 import { GatewayError, gatewayErrorFromWire } from '@gateway/contracts';
-import type { GatewayErrorDetails } from '@gateway/contracts';
-import type { InternalResponse } from './internal-http.js';
-import type { RateLimit } from './billing-types.js';
+import type { GatewayErrorDetails, RateLimitDecision } from '@gateway/contracts';
+import { headerOf, type InternalResponse } from '@gateway/runtime';
 
 /**
- * Rebuilds the GatewayError an internal service answered with, keeping what travels beside the
- * body: the rate-limit decision (`X-RateLimit-*`) as `details.rateLimit` and `Retry-After` as
+ * Rebuilds the GatewayError billing answered with, keeping what travels beside the body: the
+ * rate-limit decision (`X-RateLimit-*`) as `details.rateLimit` and `Retry-After` as
  * `details.retryAfterS`, so edge repeats both to its client.
  */
 export function errorFromAnswer(service: string, response: InternalResponse): GatewayError {
@@ -15,17 +14,17 @@ export function errorFromAnswer(service: string, response: InternalResponse): Ga
       details: { dependency: service, status: response.status },
     });
   }
-  // Billing refusing edge's own credential is a deployment fault, not the client's.
-  if (wire.code === 'unauthorized') {
+  // A service refusing the caller's own credential is a deployment fault, not the client's.
+  if (wire.code === 'unauthorized' || wire.code === 'forbidden') {
     return new GatewayError('GATEWAY_TIMEOUT', 'Gateway configuration error', {
       details: { dependency: service },
     });
   }
   const base = gatewayErrorFromWire(wire);
   const details: GatewayErrorDetails = {};
-  const rateLimit = rateLimitFromHeaders(response.headers);
+  const rateLimit = rateLimitFromHeaders(response);
   if (rateLimit) details.rateLimit = rateLimit;
-  const retryAfterS = Number(response.headers.get('retry-after'));
+  const retryAfterS = Number(headerOf(response, 'retry-after'));
   if (Number.isInteger(retryAfterS) && retryAfterS > 0) details.retryAfterS = retryAfterS;
   return new GatewayError(base.code, base.message, {
     ...(base.param === undefined ? {} : { param: base.param }),
@@ -44,12 +43,14 @@ function parseErrorBody(body: Buffer): { code: string; message: string; param?: 
   }
 }
 
-export function rateLimitFromHeaders(headers: Headers): RateLimit | undefined {
-  const limit = Number(headers.get('x-ratelimit-limit') ?? NaN);
-  const remaining = Number(headers.get('x-ratelimit-remaining') ?? NaN);
-  const resetMs = Number(headers.get('x-ratelimit-reset') ?? NaN);
+/** The decision billing attached to a refusal as `X-RateLimit-*` (and `Retry-After`) headers. */
+export function rateLimitFromHeaders(response: InternalResponse): RateLimitDecision | undefined {
+  const number = (name: string) => Number(headerOf(response, name) ?? NaN);
+  const limit = number('x-ratelimit-limit');
+  const remaining = number('x-ratelimit-remaining');
+  const resetMs = number('x-ratelimit-reset');
   if (![limit, remaining, resetMs].every(Number.isFinite)) return undefined;
-  const retryAfter = Number(headers.get('retry-after') ?? NaN);
+  const retryAfter = number('retry-after');
   return {
     limit,
     remaining,

@@ -1,0 +1,166 @@
+import {
+  BILLING_API_PREFIX,
+  GatewayError,
+  microDzdFromWire,
+  modelIdPath,
+  pathSegment,
+} from '@gateway/contracts';
+import type {
+  AdmissionRequest,
+  AdmissionResponse,
+  AuthenticateResponse,
+  CatalogEntry,
+  IdempotencyClaim,
+  IdempotencyRef,
+  SettleRequest,
+  SettleResponse,
+  StoredResponse,
+  VoidResponse,
+} from '@gateway/contracts';
+import {
+  createInternalHttp,
+  jsonOf,
+  type InternalHttpOptions,
+  type InternalRequest,
+  type InternalResponse,
+} from '@gateway/runtime';
+import { CatalogCache } from './catalog-cache.js';
+import { errorFromAnswer } from './wire-errors.js';
+
+/** An admission as callers use it: the hold amount as a bigint. */
+export type Admission = Omit<AdmissionResponse, 'hold'> & {
+  hold: { id: string; amountMicroDzd: bigint; expiresAt: string };
+};
+
+export type SettleOutcome =
+  | { kind: 'settled'; costMicroDzd: bigint; balanceMicroDzd: bigint; replayed: boolean }
+  /** The hold was voided or expired first (e.g. edge gave up waiting): nothing was charged. */
+  | { kind: 'already_final'; reason: string };
+
+export type VoidOutcome =
+  { kind: 'voided' | 'expired'; replayed: boolean } | { kind: 'already_final'; reason: string };
+
+/**
+ * The one client of billing's internal API (contract: packages/contracts/src/billing-api.ts),
+ * used by edge and the inference worker. Every refusal comes back as the GatewayError billing
+ * decided, with its rate-limit details; billing down or too slow is 503 `service_unavailable`.
+ */
+export interface BillingClient {
+  /**
+   * Who is calling; counts one request against the account's limit (429 when over it) unless
+   * `count` is false.
+   */
+  authenticate(
+    authorization: string | undefined,
+    options?: { count?: boolean },
+  ): Promise<AuthenticateResponse>;
+  /** Everything before a job in one call, idempotent on `holdId`. */
+  admit(request: AdmissionRequest): Promise<Admission>;
+  settle(holdId: string, usage: SettleRequest): Promise<SettleOutcome>;
+  /** Idempotent; a hold already settled or voided is `already_final`, not an error. */
+  void(holdId: string): Promise<VoidOutcome>;
+  /** From the cache unless the entry is older than `atLeastUpdatedAt` (an admission's). */
+  getModel(id: string, atLeastUpdatedAt?: string): Promise<CatalogEntry>;
+  listModels(): Promise<CatalogEntry[]>;
+  /** Drops cached catalog entries (the catalog changed). */
+  invalidateCatalog(): void;
+  balance(accountId: string): Promise<unknown>;
+  createScopedToken(accountId: string, body: unknown): Promise<{ token: string }>;
+  inspectScopedToken(accountId: string, token: string): Promise<unknown>;
+  revokeScopedToken(accountId: string, token: string): Promise<unknown>;
+  claimIdempotencyKey(ref: IdempotencyRef, leaseMs: number): Promise<IdempotencyClaim>;
+  completeIdempotencyKey(ref: IdempotencyRef, response: StoredResponse): Promise<void>;
+  releaseIdempotencyKey(ref: IdempotencyRef): Promise<void>;
+  /** The operator API, passed through: billing's answer as it is. */
+  forwardAdmin(request: InternalRequest): Promise<InternalResponse>;
+  close(): Promise<void>;
+}
+
+export interface BillingClientOptions extends Omit<InternalHttpOptions, 'service'> {
+  /** How long a catalog entry is trusted without news of a change; 30 s by default. */
+  catalogCacheTtlMs?: number;
+}
+
+export function createBillingClient(options: BillingClientOptions): BillingClient {
+  const http = createInternalHttp({ service: 'billing', ...options });
+  const call = async <T>(request: InternalRequest): Promise<T> => {
+    const response = await http({ ...request, path: `${BILLING_API_PREFIX}${request.path}` });
+    if (response.status >= 400) throw errorFromAnswer('billing', response);
+    return jsonOf<T>(response);
+  };
+  const post = <T>(path: string, body: unknown, retry = false) =>
+    call<T>({ method: 'POST', path, body, retry });
+  const get = <T>(path: string) => call<T>({ method: 'GET', path, retry: true });
+  const account = (id: string) => `/accounts/${pathSegment(id)}`;
+  const hold = (id: string) => `/holds/${pathSegment(id)}`;
+  const catalog = new CatalogCache({
+    ttlMs: options.catalogCacheTtlMs ?? 30_000,
+    fetchOne: (id) => get<CatalogEntry>(`/models/${modelIdPath(id)}`),
+    fetchAll: async () => (await get<{ models: CatalogEntry[] }>('/models')).models,
+  });
+
+  return {
+    authenticate: (authorization, { count = true } = {}) =>
+      post(
+        '/authenticate',
+        { ...(authorization === undefined ? {} : { authorization }), ...(count ? {} : { count }) },
+        !count,
+      ),
+    admit: async (request) => {
+      // Idempotent on the hold id: a retry after a lost answer returns the same hold.
+      const answer = await post<AdmissionResponse>('/admissions', request, true);
+      return {
+        ...answer,
+        hold: { ...answer.hold, amountMicroDzd: microDzdFromWire(answer.hold.amountMicroDzd) },
+      };
+    },
+    settle: (holdId, usage) =>
+      finalOrConflict(async () => {
+        const answer = await post<SettleResponse>(`${hold(holdId)}/settle`, usage, true);
+        return {
+          kind: 'settled',
+          costMicroDzd: BigInt(answer.costMicroDzd),
+          balanceMicroDzd: BigInt(answer.balance.balanceMicroDzd),
+          replayed: answer.replayed,
+        };
+      }),
+    void: (holdId) =>
+      finalOrConflict(async () => {
+        const answer = await post<VoidResponse>(`${hold(holdId)}/void`, undefined, true);
+        return { kind: answer.status, replayed: answer.replayed };
+      }),
+    getModel: (id, atLeastUpdatedAt) => catalog.get(id, atLeastUpdatedAt),
+    listModels: () => catalog.list(),
+    invalidateCatalog: () => catalog.clear(),
+    balance: (accountId) => get(`${account(accountId)}/balance`),
+    createScopedToken: (accountId, body) => post(`${account(accountId)}/scoped-tokens`, body),
+    inspectScopedToken: (accountId, token) =>
+      post(`${account(accountId)}/scoped-tokens/inspect`, { token }, true),
+    revokeScopedToken: (accountId, token) =>
+      post(`${account(accountId)}/scoped-tokens/revoke`, { token }, true),
+    claimIdempotencyKey: (ref, leaseMs) => post('/idempotency/claim', { ...ref, leaseMs }),
+    completeIdempotencyKey: async (ref, response) => {
+      await post('/idempotency/complete', { ...ref, response });
+    },
+    releaseIdempotencyKey: async (ref) => {
+      await post('/idempotency/release', ref, true);
+    },
+    forwardAdmin: (request) =>
+      http({ ...request, path: `${BILLING_API_PREFIX}/admin${request.path}` }),
+    close: () => http.close(),
+  };
+}
+
+/** 409 `conflict`: the hold was finalised by someone else first; whoever is first wins. */
+async function finalOrConflict<T>(
+  work: () => Promise<T>,
+): Promise<T | { kind: 'already_final'; reason: string }> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof GatewayError && error.code === 'conflict') {
+      return { kind: 'already_final', reason: error.message };
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,10 @@
+export {
+  createBillingClient,
+  type Admission,
+  type BillingClient,
+  type BillingClientOptions,
+  type SettleOutcome,
+  type VoidOutcome,
+} from './client.js';
+export { CatalogCache } from './catalog-cache.js';
+export { errorFromAnswer, rateLimitFromHeaders } from './wire-errors.js';

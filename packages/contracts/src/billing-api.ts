@@ -1,0 +1,194 @@
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+import { MODEL_KINDS } from './envelopes.js';
+import { StringEnum } from './schemas/common.js';
+import { LIMITS } from './schemas/limits.js';
+
+/*
+ * Billing's internal API, defined once: the request schemas billing validates against and the
+ * answers edge and the inference worker read (through @gateway/billing-client). Money crosses as
+ * strings of integer µDZD, dates as ISO 8601; keys are camelCase. Refusals are the gateway's one
+ * error body; those of `authenticate` and `admissions` carry the rate-limit decision as
+ * `X-RateLimit-*` headers.
+ *
+ * The hot path is one call per step: `admissions` (the credential itself, not an echoed
+ * principal, plus the request's estimate: authentication, suspension, token state, rate limit,
+ * model, token models, budget and balance, and the hold, in one database transaction;
+ * idempotent on the caller's hold id), then the worker's `settle` or `void`. Routes that place no
+ * hold use `authenticate`, which also counts the request against the rate limit.
+ */
+
+export const BILLING_API_PREFIX = '/internal/v1';
+
+export const MODEL_PROVIDERS = ['node', 'external'] as const;
+export type ModelProvider = (typeof MODEL_PROVIDERS)[number];
+export const NODE_PROTOCOLS = ['openai', 'tgi'] as const;
+export type NodeProtocol = (typeof NODE_PROTOCOLS)[number];
+
+const MicroDzd = Type.String({ pattern: '^(0|[1-9][0-9]{0,18})$', description: 'µDZD' });
+const IsoDate = Type.String({ minLength: 1, maxLength: 40 });
+const Count = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
+/** Caller-chosen hold ids (edge uses the job id): safe in URLs and logs. */
+export const HoldIdSchema = Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$' });
+
+/** The one representation of an account rate-limit decision. */
+export const RateLimitDecisionSchema = Type.Object({
+  allowed: Type.Boolean(),
+  /** Requests allowed in the window (`X-RateLimit-Limit`). */
+  limit: Count,
+  /** Requests left in the window after this one (`X-RateLimit-Remaining`). */
+  remaining: Count,
+  /** Unix ms when the window ends (`X-RateLimit-Reset`). */
+  resetMs: Count,
+  /** Whole seconds until the window ends, at least 1 (`Retry-After`). */
+  retryAfterS: Count,
+});
+export type RateLimitDecision = Static<typeof RateLimitDecisionSchema>;
+
+/** Who is calling, as much as edge needs to know. */
+export const CallerSchema = Type.Object({
+  accountId: Type.String({ minLength: 1, maxLength: 64 }),
+  kind: StringEnum(['api_key', 'scoped_token'] as const),
+  apiKeyName: Type.String({ minLength: 1, maxLength: LIMITS.apiKeyNameMaxLength }),
+  webhookFormat: StringEnum(['A', 'B'] as const),
+  /** A scoped token's model list (null: any model; always null for an API key). */
+  tokenModels: Type.Union([Type.Array(Type.String()), Type.Null()]),
+});
+export type Caller = Static<typeof CallerSchema>;
+
+const Authorization = Type.String({ maxLength: 16_384, description: 'The client’s header' });
+
+export const AuthenticateRequestSchema = Type.Object(
+  {
+    authorization: Type.Optional(Authorization),
+    /**
+     * false: authenticate without counting (edge claims an Idempotency-Key for the account
+     * before the admission that counts the request).
+     */
+    count: Type.Optional(Type.Boolean()),
+  },
+  { $id: 'BillingAuthenticateRequest', additionalProperties: false },
+);
+export type AuthenticateRequest = Static<typeof AuthenticateRequestSchema>;
+
+export const AuthenticateResponseSchema = Type.Object({
+  caller: CallerSchema,
+  rateLimit: RateLimitDecisionSchema,
+});
+export type AuthenticateResponse = Static<typeof AuthenticateResponseSchema>;
+
+export const AdmissionRequestSchema = Type.Object(
+  {
+    authorization: Type.Optional(Authorization),
+    holdId: HoldIdSchema,
+    model: Type.String({ minLength: 1, maxLength: LIMITS.modelIdMaxLength }),
+    estimate: Type.Object(
+      {
+        /** Prompt tokens, counted with the gateway's tokenizer (an upper bound). */
+        inputTokens: Count,
+        /** Output cap per choice the client asked for; null: the model's cap. */
+        maxOutputTokens: Type.Union([
+          Type.Integer({ minimum: 0, maximum: LIMITS.tokensMax }),
+          Type.Null(),
+        ]),
+        choices: Type.Integer({ minimum: 1, maximum: LIMITS.nMax }),
+      },
+      { additionalProperties: false },
+    ),
+    priority: Type.Boolean(),
+    /** Providers and kinds the calling endpoint serves; any when omitted. */
+    providers: Type.Optional(Type.Array(StringEnum(MODEL_PROVIDERS), { maxItems: 2 })),
+    kinds: Type.Optional(Type.Array(StringEnum(MODEL_KINDS), { maxItems: MODEL_KINDS.length })),
+    /** The first parameter default models refuse: 400 for a model of provider `node`. */
+    nodeUnsupportedParameter: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  },
+  { $id: 'BillingAdmissionRequest', additionalProperties: false },
+);
+export type AdmissionRequest = Static<typeof AdmissionRequestSchema>;
+
+export const AdmittedModelSchema = Type.Object({
+  id: Type.String(),
+  kind: StringEnum(MODEL_KINDS),
+  provider: StringEnum(MODEL_PROVIDERS),
+  /** The catalog entry's version: a worker whose cached entry is older fetches it again. */
+  updatedAt: IsoDate,
+});
+
+export const AdmissionResponseSchema = Type.Object({
+  caller: CallerSchema,
+  hold: Type.Object({ id: Type.String(), amountMicroDzd: MicroDzd, expiresAt: IsoDate }),
+  model: AdmittedModelSchema,
+  rateLimit: RateLimitDecisionSchema,
+  /** The hold already existed (a retried call): nothing was reserved again. */
+  replayed: Type.Boolean(),
+});
+export type AdmissionResponse = Static<typeof AdmissionResponseSchema>;
+
+export const SettleRequestSchema = Type.Object(
+  { inputTokens: Count, outputTokens: Count },
+  { $id: 'BillingSettleRequest', additionalProperties: false },
+);
+export type SettleRequest = Static<typeof SettleRequestSchema>;
+
+const BalanceWire = Type.Object({
+  balanceMicroDzd: MicroDzd,
+  pendingMicroDzd: MicroDzd,
+  availableMicroDzd: MicroDzd,
+});
+
+export const SettleResponseSchema = Type.Object({
+  holdId: Type.String(),
+  costMicroDzd: MicroDzd,
+  releasedMicroDzd: MicroDzd,
+  balance: BalanceWire,
+  replayed: Type.Boolean(),
+});
+export type SettleResponse = Static<typeof SettleResponseSchema>;
+
+export const VoidResponseSchema = Type.Object({
+  holdId: Type.String(),
+  status: StringEnum(['voided', 'expired'] as const),
+  replayed: Type.Boolean(),
+});
+export type VoidResponse = Static<typeof VoidResponseSchema>;
+
+/** What edge and the worker need of a catalog entry (prices stay in billing). */
+export const CatalogEntrySchema = Type.Object({
+  id: Type.String(),
+  kind: StringEnum(MODEL_KINDS),
+  provider: StringEnum(MODEL_PROVIDERS),
+  protocol: StringEnum(NODE_PROTOCOLS),
+  upstreamModel: Type.String(),
+  maxOutputTokens: Type.Integer({ minimum: 1 }),
+  /** `weight` 1 when omitted. */
+  nodes: Type.Array(
+    Type.Object({ url: Type.String(), weight: Type.Optional(Type.Number({ minimum: 0 })) }),
+  ),
+  updatedAt: IsoDate,
+});
+export type CatalogEntry = Static<typeof CatalogEntrySchema>;
+
+export const CatalogListResponseSchema = Type.Object({ models: Type.Array(CatalogEntrySchema) });
+
+/** A response stored for an Idempotency-Key, replayed byte for byte. */
+export const StoredResponseSchema = Type.Object(
+  {
+    status: Type.Integer({ minimum: 200, maximum: 599 }),
+    contentType: Type.String({ minLength: 1, maxLength: 256 }),
+    body: Type.String(),
+    encoding: StringEnum(['utf8', 'base64'] as const),
+  },
+  { additionalProperties: false },
+);
+export type StoredResponse = Static<typeof StoredResponseSchema>;
+
+export const IdempotencyRefSchema = Type.Object({
+  accountId: Type.String({ minLength: 1, maxLength: 64 }),
+  // Printable ASCII, as edge accepts in the header.
+  key: Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' }),
+  requestHash: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+});
+export type IdempotencyRef = Static<typeof IdempotencyRefSchema>;
+
+export type IdempotencyClaim =
+  { outcome: 'claimed' } | { outcome: 'replay'; response: StoredResponse };
