@@ -43,6 +43,25 @@ export const RUNTIME_SEQUENCE_PRIVILEGES: Readonly<Record<string, readonly 'USAG
   ledger_entries_id_seq: ['USAGE'],
 };
 
+/**
+ * The ledger's hot-path functions (SECURITY INVOKER: they run with the role's own table
+ * privileges above). The migration revokes EXECUTE from PUBLIC; only this role gets it. Keyed
+ * by name, with the argument types that identify the function.
+ */
+export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
+  Record<string, { args: string; privileges: readonly 'EXECUTE'[] }>
+> = {
+  ledger_cost_micro_dzd: {
+    args: 'bigint, bigint, bigint, bigint, boolean',
+    privileges: ['EXECUTE'],
+  },
+  ledger_settle_holds: {
+    args: 'text[], bigint[], bigint[], text[], timestamptz',
+    privileges: ['EXECUTE'],
+  },
+  ledger_void_hold: { args: 'text, timestamptz', privileges: ['EXECUTE'] },
+};
+
 interface RoleFacts {
   exists: boolean;
   superuser: boolean;
@@ -90,16 +109,24 @@ function grantStatements(role: string): string[] {
     ...Object.entries(RUNTIME_TABLE_PRIVILEGES).map(([name, privileges]) => ({
       kind: 'TABLE',
       name,
+      args: '',
       privileges,
     })),
     ...Object.entries(RUNTIME_SEQUENCE_PRIVILEGES).map(([name, privileges]) => ({
       kind: 'SEQUENCE',
       name,
+      args: '',
+      privileges,
+    })),
+    ...Object.entries(RUNTIME_FUNCTION_PRIVILEGES).map(([name, { args, privileges }]) => ({
+      kind: 'FUNCTION',
+      name,
+      args: `(${args})`,
       privileges,
     })),
   ];
-  for (const { kind, name, privileges } of objects) {
-    const object = `${kind} public.${pg.escapeIdentifier(name)}`;
+  for (const { kind, name, privileges, args } of objects) {
+    const object = `${kind} public.${pg.escapeIdentifier(name)}${args}`;
     statements.push(`REVOKE ALL ON ${object} FROM ${grantee}`);
     if (privileges.length > 0) {
       statements.push(`GRANT ${privileges.join(', ')} ON ${object} TO ${grantee}`);
