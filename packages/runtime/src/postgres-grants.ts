@@ -16,6 +16,8 @@ export interface RuntimeGrants {
   tables: Readonly<Record<string, readonly TablePrivilege[]>>;
   /** Every sequence of the schema. */
   sequences: Readonly<Record<string, readonly 'USAGE'[]>>;
+  /** Functions the role may call, by name, with the argument types that identify each. */
+  functions?: Readonly<Record<string, { args: string; privileges: readonly 'EXECUTE'[] }>>;
 }
 
 async function assertRestrictable(client: pg.Client, role: string): Promise<void> {
@@ -45,17 +47,27 @@ function grantStatements(role: string, grants: RuntimeGrants): string[] {
     `GRANT USAGE ON SCHEMA public TO ${grantee}`,
     `REVOKE CREATE ON SCHEMA public FROM ${grantee}`,
   ];
-  type GrantedObject = readonly [kind: string, name: string, privileges: readonly string[]];
+  interface GrantedObject {
+    kind: 'TABLE' | 'SEQUENCE' | 'FUNCTION';
+    name: string;
+    /** A function's argument types, which identify it. */
+    signature: string;
+    privileges: readonly string[];
+  }
+  const plain = (kind: GrantedObject['kind'], map: Readonly<Record<string, readonly string[]>>) =>
+    Object.entries(map).map(([name, privileges]) => ({ kind, name, signature: '', privileges }));
   const objects: GrantedObject[] = [
-    ...Object.entries(grants.tables).map(([name, list]): GrantedObject => ['TABLE', name, list]),
-    ...Object.entries(grants.sequences).map(([name, list]): GrantedObject => [
-      'SEQUENCE',
+    ...plain('TABLE', grants.tables),
+    ...plain('SEQUENCE', grants.sequences),
+    ...Object.entries(grants.functions ?? {}).map(([name, { args, privileges }]) => ({
+      kind: 'FUNCTION' as const,
       name,
-      list,
-    ]),
+      signature: `(${args})`,
+      privileges,
+    })),
   ];
-  for (const [kind, name, privileges] of objects) {
-    const object = `${kind} public.${pg.escapeIdentifier(name)}`;
+  for (const { kind, name, signature, privileges } of objects) {
+    const object = `${kind} public.${pg.escapeIdentifier(name)}${signature}`;
     statements.push(`REVOKE ALL ON ${object} FROM ${grantee}`);
     if (privileges.length > 0) {
       statements.push(`GRANT ${privileges.join(', ')} ON ${object} TO ${grantee}`);

@@ -130,6 +130,34 @@ try {
       `p99 ${percentile(latencies, 99).toFixed(2)} ms`,
   );
   if (failures.size > 0) console.log('failures:', Object.fromEntries(failures));
+
+  // Settle alone (hold placement is still Prisma inside admission's transaction): the same
+  // number of holds placed beforehand, then settled by the same workers.
+  const pendingHolds = [];
+  for (let i = 0; i < latencies.length; i += 1) {
+    const accountId = accounts[i % accounts.length];
+    pendingHolds.push(
+      await ledger.placeHold(prisma, {
+        accountId,
+        amountMicroDzd: 1n,
+        model: MODEL,
+        priority: false,
+      }),
+    );
+  }
+  let next = 0;
+  const settleBegin = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < pendingHolds.length) {
+        const hold = pendingHolds[next];
+        next += 1;
+        await ledger.settleHold(hold.id, USAGE);
+      }
+    }),
+  );
+  const settleSeconds = (performance.now() - settleBegin) / 1000;
+  console.log(`settles per second: ${(pendingHolds.length / settleSeconds).toFixed(1)}`);
   if (check) {
     const report = await ledger.checkInvariants();
     console.log(`invariants: ${report.ok ? 'ok' : report.violations.join('\n')}`);

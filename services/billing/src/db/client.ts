@@ -1,4 +1,5 @@
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { migrateDatabase, migrationsFingerprint } from './migrate.js';
 
@@ -13,23 +14,40 @@ export interface PrismaClientOptions {
   statementTimeoutMs?: number;
 }
 
+/** The `pg` pool under each client: the ledger's hot path queries it directly (no ORM). */
+const pools = new WeakMap<PrismaClient, pg.Pool>();
+
 /**
  * A Prisma client over a bounded `pg` pool (`@prisma/adapter-pg`; no native query engine).
+ * The same pool serves the ledger's hot path (`pgPoolOf`), so both share one connection bound.
  * Call `$disconnect()` on shutdown: it closes the pool.
  */
 export function createPrismaClient(
   databaseUrl: string,
   options: PrismaClientOptions,
 ): PrismaClient {
-  const adapter = new PrismaPg({
+  const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: options.maxConnections,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
     idleTimeoutMillis: 30_000,
     statement_timeout: options.statementTimeoutMs ?? 30_000,
     application_name: 'billing',
+    // Idle connections must not keep a finished process (a CLI, a test) alive.
+    allowExitOnIdle: true,
   });
-  return new PrismaClient({ adapter });
+  const prisma = new PrismaClient({
+    adapter: new PrismaPg(pool, { disposeExternalPool: true }),
+  });
+  pools.set(prisma, pool);
+  return prisma;
+}
+
+/** The pool a client from createPrismaClient runs on. */
+export function pgPoolOf(prisma: PrismaClient): pg.Pool {
+  const pool = pools.get(prisma);
+  if (!pool) throw new Error('this Prisma client was not made by createPrismaClient');
+  return pool;
 }
 
 let templateName: string | undefined;

@@ -41,8 +41,28 @@ export const RUNTIME_SEQUENCE_PRIVILEGES: Readonly<Record<string, readonly 'USAG
   ledger_entries_id_seq: ['USAGE'],
 };
 
+/**
+ * The ledger's hot-path functions (SECURITY INVOKER: they run with the role's own table
+ * privileges above). The migration revokes EXECUTE from PUBLIC; only this role gets it. Keyed
+ * by name, with the argument types that identify the function.
+ */
+export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
+  Record<string, { args: string; privileges: readonly 'EXECUTE'[] }>
+> = {
+  ledger_cost_micro_dzd: {
+    args: 'bigint, bigint, bigint, bigint, boolean',
+    privileges: ['EXECUTE'],
+  },
+  ledger_settle_holds: {
+    args: 'text[], bigint[], bigint[], text[], timestamptz',
+    privileges: ['EXECUTE'],
+  },
+  ledger_void_hold: { args: 'text, timestamptz', privileges: ['EXECUTE'] },
+};
+
 /** Billing's map, applied by the shared mechanism (@gateway/runtime) after migrating. */
 export const BILLING_RUNTIME_GRANTS: RuntimeGrants = {
   tables: RUNTIME_TABLE_PRIVILEGES,
   sequences: RUNTIME_SEQUENCE_PRIVILEGES,
+  functions: RUNTIME_FUNCTION_PRIVILEGES,
 };

@@ -10,7 +10,11 @@ import {
 import pg from 'pg';
 import { billingDatabaseTemplate, TEST_RUNTIME_ROLE } from './client.js';
 import { migrateDatabase } from './migrate.js';
-import { RUNTIME_SEQUENCE_PRIVILEGES, RUNTIME_TABLE_PRIVILEGES } from './runtime-grants.js';
+import {
+  RUNTIME_FUNCTION_PRIVILEGES,
+  RUNTIME_SEQUENCE_PRIVILEGES,
+  RUNTIME_TABLE_PRIVILEGES,
+} from './runtime-grants.js';
 
 /*
  * Billing's runtime role against the real PostgreSQL: it can do what the service does (the
@@ -106,6 +110,32 @@ describe('billing runtime role', () => {
       tables: sortedPrivileges(RUNTIME_TABLE_PRIVILEGES),
       sequences: sortedPrivileges(RUNTIME_SEQUENCE_PRIVILEGES),
     });
+  });
+
+  it('may execute exactly the listed ledger functions, as itself (SECURITY INVOKER)', async () => {
+    const owner = await connect(db.url);
+    const { rows } = await owner.query<{
+      name: string;
+      invoker: boolean;
+      runtime: boolean;
+      public: boolean;
+    }>(
+      `SELECT p.proname AS name, NOT p.prosecdef AS invoker,
+              has_function_privilege($1, p.oid, 'EXECUTE') AS runtime,
+              COALESCE(bool_or(a.grantee = 0 AND a.privilege_type = 'EXECUTE'), false) AS public
+         FROM pg_proc p LEFT JOIN LATERAL aclexplode(p.proacl) a ON true
+        WHERE p.pronamespace = 'public'::regnamespace AND p.prorettype <> 'trigger'::regtype
+        GROUP BY p.oid, p.proname, p.prosecdef`,
+      [TEST_RUNTIME_ROLE],
+    );
+    expect(rows.map((r) => r.name).sort()).toEqual(Object.keys(RUNTIME_FUNCTION_PRIVILEGES).sort());
+    for (const row of rows)
+      expect(row).toEqual({ name: row.name, invoker: true, runtime: true, public: false });
+    // The role can call them although PUBLIC cannot.
+    const runtime = await connect(db.runtimeUrl);
+    await expect(
+      runtime.query("SELECT * FROM ledger_void_hold('none', now())"),
+    ).resolves.toMatchObject({ rows: [{ outcome: 'not_found' }] });
   });
 
   it('re-grants idempotently, restoring a privilege taken away and removing one added', async () => {

@@ -1,18 +1,21 @@
 /**
- * Every query of the ledger domain. Hot paths use raw SQL so that each step is one statement
- * with explicit row locks (READ COMMITTED + `SELECT … FOR UPDATE`), and so that all legs of a
- * journal transaction go into the database in ONE statement (the balanced-entries trigger
- * checks each INSERT statement).
- *
- * Lock order, everywhere: hold row → account_balances row(s) (by account id) → scoped_tokens
- * row(s) (by token id). Following it is what keeps concurrent settles, voids, holds and
- * sweeps free of deadlocks; a caller that wraps placeHold in its own transaction must not
- * lock a scoped_tokens row before the balance row.
+ * The ledger's queries through Prisma (raw SQL on the ORM's connection): hold placement inside
+ * admission's transaction, credits, the sweeper and the finance exports. Settle, void and
+ * getHold do not come here: they are one prepared statement each (pg-hot-path.ts). Each step
+ * is one statement with explicit row locks (READ COMMITTED + `SELECT … FOR UPDATE`), and all
+ * legs of a journal transaction go into the database in ONE statement (the balanced-entries
+ * trigger checks each INSERT statement). Lock order: store.ts.
  */
 import type { SealedValue } from '@gateway/crypto';
 import { Prisma } from '../db/client.js';
-import type { EntryCursor } from './cursor.js';
-import type { Leg } from './ledger-accounts.js';
+import type {
+  EntryFilter,
+  ExpiredHold,
+  IdempotencyClaim,
+  NewHold,
+  NewJournalTransaction,
+  TokenCounters,
+} from './store.js';
 import type {
   Balance,
   HoldPrices,
@@ -87,31 +90,7 @@ export async function addPostedCredits(
   return rows[0] ? toBalance(rows[0]) : null;
 }
 
-/** Adds signed deltas to posted debits and pending. Null when the account has no balance row. */
-export async function adjustBalance(
-  db: Db,
-  accountId: string,
-  delta: { debits: bigint; pending: bigint },
-): Promise<Balance | null> {
-  const rows = await db.$queryRaw<BalanceRow[]>`
-    UPDATE account_balances
-       SET posted_debits_micro_dzd = posted_debits_micro_dzd + ${delta.debits}::bigint,
-           pending_micro_dzd = pending_micro_dzd + ${delta.pending}::bigint,
-           updated_at = now()
-     WHERE account_id = ${accountId}
-    RETURNING ${BALANCE_COLUMNS}`;
-  return rows[0] ? toBalance(rows[0]) : null;
-}
-
 // ------------------------------------------------------------------------------ scoped tokens
-
-export interface TokenCounters {
-  id: string;
-  accountId: string;
-  spendingLimitMicroDzd: bigint | null;
-  spentMicroDzd: bigint;
-  reservedMicroDzd: bigint;
-}
 
 export async function lockScopedToken(db: Db, tokenId: string): Promise<TokenCounters | null> {
   const rows = await db.$queryRaw<TokenCounters[]>`
@@ -119,18 +98,6 @@ export async function lockScopedToken(db: Db, tokenId: string): Promise<TokenCou
            spent_micro_dzd AS "spentMicroDzd", reserved_micro_dzd AS "reservedMicroDzd"
       FROM scoped_tokens WHERE id = ${tokenId} FOR UPDATE`;
   return rows[0] ?? null;
-}
-
-export async function adjustScopedToken(
-  db: Db,
-  tokenId: string,
-  delta: { spent: bigint; reserved: bigint },
-): Promise<void> {
-  await db.$executeRaw`
-    UPDATE scoped_tokens
-       SET spent_micro_dzd = spent_micro_dzd + ${delta.spent}::bigint,
-           reserved_micro_dzd = reserved_micro_dzd + ${delta.reserved}::bigint
-     WHERE id = ${tokenId}`;
 }
 
 // -------------------------------------------------------------------------------------- holds
@@ -175,35 +142,6 @@ export async function findHold(db: Db, holdId: string): Promise<LedgerHold | nul
   return rows[0] ? toHold(rows[0]) : null;
 }
 
-export interface HoldWithPrices {
-  hold: LedgerHold;
-  /**
-   * The prices the hold was admitted at; for a hold placed before prices were snapshotted, the
-   * catalog's current prices. Null when neither exists (such a hold cannot be priced).
-   */
-  prices: HoldPrices | null;
-}
-
-/** Locks the hold row (first in the lock order) with the prices it settles at. */
-export async function lockHold(db: Db, holdId: string): Promise<HoldWithPrices | null> {
-  const rows = await db.$queryRaw<
-    (HoldRow & { input_price: bigint | null; output_price: bigint | null })[]
-  >`
-    SELECT ${HOLD_COLUMNS},
-           COALESCE(h.input_price_micro_dzd_per_m, m.input_price_micro_dzd_per_m) AS input_price,
-           COALESCE(h.output_price_micro_dzd_per_m, m.output_price_micro_dzd_per_m) AS output_price
-      FROM holds h LEFT JOIN models m ON m.id = h.model
-     WHERE h.id = ${holdId}
-       FOR UPDATE OF h`;
-  const row = rows[0];
-  if (!row) return null;
-  const prices =
-    row.input_price === null || row.output_price === null
-      ? null
-      : { inputMicroDzdPerM: row.input_price, outputMicroDzdPerM: row.output_price };
-  return { hold: toHold(row), prices };
-}
-
 /** A model's current catalog prices, or null when it is not in the catalog. */
 export async function catalogPrices(db: Db, model: string): Promise<HoldPrices | null> {
   const rows = await db.$queryRaw<{ input_price: bigint; output_price: bigint }[]>`
@@ -211,19 +149,6 @@ export async function catalogPrices(db: Db, model: string): Promise<HoldPrices |
       FROM models WHERE id = ${model}`;
   const row = rows[0];
   return row ? { inputMicroDzdPerM: row.input_price, outputMicroDzdPerM: row.output_price } : null;
-}
-
-export interface NewHold {
-  id: string;
-  accountId: string;
-  scopedTokenId: string | null;
-  amountMicroDzd: bigint;
-  model: string;
-  /** Snapshot of the model's prices the amount was computed with. */
-  prices: HoldPrices | null;
-  priority: boolean;
-  expiresAt: Date;
-  createdAt: Date;
 }
 
 /**
@@ -263,33 +188,7 @@ export async function insertHoldAndReserve(db: Db, hold: NewHold): Promise<Ledge
   return toHold(row);
 }
 
-export async function finalizeHold(
-  db: Db,
-  holdId: string,
-  status: Exclude<HoldStatus, 'pending'>,
-  settledAmount: bigint | null,
-  at: Date,
-): Promise<void> {
-  const updated = await db.$executeRaw`
-    UPDATE holds
-       SET status = ${status}::"HoldStatus",
-           settled_amount_micro_dzd = ${settledAmount}::bigint,
-           finalized_at = ${at}::timestamptz
-     WHERE id = ${holdId} AND status = 'pending'`;
-  if (updated !== 1) throw new Error(`hold ${holdId} was not pending`);
-}
-
 // ------------------------------------------------------------------------------------ journal
-
-export interface NewJournalTransaction {
-  id: string;
-  kind: TransactionKind;
-  accountId: string;
-  reference: string | null;
-  holdId: string | null;
-  createdAt: Date;
-  legs: readonly Leg[];
-}
 
 /** The transaction row and ALL its legs in ONE statement (the trigger checks per statement). */
 export async function insertJournalTransaction(db: Db, txn: NewJournalTransaction): Promise<void> {
@@ -310,81 +209,7 @@ export async function insertJournalTransaction(db: Db, txn: NewJournalTransactio
                                ${amounts}::bigint[]) AS l(ledger_account, account_id, amount)`;
 }
 
-export interface Settlement {
-  holdId: string;
-  accountId: string;
-  heldMicroDzd: bigint;
-  costMicroDzd: bigint;
-  transactionId: string;
-  reference: string;
-  at: Date;
-  legs: readonly Leg[];
-}
-
-/**
- * Settles a pending hold whose row the caller has locked, in ONE statement: posts the debit and
- * releases the held amount on the balance (the only new lock taken), marks the hold settled,
- * and writes the settlement transaction with all its legs. Null when the account has no
- * balance row (never for a hold placed by the ledger).
- */
-export async function settleLockedHold(db: Db, s: Settlement): Promise<Balance | null> {
-  const ledgerAccounts = s.legs.map((leg) => leg.ledgerAccount);
-  const accountIds = s.legs.map((leg) => leg.accountId);
-  const amounts = s.legs.map((leg) => leg.amountMicroDzd.toString());
-  const rows = await db.$queryRaw<(BalanceRow & { holds: bigint; transactions: bigint })[]>`
-    WITH b AS (
-      UPDATE account_balances
-         SET posted_debits_micro_dzd = posted_debits_micro_dzd + ${s.costMicroDzd}::bigint,
-             pending_micro_dzd = pending_micro_dzd - ${s.heldMicroDzd}::bigint,
-             updated_at = now()
-       WHERE account_id = ${s.accountId}
-      RETURNING ${BALANCE_COLUMNS}
-    ), h AS (
-      UPDATE holds
-         SET status = 'settled', settled_amount_micro_dzd = ${s.costMicroDzd}::bigint,
-             finalized_at = ${s.at}::timestamptz
-       WHERE id = ${s.holdId} AND status = 'pending' AND EXISTS (SELECT 1 FROM b)
-      RETURNING id
-    ), t AS (
-      INSERT INTO ledger_transactions (id, kind, account_id, reference, hold_id, created_at)
-      SELECT ${s.transactionId}, 'hold_settlement', ${s.accountId}, ${s.reference}, h.id,
-             ${s.at}::timestamptz
-        FROM h
-      RETURNING id
-    ), e AS (
-      INSERT INTO ledger_entries (transaction_id, ledger_account, account_id, amount_micro_dzd,
-                                  created_at)
-      SELECT t.id, l.ledger_account, l.account_id, l.amount, ${s.at}::timestamptz
-        FROM t CROSS JOIN unnest(${ledgerAccounts}::text[], ${accountIds}::text[],
-                                 ${amounts}::bigint[]) AS l(ledger_account, account_id, amount)
-      RETURNING 1
-    )
-    SELECT b.credits, b.debits, b.pending, (SELECT count(*) FROM h) AS holds,
-           (SELECT count(*) FROM t) AS transactions
-      FROM b`;
-  const row = rows[0];
-  if (!row) return null;
-  if (Number(row.holds) !== 1 || Number(row.transactions) !== 1) {
-    throw new Error(`hold ${s.holdId} was not pending under its lock`);
-  }
-  return toBalance(row);
-}
-
-export async function findSettlementTransactionId(db: Db, holdId: string): Promise<string | null> {
-  const rows = await db.$queryRaw<{ id: string }[]>`
-    SELECT id FROM ledger_transactions WHERE hold_id = ${holdId}`;
-  return rows[0]?.id ?? null;
-}
-
 // -------------------------------------------------------------------------------- idempotency
-
-export interface IdempotencyClaim {
-  scope: string;
-  key: string;
-  requestHash: string;
-  now: Date;
-  expiresAt: Date;
-}
 
 /**
  * Claims (scope, key) for this transaction: true when this caller owns it (new key, or the
@@ -471,13 +296,6 @@ export async function purgeIdempotencyRecords(db: Db, now: Date, limit: number):
 
 // ------------------------------------------------------------------------------------ sweeper
 
-export interface ExpiredHold {
-  id: string;
-  accountId: string;
-  scopedTokenId: string | null;
-  amountMicroDzd: bigint;
-}
-
 /**
  * Locks up to `limit` pending holds past their expiry. SKIP LOCKED: holds another replica's
  * sweeper (or a settle/void in flight) has locked are left to it.
@@ -554,17 +372,6 @@ function toEntry(row: EntryRow): LedgerEntryView {
     holdId: row.hold_id,
     createdAt: row.created_at,
   };
-}
-
-export interface EntryFilter {
-  accountId?: string;
-  ledgerAccount?: string;
-  /** Inclusive. */
-  from?: Date;
-  /** Exclusive. */
-  to: Date;
-  after?: EntryCursor;
-  limit: number;
 }
 
 /** Entries in (created_at, id) order. */

@@ -2,7 +2,7 @@
  * Shared set-up of the ledger's test files (not a test file itself; `*.suite.ts` is left out of
  * the build). Each test file gets its own database cloned from the migrated template.
  */
-import { expect } from '@jest/globals';
+import { afterAll, beforeAll, expect } from '@jest/globals';
 import { createTestDatabase } from '@gateway/testing';
 import pg from 'pg';
 import { billingDatabaseTemplate, createPrismaClient, type PrismaClient } from '../db/client.js';
@@ -139,4 +139,21 @@ export function expectedCost(inputTokens: bigint, outputTokens: bigint, priority
   const weighted = inputTokens * MODEL_PRICES.input + outputTokens * MODEL_PRICES.output;
   const [num, den] = priority ? [weighted * 12n, 10_000_000n] : [weighted, 1_000_000n];
   return (num + den - 1n) / den;
+}
+
+/** Registers a harness for the file (created before its tests, checked and dropped after). */
+export function useLedgerHarness(
+  options: Parameters<typeof createLedgerHarness>[0] = {},
+): () => LedgerHarness {
+  let harness: LedgerHarness | undefined;
+  beforeAll(async () => {
+    harness = await createLedgerHarness(options);
+  });
+  afterAll(async () => {
+    await harness?.finish();
+  });
+  return () => {
+    if (!harness) throw new Error('the ledger harness is not ready yet');
+    return harness;
+  };
 }

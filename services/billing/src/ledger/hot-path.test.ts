@@ -1,0 +1,157 @@
+import { describe, expect, it } from '@jest/globals';
+import { costMicroDzd } from '@gateway/contracts';
+import fc from 'fast-check';
+import { pgPoolOf } from '../db/client.js';
+import { newId } from './ids.js';
+import { DZD, MODEL, expectedCost, useLedgerHarness } from './ledger-test-support.suite.js';
+import type { PlacedHold } from './types.js';
+
+/*
+ * The hot path's SQL (migration 20261215090000): the cost function against costMicroDzd, the
+ * batched settlement statement, and one busy account under many concurrent settlements.
+ */
+
+const harness = useLedgerHarness();
+
+const hold = (accountId: string, amountMicroDzd = DZD, priority = false): Promise<PlacedHold> =>
+  harness().ledger.placeHold(harness().prisma, {
+    accountId,
+    amountMicroDzd,
+    model: MODEL,
+    priority,
+  });
+
+describe('ledger_cost_micro_dzd', () => {
+  it('equals costMicroDzd exactly, huge values included', async () => {
+    const h = harness();
+    const pool = pgPoolOf(h.prisma);
+    const int8 = fc.bigInt({ min: 0n, max: 2n ** 63n - 1n });
+    const small = fc.bigInt({ min: 0n, max: 10n ** 7n });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(small, int8),
+        fc.oneof(small, int8),
+        fc.oneof(small, int8),
+        fc.oneof(small, int8),
+        fc.boolean(),
+        async (inputTokens, outputTokens, inputPrice, outputPrice, priority) => {
+          const { rows } = await pool.query<{ cost: string }>(
+            'SELECT ledger_cost_micro_dzd($1, $2, $3, $4, $5)::text AS cost',
+            [inputTokens, outputTokens, inputPrice, outputPrice, priority].map(String),
+          );
+          const expected = costMicroDzd({
+            inputTokens,
+            outputTokens,
+            inputPriceMicroDzdPerM: inputPrice,
+            outputPriceMicroDzdPerM: outputPrice,
+            priority,
+          });
+          expect(rows[0]?.cost).toBe(expected.toString());
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('is what a settlement charges (priority tier, rounding up)', async () => {
+    const h = harness();
+    const accountId = await h.fundedAccount(10n * DZD);
+    const placed = await hold(accountId, 5n * DZD, true);
+    const result = await h.ledger.settleHold(placed.id, { inputTokens: 333, outputTokens: 7 });
+    expect(result.costMicroDzd).toBe(expectedCost(333n, 7n, true));
+  });
+});
+
+describe('batched settlement', () => {
+  it('settles the good holds of a batch that holds a bad one, each caller its own answer', async () => {
+    const h = harness();
+    // One statement in flight at a time and up to 64 per batch: the ones queued while the
+    // first runs leave together.
+    const ledger = h.replica({ settleBatchMaxInFlight: 1, settleBatchMaxSize: 64 });
+    const accountId = await h.fundedAccount(100n * DZD);
+    const holds = await Promise.all(Array.from({ length: 10 }, () => hold(accountId)));
+    const voided = holds[3]!;
+    await ledger.voidHold(voided.id);
+    const usage = { inputTokens: 100, outputTokens: 100 };
+    const missing = newId('hold');
+    const results = await Promise.allSettled([
+      ...holds.map((held) => ledger.settleHold(held.id, usage)),
+      ledger.settleHold(missing, usage),
+    ]);
+    const codes = results.map((r) =>
+      r.status === 'rejected' ? (r.reason as { code: string }).code : 'ok',
+    );
+    expect(codes).toEqual([
+      'ok',
+      'ok',
+      'ok',
+      'conflict',
+      ...Array(6).fill('ok'),
+      'resource_not_found',
+    ]);
+    const cost = expectedCost(100n, 100n);
+    const balance = await h.ledger.getBalance(accountId);
+    expect(balance.postedDebitsMicroDzd).toBe(9n * cost);
+    expect(balance.pendingMicroDzd).toBe(0n);
+    const transactions = new Set(
+      results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.transactionId] : [])),
+    );
+    expect(transactions.size).toBe(9);
+  });
+
+  it('a failing item is rolled back alone: the others of the batch commit', async () => {
+    const h = harness();
+    const accountId = await h.fundedAccount(100n * DZD);
+    const [good, bad] = await Promise.all([hold(accountId), hold(accountId)]);
+    // A journal id that already exists makes that one item's INSERT fail (unique violation).
+    const { transactionId: taken } = await h.ledger.credit({
+      accountId,
+      amountMicroDzd: 1n,
+      reference: 'x',
+    });
+    const pool = pgPoolOf(h.prisma);
+    const { rows } = await pool.query<{ hold_id: string; outcome: string; error_state: string }>(
+      `SELECT hold_id, outcome, error_state FROM ledger_settle_holds($1, $2, $3, $4, now())`,
+      [
+        [good!.id, bad!.id],
+        ['10', '10'],
+        ['10', '10'],
+        [newId('txn'), taken],
+      ],
+    );
+    expect(Object.fromEntries(rows.map((r) => [r.hold_id, [r.outcome, r.error_state]]))).toEqual({
+      [good!.id]: ['settled', null],
+      [bad!.id]: ['error', '23505'],
+    });
+    expect((await h.ledger.getHold(bad!.id))?.status).toBe('pending');
+    expect((await h.ledger.getHold(good!.id))?.status).toBe('settled');
+    await h.ledger.voidHold(bad!.id);
+  });
+
+  it('N concurrent settlements on ONE account all succeed, money exact', async () => {
+    const h = harness();
+    const n = 200;
+    const accountId = await h.fundedAccount(BigInt(n) * DZD);
+    const holds = await Promise.all(Array.from({ length: n }, () => hold(accountId)));
+    const replicas = [h.ledger, h.replica(), h.replica()];
+    const results = await Promise.all(
+      holds.map((held, i) =>
+        replicas[i % replicas.length]!.settleHold(held.id, { inputTokens: i, outputTokens: 3 }),
+      ),
+    );
+    expect(results.every((r) => !r.replayed)).toBe(true);
+    const total = holds.reduce((sum, _, i) => sum + expectedCost(BigInt(i), 3n), 0n);
+    const balance = await h.ledger.getBalance(accountId);
+    expect(balance.postedDebitsMicroDzd).toBe(total);
+    expect(balance.pendingMicroDzd).toBe(0n);
+    expect(balance.balanceMicroDzd).toBe(BigInt(n) * DZD - total);
+    // Settling them all again: same answers, nothing moves.
+    const again = await Promise.all(
+      holds.map((held, i) => h.ledger.settleHold(held.id, { inputTokens: i, outputTokens: 3 })),
+    );
+    expect(again.map((r) => [r.replayed, r.costMicroDzd, r.transactionId])).toEqual(
+      results.map((r) => [true, r.costMicroDzd, r.transactionId]),
+    );
+    expect((await h.ledger.getBalance(accountId)).postedDebitsMicroDzd).toBe(total);
+  });
+});

@@ -1,0 +1,183 @@
+/**
+ * The ledger's hot path on plain `pg` (no ORM): settle, void and getHold are each ONE round
+ * trip, a named prepared statement on the shared pool (parsed and planned once per connection).
+ * Settle and void run the PL/pgSQL functions of migration 20261215090000 (SECURITY INVOKER).
+ * Amounts travel as text and come back as text (int8), read as bigint: no float anywhere.
+ */
+import type pg from 'pg';
+import type { HoldState, SettleOutcome, SettleRequest, VoidOutcome } from './store.js';
+import type { Balance, HoldStatus, LedgerHold } from './types.js';
+
+const SETTLE = {
+  name: 'ledger_settle_holds_v1',
+  text: `SELECT * FROM ledger_settle_holds($1::text[], $2::bigint[], $3::bigint[], $4::text[],
+                                            $5::timestamptz)`,
+};
+const VOID = {
+  name: 'ledger_void_hold_v1',
+  text: 'SELECT * FROM ledger_void_hold($1::text, $2::timestamptz)',
+};
+const FIND_HOLD = {
+  name: 'ledger_find_hold_v1',
+  text: `SELECT id, account_id, scoped_token_id, amount_micro_dzd, status::text AS status,
+                settled_amount_micro_dzd, model, priority, expires_at, created_at, finalized_at
+           FROM holds WHERE id = $1`,
+};
+
+type Int8 = string | null;
+
+interface HoldColumns {
+  account_id: string;
+  status: HoldStatus;
+  amount_micro_dzd: Int8;
+  expires_at: Date;
+  finalized_at: Date | null;
+  credits: Int8;
+  debits: Int8;
+  pending: Int8;
+}
+
+interface SettleRow extends HoldColumns {
+  ord: number;
+  outcome: string;
+  hold_id: string;
+  model: string | null;
+  cost_micro_dzd: Int8;
+  transaction_id: string | null;
+  error_state: string | null;
+  error_message: string | null;
+}
+
+interface VoidRow extends HoldColumns {
+  outcome: string;
+  settled_amount_micro_dzd: Int8;
+}
+
+const int8 = (value: Int8): bigint | null => (value === null ? null : BigInt(value));
+
+function balanceOf(row: HoldColumns): Balance | null {
+  const [credits, debits, pending] = [int8(row.credits), int8(row.debits), int8(row.pending)];
+  if (credits === null || debits === null || pending === null) return null;
+  const balance = credits - debits;
+  return {
+    postedCreditsMicroDzd: credits,
+    postedDebitsMicroDzd: debits,
+    pendingMicroDzd: pending,
+    balanceMicroDzd: balance,
+    availableMicroDzd: balance - pending,
+  };
+}
+
+function holdState(id: string, row: HoldColumns, settled: Int8, model: string | null): HoldState {
+  return {
+    id,
+    accountId: row.account_id,
+    status: row.status,
+    amountMicroDzd: int8(row.amount_micro_dzd) ?? 0n,
+    settledAmountMicroDzd: int8(settled),
+    expiresAt: row.expires_at,
+    finalizedAt: row.finalized_at,
+    model,
+  };
+}
+
+function toSettleOutcome(row: SettleRow): SettleOutcome {
+  switch (row.outcome) {
+    case 'not_found':
+      return { outcome: 'not_found' };
+    case 'error':
+      return {
+        outcome: 'error',
+        sqlState: row.error_state ?? 'XX000',
+        message: row.error_message ?? '',
+      };
+    case 'settled':
+    case 'replayed':
+      return {
+        outcome: row.outcome,
+        hold: holdState(row.hold_id, row, row.cost_micro_dzd, row.model),
+        costMicroDzd: int8(row.cost_micro_dzd) ?? 0n,
+        transactionId: row.transaction_id ?? '',
+        balance: balanceOf(row),
+      };
+    case 'conflict':
+    case 'unpriced':
+      return {
+        outcome: row.outcome,
+        hold: holdState(row.hold_id, row, row.cost_micro_dzd, row.model),
+      };
+    default:
+      throw new Error(`ledger_settle_holds: unknown outcome ${row.outcome}`);
+  }
+}
+
+export interface HoldRow {
+  id: string;
+  account_id: string;
+  scoped_token_id: string | null;
+  amount_micro_dzd: string;
+  status: HoldStatus;
+  settled_amount_micro_dzd: Int8;
+  model: string;
+  priority: boolean;
+  expires_at: Date;
+  created_at: Date;
+  finalized_at: Date | null;
+}
+
+export class PgHotPath {
+  constructor(private readonly pool: pg.Pool) {}
+
+  /** One statement, one transaction (autocommit) for the whole batch. */
+  async settleHolds(requests: readonly SettleRequest[], at: Date): Promise<SettleOutcome[]> {
+    const { rows } = await this.pool.query<SettleRow>({
+      ...SETTLE,
+      values: [
+        requests.map((r) => r.holdId),
+        requests.map((r) => r.inputTokens.toString()),
+        requests.map((r) => r.outputTokens.toString()),
+        requests.map((r) => r.transactionId),
+        at,
+      ],
+    });
+    const outcomes = new Array<SettleOutcome>(requests.length);
+    for (const row of rows) outcomes[row.ord - 1] = toSettleOutcome(row);
+    if (rows.length !== requests.length) throw new Error('ledger_settle_holds lost an item');
+    return outcomes;
+  }
+
+  async voidHold(holdId: string, at: Date): Promise<VoidOutcome> {
+    const { rows } = await this.pool.query<VoidRow>({ ...VOID, values: [holdId, at] });
+    const row = rows[0];
+    if (!row) throw new Error('ledger_void_hold returned no row');
+    if (row.outcome === 'not_found') return { outcome: 'not_found' };
+    const hold = holdState(holdId, row, row.settled_amount_micro_dzd, null);
+    if (row.outcome === 'conflict') return { outcome: 'conflict', hold };
+    if (row.outcome !== 'voided' && row.outcome !== 'replayed') {
+      throw new Error(`ledger_void_hold: unknown outcome ${row.outcome}`);
+    }
+    return { outcome: row.outcome, hold, balance: balanceOf(row) };
+  }
+
+  async findHold(holdId: string): Promise<LedgerHold | null> {
+    const { rows } = await this.pool.query<HoldRow>({ ...FIND_HOLD, values: [holdId] });
+    const row = rows[0];
+    return row ? toLedgerHold(row) : null;
+  }
+}
+
+export function toLedgerHold(row: HoldRow): LedgerHold {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    scopedTokenId: row.scoped_token_id,
+    amountMicroDzd: BigInt(row.amount_micro_dzd),
+    status: row.status,
+    settledAmountMicroDzd: int8(row.settled_amount_micro_dzd),
+    model: row.model,
+    priority: row.priority,
+    expiresAt: row.expires_at,
+    createdAt: row.created_at,
+    finalizedAt: row.finalized_at,
+  };
+}
