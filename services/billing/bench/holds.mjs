@@ -15,6 +15,7 @@
  *   BENCH_ACCOUNTS     accounts the workers share (1 = all contend on one row) (default = concurrency)
  *   BENCH_POOL_MAX     connections in the pool                                 (default concurrency + 2)
  *   BENCH_CHECK        1: run checkInvariants() at the end                     (default 0)
+ *   BENCH_JSON         1: print the figures as one JSON line instead (`pnpm bench` reads it)
  *
  * Prints `holds+settles per second: X` (completed cycles per second) and p50/p99 latency of
  * one cycle. Loopback databases only.
@@ -56,6 +57,7 @@ const maxSeconds = setting('BENCH_MAX_SECONDS', 60, { max: 3600 });
 const accountCount = setting('BENCH_ACCOUNTS', concurrency, { max: 10_000 });
 const poolMax = setting('BENCH_POOL_MAX', concurrency + 2, { max: 200 });
 const check = process.env.BENCH_CHECK === '1';
+const json = process.env.BENCH_JSON === '1';
 
 const prisma = createPrismaClient(databaseUrl, {
   maxConnections: poolMax,
@@ -120,22 +122,38 @@ try {
   const seconds = (performance.now() - begin) / 1000;
   latencies.sort((a, b) => a - b);
 
-  console.log(
-    `cycles: ${latencies.length} in ${seconds.toFixed(2)} s; concurrency ${concurrency}, ` +
-      `accounts ${accountCount}, pool ${poolMax}`,
-  );
-  console.log(`holds+settles per second: ${(latencies.length / seconds).toFixed(1)}`);
-  console.log(
-    `latency per hold+settle: p50 ${percentile(latencies, 50).toFixed(2)} ms, ` +
-      `p99 ${percentile(latencies, 99).toFixed(2)} ms`,
-  );
-  if (failures.size > 0) console.log('failures:', Object.fromEntries(failures));
-  if (check) {
-    const report = await ledger.checkInvariants();
-    console.log(`invariants: ${report.ok ? 'ok' : report.violations.join('\n')}`);
-    if (!report.ok) process.exitCode = 1;
-  }
+  const invariants = check ? await ledger.checkInvariants() : undefined;
+  const figures = {
+    cycles: latencies.length,
+    seconds,
+    concurrency,
+    accounts: accountCount,
+    pool: poolMax,
+    perSecond: latencies.length / seconds,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    failures: Object.fromEntries(failures),
+    invariantsOk: invariants?.ok,
+  };
+  if (json) console.log(JSON.stringify(figures));
+  else printFigures(figures, invariants);
+  if (invariants && !invariants.ok) process.exitCode = 1;
   if (failures.size > 0) process.exitCode = 1;
 } finally {
   await prisma.$disconnect();
+}
+
+function printFigures(figures, invariants) {
+  console.log(
+    `cycles: ${figures.cycles} in ${figures.seconds.toFixed(2)} s; concurrency ${figures.concurrency}, ` +
+      `accounts ${figures.accounts}, pool ${figures.pool}`,
+  );
+  console.log(`holds+settles per second: ${figures.perSecond.toFixed(1)}`);
+  console.log(
+    `latency per hold+settle: p50 ${figures.p50Ms.toFixed(2)} ms, ` +
+      `p99 ${figures.p99Ms.toFixed(2)} ms`,
+  );
+  if (Object.keys(figures.failures).length > 0) console.log('failures:', figures.failures);
+  if (invariants)
+    console.log(`invariants: ${invariants.ok ? 'ok' : invariants.violations.join('\n')}`);
 }
