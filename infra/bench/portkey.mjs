@@ -30,11 +30,17 @@ export async function installPortkey(cacheDir) {
   if (current === wanted && existsSync(entry)) return entry;
   mkdirSync(cacheDir, { recursive: true });
   writeFileSync(manifestFile, wanted);
-  await promisify(execFile)(
-    'npm',
-    ['install', '--no-audit', '--no-fund', '--omit=dev', '--ignore-scripts', '--no-package-lock'],
-    { cwd: cacheDir, timeout: INSTALL_TIMEOUT_MS },
-  );
+  const args = ['install', '--no-audit', '--no-fund', '--omit=dev', '--ignore-scripts'];
+  await promisify(execFile)('npm', [...args, '--no-package-lock'], {
+    cwd: cacheDir,
+    timeout: INSTALL_TIMEOUT_MS,
+  }).catch((error) => {
+    const said = String(error.stderr ?? '')
+      .split('\n')
+      .filter((line) => line.startsWith('npm error') && !line.includes('complete log'));
+    const why = said.slice(0, 2).join('; ') || error.message;
+    throw new Error(`npm install of @portkey-ai/gateway@${PORTKEY_VERSION} failed: ${why}`);
+  });
   if (!existsSync(entry)) throw new Error(`npm installed no ${entry}`);
   return entry;
 }

@@ -15,7 +15,9 @@ const ms = (value) =>
       : `${fmt(value, 1)} ms`;
 const cpu = (value) =>
   value === undefined || Number.isNaN(value) ? '—' : `${value.toFixed(2)} ms`;
-const errorCount = (errors = {}) => Object.values(errors).reduce((a, b) => a + b, 0);
+/** How many requests failed ('—' for a target that did not run). */
+const errorCount = (result) =>
+  result ? Object.values(result.errors).reduce((a, b) => a + b, 0) : '—';
 const mb = (bytes) => (bytes === undefined ? '—' : `${fmt(bytes / 1e6, 0)} MB`);
 
 function render(rows) {
@@ -54,13 +56,7 @@ function closedRows({ closed }, settings) {
       `${ms(gateway?.p50Ms)} / ${ms(gateway?.p99Ms)}`,
       '',
     ],
-    [
-      'closed loop: errors',
-      errorCount(direct?.errors),
-      errorCount(portkey?.errors),
-      errorCount(gateway?.errors),
-      '',
-    ],
+    ['closed loop: errors', errorCount(direct), errorCount(portkey), errorCount(gateway), ''],
     [
       'CPU per request, own processes',
       '—',
@@ -99,9 +95,9 @@ function openRows({ open }, settings) {
     ['  added over direct', '', added(portkey), added(gateway), 'p50 ≤ 5 ms, p99 ≤ 25 ms'],
     [
       '  errors (most in flight)',
-      `${errorCount(direct?.errors)} (${direct?.maxInFlight ?? '—'})`,
-      `${errorCount(portkey?.errors)} (${portkey?.maxInFlight ?? '—'})`,
-      `${errorCount(gateway?.errors)} (${gateway?.maxInFlight ?? '—'})`,
+      `${errorCount(direct)} (${direct?.maxInFlight ?? '—'})`,
+      `${errorCount(portkey)} (${portkey?.maxInFlight ?? '—'})`,
+      `${errorCount(gateway)} (${gateway?.maxInFlight ?? '—'})`,
       'no errors',
     ],
   ];
@@ -130,22 +126,17 @@ function streamRows({ stream }, settings) {
       relayed(gateway),
       `yes (sent over ${expected} ms)`,
     ],
-    [
-      '  errors',
-      errorCount(direct?.errors),
-      errorCount(portkey?.errors),
-      errorCount(gateway?.errors),
-      '',
-    ],
+    ['  errors', errorCount(direct), errorCount(portkey), errorCount(gateway), ''],
   ];
 }
 
 function otherRows(results) {
   const rows = [];
   if (results.memory) {
-    const services = Object.entries(results.memory.gateway)
-      .map(([name, bytes]) => `${name} ${mb(bytes)}`)
-      .join(', ');
+    const services =
+      Object.entries(results.memory.gateway ?? {})
+        .map(([name, bytes]) => `${name} ${mb(bytes)}`)
+        .join(', ') || '—';
     rows.push([
       'resident memory after the run',
       '',
