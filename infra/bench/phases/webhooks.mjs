@@ -110,7 +110,7 @@ export async function webhookPhase({
     .map((tag) => receiver.arrivals.get(tag) - answered.get(tag));
   // The rate of the burst that follows the last completion: deliveries a tick sent while jobs
   // were still being submitted would otherwise stretch the window by the submission time.
-  const lastCompletion = Math.max(...delivered.map((tag) => answered.get(tag) ?? 0));
+  const lastCompletion = delivered.reduce((last, tag) => Math.max(last, answered.get(tag) ?? 0), 0);
   const burst = delivered
     .map((tag) => receiver.arrivals.get(tag))
     .filter((at) => at >= lastCompletion)
