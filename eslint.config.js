@@ -3,7 +3,14 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['**/dist/**', '**/node_modules/**', '**/src/generated/**', 'coverage/**', '.data/**'],
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '**/src/generated/**',
+      'coverage/**',
+      '.data/**',
+      '.bench/**',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -26,3 +26,4 @@ export {
   type ServiceProcess,
   type SpawnServiceOptions,
 } from './service-process.js';
+export { RECEIVER_HOST, createTestCertificates, type TestCertificates } from './test-ca.js';

@@ -15,6 +15,7 @@
  *   BENCH_ACCOUNTS     accounts the workers share (1 = all contend on one row) (default = concurrency)
  *   BENCH_POOL_MAX     connections in the pool                                 (default concurrency + 2)
  *   BENCH_CHECK        1: run checkInvariants() at the end                     (default 0)
+ *   BENCH_JSON         1: print the figures as one JSON line instead (`pnpm bench` reads it)
  *
  * Prints `holds+settles per second: X` (completed cycles per second) and p50/p99 latency of
  * one cycle. Loopback databases only.
@@ -56,6 +57,7 @@ const maxSeconds = setting('BENCH_MAX_SECONDS', 60, { max: 3600 });
 const accountCount = setting('BENCH_ACCOUNTS', concurrency, { max: 10_000 });
 const poolMax = setting('BENCH_POOL_MAX', concurrency + 2, { max: 200 });
 const check = process.env.BENCH_CHECK === '1';
+const json = process.env.BENCH_JSON === '1';
 
 const prisma = createPrismaClient(databaseUrl, {
   maxConnections: poolMax,
@@ -120,21 +122,34 @@ try {
   const seconds = (performance.now() - begin) / 1000;
   latencies.sort((a, b) => a - b);
 
-  console.log(
-    `cycles: ${latencies.length} in ${seconds.toFixed(2)} s; concurrency ${concurrency}, ` +
-      `accounts ${accountCount}, pool ${poolMax}`,
-  );
-  console.log(`holds+settles per second: ${(latencies.length / seconds).toFixed(1)}`);
-  console.log(
-    `latency per hold+settle: p50 ${percentile(latencies, 50).toFixed(2)} ms, ` +
-      `p99 ${percentile(latencies, 99).toFixed(2)} ms`,
-  );
-  if (failures.size > 0) console.log('failures:', Object.fromEntries(failures));
+  // Settle alone (hold placement is still Prisma inside admission's transaction): as many holds
+  // placed beforehand, then settled by the same number of workers.
+  const settlesPerSecond = await settleAlone(latencies.length, accounts);
+  const invariants = check ? await ledger.checkInvariants() : undefined;
+  const figures = {
+    cycles: latencies.length,
+    seconds,
+    concurrency,
+    accounts: accountCount,
+    pool: poolMax,
+    perSecond: latencies.length / seconds,
+    settlesPerSecond,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    failures: Object.fromEntries(failures),
+    invariantsOk: invariants?.ok,
+  };
+  if (json) console.log(JSON.stringify(figures));
+  else printFigures(figures, invariants);
+  if (invariants && !invariants.ok) process.exitCode = 1;
+  if (failures.size > 0) process.exitCode = 1;
+} finally {
+  await prisma.$disconnect();
+}
 
-  // Settle alone (hold placement is still Prisma inside admission's transaction): the same
-  // number of holds placed beforehand, then settled by the same workers.
+async function settleAlone(count, accounts) {
   const pendingHolds = [];
-  for (let i = 0; i < latencies.length; i += 1) {
+  for (let i = 0; i < count; i += 1) {
     const accountId = accounts[i % accounts.length];
     pendingHolds.push(
       await ledger.placeHold(prisma, {
@@ -146,7 +161,7 @@ try {
     );
   }
   let next = 0;
-  const settleBegin = performance.now();
+  const begin = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < pendingHolds.length) {
@@ -156,14 +171,23 @@ try {
       }
     }),
   );
-  const settleSeconds = (performance.now() - settleBegin) / 1000;
-  console.log(`settles per second: ${(pendingHolds.length / settleSeconds).toFixed(1)}`);
-  if (check) {
-    const report = await ledger.checkInvariants();
-    console.log(`invariants: ${report.ok ? 'ok' : report.violations.join('\n')}`);
-    if (!report.ok) process.exitCode = 1;
-  }
-  if (failures.size > 0) process.exitCode = 1;
-} finally {
-  await prisma.$disconnect();
+  return pendingHolds.length / ((performance.now() - begin) / 1000);
+}
+
+function printFigures(figures, invariants) {
+  console.log(
+    `cycles: ${figures.cycles} in ${figures.seconds.toFixed(2)} s; concurrency ${figures.concurrency}, ` +
+      `accounts ${figures.accounts}, pool ${figures.pool}`,
+  );
+  console.log(`holds+settles per second: ${figures.perSecond.toFixed(1)}`);
+  console.log(
+    `settles per second (holds placed beforehand): ${figures.settlesPerSecond.toFixed(1)}`,
+  );
+  console.log(
+    `latency per hold+settle: p50 ${figures.p50Ms.toFixed(2)} ms, ` +
+      `p99 ${figures.p99Ms.toFixed(2)} ms`,
+  );
+  if (Object.keys(figures.failures).length > 0) console.log('failures:', figures.failures);
+  if (invariants)
+    console.log(`invariants: ${invariants.ok ? 'ok' : invariants.violations.join('\n')}`);
 }

@@ -1,0 +1,207 @@
+/**
+ * `pnpm bench`: the gateway measured side by side with a direct call to the upstream and with
+ * Portkey's open-source gateway, in one run, on this machine. Run `pnpm run build` first.
+ *
+ * It starts PostgreSQL and RabbitMQ (packages/testing), billing, the dispatcher, the inference
+ * worker and edge as processes from services/<name>/dist, a zero-latency fake OpenAI-compatible
+ * upstream (infra/bench/upstream.mjs) and Portkey (installed on demand into .bench/portkey; its
+ * column is skipped if that fails), all on 127.0.0.1; measures; prints a table with the issue's
+ * targets; writes the raw figures to .bench/results/<timestamp>.json; stops everything it
+ * started, also on Ctrl-C or failure. Service logs of the last run: .bench/logs/.
+ *
+ * Settings (environment; defaults in brackets):
+ *   BENCH_PHASES            phases to run, comma-separated      [closed,open,stream,webhooks,ledger]
+ *   BENCH_TARGETS           systems to drive in HTTP phases     [direct,portkey,gateway]
+ *   BENCH_CONNECTIONS       closed loop: connections            [10]
+ *   BENCH_CLOSED_SECONDS    closed loop: seconds per target     [10]
+ *   BENCH_WARMUP_SECONDS    closed loop: unmeasured warm-up     [2]
+ *   BENCH_OPEN_RATE         open loop: requests per second      [100]
+ *   BENCH_OPEN_SECONDS      open loop: seconds per target       [10]
+ *   BENCH_STREAM_REQUESTS   streaming: requests per target, one at a time   [30]
+ *   BENCH_STREAM_CHUNKS     streaming: content chunks the upstream sends    [5]
+ *   BENCH_STREAM_GAP_MS     streaming: milliseconds between those chunks    [20]
+ *   BENCH_WEBHOOK_JOBS      webhooks: async jobs submitted (10 at a time)   [500]
+ *   BENCH_WEBHOOK_SECONDS   webhooks: longest wait for the deliveries       [90]
+ *   BENCH_WEBHOOK_TICK_MS   dispatcher tick [60000, the service's default; shortened to fit
+ *                           BENCH_WEBHOOK_SECONDS - 20 s if that is less]
+ *   BENCH_LEDGER_SECONDS    ledger: seconds per run of holds.mjs (16 accounts, then one) [10]
+ *   BENCH_DIR               cache, logs and results directory (git-ignored) [.bench]
+ *
+ * CPU per request is utime+stime from /proc/<pid>/stat over a phase divided by its answered
+ * requests (10 ms clock ticks: short phases are coarse); memory is VmRSS after the last phase.
+ * No test asserts any of these figures.
+ */
+import { mkdirSync, mkdtempSync, chmodSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createTestCertificates } from '../../packages/testing/dist/index.js';
+import { closedPhase, openPhase, streamPhase } from './phases/http.mjs';
+import { ledgerPhase } from './phases/ledger.mjs';
+import { startReceiver, webhookPhase } from './phases/webhooks.mjs';
+import { installPortkey, startPortkey, PORTKEY_VERSION } from './portkey.mjs';
+import { rssBytes, withChildren } from './proc.mjs';
+import { renderTable } from './report.mjs';
+import { provision, startInfrastructure, startServices, startUpstream } from './stack.mjs';
+import { createCleanup, machineFacts, readSettings } from './settings.mjs';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+const settings = readSettings(process.env, root);
+const cleanup = createCleanup();
+const log = (message) => console.log(`[bench] ${message}`);
+
+async function startPortkeyTarget(upstreamUrl) {
+  try {
+    const entry = await installPortkey(path.join(settings.dir, 'portkey'));
+    const portkey = await startPortkey(entry);
+    cleanup.push(() => cleanup.stopChild(portkey.child));
+    return {
+      name: 'portkey',
+      url: portkey.url,
+      path: '/v1/chat/completions',
+      headers: {
+        authorization: 'Bearer bench',
+        'x-portkey-provider': 'openai',
+        'x-portkey-custom-host': `${upstreamUrl}/v1`,
+      },
+      processes: { portkey: () => [portkey.pid] },
+    };
+  } catch (error) {
+    log(`Portkey column skipped: ${error.message.split('\n')[0]}`);
+    return undefined;
+  }
+}
+
+async function startEverything() {
+  const baseDir = mkdtempSync(path.join(os.tmpdir(), 'gateway-bench-'));
+  chmodSync(baseDir, 0o755); // PostgreSQL's unprivileged owner must traverse it
+  cleanup.push(() => rmSync(baseDir, { recursive: true, force: true }));
+  const logDir = path.join(settings.dir, 'logs');
+  mkdirSync(logDir, { recursive: true });
+  const certs = createTestCertificates();
+  cleanup.push(() => certs.remove());
+  log('starting PostgreSQL, RabbitMQ and the fake upstream');
+  const run = { cleanup, logDir };
+  const [infra, upstream] = await Promise.all([
+    startInfrastructure(baseDir, run),
+    startUpstream({ chunks: settings.streamChunks, gapMs: settings.streamGapMs }, run),
+  ]);
+  log(
+    `starting billing, dispatcher, worker and edge (dispatcher tick ${settings.webhookTickMs} ms)`,
+  );
+  const services = await startServices(
+    infra,
+    { dispatchIntervalMs: settings.webhookTickMs, caFile: certs.caFile },
+    run,
+  );
+  const { apiKey } = await provision(services, upstream.baseUrl);
+  const portkey = settings.targets.includes('portkey')
+    ? await startPortkeyTarget(upstream.baseUrl)
+    : undefined;
+  const pid = (child) => () => [child.child.pid];
+  const targets = [
+    {
+      name: 'direct',
+      url: upstream.baseUrl,
+      path: '/v1/chat/completions',
+      headers: {},
+      processes: { upstream: pid(upstream) },
+    },
+    portkey,
+    {
+      name: 'gateway',
+      url: services.edge.baseUrl,
+      path: '/v1/chat/completions',
+      headers: { authorization: `Bearer ${apiKey}` },
+      processes: Object.fromEntries(
+        ['edge', 'billing', 'worker', 'dispatcher'].map((name) => [name, pid(services[name])]),
+      ),
+    },
+  ].filter((target) => target && settings.targets.includes(target.name));
+  const infraPids = {
+    postgres: () => withChildren(infra.pids.postgres),
+    rabbitmq: () => [infra.pids.rabbitmq],
+  };
+  return { services, upstream, certs, apiKey, targets, infraPids };
+}
+
+async function runPhases(stack) {
+  const { targets, infraPids } = stack;
+  const results = {};
+  const phase = async (name, run) => {
+    if (!settings.phases.includes(name)) return;
+    if (cleanup.stopping()) throw new Error(`interrupted before phase ${name}`);
+    log(`phase ${name}`);
+    results[name] = await run();
+  };
+  await phase('closed', () =>
+    closedPhase(targets, infraPids, {
+      connections: settings.connections,
+      seconds: settings.closedSeconds,
+      warmupSeconds: settings.warmupSeconds,
+    }),
+  );
+  await phase('open', () =>
+    openPhase(targets, infraPids, { ratePerS: settings.openRate, seconds: settings.openSeconds }),
+  );
+  await phase('stream', () => streamPhase(targets, infraPids, { count: settings.streamRequests }));
+  await phase('webhooks', async () => {
+    const receiver = await startReceiver(stack.certs);
+    cleanup.push(() => receiver.close());
+    return webhookPhase({
+      edgeUrl: stack.services.edge.baseUrl,
+      apiKey: stack.apiKey,
+      upstream: stack.upstream,
+      receiver,
+      jobs: settings.webhookJobs,
+      connections: 10,
+      waitS: settings.webhookSeconds,
+      tickMs: settings.webhookTickMs,
+    });
+  });
+  results.memory = Object.fromEntries(
+    targets
+      .filter((t) => t.name !== 'direct')
+      .map((t) => [
+        t.name,
+        Object.fromEntries(
+          Object.entries(t.processes).map(([name, pids]) => [name, rssBytes(pids()[0])]),
+        ),
+      ]),
+  );
+  // Last: it writes straight to billing's tables as their owner.
+  await phase('ledger', () =>
+    ledgerPhase(stack.services.billingOwnerUrl, { seconds: settings.ledgerSeconds }),
+  );
+  return results;
+}
+
+async function main() {
+  const startedAt = new Date();
+  const machineBefore = machineFacts();
+  const stack = await startEverything();
+  const results = await runPhases(stack);
+  const machine = { ...machineBefore, loadAverageAfter: os.loadavg() };
+  const report = { startedAt: startedAt.toISOString(), machine, settings, results };
+  const file = path.join(
+    settings.dir,
+    'results',
+    `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`,
+  );
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`\n${renderTable(results, { ...settings, portkeyVersion: PORTKEY_VERSION })}\n`);
+  console.log(
+    `${machine.cpus}× ${machine.cpuModel}, Node ${process.version}; load average ${machine.loadAverage.map((l) => l.toFixed(2)).join(' ')} before, ${machine.loadAverageAfter.map((l) => l.toFixed(2)).join(' ')} after (above ~0.5 before: someone else is using the CPU, figures disturbed)`,
+  );
+  console.log(`raw figures: ${path.relative(process.cwd(), file)}`);
+}
+
+cleanup.onSignals();
+try {
+  await main();
+} catch (error) {
+  console.error(error);
+  process.exitCode = 1;
+} finally {
+  await cleanup.run();
+}

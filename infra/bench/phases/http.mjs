@@ -1,0 +1,66 @@
+/**
+ * The HTTP phases, run against each system under test in turn (never at the same time): closed
+ * loop, open loop and streaming, with the CPU each target's own processes used over the phase.
+ */
+import { closedLoop, createClient, openLoop, streamProbe } from '../load.mjs';
+import { cpuMeter } from '../proc.mjs';
+
+const chatBody = (stream) => ({
+  model: 'bench/chat',
+  messages: [{ role: 'user', content: 'Say hello.' }],
+  max_tokens: 16,
+  ...(stream ? { stream: true } : {}),
+});
+
+/**
+ * Runs `warmUp(client)` (unmeasured) then `measure(client)` against every target, with a CPU
+ * meter over the target's processes (and PostgreSQL and RabbitMQ, reported apart) during
+ * `measure` only. Returns { targetName: figures }.
+ */
+async function eachTarget(targets, infraPids, maxSockets, measure, warmUp = async () => {}) {
+  const results = {};
+  for (const target of targets) {
+    const client = createClient(target, { maxSockets });
+    try {
+      await warmUp(client);
+      const stopMeter = cpuMeter({ ...target.processes, ...infraPids });
+      const figures = await measure(client);
+      const cpu = stopMeter();
+      const own = Object.keys(target.processes);
+      const requests = figures.ok || 1;
+      results[target.name] = {
+        ...figures,
+        cpuMsPerRequest: Object.fromEntries(
+          Object.entries(cpu).map(([name, ms]) => [name, ms / requests]),
+        ),
+        cpuMsPerRequestTotal: own.reduce((sum, name) => sum + cpu[name], 0) / requests,
+      };
+    } finally {
+      client.close();
+    }
+  }
+  return results;
+}
+
+export function closedPhase(targets, infraPids, { connections, seconds, warmupSeconds }) {
+  return eachTarget(
+    targets,
+    infraPids,
+    connections,
+    (client) => closedLoop(client, chatBody(false), { connections, seconds }),
+    // Connections, JIT and caches warm up before anything counts.
+    (client) => closedLoop(client, chatBody(false), { connections, seconds: warmupSeconds }),
+  );
+}
+
+export function openPhase(targets, infraPids, { ratePerS, seconds }) {
+  return eachTarget(targets, infraPids, Infinity, (client) =>
+    openLoop(client, chatBody(false), { ratePerS, seconds }),
+  );
+}
+
+export function streamPhase(targets, infraPids, { count }) {
+  return eachTarget(targets, infraPids, 1, (client) =>
+    streamProbe(client, chatBody(true), { count }),
+  );
+}

@@ -1,0 +1,194 @@
+/** The table `pnpm bench` prints: figures side by side, the issue's targets in the last column. */
+
+const fmt = (value, digits = 1) =>
+  value === undefined || Number.isNaN(value)
+    ? '—'
+    : value.toLocaleString('en-US', {
+        maximumFractionDigits: digits,
+        minimumFractionDigits: digits > 1 ? 0 : undefined,
+      });
+const ms = (value) =>
+  value === undefined || Number.isNaN(value)
+    ? '—'
+    : value >= 100
+      ? `${fmt(value, 0)} ms`
+      : `${fmt(value, 1)} ms`;
+const cpu = (value) =>
+  value === undefined || Number.isNaN(value) ? '—' : `${value.toFixed(2)} ms`;
+/** How many requests failed ('—' for a target that did not run). */
+const errorCount = (result) =>
+  result ? Object.values(result.errors).reduce((a, b) => a + b, 0) : '—';
+const mb = (bytes) => (bytes === undefined ? '—' : `${fmt(bytes / 1e6, 0)} MB`);
+
+function render(rows) {
+  const widths = rows[0].map((_, col) => Math.max(...rows.map((row) => String(row[col]).length)));
+  const line = (row) =>
+    `| ${row.map((cell, col) => String(cell).padEnd(widths[col])).join(' | ')} |`;
+  return [
+    line(rows[0]),
+    `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
+    ...rows.slice(1).map(line),
+  ].join('\n');
+}
+
+function closedRows({ closed }, settings) {
+  if (!closed) return [];
+  const { direct, portkey, gateway } = closed;
+  const ratio =
+    gateway && portkey ? ` (${fmt(gateway.reqPerS / portkey.reqPerS, 2)}× Portkey)` : '';
+  const services = gateway
+    ? Object.entries(gateway.cpuMsPerRequest).filter(
+        ([name]) => !['postgres', 'rabbitmq'].includes(name),
+      )
+    : [];
+  return [
+    [
+      `closed loop, ${settings.connections} connections: req/s`,
+      fmt(direct?.reqPerS, 0),
+      fmt(portkey?.reqPerS, 0),
+      `${fmt(gateway?.reqPerS, 0)}${ratio}`,
+      '≥ 0.5× Portkey',
+    ],
+    [
+      'closed loop: p50 / p99',
+      `${ms(direct?.p50Ms)} / ${ms(direct?.p99Ms)}`,
+      `${ms(portkey?.p50Ms)} / ${ms(portkey?.p99Ms)}`,
+      `${ms(gateway?.p50Ms)} / ${ms(gateway?.p99Ms)}`,
+      '',
+    ],
+    ['closed loop: errors', errorCount(direct), errorCount(portkey), errorCount(gateway), ''],
+    [
+      'CPU per request, own processes',
+      '—',
+      cpu(portkey?.cpuMsPerRequestTotal),
+      `${cpu(gateway?.cpuMsPerRequestTotal)} (${services.map(([name, v]) => `${name} ${v.toFixed(2)}`).join(', ')})`,
+      '≤ 3 ms (four services)',
+    ],
+    [
+      '  PostgreSQL / RabbitMQ per request',
+      '',
+      '',
+      gateway
+        ? `${cpu(gateway.cpuMsPerRequest.postgres)} / ${cpu(gateway.cpuMsPerRequest.rabbitmq)}`
+        : '—',
+      'not counted',
+    ],
+  ];
+}
+
+function openRows({ open }, settings) {
+  if (!open) return [];
+  const { direct, portkey, gateway } = open;
+  const added = (r) =>
+    r && direct
+      ? `+${ms(r.p50Ms - direct.p50Ms)} / +${ms(r.p90Ms - direct.p90Ms)} / +${ms(r.p99Ms - direct.p99Ms)}`
+      : '—';
+  const cell = (r) => (r ? `${ms(r.p50Ms)} / ${ms(r.p90Ms)} / ${ms(r.p99Ms)}` : '—');
+  return [
+    [
+      `open loop ${settings.openRate} req/s × ${settings.openSeconds} s: p50 / p90 / p99`,
+      cell(direct),
+      cell(portkey),
+      cell(gateway),
+      '',
+    ],
+    ['  added over direct', '', added(portkey), added(gateway), 'p50 ≤ 5 ms, p99 ≤ 25 ms'],
+    [
+      '  errors (most in flight)',
+      `${errorCount(direct)} (${direct?.maxInFlight ?? '—'})`,
+      `${errorCount(portkey)} (${portkey?.maxInFlight ?? '—'})`,
+      `${errorCount(gateway)} (${gateway?.maxInFlight ?? '—'})`,
+      'no errors',
+    ],
+  ];
+}
+
+function streamRows({ stream }, settings) {
+  if (!stream) return [];
+  const { direct, portkey, gateway } = stream;
+  const expected = (settings.streamChunks - 1) * settings.streamGapMs;
+  // Relayed as they arrive: the content events reach the client spread out like the upstream
+  // sent them, not bunched into one read at the end.
+  const relayed = (r) =>
+    r
+      ? `${r.contentSpreadP50Ms >= expected / 2 ? 'yes' : 'NO'} (spread ${ms(r.contentSpreadP50Ms)})`
+      : '—';
+  const first = (r) =>
+    r
+      ? `${ms(r.firstByteP50Ms)}${direct && r !== direct ? ` (+${ms(r.firstByteP50Ms - direct.firstByteP50Ms)})` : ''}`
+      : '—';
+  return [
+    ['streaming: first byte p50', first(direct), first(portkey), first(gateway), 'added ≤ 5 ms'],
+    [
+      `  ${settings.streamChunks} chunks ${settings.streamGapMs} ms apart relayed as they come`,
+      relayed(direct),
+      relayed(portkey),
+      relayed(gateway),
+      `yes (sent over ${expected} ms)`,
+    ],
+    ['  errors', errorCount(direct), errorCount(portkey), errorCount(gateway), ''],
+  ];
+}
+
+function otherRows(results) {
+  const rows = [];
+  if (results.memory) {
+    const services =
+      Object.entries(results.memory.gateway ?? {})
+        .map(([name, bytes]) => `${name} ${mb(bytes)}`)
+        .join(', ') || '—';
+    rows.push([
+      'resident memory after the run',
+      '',
+      mb(results.memory.portkey?.portkey),
+      services,
+      '≤ 150 MB per service',
+    ]);
+  }
+  if (results.ledger) {
+    const { accounts16: many, account1: one } = results.ledger;
+    const ok = many.invariantsOk && one.invariantsOk ? 'clean' : 'VIOLATED';
+    rows.push([
+      'ledger hold+settle/s: 16 accounts / one',
+      '',
+      '',
+      `${fmt(many.perSecond, 0)} / ${fmt(one.perSecond, 0)} (invariants ${ok})`,
+      '≥ 3,000 / ≥ 1,000',
+    ]);
+  }
+  if (results.webhooks) {
+    const w = results.webhooks;
+    rows.push([
+      'webhooks: deliveries/s (HTTPS, loopback)',
+      '',
+      '',
+      `${fmt(w.deliveriesPerS, 0)} (${w.delivered}/${w.accepted} delivered)`,
+      '≥ 500',
+    ]);
+    rows.push([
+      `  first attempt after completion p50 (tick ${fmt(w.tickMs / 1000, 0)} s)`,
+      '',
+      '',
+      ms(w.firstAttemptAfterCompletion.p50Ms),
+      '< 100 ms',
+    ]);
+  }
+  return rows;
+}
+
+export function renderTable(results, settings) {
+  const header = [
+    '',
+    'direct to upstream',
+    `Portkey ${settings.portkeyVersion}`,
+    'this gateway',
+    'target',
+  ];
+  return render([
+    header,
+    ...closedRows(results, settings),
+    ...openRows(results, settings),
+    ...streamRows(results, settings),
+    ...otherRows(results),
+  ]);
+}

@@ -1,0 +1,180 @@
+/**
+ * The deployed shape, started the way the tests start real servers: PostgreSQL and RabbitMQ
+ * from packages/testing, billing's database cloned from its migrated template (billing runs as
+ * its runtime role), the four services as processes from services/<name>/dist, and the fake
+ * upstream as a process of its own. Everything listens on 127.0.0.1.
+ */
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, readFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  createIsolatedDatabase,
+  spawnService,
+  startPostgresCluster,
+  startRabbitMqNode,
+  urlAsRole,
+  waitForStatus,
+} from '../../packages/testing/dist/index.js';
+import { billingDatabaseTemplate } from '../../services/billing/dist/db/client.js';
+
+export const CHAT_MODEL = 'bench/chat';
+export const NATIVE_MODEL = 'bench/native';
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+const secret = () => randomBytes(32).toString('hex');
+
+/**
+ * A service process we own. Once it listens, its output goes to <logDir>/<name>.log instead of
+ * the test helper's in-memory capture, which would grow with every request of the run.
+ */
+async function spawnReady(name, env, { cleanup, logDir }) {
+  const child = await spawnService({
+    entry: path.join(root, 'services', name, 'dist', 'main.js'),
+    env,
+  });
+  cleanup.push(() => cleanup.stopChild(child.child));
+  const log = createWriteStream(path.join(logDir, `${name}.log`));
+  log.write(child.output());
+  for (const stream of [child.child.stdout, child.child.stderr]) {
+    stream.removeAllListeners('data');
+    stream.pipe(log, { end: false });
+  }
+  await waitForStatus(`${child.baseUrl}/readyz`, 200);
+  return child;
+}
+
+export async function startInfrastructure(baseDir, { cleanup }) {
+  const [postgres, rabbitmq] = await Promise.all([
+    startPostgresCluster({ baseDir: path.join(baseDir, 'pg') }).then((pg) => {
+      cleanup.push(() => pg.stop());
+      return pg;
+    }),
+    startRabbitMqNode({ baseDir: path.join(baseDir, 'rabbitmq') }).then((mq) => {
+      cleanup.push(() => mq.destroy());
+      return mq;
+    }),
+  ]);
+  const pids = {
+    postgres: Number(
+      readFileSync(path.join(baseDir, 'pg/data/postmaster.pid'), 'utf8').split('\n')[0],
+    ),
+    rabbitmq: Number(readFileSync(path.join(baseDir, 'rabbitmq/rabbitmq.pid'), 'utf8').trim()),
+  };
+  return { postgres, rabbitmq, pids };
+}
+
+/**
+ * Billing, dispatcher, worker and edge, as test/abuse/abuse-stack.ts starts them. The
+ * dispatcher's tick and receiver CA come from the webhook phase's settings.
+ */
+export async function startServices(infra, { dispatchIntervalMs, caFile }, run) {
+  const billingOwnerUrl = await createIsolatedDatabase(
+    infra.postgres.adminUrl,
+    billingDatabaseTemplate,
+  );
+  const dispatcherUrl = await createIsolatedDatabase(infra.postgres.adminUrl);
+  const tokens = { edge: secret(), worker: secret(), dispatcher: secret(), admin: secret() };
+  const amqp = { AMQP_URL: infra.rabbitmq.url, AMQP_PREFIX: 'bench.' };
+  const billing = await spawnReady(
+    'billing',
+    {
+      DATABASE_URL: urlAsRole(billingOwnerUrl, billingDatabaseTemplate.runtimeRole),
+      EDGE_INTERNAL_TOKEN: tokens.edge,
+      WORKER_INTERNAL_TOKEN: tokens.worker,
+      MASTER_KEY: randomBytes(32).toString('base64'),
+    },
+    run,
+  );
+  const dispatcher = await spawnReady(
+    'dispatcher',
+    {
+      ...amqp,
+      DATABASE_URL: dispatcherUrl,
+      INTERNAL_TOKEN: tokens.dispatcher,
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      DISPATCH_INTERVAL_MS: String(dispatchIntervalMs),
+      WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
+      WEBHOOK_CA_FILE: caFile,
+    },
+    run,
+  );
+  const worker = await spawnReady(
+    'inference-worker',
+    {
+      ...amqp,
+      BILLING_URL: billing.baseUrl,
+      BILLING_INTERNAL_TOKEN: tokens.worker,
+    },
+    run,
+  );
+  const edge = await spawnReady(
+    'edge',
+    {
+      ...amqp,
+      BILLING_URL: billing.baseUrl,
+      BILLING_INTERNAL_TOKEN: tokens.edge,
+      ADMIN_TOKEN: tokens.admin,
+      DISPATCHER_URL: dispatcher.baseUrl,
+      DISPATCHER_INTERNAL_TOKEN: tokens.dispatcher,
+    },
+    run,
+  );
+  return { billing, dispatcher, worker, edge, adminToken: tokens.admin, billingOwnerUrl };
+}
+
+export async function startUpstream({ chunks, gapMs }, { cleanup }) {
+  const upstream = await spawnService({
+    entry: path.join(root, 'infra/bench/upstream.mjs'),
+    env: { BENCH_STREAM_CHUNKS: String(chunks), BENCH_STREAM_GAP_MS: String(gapMs) },
+  });
+  cleanup.push(() => cleanup.stopChild(upstream.child));
+  return upstream;
+}
+
+async function admin(services, method, route, body, extraHeaders = {}) {
+  const response = await fetch(`${services.edge.baseUrl}/admin/v1${route}`, {
+    method,
+    headers: {
+      Authorization: `Bearer ${services.adminToken}`,
+      'Content-Type': 'application/json',
+      ...extraHeaders,
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${route}: HTTP ${response.status} ${text}`);
+  return JSON.parse(text);
+}
+
+/**
+ * Catalog entries on the fake upstream, and a funded account with a raised rate limit, through
+ * the operator API. Returns the account's API key.
+ */
+export async function provision(services, upstreamUrl) {
+  const common = {
+    provider: 'node',
+    upstream_model: 'bench',
+    max_output_tokens: 64,
+    nodes: [{ url: upstreamUrl }],
+    input_price_dzd_per_m: 1_000,
+    output_price_dzd_per_m: 2_000,
+  };
+  await admin(services, 'PUT', `/models/${CHAT_MODEL}`, { kind: 'chat', ...common });
+  await admin(services, 'PUT', `/models/${NATIVE_MODEL}`, {
+    kind: 'completion',
+    protocol: 'openai',
+    ...common,
+  });
+  const account = await admin(services, 'POST', '/accounts', { name: 'bench' });
+  const { key } = await admin(services, 'POST', `/accounts/${account.id}/api-keys`, {
+    name: 'bench',
+  });
+  await admin(
+    services,
+    'POST',
+    `/accounts/${account.id}/credits`,
+    { amount_dzd: 1_000_000, reference: 'bench' },
+    { 'Idempotency-Key': `bench-${account.id}` },
+  );
+  await admin(services, 'PATCH', `/accounts/${account.id}`, { rate_limit_per_minute: 100_000 });
+  return { apiKey: key, accountId: account.id };
+}
