@@ -16,6 +16,7 @@ import {
   waitForStatus,
 } from '../../packages/testing/dist/index.js';
 import { billingDatabaseTemplate } from '../../services/billing/dist/db/client.js';
+import { dispatcherDatabaseTemplate } from '../../services/dispatcher/dist/db/migrate.js';
 
 export const CHAT_MODEL = 'bench/chat';
 export const NATIVE_MODEL = 'bench/native';
@@ -71,7 +72,12 @@ export async function startServices(infra, { dispatchIntervalMs, caFile }, run) 
     infra.postgres.adminUrl,
     billingDatabaseTemplate,
   );
-  const dispatcherUrl = await createIsolatedDatabase(infra.postgres.adminUrl);
+  // Migrated by the owner; the dispatcher runs as its runtime role (it no longer migrates).
+  const dispatcherOwnerUrl = await createIsolatedDatabase(
+    infra.postgres.adminUrl,
+    dispatcherDatabaseTemplate,
+  );
+  const dispatcherUrl = urlAsRole(dispatcherOwnerUrl, dispatcherDatabaseTemplate.runtimeRole);
   const tokens = { edge: secret(), worker: secret(), dispatcher: secret(), admin: secret() };
   const amqp = { AMQP_URL: infra.rabbitmq.url, AMQP_PREFIX: 'bench.' };
   const billing = await spawnReady(
