@@ -208,6 +208,11 @@ async function openConnection(
   logger: BusLogger,
 ): Promise<RecoveringChannelModel> {
   const connection = await connect(url, {
+    // amqplib leaves Nagle's algorithm on: a small publish then waits for the peer's delayed ACK
+    // (~40 ms on Linux), which showed as +45 ms on every streamed first byte and every job.
+    noDelay: true,
+    // Dead peers (a broker gone without a FIN) are noticed by the OS, not only by heartbeats.
+    keepAlive: true,
     recovery: {
       initialDelay: reconnect.initialDelayMs,
       maxDelay: reconnect.maxDelayMs,

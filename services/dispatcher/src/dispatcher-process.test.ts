@@ -182,4 +182,27 @@ describe('dispatcher processes: crashes and replicas', () => {
     expect(attemptsLogged.every((count) => count > 0)).toBe(true);
     expect(attemptsLogged.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(events.length * 2);
   }, 40_000);
+
+  it('sends the first attempt when the completion arrives, not at the next 60 s tick', async () => {
+    const alive = running.filter((child) => child.child.signalCode === null);
+    await Promise.all(alive.map((child) => child.stop('SIGKILL')));
+    const child = await spawnService({
+      entry: ENTRY,
+      env: { ...env, DISPATCH_INTERVAL_MS: '60000' },
+    });
+    running.push(child);
+    await waitForStatus(`${child.baseUrl}/readyz`, 200);
+    // The start-up tick is behind us: from now on the 60 s interval alone would wait a minute.
+    await sleep(300);
+    const events = Array.from({ length: 5 }, () => completedEvent(hookUrl('/prompt')));
+    const publishedAtMs = Date.now();
+    await Promise.all(events.map(publish));
+    await waitFor(
+      () => (receiver.requestsTo('/prompt').length === events.length ? true : undefined),
+      5_000,
+      'the first attempts',
+    );
+    expect(Date.now() - publishedAtMs).toBeLessThan(5_000);
+    await child.stop('SIGTERM');
+  }, 30_000);
 });

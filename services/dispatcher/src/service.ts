@@ -102,7 +102,7 @@ export async function startDispatcherService(
     const { queues } = gatewayNames(config.AMQP_PREFIX);
     consumer = await bus.consume(
       queues.webhookCompletions,
-      completionHandler(dispatcher.intake, shell.logger),
+      completionHandler(dispatcher.intake, shell.logger, () => dispatcher.loop.nudge()),
       { prefetch: CONSUMER_PREFETCH },
     );
     dispatcher.loop.start();

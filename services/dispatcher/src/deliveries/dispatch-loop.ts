@@ -25,8 +25,10 @@ const PURGE_BATCH = 500;
  * The background dispatch: every `intervalMs` (counted from the end of the previous tick, so
  * ticks never overlap) purge what is past retention, then claim due deliveries into free
  * attempt slots. Attempts run on after the tick that started them. When a tick left due work
- * behind for lack of slots, a finishing attempt starts the next tick early. The schedule lives
- * in PostgreSQL, so a restarted dispatcher continues where it was.
+ * behind for lack of slots, a finishing attempt starts the next tick early. A completion that
+ * arrives `nudge`s the loop: a claim runs at once (without the purge), so a first attempt goes
+ * out milliseconds after the result exists, and the interval stays the retry cadence and the
+ * upper bound. The schedule lives in PostgreSQL, so a restarted dispatcher continues where it was.
  */
 export class DispatchLoop {
   private timer: NodeJS.Timeout | undefined;
@@ -34,6 +36,8 @@ export class DispatchLoop {
   private readonly inFlight = new Set<Promise<void>>();
   private backlogged = false;
   private stopping = false;
+  /** A nudge came while a tick ran: claim again as soon as it ends. */
+  private nudged = false;
 
   constructor(private readonly options: DispatchLoopOptions) {}
 
@@ -49,9 +53,19 @@ export class DispatchLoop {
     await Promise.all(this.inFlight);
   }
 
+  /** A delivery is due now (its completion just arrived): claim soon, not at the next tick. */
+  nudge(): void {
+    if (this.stopping) return;
+    if (this.ticking) {
+      this.nudged = true;
+      return;
+    }
+    this.schedule(0, { purge: false });
+  }
+
   /** One tick: purge, then claim into free slots. Public for tests that drive the loop. */
-  async tick(): Promise<void> {
-    await this.purge();
+  async tick(options: { purge?: boolean } = {}): Promise<void> {
+    if (options.purge !== false) await this.purge();
     const { batchSize, concurrency, leaseMs, repository } = this.options;
     let claimed = 0;
     this.backlogged = false;
@@ -74,17 +88,22 @@ export class DispatchLoop {
     await Promise.all(this.inFlight);
   }
 
-  private schedule(delayMs: number): void {
+  private schedule(delayMs: number, tickOptions: { purge?: boolean } = {}): void {
     if (this.stopping) return;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
-      this.ticking = this.tick()
+      this.ticking = this.tick(tickOptions)
         .catch((error: unknown) =>
           this.options.logger.error({ err: error }, 'dispatch tick failed'),
         )
         .finally(() => {
           this.ticking = undefined;
-          this.schedule(this.options.intervalMs);
+          if (this.nudged) {
+            this.nudged = false;
+            this.schedule(0, { purge: false });
+          } else {
+            this.schedule(this.options.intervalMs);
+          }
         });
     }, delayMs);
   }

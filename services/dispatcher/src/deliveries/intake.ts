@@ -55,7 +55,11 @@ export class DeliveryIntake {
  * Consumer of `webhook.completions`. The event is acknowledged only once its delivery is
  * stored; an unreadable event is dead-lettered, a storage failure retried later by the bus.
  */
-export function completionHandler(intake: DeliveryIntake, logger: Logger): Handler<unknown> {
+export function completionHandler(
+  intake: DeliveryIntake,
+  logger: Logger,
+  onQueued: () => void = () => {},
+): Handler<unknown> {
   return async (message) => {
     let event: InferenceCompletedPayload;
     try {
@@ -69,8 +73,13 @@ export function completionHandler(intake: DeliveryIntake, logger: Logger): Handl
       const { deliveryId, created } = await intake.accept(event);
       // The request id ties the delivery to the edge and worker log lines of the same request.
       const ids = { jobId: event.jobId, requestId: event.requestId };
-      if (created) logger.info({ ...ids, deliveryId }, 'delivery queued');
-      else logger.info(ids, 'completion already stored');
+      if (created) {
+        logger.info({ ...ids, deliveryId }, 'delivery queued');
+        // The first attempt goes out now, not at the next dispatch tick.
+        onQueued();
+      } else {
+        logger.info(ids, 'completion already stored');
+      }
       return 'ack';
     } catch (error) {
       logger.error({ jobId: event.jobId, err: error }, 'storing completion failed; retry later');
