@@ -1,5 +1,7 @@
-import { countTokens, decode, encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { createRequire } from 'node:module';
 import { textSlices, type TextSlice } from './slices.js';
+
+type Encoding = typeof import('gpt-tokenizer/encoding/o200k_base');
 
 /*
  * One tokenizer for the whole gateway (o200k_base BPE, via gpt-tokenizer): edge sizes holds with
@@ -33,8 +35,27 @@ const AS_PLAIN_TEXT = { allowedSpecial: new Set<string>(), disallowedSpecial: ne
 /** The longest a request may hold the event loop while its tokens are counted. */
 const YIELD_AFTER_MS = 5;
 
+const requireModule = createRequire(import.meta.url);
+let loaded: Encoding | undefined;
+
+/**
+ * The o200k tables (~70 MB resident) are loaded on first use: a process that never counts
+ * (the inference worker, unless an upstream omits its usage) never holds them.
+ */
+function encoding(): Encoding {
+  loaded ??= requireModule('gpt-tokenizer/encoding/o200k_base') as Encoding;
+  return loaded;
+}
+
+/** Loads the tables now (edge, at start), so the first request does not wait for them. */
+export function preloadTokenizer(): void {
+  encoding();
+}
+
 function countSlice(slice: TextSlice): number {
-  return slice.kind === 'exact' ? countTokens(slice.text, AS_PLAIN_TEXT) : slice.upperBound;
+  return slice.kind === 'exact'
+    ? encoding().countTokens(slice.text, AS_PLAIN_TEXT)
+    : slice.upperBound;
 }
 
 /** Tokens of `text` (an upper bound for runs too long to tokenize; exact otherwise). */
@@ -126,6 +147,7 @@ export async function estimateChatPromptTokens(
 export function splitIntoTokens(text: string): string[] {
   const pieces: string[] = [];
   let pending: number[] = [];
+  const { decode, encode } = encoding();
   for (const token of encode(text, AS_PLAIN_TEXT)) {
     pending.push(token);
     const piece = decode(pending);

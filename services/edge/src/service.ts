@@ -2,6 +2,7 @@ import { createGatewayBus, gatewayNames, type MessageBus } from '@gateway/messag
 import { brokerReadiness, httpReadiness, serveHttp, type ServiceShell } from '@gateway/runtime';
 import { buildEdgeApp } from './app.js';
 import { createBillingClient } from '@gateway/billing-client';
+import { preloadTokenizer } from '@gateway/tokenizer';
 import { createDispatcherClient } from './clients/dispatcher-client.js';
 import type { EdgeConfig } from './config.js';
 import { identifier } from './http/auth.js';
@@ -29,6 +30,8 @@ export async function startEdgeService(
   shell: ServiceShell,
   dependencies: EdgeDependencies = {},
 ): Promise<{ port: number }> {
+  // Edge counts every prompt: load the tokenizer's tables now, not on the first request.
+  preloadTokenizer();
   const ownsBus = dependencies.bus === undefined;
   const bus = dependencies.bus ?? createGatewayBus(config, shell.logger);
   const billing = createBillingClient({

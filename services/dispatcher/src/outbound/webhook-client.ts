@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates } from 'node:tls';
 import { parseRetryAfterMs, type AttemptResult } from '../deliveries/schedule.js';
 import { bareHostname, urlRefusal, type DestinationPolicy } from './address-policy.js';
 import {
@@ -33,10 +33,15 @@ const RETRY_AFTER_STATUSES = new Set([429, 503]);
 
 export function createWebhookClient(options: WebhookClientOptions): WebhookClient {
   const guard = { policy: options.policy, lookup: options.lookup ?? systemLookup };
+  // Extra trusted CAs are parsed once into one TLS context: passing `ca` to the agent would
+  // parse Node's ~150 roots again for every connection (each attempt is a new connection).
+  const secureContext = options.extraCaPem
+    ? createSecureContext({ ca: [...rootCertificates, options.extraCaPem] })
+    : undefined;
   // No keep-alive: every attempt resolves and checks its destination afresh.
   const httpsAgent = new GuardedHttpsAgent(guard, {
     keepAlive: false,
-    ...(options.extraCaPem ? { ca: [...rootCertificates, options.extraCaPem] } : {}),
+    ...(secureContext ? { secureContext } : {}),
   });
   const httpAgent = new GuardedHttpAgent(guard, { keepAlive: false });
   return {
