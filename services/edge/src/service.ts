@@ -12,6 +12,7 @@ import { InferenceJobs } from './jobs/inference-jobs.js';
 import { JobPublisher } from './jobs/job-publisher.js';
 import { ReplyRouter } from './jobs/reply-router.js';
 
+const EDGE_CATALOG_CACHE_TTL_MS = 5_000;
 // An Idempotency-Key claim outlives the longest request by this much.
 const IDEMPOTENCY_LEASE_MARGIN_MS = 30_000;
 
@@ -38,6 +39,9 @@ export async function startEdgeService(
     baseUrl: config.BILLING_URL,
     token: config.BILLING_INTERNAL_TOKEN,
     timeoutMs: config.BILLING_TIMEOUT_MS,
+    // The model listing only (admission reads the catalog in billing): other replicas see a
+    // change within this, the one that proxied it at once.
+    catalogCacheTtlMs: EDGE_CATALOG_CACHE_TTL_MS,
   });
   const replies = new ReplyRouter({ bus, prefix: config.AMQP_PREFIX, logger: shell.logger });
   const jobs = new InferenceJobs({

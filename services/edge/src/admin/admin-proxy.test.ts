@@ -2,7 +2,11 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startBilling, type BillingUnderTest } from '../test-support/billing.suite.js';
+import {
+  createTenant,
+  startBilling,
+  type BillingUnderTest,
+} from '../test-support/billing.suite.js';
 import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 
 /**
@@ -155,6 +159,27 @@ describe('billing operator API through edge', () => {
     expect(put.body.id).toBe('meta-llama/Llama-3.1-8B');
     const list = await edge.api.get('/admin/v1/models').set(admin());
     expect(list.body.models.map((m: { id: string }) => m.id)).toContain('meta-llama/Llama-3.1-8B');
+  });
+
+  it('drops its cached model listing when the catalog changes through it', async () => {
+    const tenant = await createTenant(billing);
+    const listed = async () =>
+      (await edge.api.get('/v1/models').set(bearer(tenant.key))).body.data.map(
+        (m: { id: string }) => m.id,
+      );
+    const before = await listed();
+    expect(before).not.toContain('acme/fresh');
+    const put = await edge.api.put('/admin/v1/models/acme/fresh').set(admin()).send({
+      kind: 'chat',
+      provider: 'node',
+      upstream_model: 'fresh',
+      input_price_dzd_per_m: 1,
+      output_price_dzd_per_m: 1,
+      max_output_tokens: 16,
+    });
+    expect(put.status).toBe(200);
+    // The listing is cached for 30 s in this edge; the change through it is visible at once.
+    expect(await listed()).toContain('acme/fresh');
   });
 
   it('serves the finance endpoints', async () => {

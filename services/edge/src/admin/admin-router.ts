@@ -67,6 +67,9 @@ function forwarder(deps: EdgeDeps, route: AdminRoute): RequestHandler {
       route.target === 'billing'
         ? await deps.billing.forwardAdmin(request)
         : await deps.dispatcher.forward(request);
+    // This edge's catalog cache must not serve the entry an operator just changed.
+    if (route.path.startsWith('/models') && route.method !== 'get')
+      deps.billing.invalidateCatalog();
     relay(res, answer, route.target);
   };
 }
