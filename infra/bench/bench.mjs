@@ -26,6 +26,8 @@
  *                           BENCH_WEBHOOK_SECONDS - 20 s if that is less]
  *   BENCH_LEDGER_SECONDS    ledger: seconds per run of holds.mjs (16 accounts, then one) [10]
  *   BENCH_DIR               cache, logs and results directory (git-ignored) [.bench]
+ *   BENCH_CPU_PROF          1: every service writes <BENCH_DIR>/profiles/<service>.cpuprofile
+ *                           when the run ends (node --cpu-prof) [0]
  *
  * CPU per request is utime+stime from /proc/<pid>/stat over a phase divided by its answered
  * requests (10 ms clock ticks: short phases are coarse); memory is VmRSS after the last phase.

@@ -31,6 +31,16 @@ async function spawnReady(name, env, { cleanup, logDir }) {
   const child = await spawnService({
     entry: path.join(root, 'services', name, 'dist', 'main.js'),
     env,
+    // BENCH_CPU_PROF=1: each service writes a .cpuprofile at exit (open it in Chrome DevTools).
+    ...(process.env.BENCH_CPU_PROF === '1'
+      ? {
+          nodeArgs: [
+            '--cpu-prof',
+            `--cpu-prof-dir=${path.join(logDir, '..', 'profiles')}`,
+            `--cpu-prof-name=${name}.cpuprofile`,
+          ],
+        }
+      : {}),
   });
   cleanup.push(() => cleanup.stopChild(child.child));
   const log = createWriteStream(path.join(logDir, `${name}.log`));

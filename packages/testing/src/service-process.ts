@@ -18,6 +18,8 @@ export interface SpawnServiceOptions {
   entry: string;
   env: NodeJS.ProcessEnv;
   args?: string[];
+  /** Options of node itself, before the entry (e.g. `--cpu-prof`). */
+  nodeArgs?: string[];
   readyTimeoutMs?: number;
 }
 
@@ -26,7 +28,8 @@ export interface SpawnServiceOptions {
  * line, which carries the bound port.
  */
 export async function spawnService(options: SpawnServiceOptions): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [options.entry, ...(options.args ?? [])], {
+  const argv = [...(options.nodeArgs ?? []), options.entry, ...(options.args ?? [])];
+  const child = spawn(process.execPath, argv, {
     env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
