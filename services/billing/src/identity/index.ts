@@ -23,7 +23,7 @@ export interface IdentityOptions {
   clockSkewS?: number;
   /** Lifetime of the holds admission places (HOLD_TTL_MS); 15 minutes by default. */
   holdTtlMs?: number;
-  /** Decrypted scoped-token signing keys kept in memory (SIGNING_KEY_CACHE_SIZE); 10 000. */
+  /** Decrypted scoped-token signing keys kept in memory; 10 000 by default. */
   signingKeyCacheSize?: number;
 }
 
