@@ -1,5 +1,7 @@
 /**
- * Throughput of the hold → settle cycle against a real, migrated PostgreSQL database.
+ * Throughput of the admission → settle cycle against a real, migrated PostgreSQL database: each
+ * hold is placed the way `/admissions` places it (API key → one `billing_admit` round trip:
+ * key, rate limit, model, balance, hold), then settled (`ledger_settle_holds`, batched).
  *
  * Starts nothing itself. Use a throwaway database: the ledger is append-only, so the accounts,
  * holds and journal entries this creates stay there.
@@ -23,7 +25,9 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { createPrismaClient } from '../dist/db/client.js';
+import { createIdentity } from '../dist/identity/index.js';
 import { createLedgerService } from '../dist/ledger/index.js';
+import { Keyring } from '@gateway/crypto';
 
 const MODEL = 'bench/echo-model';
 const HOLD_MICRO_DZD = 10_000n; // 0.01 DZD worst case per request
@@ -64,6 +68,12 @@ const prisma = createPrismaClient(databaseUrl, {
   connectionTimeoutMs: 30_000,
 });
 const ledger = createLedgerService({ prisma, clock: () => new Date(), holdTtlMs: 60_000 });
+const identity = createIdentity({
+  prisma,
+  keyring: Keyring.parse(randomBytes(32).toString('base64')),
+  holdTtlMs: 60_000,
+});
+const ESTIMATE = { inputTokens: 120, maxOutputTokens: 40 };
 
 try {
   await prisma.model.upsert({
@@ -82,14 +92,15 @@ try {
   const run = randomBytes(4).toString('hex');
   const accounts = [];
   for (let i = 0; i < accountCount; i += 1) {
-    const id = `usr_bench_${run}_${i}`;
-    await prisma.account.create({ data: { id, name: `bench ${run} ${i}` } });
+    const { id } = await identity.accounts.create({ name: `bench ${run} ${i}` });
+    await identity.accounts.patch(id, { rateLimitPerMinute: 100_000 });
+    const { key } = await identity.accounts.createApiKey(id, { name: 'bench' });
     await ledger.credit({
       accountId: id,
       amountMicroDzd: HOLD_MICRO_DZD * BigInt(cycles),
       reference: `benchmark ${run}`,
     });
-    accounts.push(id);
+    accounts.push({ id, authorization: `Bearer ${key}` });
   }
 
   const latencies = [];
@@ -99,17 +110,18 @@ try {
   const begin = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async (_, worker) => {
-      const accountId = accounts[worker % accounts.length];
+      const account = accounts[worker % accounts.length];
       while (started < cycles && performance.now() < deadline) {
         started += 1;
         const t0 = performance.now();
         try {
-          const hold = await ledger.placeHold(prisma, {
-            accountId,
-            amountMicroDzd: HOLD_MICRO_DZD,
+          const { admission } = await identity.admission.admit(account.authorization, {
             model: MODEL,
+            estimate: ESTIMATE,
             priority: false,
+            holdId: `hold_bench_${run}_${started}`,
           });
+          const hold = admission.hold;
           await ledger.settleHold(hold.id, USAGE);
           latencies.push(performance.now() - t0);
         } catch (error) {
@@ -122,9 +134,11 @@ try {
   const seconds = (performance.now() - begin) / 1000;
   latencies.sort((a, b) => a - b);
 
-  // Settle alone (hold placement is still Prisma inside admission's transaction): as many holds
-  // placed beforehand, then settled by the same number of workers.
-  const settlesPerSecond = await settleAlone(latencies.length, accounts);
+  // Settle alone: as many holds placed beforehand, then settled by the same number of workers.
+  const settlesPerSecond = await settleAlone(
+    latencies.length,
+    accounts.map((a) => a.id),
+  );
   const invariants = check ? await ledger.checkInvariants() : undefined;
   const figures = {
     cycles: latencies.length,

@@ -36,6 +36,7 @@ export async function startBillingService(
     keyring: Keyring.parse(config.MASTER_KEY),
     tokenPrefix: config.TOKEN_PREFIX,
     clock,
+    holdTtlMs: config.HOLD_TTL_MS,
   });
   // Holds open, settled µDZD, invariant violations and sweeper lag join the service's metrics.
   const ledger = instrumentBilling(shell.metrics.registry, {

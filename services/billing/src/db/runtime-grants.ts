@@ -58,6 +58,17 @@ export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
     privileges: ['EXECUTE'],
   },
   ledger_void_hold: { args: 'text, timestamptz', privileges: ['EXECUTE'] },
+  // Admission in one round trip (migration 20261220090000, identity/pg-admission.ts).
+  billing_worst_case_micro_dzd: {
+    args: 'bigint, bigint, integer, integer, bigint, bigint, boolean',
+    privileges: ['EXECUTE'],
+  },
+  billing_admit: {
+    args:
+      'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +
+      'bigint, integer, boolean, text[], text[], text, text, timestamptz, timestamptz',
+    privileges: ['EXECUTE'],
+  },
 };
 
 /** Billing's map, applied by the shared mechanism (@gateway/runtime) after migrating. */

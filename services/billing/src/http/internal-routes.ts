@@ -56,22 +56,18 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
   // Everything before a job, from the credential itself: one call, idempotent on the hold id.
   router.post('/admissions', EDGE, async (req, res) => {
     const body = validateAdmission(req.body);
-    const principal = await identity.authenticator.authenticate(body.authorization);
-    const admission = await identity.admitter.admit(
-      {
-        principal,
-        model: body.model,
-        estimate: body.estimate,
-        priority: body.priority,
-        holdId: body.holdId,
-        ...(body.providers ? { providers: body.providers } : {}),
-        ...(body.kinds ? { kinds: body.kinds } : {}),
-        ...(body.nodeUnsupportedParameter === undefined
-          ? {}
-          : { nodeUnsupportedParameter: body.nodeUnsupportedParameter }),
-      },
-      { placeHold: (tx, input) => ledger.placeHold(tx, input) },
-    );
+    // One PostgreSQL round trip: credential, limits, model, budget, balance and the hold.
+    const { principal, admission } = await identity.admission.admit(body.authorization, {
+      model: body.model,
+      estimate: body.estimate,
+      priority: body.priority,
+      holdId: body.holdId,
+      ...(body.providers ? { providers: body.providers } : {}),
+      ...(body.kinds ? { kinds: body.kinds } : {}),
+      ...(body.nodeUnsupportedParameter === undefined
+        ? {}
+        : { nodeUnsupportedParameter: body.nodeUnsupportedParameter }),
+    });
     res.json(admissionToWire(principal, admission));
   });
 

@@ -141,13 +141,8 @@ export class Admitter<Tx = unknown> {
         const refused = request.nodeUnsupportedParameter;
         if (refused !== undefined && model.provider === 'node') throw unsupportedParameter(refused);
         const allowed = principal.token?.models ?? null;
-        if (allowed !== null && !allowed.includes(model.id)) {
-          throw new GatewayError(
-            'model_not_allowed',
-            `Model '${model.id}' is not allowed for this scoped token. Allowed models: ${allowed.join(', ')}`,
-            { param: 'model' },
-          );
-        }
+        if (allowed !== null && !allowed.includes(model.id))
+          throw modelNotAllowed(model.id, allowed);
         const perChoice = Math.min(
           estimate.maxOutputTokens ?? model.maxOutputTokens,
           model.maxOutputTokens,
@@ -244,18 +239,25 @@ function servesEndpoint(
   return kinds === undefined || kinds.includes(model.kind);
 }
 
-const modelNotOnEndpoint = (id: string): GatewayError =>
+export const modelNotOnEndpoint = (id: string): GatewayError =>
   new GatewayError('model_not_found', `Model '${id}' is not available on this endpoint`, {
     param: 'model',
   });
 
+export const modelNotAllowed = (id: string, allowed: readonly string[]): GatewayError =>
+  new GatewayError(
+    'model_not_allowed',
+    `Model '${id}' is not allowed for this scoped token. Allowed models: ${allowed.join(', ')}`,
+    { param: 'model' },
+  );
+
 /** The reference API's wording for an unknown argument. */
-const unsupportedParameter = (name: string): GatewayError =>
+export const unsupportedParameter = (name: string): GatewayError =>
   new GatewayError('invalid_request_body', `Unrecognized request argument supplied: ${name}`, {
     param: name,
   });
 
-function withRateLimit(error: GatewayError, rateLimit: RateLimitDecision): GatewayError {
+export function withRateLimit(error: GatewayError, rateLimit: RateLimitDecision): GatewayError {
   return new GatewayError(error.code, error.message, {
     ...(error.param === undefined ? {} : { param: error.param }),
     details: { ...error.details, rateLimit },
@@ -263,7 +265,7 @@ function withRateLimit(error: GatewayError, rateLimit: RateLimitDecision): Gatew
   });
 }
 
-function checkEstimate(estimate: AdmitRequest['estimate']) {
+export function checkEstimate(estimate: AdmitRequest['estimate']) {
   const bad = (field: string) =>
     new GatewayError('invalid_request_body', `estimate.${field} must be a non-negative integer`, {
       param: field,

@@ -51,12 +51,7 @@ export class Authenticator<Tx = unknown> {
   }
 
   async authenticate(authorization: string | null | undefined): Promise<Principal> {
-    if (authorization === undefined || authorization === null || authorization.trim() === '') {
-      throw invalidKey('Missing Authorization header: send Authorization: Bearer <API key>');
-    }
-    const match = BEARER.exec(authorization.trim());
-    if (!match) throw invalidKey('Authorization scheme must be Bearer');
-    const credential = match[1] as string;
+    const credential = bearerCredential(authorization);
     return credential.startsWith(SCOPED_TOKEN_PREFIX)
       ? this.#scopedToken(credential)
       : this.#apiKey(credential);
@@ -80,13 +75,7 @@ export class Authenticator<Tx = unknown> {
     const verification = await this.#verifier.verify(credential, nowS);
     if (!verification.ok) throw invalidKey(verification.reason);
     const verified = verification.token;
-    const { exp } = verified.claims;
-    if (exp > nowS + LIMITS.scopedTokenMaxLifetimeS + this.#clockSkewS) {
-      throw invalidKey('Scoped token exp is more than 1 year ahead');
-    }
-    if (nowS >= exp) {
-      throw new GatewayError('token_expired', `Scoped token expired at ${isoSeconds(exp)}`);
-    }
+    checkTokenLifetime(verified.claims.exp, nowS, this.#clockSkewS);
     const found = await this.#store.findScopedTokenByDigest(verified.digest);
     const record = found ?? clientTokenRecord(verified, now);
     if (record.accountId !== verified.account.id || record.apiKeyName !== verified.apiKeyName) {
@@ -106,6 +95,26 @@ export class Authenticator<Tx = unknown> {
         expiresAt: record.expiresAt,
       },
     };
+  }
+}
+
+/** The credential of an `Authorization: Bearer <credential>` header (401 otherwise). */
+export function bearerCredential(authorization: string | null | undefined): string {
+  if (authorization === undefined || authorization === null || authorization.trim() === '') {
+    throw invalidKey('Missing Authorization header: send Authorization: Bearer <API key>');
+  }
+  const match = BEARER.exec(authorization.trim());
+  if (!match) throw invalidKey('Authorization scheme must be Bearer');
+  return match[1] as string;
+}
+
+/** `exp` at most 1 year (+ skew) ahead (401 `invalid_api_key`), and not reached (401 `token_expired`). */
+export function checkTokenLifetime(exp: number, nowS: number, clockSkewS: number): void {
+  if (exp > nowS + LIMITS.scopedTokenMaxLifetimeS + clockSkewS) {
+    throw invalidKey('Scoped token exp is more than 1 year ahead');
+  }
+  if (nowS >= exp) {
+    throw new GatewayError('token_expired', `Scoped token expired at ${isoSeconds(exp)}`);
   }
 }
 

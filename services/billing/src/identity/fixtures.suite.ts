@@ -5,7 +5,12 @@ import type { PlaceHold } from './admit.js';
 import type { PrismaTx } from './prisma-store.js';
 import { createTestDatabase } from '@gateway/testing';
 import pg from 'pg';
-import { billingDatabaseTemplate, createPrismaClient, type PrismaClient } from '../db/client.js';
+import {
+  billingDatabaseTemplate,
+  createPrismaClient,
+  pgPoolOf,
+  type PrismaClient,
+} from '../db/client.js';
 import { createIdentity, type Identity } from './index.js';
 import type { Clock } from './types.js';
 
@@ -94,7 +99,14 @@ export async function setUpIdentity(
       }).checkInvariants();
       if (!report.ok)
         throw new Error(`ledger invariants violated:\n${report.violations.join('\n')}`);
-      await Promise.all(clients.map((client) => client.$disconnect()));
+      await Promise.all(
+        clients.map(async (client) => {
+          await client.$disconnect();
+          // A client only admission used (pg pool, no Prisma query) is not disposed by Prisma.
+          const pool = pgPoolOf(client);
+          if (!pool.ended) await pool.end();
+        }),
+      );
       await sql.end();
       await db.drop();
     },

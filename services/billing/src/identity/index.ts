@@ -1,13 +1,15 @@
 import type { Keyring } from '@gateway/crypto';
-import type { PrismaClient } from '../db/client.js';
+import { pgPoolOf, type PrismaClient } from '../db/client.js';
 import { AccountService } from './accounts.js';
 import { Admitter } from './admit.js';
 import { Authenticator } from './authenticate.js';
 import { Catalog } from './catalog.js';
 import { DEFAULT_TOKEN_PREFIX, validTokenPrefix } from './jwt.js';
+import { PgAdmission } from './pg-admission.js';
 import { PrismaIdentityStore, type PrismaTx } from './prisma-store.js';
 import { RateLimiter } from './rate-limit.js';
 import { ScopedTokenService, TokenVerifier } from './scoped-tokens.js';
+import { SigningKeyCache } from './signing-keys.js';
 import { systemClock, type Clock } from './types.js';
 
 export interface IdentityOptions {
@@ -19,6 +21,10 @@ export interface IdentityOptions {
   clock?: Clock;
   /** Tolerance on `nbf` and on the 1-year bound of `exp`; 60 s by default. */
   clockSkewS?: number;
+  /** Lifetime of the holds admission places (HOLD_TTL_MS); 15 minutes by default. */
+  holdTtlMs?: number;
+  /** Decrypted scoped-token signing keys kept in memory; 10 000 by default. */
+  signingKeyCacheSize?: number;
 }
 
 /** The identity part of billing, wired over one Prisma client. */
@@ -31,7 +37,11 @@ export interface Identity {
   rateLimiter: RateLimiter<PrismaTx>;
   catalog: Catalog<PrismaTx>;
   admitter: Admitter<PrismaTx>;
+  /** The request path's admission: credential to hold in one PostgreSQL round trip. */
+  admission: PgAdmission;
 }
+
+const DEFAULT_HOLD_TTL_MS = 15 * 60_000;
 
 export function createIdentity(options: IdentityOptions): Identity {
   const tokenPrefix = options.tokenPrefix ?? DEFAULT_TOKEN_PREFIX;
@@ -48,6 +58,14 @@ export function createIdentity(options: IdentityOptions): Identity {
     ...(options.clockSkewS === undefined ? {} : { clockSkewS: options.clockSkewS }),
   });
   const rateLimiter = new RateLimiter({ store, clock });
+  const pool = pgPoolOf(options.prisma);
+  const keys = new SigningKeyCache({
+    pool,
+    keyring,
+    ...(options.signingKeyCacheSize === undefined
+      ? {}
+      : { maxEntries: options.signingKeyCacheSize }),
+  });
   return {
     store,
     keyring,
@@ -62,6 +80,15 @@ export function createIdentity(options: IdentityOptions): Identity {
     rateLimiter,
     catalog: new Catalog({ store }),
     admitter: new Admitter({ store, rateLimiter, clock }),
+    admission: new PgAdmission({
+      pool,
+      keys,
+      rateLimiter,
+      clock,
+      tokenPrefix,
+      holdTtlMs: options.holdTtlMs ?? DEFAULT_HOLD_TTL_MS,
+      ...(options.clockSkewS === undefined ? {} : { clockSkewS: options.clockSkewS }),
+    }),
   };
 }
 
@@ -73,6 +100,8 @@ export { Authenticator, isoSeconds } from './authenticate.js';
 export { Catalog, ModelPutRequestSchema, modelToJson } from './catalog.js';
 export type { ModelJson, ModelPutRequest } from './catalog.js';
 export { DEFAULT_TOKEN_PREFIX } from './jwt.js';
+export { PgAdmission } from './pg-admission.js';
+export type { CredentialAdmitRequest } from './pg-admission.js';
 export { PrismaIdentityStore } from './prisma-store.js';
 export type { PrismaTx } from './prisma-store.js';
 export { RateLimiter, rateLimitError, rateLimitHeaders } from './rate-limit.js';

@@ -63,14 +63,17 @@ export class RateLimiter<Tx = unknown> {
   }
 
   #decision(count: number, limit: number, windowStartMs: number, nowMs: number) {
-    const resetMs = windowStartMs + this.#windowMs;
-    return {
-      allowed: count <= limit,
-      limit,
-      remaining: Math.max(0, limit - count),
-      resetMs,
-      retryAfterS: Math.max(1, Math.ceil((resetMs - nowMs) / 1000)),
-    };
+    return rateLimitDecision({ count, limit, windowStartMs, nowMs, windowMs: this.#windowMs });
+  }
+
+  /** The start of the window `nowMs` falls in. */
+  windowStartMs(nowMs: number): number {
+    return this.#windowStart(nowMs);
+  }
+
+  /** The decision for a window count read elsewhere (admission counts in SQL). */
+  decide(count: number, limit: number, nowMs: number): RateLimitDecision {
+    return this.#decision(count, limit, this.#windowStart(nowMs), nowMs);
   }
 
   /** Like consume, but throws 429 `rate_limit_exceeded` when the request is over the limit. */
@@ -86,6 +89,24 @@ export class RateLimiter<Tx = unknown> {
     const currentStartMs = Math.floor(nowMs / this.#windowMs) * this.#windowMs;
     return this.#store.pruneRateWindows(currentStartMs - this.#windowMs, batch);
   }
+}
+
+/** The decision for the request that brought the window's count to `count`. */
+export function rateLimitDecision(input: {
+  count: number;
+  limit: number;
+  windowStartMs: number;
+  nowMs: number;
+  windowMs: number;
+}): RateLimitDecision {
+  const resetMs = input.windowStartMs + input.windowMs;
+  return {
+    allowed: input.count <= input.limit,
+    limit: input.limit,
+    remaining: Math.max(0, input.limit - input.count),
+    resetMs,
+    retryAfterS: Math.max(1, Math.ceil((resetMs - input.nowMs) / 1000)),
+  };
 }
 
 /**

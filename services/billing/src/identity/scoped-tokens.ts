@@ -68,39 +68,16 @@ export class TokenVerifier<Tx = unknown> {
   }
 
   async verify(credential: string, nowS: number): Promise<TokenVerification> {
-    const compact = stripTokenPrefix(credential);
-    if (compact === null) return { ok: false, reason: 'Malformed scoped token' };
-    const header = decodeUntrustedHeader(compact);
-    if (header === null) return { ok: false, reason: 'Malformed scoped token header' };
-    if (header.alg !== 'HS256') {
-      return { ok: false, reason: 'Unsupported scoped token algorithm: only HS256 is accepted' };
-    }
-    if (
-      header.typ !== undefined &&
-      (typeof header.typ !== 'string' || header.typ.toUpperCase() !== 'JWT')
-    ) {
-      return { ok: false, reason: 'Scoped token typ must be JWT' };
-    }
-    if (header.crit !== undefined) {
-      return { ok: false, reason: 'Scoped token header must not have critical extensions' };
-    }
-    const kid = parseKid(header.kid, this.#prefix);
-    if (kid === null) {
-      return {
-        ok: false,
-        reason: `Scoped token kid must be ${this.#prefix}:<user_id>:<base64(api_key_name)>`,
-      };
-    }
+    const parsed = parseScopedToken(credential, this.#prefix);
+    if (!parsed.ok) return parsed;
+    const { kid } = parsed;
     const found = await this.#store.findApiKeyByName(kid.accountId, kid.keyName);
     // Unknown key and bad signature read the same: key names are not probed this way.
-    const badSignature = { ok: false, reason: 'Scoped token signature is not valid' } as const;
-    if (!found) return badSignature;
+    if (!found) return BAD_SIGNATURE;
     const rawKey = this.#box
       .open(found.key.secret, apiKeySecretAad(kid.accountId, kid.keyName))
       .toString('utf8');
-    const payload = verifyScopedToken(compact, rawKey, nowS, this.#clockSkewS);
-    if (payload === null) return badSignature;
-    const read = readClaims(payload, buildSubject(this.#prefix, kid.accountId));
+    const read = verifyParsedToken(parsed, rawKey, nowS, this.#prefix, this.#clockSkewS);
     if (!read.ok) return read;
     return {
       ok: true,
@@ -112,6 +89,62 @@ export class TokenVerifier<Tx = unknown> {
       },
     };
   }
+}
+
+export const BAD_SIGNATURE = { ok: false, reason: 'Scoped token signature is not valid' } as const;
+
+/** A `jwt:` credential whose shape and header passed, before any key is looked up. */
+export interface ParsedScopedToken {
+  ok: true;
+  compact: string;
+  kid: { accountId: string; keyName: string };
+}
+
+/**
+ * The checks that need no key: shape → header (decoded untrusted) with `alg` exactly HS256 →
+ * `typ` → no `crit` → `kid` parsed into account and key name.
+ */
+export function parseScopedToken(
+  credential: string,
+  prefix: string,
+): ParsedScopedToken | { ok: false; reason: string } {
+  const compact = stripTokenPrefix(credential);
+  if (compact === null) return { ok: false, reason: 'Malformed scoped token' };
+  const header = decodeUntrustedHeader(compact);
+  if (header === null) return { ok: false, reason: 'Malformed scoped token header' };
+  if (header.alg !== 'HS256') {
+    return { ok: false, reason: 'Unsupported scoped token algorithm: only HS256 is accepted' };
+  }
+  if (
+    header.typ !== undefined &&
+    (typeof header.typ !== 'string' || header.typ.toUpperCase() !== 'JWT')
+  ) {
+    return { ok: false, reason: 'Scoped token typ must be JWT' };
+  }
+  if (header.crit !== undefined) {
+    return { ok: false, reason: 'Scoped token header must not have critical extensions' };
+  }
+  const kid = parseKid(header.kid, prefix);
+  if (kid === null) {
+    return {
+      ok: false,
+      reason: `Scoped token kid must be ${prefix}:<user_id>:<base64(api_key_name)>`,
+    };
+  }
+  return { ok: true, compact, kid };
+}
+
+/** The HS256 signature under the signing key's raw key, then the claims. */
+export function verifyParsedToken(
+  parsed: ParsedScopedToken,
+  rawKey: string,
+  nowS: number,
+  prefix: string,
+  clockSkewS: number,
+): { ok: true; claims: TokenClaims } | { ok: false; reason: string } {
+  const payload = verifyScopedToken(parsed.compact, rawKey, nowS, clockSkewS);
+  if (payload === null) return BAD_SIGNATURE;
+  return readClaims(payload, buildSubject(prefix, parsed.kid.accountId));
 }
 
 /** `GET /v1/scoped-jwt` (spec fields, plus decisions §3's). DZD amounts as JSON numbers. */

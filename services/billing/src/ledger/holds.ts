@@ -69,13 +69,22 @@ function holdNotFound(holdId: string): GatewayError {
 /** The caller-supplied id already names a hold: the same account's is returned as it is. */
 function replayOrConflict(existing: PlacedHold | Omit<PlacedHold, 'replayed'>, accountId: string) {
   if (existing.accountId === accountId) return { ...existing, replayed: true };
+  throw holdIdTaken(existing.id, existing.status);
+}
+
+/** 409 `conflict`: the caller-supplied hold id names another account's hold. */
+export function holdIdTaken(holdId: string, holdStatus: string): GatewayError {
   const result: HoldConflictResult = 'hold_id_taken';
-  throw new GatewayError('conflict', `Hold ${existing.id} already exists for another account.`, {
-    details: { result, holdId: existing.id, holdStatus: existing.status },
+  return new GatewayError('conflict', `Hold ${holdId} already exists for another account.`, {
+    details: { result, holdId, holdStatus },
   });
 }
 
-function budgetExhausted(token: TokenCounters, limit: bigint, amount: bigint): GatewayError {
+export function budgetExhausted(
+  token: Pick<TokenCounters, 'spentMicroDzd' | 'reservedMicroDzd'>,
+  limit: bigint,
+  amount: bigint,
+): GatewayError {
   const spent = formatDzd(token.spentMicroDzd);
   const reserved =
     token.reservedMicroDzd > 0n

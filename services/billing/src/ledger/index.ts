@@ -19,3 +19,5 @@ export {
 } from './ledger-accounts.js';
 export { microDzdToFixedDzd } from './money-format.js';
 export type * from './types.js';
+export { budgetExhausted, holdIdTaken } from './holds.js';
+export { INSUFFICIENT_BALANCE_MESSAGE } from './db-errors.js';

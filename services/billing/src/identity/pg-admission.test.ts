@@ -1,0 +1,264 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { costMicroDzd } from '@gateway/contracts';
+import fc from 'fast-check';
+import jwt from 'jsonwebtoken';
+import { pgPoolOf } from '../db/client.js';
+import type { CredentialAdmitRequest } from './pg-admission.js';
+import {
+  fundedAccount,
+  gatewayErrorOf,
+  setUpIdentity,
+  type IdentityHarness,
+} from './fixtures.suite.js';
+import { sha256Hex } from './secrets.js';
+
+/*
+ * Admission in one PostgreSQL round trip (billing_admit), against real PostgreSQL: the same
+ * decisions, order and errors as authenticate + admit + placeHold, changes applying to the very
+ * next request although signing keys are cached, and no overspending under concurrency.
+ */
+
+let h: IdentityHarness;
+const MODEL = 'org/pg-chat';
+const EXTERNAL = 'org/pg-external';
+
+const request = (extra: Partial<CredentialAdmitRequest> = {}): CredentialAdmitRequest => ({
+  model: MODEL,
+  estimate: { inputTokens: 1_000, maxOutputTokens: 500 },
+  priority: false,
+  ...extra,
+});
+const admit = (credential: string, extra: Partial<CredentialAdmitRequest> = {}) =>
+  h.identity.admission.admit(`Bearer ${credential}`, request(extra));
+const codeOf = async (promise: Promise<unknown>) => (await gatewayErrorOf(promise)).code;
+const pending = async (accountId: string) =>
+  (await h.prisma.accountBalance.findUniqueOrThrow({ where: { accountId } })).pendingMicroDzd;
+const windowCount = async (accountId: string) =>
+  (await h.sql.query('SELECT count FROM rate_limit_windows WHERE account_id = $1', [accountId]))
+    .rows[0]?.count;
+
+function mint(t: { accountId: string; key: string }, extra: Record<string, unknown> = {}): string {
+  const kid = `service:${t.accountId}:${Buffer.from('auto').toString('base64')}`;
+  const payload = { sub: `service:${t.accountId}`, model: '*', exp: h.clock.s + 3600, ...extra };
+  return 'jwt:' + jwt.sign(payload, t.key, { algorithm: 'HS256', keyid: kid, noTimestamp: true });
+}
+
+beforeAll(async () => {
+  h = await setUpIdentity({ start: '2030-01-01T00:00:05Z' });
+  // 150 DZD per million input tokens, 600 per million output tokens, 8192 output cap.
+  await h.identity.catalog.put(MODEL, {
+    kind: 'chat',
+    provider: 'node',
+    upstream_model: 'llama',
+    input_price_dzd_per_m: 150,
+    output_price_dzd_per_m: 600,
+    max_output_tokens: 8192,
+  });
+  await h.identity.catalog.put(EXTERNAL, {
+    kind: 'embedding',
+    provider: 'external',
+    upstream_model: 'other',
+    input_price_dzd_per_m: 1,
+    output_price_dzd_per_m: 1,
+    max_output_tokens: 100,
+  });
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('admission in one round trip', () => {
+  it('admits an API key: principal, model, worst case, hold snapshotting prices', async () => {
+    const t = await fundedAccount(h);
+    const { principal, admission } = await admit(t.key, { holdId: 'hold_pg_1' });
+    expect(principal).toMatchObject({ accountId: t.accountId, kind: 'api_key' });
+    expect(principal.apiKeyName).toBe('auto');
+    expect(admission.worstCaseMicroDzd).toBe(450_000n);
+    expect(admission.hold).toMatchObject({ id: 'hold_pg_1', amountMicroDzd: 450_000n });
+    expect(admission.hold.replayed).toBe(false);
+    expect(admission.model).toMatchObject({ id: MODEL, provider: 'node', maxOutputTokens: 8192 });
+    expect(admission.rateLimit).toMatchObject({ allowed: true, limit: 100, remaining: 99 });
+    const hold = await h.prisma.hold.findUniqueOrThrow({ where: { id: 'hold_pg_1' } });
+    expect(hold).toMatchObject({
+      status: 'pending',
+      inputPriceMicroDzdPerM: 150_000_000n,
+      outputPriceMicroDzdPerM: 600_000_000n,
+    });
+    expect(await pending(t.accountId)).toBe(450_000n);
+  });
+
+  it('is idempotent on the hold id; another account’s id is a conflict', async () => {
+    const t = await fundedAccount(h);
+    await admit(t.key, { holdId: 'hold_pg_retry' });
+    const retry = await admit(t.key, {
+      holdId: 'hold_pg_retry',
+      estimate: { inputTokens: 9, maxOutputTokens: 1 },
+    });
+    expect(retry.admission.hold).toMatchObject({ amountMicroDzd: 450_000n, replayed: true });
+    expect(await pending(t.accountId)).toBe(450_000n);
+    const other = await fundedAccount(h);
+    const taken = await gatewayErrorOf(admit(other.key, { holdId: 'hold_pg_retry' }));
+    expect(taken).toMatchObject({ code: 'conflict', details: { result: 'hold_id_taken' } });
+  });
+
+  it('keeps the error order, counts refusals and attaches the rate-limit decision', async () => {
+    const t = await fundedAccount(h, { creditDzd: 0n });
+    expect(await codeOf(h.identity.admission.admit(undefined, request()))).toBe('invalid_api_key');
+    expect(await codeOf(admit('sk_live_' + 'A'.repeat(43)))).toBe('invalid_api_key');
+    expect(await windowCount(t.accountId)).toBeUndefined();
+    const missing = await gatewayErrorOf(admit(t.key, { model: 'org/missing' }));
+    expect(missing).toMatchObject({ code: 'model_not_found', param: 'model' });
+    expect(missing.details?.rateLimit).toMatchObject({ allowed: true, remaining: 99 });
+    expect(await codeOf(admit(t.key, { model: EXTERNAL, kinds: ['chat'] }))).toBe(
+      'model_not_found',
+    );
+    const refused = await gatewayErrorOf(admit(t.key, { nodeUnsupportedParameter: 'best_of' }));
+    expect(refused).toMatchObject({ code: 'invalid_request_body', param: 'best_of' });
+    const token = mint(t, { models: [EXTERNAL], spending_limit: 0.1 });
+    const notAllowed = await gatewayErrorOf(admit(token));
+    expect(notAllowed.message).toBe(
+      `Model '${MODEL}' is not allowed for this scoped token. Allowed models: ${EXTERNAL}`,
+    );
+    const limited = mint(t, { spending_limit: 0.1 });
+    expect(await gatewayErrorOf(admit(limited))).toMatchObject({ code: 'budget_exhausted' });
+    expect(await codeOf(admit(t.key))).toBe('insufficient_balance');
+    expect(await windowCount(t.accountId)).toBe(6); // the two 401s were not counted
+    // Nothing registered for refused requests.
+    expect(await h.prisma.scopedToken.count({ where: { accountId: t.accountId } })).toBe(0);
+  });
+
+  it('answers 429 with its numbers once over the limit, even for an unknown model', async () => {
+    const t = await fundedAccount(h, { rateLimit: 1 });
+    await admit(t.key);
+    const limited = await gatewayErrorOf(admit(t.key, { model: 'org/missing' }));
+    expect(limited).toMatchObject({
+      code: 'rate_limit_exceeded',
+      details: { retryAfterS: 55, limit: 1, remaining: 0 },
+    });
+    expect(await h.prisma.hold.count({ where: { accountId: t.accountId } })).toBe(1);
+  });
+
+  it('registers a client-minted token with its first hold, then reads the registry', async () => {
+    const t = await fundedAccount(h);
+    const token = mint(t, { models: [MODEL], spending_limit: 2 });
+    const { principal, admission } = await admit(token);
+    const row = await h.prisma.scopedToken.findUniqueOrThrow({
+      where: { digest: sha256Hex(token) },
+    });
+    expect(row).toMatchObject({ origin: 'client', reservedMicroDzd: 450_000n });
+    expect(principal.token).toMatchObject({ id: row.id, models: [MODEL] });
+    const hold = await h.prisma.hold.findUniqueOrThrow({ where: { id: admission.hold.id } });
+    expect(hold.scopedTokenId).toBe(row.id);
+    const again = await admit(token);
+    expect(again.principal.token?.id).toBe(row.id);
+  });
+
+  it('applies suspension, revocation, key regeneration and deletion to the very next request', async () => {
+    const t = await fundedAccount(h);
+    const token = mint(t);
+    await admit(token); // the signing key is now cached
+    await h.identity.scopedTokens.revoke(token, { accountId: t.accountId });
+    expect(await codeOf(admit(token))).toBe('token_revoked');
+
+    const fresh = mint(t, { jti: 'fresh' });
+    await admit(fresh);
+    await h.identity.accounts.suspend(t.accountId);
+    expect(await codeOf(admit(fresh))).toBe('account_suspended');
+    expect(await codeOf(admit(t.key))).toBe('account_suspended');
+    await h.identity.accounts.unsuspend(t.accountId);
+    await admit(fresh);
+
+    const { key: newKey } = await h.identity.accounts.regenerateApiKey(t.accountId, 'auto');
+    expect(await codeOf(admit(fresh))).toBe('invalid_api_key');
+    expect(await codeOf(admit(t.key))).toBe('invalid_api_key');
+    const signedByNew = mint({ accountId: t.accountId, key: newKey }, { jti: 'new' });
+    await expect(admit(signedByNew)).resolves.toBeDefined();
+
+    await h.identity.accounts.deleteApiKey(t.accountId, 'auto');
+    expect(await codeOf(admit(signedByNew))).toBe('invalid_api_key');
+  });
+
+  it('holds at the catalog’s current prices from the next request on', async () => {
+    const t = await fundedAccount(h);
+    const model = 'org/pg-repriced';
+    const put = (price: number) =>
+      h.identity.catalog.put(model, {
+        kind: 'chat',
+        provider: 'node',
+        upstream_model: 'x',
+        input_price_dzd_per_m: price,
+        output_price_dzd_per_m: price,
+        max_output_tokens: 10,
+      });
+    await put(1_000);
+    const before = await admit(t.key, { model, estimate: { inputTokens: 990 } });
+    await put(2_000);
+    const after = await admit(t.key, { model, estimate: { inputTokens: 990 } });
+    expect(before.admission.hold.amountMicroDzd).toBe(1_000_000n);
+    expect(after.admission.hold.amountMicroDzd).toBe(2_000_000n);
+  });
+
+  it('never overspends under concurrent admissions on one account (two replicas)', async () => {
+    const t = await fundedAccount(h, { creditDzd: 3n }); // six holds of 0.45 DZD fit, not seven
+    const token = mint(t, { spending_limit: 2 }); // four fit the token's limit
+    const replicas = [h.identity, h.newIdentity().identity, h.newIdentity().identity];
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 30 }, (_, i) =>
+        replicas[i % 3]!.admission.admit(`Bearer ${i % 2 === 0 ? token : t.key}`, request()),
+      ),
+    );
+    const admitted = outcomes.filter((o) => o.status === 'fulfilled');
+    expect(admitted).toHaveLength(6);
+    for (const o of outcomes) {
+      if (o.status === 'rejected') {
+        expect(['insufficient_balance', 'budget_exhausted']).toContain(o.reason.code);
+      }
+    }
+    const balance = await h.prisma.accountBalance.findUniqueOrThrow({
+      where: { accountId: t.accountId },
+    });
+    const available =
+      balance.postedCreditsMicroDzd - balance.postedDebitsMicroDzd - balance.pendingMicroDzd;
+    expect(available).toBeGreaterThanOrEqual(0n);
+    expect(balance.pendingMicroDzd).toBe(6n * 450_000n);
+    const row = await h.prisma.scopedToken.findUniqueOrThrow({
+      where: { digest: sha256Hex(token) },
+    });
+    expect(row.reservedMicroDzd).toBeLessThanOrEqual(2_000_000n);
+    expect(await windowCount(t.accountId)).toBe(30);
+  });
+
+  it('computes the worst case exactly as costMicroDzd (property)', async () => {
+    const pool = pgPoolOf(h.prisma);
+    const price = fc.bigInt({ min: 0n, max: 10n ** 15n });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 2_000_000_000 }),
+        fc.option(fc.integer({ min: 0, max: 1_000_000 })),
+        fc.integer({ min: 1, max: 16 }),
+        fc.integer({ min: 1, max: 1_000_000 }),
+        price,
+        price,
+        fc.boolean(),
+        async (inputTokens, maxOut, choices, cap, inPrice, outPrice, priority) => {
+          const { rows } = await pool.query<{ cost: string }>(
+            'SELECT billing_worst_case_micro_dzd($1, $2, $3, $4, $5, $6, $7)::text AS cost',
+            [inputTokens, maxOut, choices, cap, inPrice, outPrice, priority].map((v) =>
+              v === null ? null : String(v),
+            ),
+          );
+          const expected = costMicroDzd({
+            inputTokens,
+            outputTokens: Math.min(maxOut ?? cap, cap) * choices,
+            inputPriceMicroDzdPerM: inPrice,
+            outputPriceMicroDzdPerM: outPrice,
+            priority,
+          });
+          expect(rows[0]?.cost).toBe(expected.toString());
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -1,0 +1,284 @@
+/**
+ * Admission in ONE PostgreSQL round trip (function `billing_admit`, migration
+ * 20261220090000): what `authenticate` + `admit` + the ledger's `placeHold` decide, in the same
+ * order with the same errors, as one named prepared statement on the `pg` pool. Node does only
+ * what SQL cannot: the header, the API key's shape and SHA-256, and a scoped token's HS256
+ * signature (with the signing key cached decrypted, SigningKeyCache) and claims.
+ */
+import { GatewayError } from '@gateway/contracts';
+import type pg from 'pg';
+import { budgetExhausted, holdIdTaken, INSUFFICIENT_BALANCE_MESSAGE } from '../ledger/index.js';
+import { newId } from '../ledger/ids.js';
+import { requireId } from '../ledger/validation.js';
+import {
+  checkEstimate,
+  modelNotAllowed,
+  modelNotOnEndpoint,
+  unsupportedParameter,
+  withRateLimit,
+  type Admission,
+  type AdmitRequest,
+} from './admit.js';
+import { bearerCredential, checkTokenLifetime } from './authenticate.js';
+import { modelNotFound } from './catalog.js';
+import { SCOPED_TOKEN_PREFIX } from './jwt.js';
+import { toAdmissionRow, type AdmitRow } from './pg-admission-row.js';
+import { rateLimitError, type RateLimiter } from './rate-limit.js';
+import {
+  BAD_SIGNATURE,
+  DEFAULT_CLOCK_SKEW_S,
+  parseScopedToken,
+  verifyParsedToken,
+  type ParsedScopedToken,
+} from './scoped-tokens.js';
+import { constantTimeEqual, looksLikeApiKey, newScopedTokenId, sha256Hex } from './secrets.js';
+import type { SigningKey, SigningKeyCache } from './signing-keys.js';
+import type { Clock, Principal } from './types.js';
+
+const ADMIT = {
+  name: 'billing_admit_v1',
+  text: `SELECT * FROM billing_admit($1::text, $2::text, $3::text, $4::text, $5::text, $6::text[],
+           $7::bigint, $8::timestamptz, $9::text, $10::bigint, $11::text, $12::bigint, $13::bigint,
+           $14::integer, $15::boolean, $16::text[], $17::text[], $18::text, $19::text,
+           $20::timestamptz, $21::timestamptz)`,
+};
+
+/** The request without a principal: admission authenticates the credential itself. */
+export type CredentialAdmitRequest = Omit<AdmitRequest, 'principal'>;
+
+/** A credential checked in Node, ready for the function. */
+type Credential =
+  | { kind: 'api_key'; digest: string }
+  | {
+      kind: 'scoped_token';
+      parsed: ParsedScopedToken;
+      key: SigningKey;
+      digest: string;
+      models: string[] | null;
+      limitMicroDzd: bigint | null;
+      expiresAt: Date;
+    };
+
+/** The rate limiter's window arithmetic (the count itself is taken in SQL). */
+type WindowRule = Pick<RateLimiter, 'windowStartMs' | 'decide'>;
+
+const invalidKey = (message: string) => new GatewayError('invalid_api_key', message);
+
+export class PgAdmission {
+  readonly #pool: pg.Pool;
+  readonly #keys: SigningKeyCache;
+  readonly #rateLimiter: WindowRule;
+  readonly #clock: Clock;
+  readonly #tokenPrefix: string;
+  readonly #holdTtlMs: number;
+  readonly #clockSkewS: number;
+
+  constructor(deps: {
+    pool: pg.Pool;
+    keys: SigningKeyCache;
+    rateLimiter: WindowRule;
+    clock: Clock;
+    tokenPrefix: string;
+    holdTtlMs: number;
+    clockSkewS?: number;
+  }) {
+    this.#pool = deps.pool;
+    this.#keys = deps.keys;
+    this.#rateLimiter = deps.rateLimiter;
+    this.#clock = deps.clock;
+    this.#tokenPrefix = deps.tokenPrefix;
+    this.#holdTtlMs = deps.holdTtlMs;
+    this.#clockSkewS = deps.clockSkewS ?? DEFAULT_CLOCK_SKEW_S;
+  }
+
+  async admit(
+    authorization: string | null | undefined,
+    request: CredentialAdmitRequest,
+  ): Promise<{ principal: Principal; admission: Admission }> {
+    const credential = await this.#credential(bearerCredential(authorization));
+    const estimate = checkEstimate(request.estimate);
+    const holdId =
+      request.holdId === undefined ? newId('hold') : requireId('holdId', request.holdId);
+    let row = await this.#call(credential, { ...request, estimate, holdId });
+    if (row.outcome === 'key_changed' && credential.kind === 'scoped_token') {
+      // Regenerated or deleted since it was cached: read it again and verify again, once.
+      const fresh = await this.#scopedToken(credential.parsed, credential.digest, false);
+      row = await this.#call(fresh, { ...request, estimate, holdId });
+      if (row.outcome === 'key_changed') throw invalidKey(BAD_SIGNATURE.reason);
+    }
+    return this.#outcome(row, credential, request);
+  }
+
+  async #credential(credential: string): Promise<Credential> {
+    if (!credential.startsWith(SCOPED_TOKEN_PREFIX)) {
+      if (!looksLikeApiKey(credential)) throw invalidKey('Invalid API key');
+      return { kind: 'api_key', digest: sha256Hex(credential) };
+    }
+    const parsed = parseScopedToken(credential, this.#tokenPrefix);
+    if (!parsed.ok) throw invalidKey(parsed.reason);
+    return this.#scopedToken(parsed, sha256Hex(credential), true);
+  }
+
+  /** Signature (cached key first; on failure the key is read again), claims, lifetime. */
+  async #scopedToken(parsed: ParsedScopedToken, digest: string, useCache: boolean) {
+    const { accountId, keyName } = parsed.kid;
+    const nowS = Math.floor(this.#clock().getTime() / 1000);
+    const verify = (key: SigningKey) =>
+      verifyParsedToken(parsed, key.rawKey, nowS, this.#tokenPrefix, this.#clockSkewS);
+    let key = useCache ? this.#keys.cached(accountId, keyName) : undefined;
+    let read = key ? verify(key) : BAD_SIGNATURE;
+    if (!read.ok && read.reason === BAD_SIGNATURE.reason) {
+      key = (await this.#keys.load(accountId, keyName)) ?? undefined;
+      read = key ? verify(key) : BAD_SIGNATURE;
+    }
+    if (!read.ok || !key) throw invalidKey(read.ok ? BAD_SIGNATURE.reason : read.reason);
+    checkTokenLifetime(read.claims.exp, nowS, this.#clockSkewS);
+    return {
+      kind: 'scoped_token' as const,
+      parsed,
+      key,
+      digest,
+      models: read.claims.models,
+      limitMicroDzd: read.claims.spendingLimitMicroDzd,
+      expiresAt: new Date(read.claims.exp * 1000),
+    };
+  }
+
+  async #call(
+    credential: Credential,
+    request: CredentialAdmitRequest & {
+      holdId: string;
+      estimate: ReturnType<typeof checkEstimate>;
+    },
+  ): Promise<AdmitRow> {
+    const now = this.#clock();
+    const token = credential.kind === 'scoped_token' ? credential : null;
+    const { rows } = await this.#pool.query<AdmitRow>({
+      ...ADMIT,
+      values: [
+        credential.kind === 'api_key' ? credential.digest : null,
+        token?.parsed.kid.accountId ?? null,
+        token?.key.id ?? null,
+        token?.key.keyDigest ?? null,
+        token?.digest ?? null,
+        token?.models ?? null,
+        token?.limitMicroDzd?.toString() ?? null,
+        token?.expiresAt ?? null,
+        token ? newScopedTokenId() : null,
+        this.#rateLimiter.windowStartMs(now.getTime()),
+        request.model,
+        request.estimate.inputTokens,
+        request.estimate.maxOutputTokens,
+        request.estimate.choices,
+        request.priority,
+        request.providers ?? null,
+        request.kinds ?? null,
+        request.nodeUnsupportedParameter ?? null,
+        request.holdId,
+        new Date(now.getTime() + this.#holdTtlMs),
+        now,
+      ],
+    });
+    const row = rows[0];
+    if (!row) throw new Error('billing_admit returned no row');
+    return Object.assign(row, { nowMs: now.getTime() });
+  }
+
+  #outcome(row: AdmitRow, credential: Credential, request: CredentialAdmitRequest) {
+    const before = refusalBeforeCount(row, credential);
+    if (before) throw before;
+    const principal = principalOf(row, credential);
+    const rateLimit = this.#rateLimiter.decide(
+      row.window_count ?? 0,
+      row.rate_limit_per_minute ?? 0,
+      row.nowMs,
+    );
+    const refusal = refusalAfterCount(row, request);
+    if (refusal) throw withRateLimit(refusal, rateLimit);
+    if (!rateLimit.allowed) throw withRateLimit(rateLimitError(rateLimit), rateLimit);
+    return { principal, admission: toAdmissionRow(row, rateLimit) };
+  }
+}
+
+/** 401 / 403: decided before the request was counted. */
+function refusalBeforeCount(row: AdmitRow, credential: Credential): GatewayError | null {
+  switch (row.outcome) {
+    case 'invalid_api_key':
+      return invalidKey('Invalid API key');
+    case 'key_changed':
+    case 'token_mismatch':
+      return invalidKey(BAD_SIGNATURE.reason);
+    case 'token_revoked':
+      if (row.window_count !== null) return null;
+      return new GatewayError('token_revoked', 'Scoped token was revoked by its owner');
+    case 'account_suspended':
+      return new GatewayError('account_suspended', 'Account is suspended');
+  }
+  // The index found the row; its digest is compared again in constant time.
+  if (
+    credential.kind === 'api_key' &&
+    !constantTimeEqual(row.key_digest ?? '', credential.digest)
+  ) {
+    return invalidKey('Invalid API key');
+  }
+  return null;
+}
+
+/** Refusals after the rate-limit step (they carry `details.rateLimit`). */
+function refusalAfterCount(row: AdmitRow, request: CredentialAdmitRequest): GatewayError | null {
+  switch (row.outcome) {
+    case 'rate_limit_exceeded':
+      return null;
+    case 'model_not_found':
+      return modelNotFound(request.model);
+    case 'model_not_on_endpoint':
+      return modelNotOnEndpoint(row.model_id ?? request.model);
+    case 'unsupported_parameter':
+      return unsupportedParameter(request.nodeUnsupportedParameter ?? '');
+    case 'model_not_allowed':
+      return modelNotAllowed(row.model_id ?? request.model, row.token_models ?? []);
+    case 'token_revoked':
+      // Revoked between the registry read and the token's lock (or registered revoked meanwhile).
+      return new GatewayError('token_revoked', 'Scoped token was revoked by its owner');
+    case 'token_mismatch':
+      return invalidKey(BAD_SIGNATURE.reason);
+    case 'budget_exhausted':
+      return budgetExhausted(
+        { spentMicroDzd: big(row.token_spent), reservedMicroDzd: big(row.token_reserved) },
+        big(row.token_limit),
+        big(row.worst_case_micro_dzd),
+      );
+    case 'insufficient_balance':
+      return new GatewayError('insufficient_balance', INSUFFICIENT_BALANCE_MESSAGE);
+    case 'hold_id_taken':
+      return holdIdTaken(row.hold_id ?? '', row.hold_status ?? 'pending');
+    case 'admitted':
+    case 'replayed':
+      return null;
+    default:
+      throw new Error(`billing_admit: unknown outcome ${row.outcome}`);
+  }
+}
+
+const big = (value: string | null): bigint => BigInt(value ?? 0);
+
+function principalOf(row: AdmitRow, credential: Credential): Principal {
+  const base = {
+    accountId: row.account_id ?? '',
+    apiKeyName: row.api_key_name ?? '',
+    rateLimitPerMinute: row.rate_limit_per_minute ?? 0,
+    webhookFormat: row.webhook_format === 'B' ? ('B' as const) : ('A' as const),
+  };
+  if (credential.kind === 'api_key') return { ...base, kind: 'api_key' };
+  return {
+    ...base,
+    kind: 'scoped_token',
+    token: {
+      id: row.token_id,
+      digest: credential.digest,
+      models: row.token_models,
+      spendingLimitMicroDzd: row.token_limit === null ? null : BigInt(row.token_limit),
+      expiresAt: row.token_expires_at ?? credential.expiresAt,
+    },
+  };
+}
