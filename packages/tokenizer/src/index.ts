@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
+import type * as O200kBase from 'gpt-tokenizer/encoding/o200k_base';
 import { textSlices, type TextSlice } from './slices.js';
 
-type Encoding = typeof import('gpt-tokenizer/encoding/o200k_base');
+type Encoding = typeof O200kBase;
 
 /*
  * One tokenizer for the whole gateway (o200k_base BPE, via gpt-tokenizer): edge sizes holds with
