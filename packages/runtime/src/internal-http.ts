@@ -96,7 +96,7 @@ export function createInternalHttp(options: InternalHttpOptions): InternalHttp {
         path: request.path,
         headers,
         ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
-        signal: AbortSignal.timeout(options.timeoutMs),
+        // Bounded by the pool's headers and body timeouts (an AbortSignal per call costs more).
       });
       response = {
         status: answer.statusCode,

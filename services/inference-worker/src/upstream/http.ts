@@ -17,8 +17,11 @@ export interface UpstreamResponse {
   response: Response;
   /** Restarts the inactivity timer (each streamed chunk). */
   touch(timeoutMs: number): void;
-  /** Stops the timers and aborts the request if its body is still open. */
-  close(): void;
+  /**
+   * Stops the timers and aborts the request if its body is still open. `consumed`: the body was
+   * read to its end, so there is nothing to abort (an abort builds an AbortError per request).
+   */
+  close(consumed?: boolean): void;
   /** The reason the attempt was aborted, as an UpstreamError, once it was. */
   abortError(): UpstreamError | undefined;
 }
@@ -104,10 +107,10 @@ export async function openUpstream(request: UpstreamRequest): Promise<UpstreamRe
     clearTimeout(timer);
     timer = setTimeout(() => controller.abort(TIMEOUT), timeoutMs);
   };
-  const close = () => {
+  const close = (consumed = false) => {
     clearTimeout(timer);
     request.signal.removeEventListener('abort', onJobAbort);
-    if (!controller.signal.aborted) controller.abort();
+    if (!consumed && !controller.signal.aborted) controller.abort();
   };
   touch(request.firstByteTimeoutMs);
   const isForm = request.body instanceof FormData;
@@ -157,9 +160,11 @@ export async function readJson(
   maxBytes: number,
 ): Promise<unknown> {
   upstream.touch(timeoutMs);
+  let consumed = false;
   try {
     const bytes = await readCapped(upstream.response, maxBytes);
     if (bytes === null) throw tooLarge(maxBytes);
+    consumed = true;
     try {
       return JSON.parse(bytes.toString('utf8')) as unknown;
     } catch {
@@ -168,7 +173,7 @@ export async function readJson(
   } catch (error) {
     throw upstream.abortError() ?? error;
   } finally {
-    upstream.close();
+    upstream.close(consumed);
   }
 }
 
@@ -179,13 +184,15 @@ export async function readBytes(
   maxBytes: number,
 ): Promise<Buffer> {
   upstream.touch(timeoutMs);
+  let consumed = false;
   try {
     const bytes = await readCapped(upstream.response, maxBytes);
     if (bytes === null) throw tooLarge(maxBytes);
+    consumed = true;
     return bytes;
   } catch (error) {
     throw upstream.abortError() ?? error;
   } finally {
-    upstream.close();
+    upstream.close(consumed);
   }
 }

@@ -20,6 +20,7 @@ export async function* readSseEvents(
   const parser = createParser({ onEvent: (event) => pending.push(event) });
   const decoder = new TextDecoder();
   const reader = body.getReader();
+  let ended = false;
   try {
     for (;;) {
       upstream.touch(idleTimeoutMs);
@@ -31,7 +32,10 @@ export async function* readSseEvents(
           upstream.abortError() ?? new UpstreamError('connect', 'model node dropped the stream')
         );
       }
-      if (chunk.done) return;
+      if (chunk.done) {
+        ended = true;
+        return;
+      }
       parser.feed(decoder.decode(chunk.value, { stream: true }));
       while (pending.length > 0) {
         const event = pending.shift() as EventSourceMessage;
@@ -40,7 +44,7 @@ export async function* readSseEvents(
       }
     }
   } finally {
-    upstream.close();
+    upstream.close(ended);
     reader.releaseLock?.();
   }
 }
