@@ -31,6 +31,51 @@ const CHAT_SHAPE: ChoiceShape = {
   }),
 };
 
+/**
+ * A chat answer given as a call of the function `tool_choice` names (vLLM's named function
+ * calling): the answer's tokens stream as the call's arguments, after a delta naming the function.
+ */
+function toolCallShape(name: string): ChoiceShape {
+  // The first delta of a call carries its id and type; the following ones only arguments.
+  const call = (index: number, fn: Record<string, string>, first = false) => ({
+    index: 0,
+    ...(first ? { id: `call_standin_${index}`, type: 'function' } : {}),
+    function: fn,
+  });
+  return {
+    ...CHAT_SHAPE,
+    opening: (index) => ({
+      index,
+      delta: { role: 'assistant', tool_calls: [call(index, { name, arguments: '' }, true)] },
+      logprobs: null,
+      finish_reason: null,
+    }),
+    delta: (index, piece) => ({
+      index,
+      delta: { tool_calls: [call(index, { arguments: piece })] },
+      logprobs: null,
+      finish_reason: null,
+    }),
+    whole: (index, text, reason) => ({
+      index,
+      message: {
+        role: 'assistant',
+        content: null,
+        tool_calls: [call(index, { name, arguments: text }, true)],
+      },
+      logprobs: null,
+      finish_reason: reason,
+    }),
+  };
+}
+
+/** The function a request forces with `tool_choice: {type: "function", function: {name}}`. */
+function forcedFunction(body: Record<string, unknown>): string | undefined {
+  const choice = body.tool_choice as { function?: { name?: unknown } } | undefined;
+  const name = choice?.function?.name;
+  return typeof name === 'string' && name.length > 0 ? name : undefined;
+}
+
 const TEXT_SHAPE: ChoiceShape = {
   object: 'text_completion',
   chunkObject: 'text_completion',
@@ -96,7 +141,9 @@ async function chat(settings: () => StandInNodeSettings, req: Request, res: Resp
     params.stop,
     current,
   );
-  await respondWithPlans(res, settings, CHAT_SHAPE, params, promptTokens, plans);
+  const forced = forcedFunction(body);
+  const shape = forced === undefined ? CHAT_SHAPE : toolCallShape(forced);
+  await respondWithPlans(res, settings, shape, params, promptTokens, plans);
 }
 
 async function completion(settings: () => StandInNodeSettings, req: Request, res: Response) {
