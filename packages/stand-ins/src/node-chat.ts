@@ -76,6 +76,15 @@ function forcedFunction(body: Record<string, unknown>): string | undefined {
   return typeof name === 'string' && name.length > 0 ? name : undefined;
 }
 
+/** Fields a real chat template renders into the prompt besides the messages (billed as input). */
+const RENDERED_FIELDS = ['tools', 'tool_choice', 'response_format', 'functions'] as const;
+
+function renderedFieldTokens(body: Record<string, unknown>): number {
+  return RENDERED_FIELDS.filter((name) => body[name] !== undefined)
+    .map((name) => countTextTokens(JSON.stringify(body[name])))
+    .reduce((sum, tokens) => sum + tokens, 0);
+}
+
 const TEXT_SHAPE: ChoiceShape = {
   object: 'text_completion',
   chunkObject: 'text_completion',
@@ -131,7 +140,7 @@ export function plansFor(
 async function chat(settings: () => StandInNodeSettings, req: Request, res: Response) {
   const body = requireObject(req.body);
   const messages = chatMessages(body.messages);
-  const promptTokens = countChatPromptTokens(messages);
+  const promptTokens = countChatPromptTokens(messages) + renderedFieldTokens(body);
   const current = settings();
   const params = generationParams(body, promptTokens, current);
   const plans = plansFor(
