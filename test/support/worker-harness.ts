@@ -28,7 +28,7 @@ const silent = new Writable({ write: (_c, _e, cb) => cb() });
 export interface WorkerOptions {
   external?: { url: string; apiKey: string };
   prefetch?: { default: number; priority: number };
-  timeouts?: { firstByteMs?: number; idleMs?: number; requestMs?: number };
+  timeouts?: { firstByteMs?: number; idleMs?: number; requestMs?: number; generationMs?: number };
   maxAttempts?: number;
   billingAttempts?: number;
   healthIntervalMs?: number;
@@ -64,7 +64,13 @@ export async function startWorker(
       }),
       registry,
       cancellations: new Cancellations(60_000),
-      timeouts: { firstByteMs: 5_000, idleMs: 5_000, requestMs: 20_000, ...options.timeouts },
+      timeouts: {
+        firstByteMs: 5_000,
+        idleMs: 5_000,
+        requestMs: 20_000,
+        generationMs: 60_000,
+        ...options.timeouts,
+      },
       responseMaxBytes: 16 * 1024 * 1024,
       maxAttempts: options.maxAttempts ?? 3,
       external: options.external,

@@ -31,6 +31,60 @@ const CHAT_SHAPE: ChoiceShape = {
   }),
 };
 
+/**
+ * A chat answer given as a call of the function `tool_choice` names (vLLM's named function
+ * calling): the answer's tokens stream as the call's arguments, after a delta naming the function.
+ */
+function toolCallShape(name: string): ChoiceShape {
+  // The first delta of a call carries its id and type; the following ones only arguments.
+  const call = (index: number, fn: Record<string, string>, first = false) => ({
+    index: 0,
+    ...(first ? { id: `call_standin_${index}`, type: 'function' } : {}),
+    function: fn,
+  });
+  return {
+    ...CHAT_SHAPE,
+    opening: (index) => ({
+      index,
+      delta: { role: 'assistant', tool_calls: [call(index, { name, arguments: '' }, true)] },
+      logprobs: null,
+      finish_reason: null,
+    }),
+    delta: (index, piece) => ({
+      index,
+      delta: { tool_calls: [call(index, { arguments: piece })] },
+      logprobs: null,
+      finish_reason: null,
+    }),
+    whole: (index, text, reason) => ({
+      index,
+      message: {
+        role: 'assistant',
+        content: null,
+        tool_calls: [call(index, { name, arguments: text }, true)],
+      },
+      logprobs: null,
+      finish_reason: reason,
+    }),
+  };
+}
+
+/** The function a request forces with `tool_choice: {type: "function", function: {name}}`. */
+function forcedFunction(body: Record<string, unknown>): string | undefined {
+  const choice = body.tool_choice as { function?: { name?: unknown } } | undefined;
+  const name = choice?.function?.name;
+  return typeof name === 'string' && name.length > 0 ? name : undefined;
+}
+
+/** Fields a real chat template renders into the prompt besides the messages (billed as input). */
+const RENDERED_FIELDS = ['tools', 'tool_choice', 'response_format', 'functions'] as const;
+
+function renderedFieldTokens(body: Record<string, unknown>): number {
+  return RENDERED_FIELDS.filter((name) => body[name] !== undefined)
+    .map((name) => countTextTokens(JSON.stringify(body[name])))
+    .reduce((sum, tokens) => sum + tokens, 0);
+}
+
 const TEXT_SHAPE: ChoiceShape = {
   object: 'text_completion',
   chunkObject: 'text_completion',
@@ -86,7 +140,7 @@ export function plansFor(
 async function chat(settings: () => StandInNodeSettings, req: Request, res: Response) {
   const body = requireObject(req.body);
   const messages = chatMessages(body.messages);
-  const promptTokens = countChatPromptTokens(messages);
+  const promptTokens = countChatPromptTokens(messages) + renderedFieldTokens(body);
   const current = settings();
   const params = generationParams(body, promptTokens, current);
   const plans = plansFor(
@@ -96,7 +150,9 @@ async function chat(settings: () => StandInNodeSettings, req: Request, res: Resp
     params.stop,
     current,
   );
-  await respondWithPlans(res, settings, CHAT_SHAPE, params, promptTokens, plans);
+  const forced = forcedFunction(body);
+  const shape = forced === undefined ? CHAT_SHAPE : toolCallShape(forced);
+  await respondWithPlans(res, settings, shape, params, promptTokens, plans);
 }
 
 async function completion(settings: () => StandInNodeSettings, req: Request, res: Response) {

@@ -136,10 +136,26 @@ export function countChatPromptTokens(messages: readonly ChatMessageLike[]): num
 export async function estimateChatPromptTokens(
   messages: readonly ChatMessageLike[],
 ): Promise<number> {
+  return estimateChatRequestTokens(messages, {});
+}
+
+/**
+ * Prompt tokens of a whole chat request, an upper bound for its hold: the messages (framing
+ * included) plus the JSON text of every other field the model reads (`tools`, `tool_choice`,
+ * `response_format`, `functions`, ...), which a node renders into its prompt and bills as
+ * input. Yields the event loop between slices.
+ */
+export async function estimateChatRequestTokens(
+  messages: readonly ChatMessageLike[],
+  modelReadFields: Readonly<Record<string, unknown>>,
+): Promise<number> {
   const counter = new YieldingTokenCounter();
   for (const part of chatPromptParts(messages)) {
     if (typeof part === 'number') counter.addFixed(part);
     else await counter.add(part);
+  }
+  for (const [name, value] of Object.entries(modelReadFields)) {
+    if (value !== undefined) await counter.add(`${name}: ${JSON.stringify(value)}`);
   }
   return counter.total;
 }

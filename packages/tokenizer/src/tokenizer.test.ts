@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import {
+  estimateChatRequestTokens,
   countChatPromptTokens,
   countTextTokens,
   REPLY_PRIMING_TOKENS,
@@ -39,5 +40,28 @@ describe('tokenizer', () => {
     expect(pieces.join('')).toBe(text);
     expect(pieces.length).toBeLessThanOrEqual(countTextTokens(text));
     expect(pieces.length).toBeGreaterThan(5);
+  });
+});
+
+describe('estimateChatRequestTokens', () => {
+  const messages = [{ role: 'user', content: 'Hi' }];
+  const tools = Array.from({ length: 40 }, (_, i) => ({
+    type: 'function',
+    function: { name: `tool_${i}`, description: `Tool number ${i} of the test.` },
+  }));
+
+  it('counts the JSON text of every field the model reads on top of the messages', async () => {
+    const fields = { tools, tool_choice: 'required', response_format: { type: 'json_object' } };
+    const total = await estimateChatRequestTokens(messages, fields);
+    const fieldTexts = Object.values(fields).map((value) => JSON.stringify(value));
+    expect(total).toBeGreaterThanOrEqual(
+      countChatPromptTokens(messages) + countTextTokens(fieldTexts.join('')),
+    );
+  });
+
+  it('equals the messages-only count when no other field is read', async () => {
+    expect(await estimateChatRequestTokens(messages, { seed: undefined })).toBe(
+      countChatPromptTokens(messages),
+    );
   });
 });

@@ -29,6 +29,9 @@ export const workerConfigSchema = Type.Object({
     maximum: 268_435_456,
     default: 16_777_216,
   }),
+  // Overall cap of one started job (a job's deadline bounds only its wait in the queue); far
+  // above any real generation, it only stops a node that never ends.
+  JOB_MAX_GENERATION_MS: Type.Integer({ minimum: 60_000, maximum: 86_400_000, default: 1_800_000 }),
   NODE_MAX_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 10, default: 3 }),
   NODE_HEALTH_INTERVAL_MS: fields.durationMs(10_000, 600_000),
   CATALOG_CACHE_TTL_MS: fields.durationMs(5_000, 600_000),

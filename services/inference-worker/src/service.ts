@@ -76,6 +76,7 @@ export async function startWorkerService(
           firstByteMs: config.NODE_FIRST_BYTE_TIMEOUT_MS,
           idleMs: config.NODE_IDLE_TIMEOUT_MS,
           requestMs: config.NODE_REQUEST_TIMEOUT_MS,
+          generationMs: config.JOB_MAX_GENERATION_MS,
         },
         responseMaxBytes: config.NODE_RESPONSE_MAX_BYTES,
         maxAttempts: config.NODE_MAX_ATTEMPTS,

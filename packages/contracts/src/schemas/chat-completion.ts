@@ -93,7 +93,7 @@ export type ChatMessage = Static<typeof ChatMessageSchema>;
 export type ChatCompletionRequest = Static<typeof ChatCompletionRequestSchema>;
 
 /** Chat parameters the gateway handles itself for default models: never forwarded as sent. */
-const GATEWAY_CHAT_PARAMETERS = [
+export const GATEWAY_CHAT_PARAMETERS = [
   'model',
   'stream',
   'stream_options',

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import OpenAI from 'openai';
+import { countTextTokens } from '@gateway/tokenizer';
 import { balanceOf, createTenant } from '../test-support/billing.suite.js';
 import { useRealStack } from '../test-support/real-stack.suite.js';
 import { clientToken, nowS } from '../test-support/tokens.suite.js';
@@ -40,6 +41,31 @@ describe('openai SDK against the gateway', () => {
     expect(service.cost_dzd).toBeGreaterThan(0);
     const balance = await balanceOf(stack.billing, stack.tenant.accountId);
     expect(balance).toMatchObject({ balance_dzd: service.balance_dzd, reserved_dzd: 0 });
+  });
+
+  it('holds and settles the tokens of a large tools array (the hold bounds what the node bills)', async () => {
+    const tools = Array.from({ length: 120 }, (_, i) => ({
+      type: 'function' as const,
+      function: {
+        name: `lookup_well_${i}`,
+        description: `Finds the depth, salinity and flow of well number ${i} in the Sahara.`,
+        parameters: { type: 'object', properties: { region: { type: 'string' } } },
+      },
+    }));
+    const completion = await client(stack.tenant.key).chat.completions.create({
+      model: MODEL,
+      messages,
+      tools,
+      tool_choice: { type: 'function', function: { name: 'lookup_well_7' } },
+    });
+    const usage = completion.usage!;
+    expect(usage.prompt_tokens).toBeGreaterThan(countTextTokens(JSON.stringify(tools)));
+    expect(completion.choices[0]?.message.tool_calls?.[0]).toMatchObject({
+      function: { name: 'lookup_well_7' },
+    });
+    const costDzd = (usage.prompt_tokens * 1_000 + usage.completion_tokens * 2_000) / 1e6;
+    const service = (completion as unknown as { _service: { cost_dzd: number } })._service;
+    expect(service.cost_dzd).toBeCloseTo(costDzd, 6);
   });
 
   it('streams chunks, ending with a usage chunk', async () => {

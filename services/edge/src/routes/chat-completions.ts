@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
-import { unsupportedNodeChatParameter, validateChatCompletion } from '@gateway/contracts';
+import {
+  GATEWAY_CHAT_PARAMETERS,
+  unsupportedNodeChatParameter,
+  validateChatCompletion,
+} from '@gateway/contracts';
 import type { ChatCompletionRequest } from '@gateway/contracts';
-import { estimateChatPromptTokens } from '@gateway/tokenizer';
+import { estimateChatRequestTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
 import { credentialRequired } from '../http/auth.js';
@@ -38,7 +42,9 @@ export function chatCompletionsRouter(deps: EdgeDeps): Router {
 
 /**
  * The hold is sized for the prompt (real tokenizer, counted without holding the event loop) plus
- * `n` × the output cap.
+ * `n` × the output cap. The prompt is everything the model reads: the messages and the JSON text
+ * of every other field that reaches it (tools, tool_choice, response_format, ...), so the hold
+ * bounds what the node will bill.
  */
 export async function chatPlan(body: ChatCompletionRequest): Promise<InferencePlan> {
   const refused = unsupportedNodeChatParameter(body);
@@ -48,7 +54,7 @@ export async function chatPlan(body: ChatCompletionRequest): Promise<InferencePl
     jobId: `chatcmpl-${randomUUID()}`,
     model: body.model,
     estimate: {
-      inputTokens: await estimateChatPromptTokens(body.messages),
+      inputTokens: await estimateChatRequestTokens(body.messages, modelReadFields(body)),
       maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? null,
       choices: body.n ?? 1,
     },
@@ -58,6 +64,12 @@ export async function chatPlan(body: ChatCompletionRequest): Promise<InferencePl
     kinds: ['chat', 'completion'],
     ...(refused === undefined ? {} : { nodeUnsupportedParameter: refused }),
   };
+}
+
+/** The fields besides `messages` that reach the model (the gateway's own are not sent as is). */
+function modelReadFields(body: ChatCompletionRequest): Record<string, unknown> {
+  const gateway = new Set<string>([...GATEWAY_CHAT_PARAMETERS, 'messages']);
+  return Object.fromEntries(Object.entries(body).filter(([name]) => !gateway.has(name)));
 }
 
 async function answered(

@@ -78,6 +78,8 @@ export async function executeChat(ctx: ExecutionContext): Promise<ExecutionResul
     relayed: () => ctx.progress.relayed,
     attempt: async (node) => {
       const upstream = await open(node.url);
+      // The node accepted the request: from here on its prompt counts as processed (billed).
+      ctx.progress.promptAccepted = true;
       return ctx.job.stream
         ? relayStream(ctx, upstream, target.warnings)
         : completeOnce(ctx, upstream, target.warnings);
@@ -118,11 +120,26 @@ function choiceTexts(choices: unknown[]): string {
     .join('');
 }
 
+/** Text fields of a streamed delta the model generated; every one is billed as output. */
+const DELTA_TEXT_FIELDS = ['content', 'reasoning_content', 'reasoning', 'refusal'] as const;
+
+function toolCallText(call: unknown): string {
+  const fn = (call as { function?: { name?: unknown; arguments?: unknown } } | null)?.function;
+  return [fn?.name, fn?.arguments].filter((part) => typeof part === 'string').join('');
+}
+
+/** Everything generated in one streamed event: content, reasoning, refusals and tool calls. */
 function deltaText(event: StreamEvent): string {
   const choices = Array.isArray(event.choices) ? event.choices : [];
   return choices
-    .map((choice) => (choice as { delta?: { content?: unknown } }).delta?.content)
-    .filter((content): content is string => typeof content === 'string')
+    .map((choice) => {
+      const delta = (choice as { delta?: Record<string, unknown> }).delta ?? {};
+      const texts = DELTA_TEXT_FIELDS.map((field) => delta[field]).filter(
+        (text): text is string => typeof text === 'string',
+      );
+      const calls = Array.isArray(delta.tool_calls) ? delta.tool_calls.map(toolCallText) : [];
+      return [...texts, ...calls].join('');
+    })
     .join('');
 }
 
@@ -137,7 +154,10 @@ async function relayStream(
   for await (const event of readSseEvents(upstream, ctx.timeouts.idleMs)) {
     if (event.error !== undefined)
       throw new UpstreamError('server_error', 'model node streamed an error');
-    if (event.usage) reported = usageFrom(event, () => ({ promptTokens: 0, completionTokens: 0 }));
+    if (event.usage) {
+      reported = usageFrom(event, () => ({ promptTokens: 0, completionTokens: 0 }));
+      ctx.progress.reportedUsage = reported;
+    }
     const choices = Array.isArray(event.choices) ? event.choices : [];
     if (choices.length === 0) continue;
     if (choices.some((choice) => (choice as { finish_reason?: unknown }).finish_reason))
@@ -164,8 +184,12 @@ async function relayStream(
   return { usage, warnings, buildData: () => data };
 }
 
-/** Usage of a stream cancelled midway: the prompt and the tokens relayed so far. */
+/**
+ * Usage of a job cancelled midway: the node's own usage when it reported one, else the prompt
+ * and the tokens relayed so far (content, reasoning and tool calls alike).
+ */
 export function partialChatUsage(ctx: ExecutionContext): TokenUsage {
+  if (ctx.progress.reportedUsage) return ctx.progress.reportedUsage;
   return {
     promptTokens: promptTokens(ctx),
     completionTokens: countTextTokens(ctx.progress.relayedText),

@@ -6,6 +6,8 @@ export interface UpstreamTimeouts {
   firstByteMs: number;
   idleMs: number;
   requestMs: number;
+  /** Overall cap of one started job, far above any real generation (`JOB_MAX_GENERATION_MS`). */
+  generationMs: number;
 }
 
 export interface ExternalProvider {
@@ -17,7 +19,7 @@ export interface ExternalProvider {
 export interface ExecutionContext {
   job: InferenceJobPayload;
   model: CatalogEntry;
-  /** Aborted on cancellation or at the job's deadline (the reason says which). */
+  /** Aborted on cancellation or at the generation cap (the reason says which). */
   signal: AbortSignal;
   timeouts: UpstreamTimeouts;
   /** Largest non-streamed answer read from a node or the provider (`NODE_RESPONSE_MAX_BYTES`). */
@@ -36,8 +38,15 @@ export interface ExecutionContext {
 export interface Progress {
   /** True once anything left the worker: no failover to another node after that. */
   relayed: boolean;
-  /** Text relayed so far (all choices), to count the tokens of a cancelled stream. */
+  /**
+   * Output text relayed so far (all choices: content, reasoning, refusals, tool-call names and
+   * arguments), to count the tokens of a cancelled stream.
+   */
   relayedText: string;
+  /** A node answered the request (HTTP 2xx, headers received): its prompt counts as processed. */
+  promptAccepted: boolean;
+  /** Usage the node reported in the stream, if it did before the job ended. */
+  reportedUsage?: TokenUsage;
 }
 
 export interface TokenUsage {

@@ -1,5 +1,8 @@
-/** Why a job's signal was aborted. */
-export type AbortCause = 'cancelled' | 'deadline';
+/**
+ * Why a job's signal was aborted: the client went away, or the generation ran past the
+ * worker's overall cap (`JOB_MAX_GENERATION_MS`). Both bill what was produced.
+ */
+export type AbortCause = 'cancelled' | 'generation_cap';
 
 export class JobAborted extends Error {
   constructor(readonly abortCause: AbortCause) {

@@ -12,7 +12,7 @@ import type { ExternalProvider } from '../backends/context.js';
 import { UpstreamError } from '../upstream/errors.js';
 import type { NodeRegistry } from '../upstream/node-pool.js';
 import type { Cancellations } from './cancellations.js';
-import { JobAborted } from './cancellations.js';
+import { JobAborted, type AbortCause } from './cancellations.js';
 import type { JobOutbox } from './outbox.js';
 
 export interface JobRunnerDeps {
@@ -62,9 +62,12 @@ export async function runJob(
     return 'expired';
   }
   const controller = deps.cancellations.register(job.jobId);
-  const deadline = setTimeout(
-    () => controller.abort(new JobAborted('deadline')),
-    Math.max(0, job.deadlineAtMs - Date.now()),
+  // The deadline bounds queue wait only (checked above). A started job is bounded by the idle
+  // timeouts between chunks and by this cap, far above any real generation: a long stream that
+  // keeps producing is delivered and charged, never cut at the deadline.
+  const cap = setTimeout(
+    () => controller.abort(new JobAborted('generation_cap')),
+    deps.timeouts.generationMs,
   );
   let ctx: ExecutionContext | undefined;
   let result: ExecutionResult;
@@ -79,7 +82,7 @@ export async function runJob(
       registry: deps.registry,
       maxAttempts: deps.maxAttempts,
       external: deps.external,
-      progress: { relayed: false, relayedText: '' },
+      progress: { relayed: false, relayedText: '', promptAccepted: false },
       onAttemptFailed: (failure) => deps.onAttemptFailed?.(failure),
       emitChunk: async (chunk) => {
         // Edge's reply queue is gone (edge restarted): nobody will read the rest.
@@ -90,12 +93,12 @@ export async function runJob(
   } catch (error) {
     const reason: unknown = controller.signal.reason;
     const cause = reason instanceof JobAborted ? reason.abortCause : undefined;
-    if (cause === 'cancelled' && ctx) return cancel(ctx, outbox, deps, startedMs);
+    if (cause !== undefined && ctx) return cancel(ctx, outbox, deps, cause, startedMs);
     if (!isJobFailure(error) && cause === undefined) throw error;
     await fail(job, outbox, deps, toGatewayError(error, cause), startedMs);
     return 'failed';
   } finally {
-    clearTimeout(deadline);
+    clearTimeout(cap);
     deps.cancellations.unregister(job.jobId);
   }
   return succeed(outbox, deps, result, startedMs);
@@ -106,8 +109,8 @@ function isJobFailure(error: unknown): boolean {
   return error instanceof UpstreamError || error instanceof GatewayError;
 }
 
-function toGatewayError(error: unknown, cause: string | undefined): GatewayError {
-  if (cause === 'deadline')
+function toGatewayError(error: unknown, cause: AbortCause | undefined): GatewayError {
+  if (cause === 'generation_cap')
     return new GatewayError('GATEWAY_TIMEOUT', 'The model did not finish in time.');
   if (error instanceof GatewayError) return error;
   if (error instanceof UpstreamError && error.failure === 'rejected') {
@@ -157,26 +160,31 @@ async function succeed(
   return 'succeeded';
 }
 
-/** The client went away: charge what was generated (nothing generated → nothing charged). */
+const ABORT_MESSAGES: Record<AbortCause, string> = {
+  cancelled: 'The request was cancelled.',
+  generation_cap: 'The model did not finish in time.',
+};
+
+/**
+ * The client went away, or the generation cap was reached: charge the input the node processed
+ * and the output it produced (docs/decisions.md, billing policy for failure paths). Nothing is
+ * charged only when no node accepted the request and nothing was produced.
+ */
 async function cancel(
   ctx: ExecutionContext,
   outbox: JobOutbox,
   deps: JobRunnerDeps,
+  cause: AbortCause,
   startedMs: number,
 ): Promise<JobResult> {
   const usage = partialChatUsage(ctx);
-  if (usage.completionTokens === 0) {
-    await fail(
-      ctx.job,
-      outbox,
-      deps,
-      new GatewayError('GATEWAY_TIMEOUT', 'The request was cancelled.'),
-      startedMs,
-    );
+  const message = ABORT_MESSAGES[cause];
+  if (!ctx.progress.promptAccepted && usage.completionTokens === 0) {
+    await fail(ctx.job, outbox, deps, new GatewayError('GATEWAY_TIMEOUT', message), startedMs);
     return 'cancelled';
   }
   const settled = await deps.billing.settle(ctx.job.holdId, billed(usage));
-  await outbox.error('GATEWAY_TIMEOUT', 'The request was cancelled.');
+  await outbox.error('GATEWAY_TIMEOUT', message);
   if (settled.kind === 'settled') {
     await outbox.completed({ status: 'failed' }, Date.now() - startedMs);
   }
