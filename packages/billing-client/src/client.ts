@@ -59,6 +59,12 @@ export interface BillingClient {
   settle(holdId: string, usage: SettleRequest): Promise<SettleOutcome>;
   /** Idempotent; a hold already settled or voided is `already_final`, not an error. */
   void(holdId: string): Promise<VoidOutcome>;
+  /**
+   * Edge queued the hold's job: billing keeps the hold until `expiresAtMs` (the job's end +
+   * settlement time) instead of releasing it after its publish grace. Idempotent; false when
+   * the hold is already final.
+   */
+  published(holdId: string, expiresAtMs: number): Promise<boolean>;
   /** From the cache unless the entry is older than `atLeastUpdatedAt` (an admission's). */
   getModel(id: string, atLeastUpdatedAt?: string): Promise<CatalogEntry>;
   listModels(): Promise<CatalogEntry[]>;
@@ -124,6 +130,9 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
           replayed: answer.replayed,
         };
       }),
+    published: async (holdId, expiresAtMs) =>
+      (await post<{ published: boolean }>(`${hold(holdId)}/published`, { expiresAtMs }, true))
+        .published,
     void: (holdId) =>
       finalOrConflict(async () => {
         const answer = await post<VoidResponse>(`${hold(holdId)}/void`, undefined, true);

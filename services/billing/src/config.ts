@@ -17,6 +17,9 @@ export const billingConfigSchema = Type.Object({
   TOKEN_PREFIX: Type.String({ default: 'service', pattern: '^[a-z][a-z0-9_-]{0,31}$' }),
   HOLD_TTL_MS: fields.durationMs(15 * 60_000),
   HOLD_SWEEP_INTERVAL_MS: fields.durationMs(30_000, 3_600_000),
+  // A hold edge has not marked published this long after admission is released (its job was
+  // never queued: edge died or gave up). Must exceed edge's publish time, retries included.
+  HOLD_PUBLISH_GRACE_MS: fields.durationMs(30_000, 600_000),
   // Idempotency-Key answers (which may carry a minted token) are kept this long, then purged.
   // The spec promises 24 h; a week is the most any operator should keep such answers.
   IDEMPOTENCY_TTL_MS: Type.Integer({ minimum: 60_000, maximum: 7 * DAY_MS, default: DAY_MS }),
@@ -38,3 +41,20 @@ export const billingMigrateConfigSchema = Type.Object({
   RUNTIME_DATABASE_ROLE: fields.runtimeDatabaseRole('billing'),
   LOG_LEVEL: fields.logLevel(),
 });
+
+/**
+ * Refuses hold timings that contradict each other: an unpublished hold must be released long
+ * before its TTL, and the sweeper must run at least once per publish grace to honour it.
+ */
+export function assertHoldTimings(config: {
+  HOLD_TTL_MS: number;
+  HOLD_SWEEP_INTERVAL_MS: number;
+  HOLD_PUBLISH_GRACE_MS: number;
+}): void {
+  if (config.HOLD_PUBLISH_GRACE_MS >= config.HOLD_TTL_MS) {
+    throw new Error('HOLD_PUBLISH_GRACE_MS must be shorter than HOLD_TTL_MS');
+  }
+  if (config.HOLD_SWEEP_INTERVAL_MS > config.HOLD_PUBLISH_GRACE_MS) {
+    throw new Error('HOLD_SWEEP_INTERVAL_MS must not exceed HOLD_PUBLISH_GRACE_MS');
+  }
+}

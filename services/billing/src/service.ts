@@ -1,7 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import { Keyring } from '@gateway/crypto';
 import { createServiceApp, finishApp, serveHttp, type ServiceShell } from '@gateway/runtime';
-import type { billingConfigSchema } from './config.js';
+import { assertHoldTimings, type billingConfigSchema } from './config.js';
 import { createPrismaClient } from './db/client.js';
 import { mountBillingApi } from './http/billing-app.js';
 import { RequestIdempotency } from './http/request-idempotency.js';
@@ -27,6 +27,7 @@ export async function startBillingService(
   config: BillingConfig,
   shell: ServiceShell,
 ): Promise<{ port: number }> {
+  assertHoldTimings(config);
   const prisma = createPrismaClient(config.DATABASE_URL, {
     maxConnections: config.DATABASE_POOL_MAX,
   });
@@ -41,7 +42,12 @@ export async function startBillingService(
   // Holds open, settled µDZD, invariant violations and sweeper lag join the service's metrics.
   const ledger = instrumentBilling(shell.metrics.registry, {
     prisma,
-    ledger: createLedgerService({ prisma, clock, holdTtlMs: config.HOLD_TTL_MS }),
+    ledger: createLedgerService({
+      prisma,
+      clock,
+      holdTtlMs: config.HOLD_TTL_MS,
+      holdPublishGraceMs: config.HOLD_PUBLISH_GRACE_MS,
+    }),
   });
 
   const app = createServiceApp({

@@ -77,6 +77,12 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
     res.json(toWire(result));
   });
 
+  // Edge confirms the job reached the broker: the hold then lives until the job's end.
+  router.post('/holds/:holdId/published', EDGE, async (req, res) => {
+    const expiresAt = publishedHoldExpiry(req.body);
+    res.json({ published: await ledger.markHoldPublished(param(req.params.holdId), expiresAt) });
+  });
+
   router.post('/holds/:holdId/void', EDGE_OR_WORKER, async (req, res) => {
     res.json(toWire(await ledger.voidHold(param(req.params.holdId))));
   });
@@ -123,4 +129,21 @@ export function modelIdParam(segments: unknown): string {
 /** A named route parameter (Express types them loosely once middleware precedes the handler). */
 function param(value: string | string[] | undefined): string {
   return typeof value === 'string' ? value : '';
+}
+
+/** A published job's hold never needs to outlive a week (the longest deadline edge accepts). */
+const PUBLISHED_HOLD_MAX_MS = 7 * 86_400_000;
+
+function publishedHoldExpiry(body: unknown): Date {
+  const expiresAtMs = (body as { expiresAtMs?: unknown } | null)?.expiresAtMs;
+  if (
+    typeof expiresAtMs !== 'number' ||
+    !Number.isSafeInteger(expiresAtMs) ||
+    expiresAtMs > Date.now() + PUBLISHED_HOLD_MAX_MS
+  ) {
+    throw new GatewayError('invalid_request_body', 'expiresAtMs must be a time within 7 days', {
+      param: 'expiresAtMs',
+    });
+  }
+  return new Date(expiresAtMs);
 }

@@ -297,18 +297,45 @@ export async function purgeIdempotencyRecords(db: Db, now: Date, limit: number):
 // ------------------------------------------------------------------------------------ sweeper
 
 /**
- * Locks up to `limit` pending holds past their expiry. SKIP LOCKED: holds another replica's
- * sweeper (or a settle/void in flight) has locked are left to it.
+ * Locks up to `limit` pending holds past their expiry, or never published and placed at or
+ * before `unpublishedBefore`. SKIP LOCKED: holds another replica's sweeper (or a settle, void or
+ * publish mark in flight) has locked are left to it; a row published meanwhile is re-checked by
+ * PostgreSQL after the lock and no longer matches.
  */
-export async function lockExpiredHolds(db: Db, now: Date, limit: number): Promise<ExpiredHold[]> {
+export async function lockExpiredHolds(
+  db: Db,
+  now: Date,
+  limit: number,
+  unpublishedBefore: Date,
+): Promise<ExpiredHold[]> {
   return db.$queryRaw<ExpiredHold[]>`
     SELECT id, account_id AS "accountId", scoped_token_id AS "scopedTokenId",
            amount_micro_dzd AS "amountMicroDzd"
       FROM holds
-     WHERE status = 'pending' AND expires_at <= ${now}::timestamptz
+     WHERE status = 'pending'
+       AND (expires_at <= ${now}::timestamptz
+            OR (published_at IS NULL AND created_at <= ${unpublishedBefore}::timestamptz))
      ORDER BY expires_at, id
      LIMIT ${limit}::int
        FOR UPDATE SKIP LOCKED`;
+}
+
+/**
+ * Marks a pending hold published and extends its expiry to at least `expiresAt` (the job's
+ * end plus settlement time), in ONE statement holding the row lock: it and the sweeper's
+ * release are mutually exclusive. False when the hold is final (or unknown).
+ */
+export async function markHoldPublished(
+  db: Db,
+  holdId: string,
+  expiresAt: Date,
+  at: Date,
+): Promise<boolean> {
+  const count = await db.$executeRaw`
+    UPDATE holds SET published_at = ${at}::timestamptz,
+                     expires_at = GREATEST(expires_at, ${expiresAt}::timestamptz)
+     WHERE id = ${holdId} AND status = 'pending'`;
+  return count === 1;
 }
 
 /** Releases pending amounts per account: locks the rows in account-id order, then updates. */

@@ -42,7 +42,7 @@ import type {
   Usage,
   VoidResult,
 } from './types.js';
-import { requireId } from './validation.js';
+import { requireDate, requireId } from './validation.js';
 
 export { CREDIT_IDEMPOTENCY_SCOPE } from './credits.js';
 export { MAX_ENTRIES_PAGE, STATEMENT_CSV_HEADER, statementToCsv } from './statements.js';
@@ -68,6 +68,11 @@ export interface LedgerServiceDeps {
   transactionTimeoutMs?: number;
   /** Holds expired per sweeper transaction; 500 by default. */
   sweepBatchSize?: number;
+  /**
+   * A hold not marked published this long after it was placed is released (its job was never
+   * queued). Unset: only the TTL expires holds (callers that never mark holds published).
+   */
+  holdPublishGraceMs?: number;
   /** How long an Idempotency-Key is remembered; 24 h by default. */
   idempotencyTtlMs?: number;
   /**
@@ -94,6 +99,12 @@ export interface LedgerService {
   settleHold(holdId: string, usage: Usage): Promise<SettleResult>;
   voidHold(holdId: string): Promise<VoidResult>;
   getHold(holdId: string): Promise<LedgerHold | null>;
+  /**
+   * Edge published the hold's job: the sweeper no longer releases it after the publish grace,
+   * and it lasts at least until `expiresAt` (the job's end + settlement time). False when the
+   * hold is already final.
+   */
+  markHoldPublished(holdId: string, expiresAt: Date): Promise<boolean>;
   /** Expires pending holds whose expiry is at or before `now`; returns how many. */
   expireHolds(now: Date): Promise<number>;
   /** Runs expireHolds every intervalMs; returns stop(). (Idempotency records: service.ts.) */
@@ -141,7 +152,12 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
     stableAfterMs: deps.entriesStableAfterMs ?? timeout + 15_000,
     statementMaxLines: deps.statementMaxLines ?? 100_000,
   };
-  const sweepDeps = { store, clock, batchSize: deps.sweepBatchSize ?? 500 };
+  const sweepDeps = {
+    store,
+    clock,
+    batchSize: deps.sweepBatchSize ?? 500,
+    publishGraceMs: deps.holdPublishGraceMs,
+  };
   const settlements = new Batcher<SettleRequest, SettleOutcome>(
     (requests) => store.settleHolds(requests, clock()),
     {
@@ -170,6 +186,12 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
       settleHoldWith((request) => settlements.submit(request), holdId, usage),
     voidHold: (holdId) => voidHoldWith(store, holdId, clock),
     getHold: (holdId) => store.findHold(requireId('holdId', holdId)),
+    markHoldPublished: (holdId, expiresAt) =>
+      store.markHoldPublished(
+        requireId('holdId', holdId),
+        requireDate('expiresAt', expiresAt),
+        clock(),
+      ),
     expireHolds,
     startSweeper: (options) => startSweeperWith(expireHolds, clock, options),
     async getBalance(accountId) {

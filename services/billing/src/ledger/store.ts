@@ -151,8 +151,18 @@ export interface LedgerStore<Tx> {
   storeIdempotencyResponse(tx: Tx, scope: string, key: string, body: unknown): Promise<void>;
 
   // --- sweeper ---
-  /** Locks up to `limit` pending holds past expiry, skipping rows others have locked. */
-  lockExpiredHolds(tx: Tx, now: Date, limit: number): Promise<ExpiredHold[]>;
+  /**
+   * Locks up to `limit` pending holds past expiry, or unpublished and placed at or before
+   * `unpublishedBefore`, skipping rows others have locked.
+   */
+  lockExpiredHolds(
+    tx: Tx,
+    now: Date,
+    limit: number,
+    unpublishedBefore: Date,
+  ): Promise<ExpiredHold[]>;
+  /** Marks a pending hold published, expiry at least `expiresAt`; false if final/unknown. */
+  markHoldPublished(holdId: string, expiresAt: Date, at: Date): Promise<boolean>;
   /** Releases pending per account, then reserved per token (each locked in id order). */
   releaseExpired(
     tx: Tx,

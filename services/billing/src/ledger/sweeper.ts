@@ -1,5 +1,6 @@
 /**
- * Expiry of pending holds past their TTL. Several replicas may sweep at once: holds are locked
+ * Expiry of pending holds past their TTL, and release of holds whose job was never published
+ * (edge died between admission and publish) once their publish grace has passed. Several replicas may sweep at once: holds are locked
  * with SKIP LOCKED, so each is expired exactly once, in batches that keep transactions short.
  */
 import type { ExpiredHold, LedgerStore } from './store.js';
@@ -18,6 +19,8 @@ export interface SweepDeps<Tx> {
   clock: () => Date;
   /** Holds expired per transaction. */
   batchSize: number;
+  /** A hold not marked published this long after it was placed is released; never if unset. */
+  publishGraceMs: number | undefined;
 }
 
 function addTo(totals: Map<string, bigint>, key: string, amount: bigint): void {
@@ -26,7 +29,15 @@ function addTo(totals: Map<string, bigint>, key: string, amount: bigint): void {
 
 async function expireBatch<Tx>(deps: SweepDeps<Tx>, tx: Tx, now: Date): Promise<number> {
   const { store } = deps;
-  const expired: ExpiredHold[] = await store.lockExpiredHolds(tx, now, deps.batchSize);
+  const unpublishedBefore = new Date(
+    deps.publishGraceMs === undefined ? 0 : now.getTime() - deps.publishGraceMs,
+  );
+  const expired: ExpiredHold[] = await store.lockExpiredHolds(
+    tx,
+    now,
+    deps.batchSize,
+    unpublishedBefore,
+  );
   if (expired.length === 0) return 0;
   const perAccount = new Map<string, bigint>();
   const perToken = new Map<string, bigint>();

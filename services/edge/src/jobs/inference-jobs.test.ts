@@ -15,6 +15,7 @@ function setUp(options: { publishFails?: boolean } = {}) {
   const published: InferenceJobPayload[] = [];
   const cancels: InferenceCancelPayload[] = [];
   const voided: string[] = [];
+  const marked: { holdId: string; expiresAtMs: number }[] = [];
   const publisher = {
     publishJob: async (job: InferenceJobPayload) => {
       if (options.publishFails) throw new Error('broker unreachable');
@@ -33,12 +34,16 @@ function setUp(options: { publishFails?: boolean } = {}) {
         voided.push(holdId);
         return { kind: 'voided', replayed: false };
       },
+      published: async (holdId: string, expiresAtMs: number) => {
+        marked.push({ holdId, expiresAtMs });
+        return true;
+      },
     },
     replyTimeoutMs: 50,
     asyncDeadlineMs: 1_000,
     now: () => 1_000_000,
   });
-  return { jobs, replies, published, cancels, voided };
+  return { jobs, replies, published, cancels, voided, marked };
 }
 
 const CALLER: Caller = {
@@ -94,10 +99,22 @@ describe('InferenceJobs', () => {
     job.dispose();
   });
 
+  it('marks the hold published once the job is queued, lasting to its deadline + 60 s', async () => {
+    const { jobs, marked } = setUp();
+    const job = await jobs.start(spec, log);
+    await jobs.submitAsync(spec, 'https://example.com/hook', log);
+    expect(marked).toEqual([
+      { holdId: 'hold_1', expiresAtMs: 1_000_050 + 60_000 },
+      { holdId: 'hold_1', expiresAtMs: 1_000_000 + 1_000 + 60_000 },
+    ]);
+    job.dispose();
+  });
+
   it('voids the hold when the job cannot be published, and answers GATEWAY_TIMEOUT', async () => {
-    const { jobs, voided, replies } = setUp({ publishFails: true });
+    const { jobs, voided, replies, marked } = setUp({ publishFails: true });
     await expect(jobs.start(spec, log)).rejects.toMatchObject({ code: 'GATEWAY_TIMEOUT' });
     expect(voided).toEqual(['hold_1']);
+    expect(marked).toEqual([]);
     expect(replies.waiting).toBe(0);
   });
 

@@ -8,6 +8,9 @@ import type { JobPublisher } from './job-publisher.js';
 import type { ReplyRouter } from './reply-router.js';
 import { RunningJob } from './running-job.js';
 
+/** Time after a job's deadline for its worker to settle or void it (billing retries included). */
+const SETTLE_MARGIN_MS = 60_000;
+
 /** What a route decided about one inference request, once billing admitted it. */
 export interface JobSpec {
   jobId: string;
@@ -24,7 +27,7 @@ export interface JobSpec {
 export interface InferenceJobsOptions {
   publisher: JobPublisher;
   replies: ReplyRouter;
-  billing: Pick<BillingClient, 'void'>;
+  billing: Pick<BillingClient, 'void' | 'published'>;
   /** No (next) reply within this: the job is cancelled, its hold voided, 500 GATEWAY_TIMEOUT. */
   replyTimeoutMs: number;
   /** Async jobs not started within this are failed by the worker without calling a model. */
@@ -116,14 +119,29 @@ export class InferenceJobs {
     try {
       await this.#options.publisher.publishJob(payload);
     } catch (error) {
-      onFailure();
-      log.error({ err: error, jobId: spec.jobId }, 'job not published; voiding its hold');
-      await this.#options.billing
-        .void(spec.admission.hold.id)
-        .catch((voidError: unknown) => log.error({ err: voidError }, 'hold not voided'));
-      throw new GatewayError('GATEWAY_TIMEOUT', 'The request could not be queued; retry shortly', {
-        cause: error,
-      });
+      await this.#unpublished(spec, log, error, onFailure);
     }
+    // Billing releases a hold never marked published after its grace (edge died before this
+    // line); marked, it lasts until the job cannot run any more, plus time to settle it. Not
+    // awaited: the job is already queued and its replies are listened for.
+    void this.#options.billing
+      .published(spec.admission.hold.id, payload.deadlineAtMs + SETTLE_MARGIN_MS)
+      .catch((error: unknown) => log.warn({ err: error }, 'hold not marked published'));
+  }
+
+  async #unpublished(
+    spec: JobSpec,
+    log: Logger,
+    error: unknown,
+    onFailure: () => void,
+  ): Promise<never> {
+    onFailure();
+    log.error({ err: error, jobId: spec.jobId }, 'job not published; voiding its hold');
+    await this.#options.billing
+      .void(spec.admission.hold.id)
+      .catch((voidError: unknown) => log.error({ err: voidError }, 'hold not voided'));
+    throw new GatewayError('GATEWAY_TIMEOUT', 'The request could not be queued; retry shortly', {
+      cause: error,
+    });
   }
 }

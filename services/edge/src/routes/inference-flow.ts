@@ -1,5 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Admission } from '@gateway/billing-client';
+import { GatewayError } from '@gateway/contracts';
 import type { InferenceEndpoint, ModelKind, ModelProvider } from '@gateway/contracts';
 import type { EdgeDeps } from '../deps.js';
 import { noteAuthentication } from '../http/auth.js';
@@ -66,6 +67,8 @@ export async function startJob(
   plan: InferencePlan,
   admission: Admission,
 ): Promise<RunningJob> {
+  // The client may have left while billing admitted it: no model call for nobody.
+  if (res.closed) await voidAbandoned(deps, req, admission);
   const job = await deps.jobs.start(
     {
       jobId: plan.jobId,
@@ -79,10 +82,20 @@ export async function startJob(
     },
     logOf(req),
   );
-  res.once('close', () => {
+  const cancelIfGone = () => {
     if (!res.writableFinished) job.cancel();
-  });
+  };
+  // 'close' may already have fired while the job was being published: it is not replayed.
+  if (res.closed) cancelIfGone();
+  else res.once('close', cancelIfGone);
   return job;
+}
+
+async function voidAbandoned(deps: EdgeDeps, req: Request, admission: Admission): Promise<never> {
+  await deps.billing.void(admission.hold.id).catch((error: unknown) => {
+    logOf(req).error({ err: error }, 'hold of an abandoned request not voided; it will expire');
+  });
+  throw new GatewayError('GATEWAY_TIMEOUT', 'The client went away before the job was queued.');
 }
 
 /** After a failure: a job the client cancelled may have been charged, so its key is spent. */

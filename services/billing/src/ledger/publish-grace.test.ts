@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { GatewayError } from '@gateway/contracts';
+import {
+  DZD,
+  HOLD_TTL_MS,
+  MODEL,
+  createLedgerHarness,
+  type LedgerHarness,
+} from './ledger-test-support.suite.js';
+
+/**
+ * Issue 15 defect 8: a hold whose job was never published is released after the publish grace,
+ * not its TTL; a published hold lives until its job's end, and the sweeper's release and the
+ * publish mark (then the settlement) exclude each other on the hold row.
+ */
+
+const GRACE_MS = 30_000;
+let h: LedgerHarness;
+
+beforeAll(async () => {
+  h = await createLedgerHarness({ holdPublishGraceMs: GRACE_MS });
+});
+
+afterAll(async () => {
+  await h?.finish();
+});
+
+const placeHold = (accountId: string) =>
+  h.ledger.placeHold(h.prisma, { accountId, amountMicroDzd: DZD, model: MODEL, priority: false });
+
+const usage = { inputTokens: 10, outputTokens: 5 };
+
+it('releases a hold never published once the grace has passed, not before', async () => {
+  const accountId = await h.fundedAccount(5n * DZD);
+  const hold = await placeHold(accountId);
+  const placedMs = h.clock.now().getTime();
+  expect(await h.ledger.expireHolds(new Date(placedMs + GRACE_MS - 1))).toBe(0);
+  expect(await h.ledger.expireHolds(new Date(placedMs + GRACE_MS))).toBe(1);
+  expect((await h.ledger.getHold(hold.id))?.status).toBe('expired');
+  expect((await h.ledger.getBalance(accountId)).availableMicroDzd).toBe(5n * DZD);
+  // The edge that published late learns the hold is gone; the worker cannot settle it.
+  expect(await h.ledger.markHoldPublished(hold.id, new Date(placedMs + HOLD_TTL_MS))).toBe(false);
+  await expect(h.ledger.settleHold(hold.id, usage)).rejects.toBeInstanceOf(GatewayError);
+});
+
+it('keeps a published hold past the grace and its TTL until the expiry its job needs', async () => {
+  const accountId = await h.fundedAccount(5n * DZD);
+  const hold = await placeHold(accountId);
+  const placedMs = h.clock.now().getTime();
+  const jobEndMs = placedMs + 3 * HOLD_TTL_MS;
+  expect(await h.ledger.markHoldPublished(hold.id, new Date(jobEndMs))).toBe(true);
+  expect(await h.ledger.expireHolds(new Date(placedMs + HOLD_TTL_MS + 1))).toBe(0);
+  const settled = await h.ledger.settleHold(hold.id, usage);
+  expect(settled.status).toBe('settled');
+  // Settled once: the sweeper past the job's end and a second settlement change nothing.
+  expect(await h.ledger.expireHolds(new Date(jobEndMs + 1))).toBe(0);
+  const again = await h.ledger.settleHold(hold.id, usage);
+  expect(again.costMicroDzd).toBe(settled.costMicroDzd);
+  const balance = await h.ledger.getBalance(accountId);
+  expect(balance.pendingMicroDzd).toBe(0n);
+  expect(balance.balanceMicroDzd).toBe(5n * DZD - settled.costMicroDzd);
+});
+
+it('a publish racing the sweeper at the grace: each hold is released or kept, never both', async () => {
+  const accountId = await h.fundedAccount(100n * DZD);
+  const holds = await Promise.all(Array.from({ length: 40 }, () => placeHold(accountId)));
+  const atGrace = new Date(h.clock.now().getTime() + GRACE_MS);
+  const farMs = atGrace.getTime() + 10 * HOLD_TTL_MS;
+  const [published, released] = await Promise.all([
+    Promise.all(holds.map((hold) => h.ledger.markHoldPublished(hold.id, new Date(farMs)))),
+    h.ledger.expireHolds(atGrace),
+  ]);
+  expect(published.filter((ok) => !ok)).toHaveLength(released);
+  let settledMicroDzd = 0n;
+  for (const [index, hold] of holds.entries()) {
+    const status = (await h.ledger.getHold(hold.id))?.status;
+    expect(status).toBe(published[index] ? 'pending' : 'expired');
+    if (published[index]) {
+      settledMicroDzd += (await h.ledger.settleHold(hold.id, usage)).costMicroDzd;
+    }
+  }
+  const balance = await h.ledger.getBalance(accountId);
+  expect(balance.pendingMicroDzd).toBe(0n);
+  expect(balance.balanceMicroDzd).toBe(100n * DZD - settledMicroDzd);
+});
