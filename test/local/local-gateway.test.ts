@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import OpenAI from 'openai';
-import { freeLoopbackPort } from '@gateway/testing';
+import { freeLoopbackPort, freeLoopbackPortBlock } from '@gateway/testing';
 import { EXIT, runCli } from '../../packages/gatewayctl/src/index.js';
 
 /*
@@ -56,8 +56,9 @@ beforeAll(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), 'gateway-local-'));
   // PostgreSQL runs as an unprivileged user when the tests run as root: let it in.
   chmodSync(dataDir, 0o755);
-  // Ports from a free base (the gateway uses base..base+3 and base+10..11).
-  const base = await freeLoopbackPort();
+  // A free block of ports (the gateway uses base..base+3 and base+10..11), outside the ephemeral
+  // range where other tests' outgoing connections would take them.
+  const base = await freeLoopbackPortBlock([0, 1, 2, 3, 10, 11]);
   child = spawn('bash', ['infra/local/start.sh'], {
     env: {
       ...process.env,

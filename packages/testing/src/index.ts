@@ -7,7 +7,7 @@ export {
 } from './databases.js';
 export { rolePrivileges, sortedPrivileges, type RolePrivileges } from './role-privileges.js';
 export { startTestInfrastructure, type TestInfrastructure } from './infra.js';
-export { freeLoopbackPort, waitForTcp } from './ports.js';
+export { freeLoopbackPort, freeLoopbackPortBlock, waitForTcp } from './ports.js';
 export { startPostgresCluster, type PostgresCluster } from './postgres.js';
 export { startRabbitMqNode, type RabbitMqNode } from './rabbitmq.js';
 export {

@@ -16,6 +16,30 @@ export async function freeLoopbackPort(): Promise<number> {
   });
 }
 
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A base port such that `base + offset` is free for every offset, for a program that takes a
+ * block of fixed ports (local mode). Chosen below the kernel's ephemeral range (32768–60999 on
+ * Linux), where outgoing connections of every other process would otherwise take them.
+ */
+export async function freeLoopbackPortBlock(offsets: readonly number[]): Promise<number> {
+  const span = Math.max(...offsets) + 1;
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const base = 20_000 + Math.floor(Math.random() * (12_000 - span));
+    const free = await Promise.all(offsets.map((offset) => canBind(base + offset)));
+    if (free.every(Boolean)) return base;
+  }
+  throw new Error('no free block of loopback ports found');
+}
+
 /** Resolves once something accepts TCP connections on 127.0.0.1:port, or rejects at the deadline. */
 export async function waitForTcp(port: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -22,6 +22,9 @@ export const edgeConfigSchema = Type.Object({
   REPLY_TIMEOUT_MS: fields.durationMs(120_000, 3_600_000),
   // Async (webhook) jobs not started by then are failed by the worker; below billing's hold TTL.
   ASYNC_JOB_DEADLINE_MS: fields.durationMs(600_000, 3_600_000),
+  // The longest a started job may generate: the worker's JOB_MAX_GENERATION_MS or more. A job's
+  // hold is kept until its deadline plus this (plus a settlement margin).
+  JOB_MAX_GENERATION_MS: Type.Integer({ minimum: 60_000, maximum: 86_400_000, default: 1_800_000 }),
   JSON_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 3 * MIB, default: MIB }),
   // A transcription upload travels base64-encoded in a job message; the bus caps those at 4 MiB.
   UPLOAD_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 3 * MIB, default: 2 * MIB }),

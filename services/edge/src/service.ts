@@ -50,6 +50,7 @@ export async function startEdgeService(
     billing,
     replyTimeoutMs: config.REPLY_TIMEOUT_MS,
     asyncDeadlineMs: config.ASYNC_JOB_DEADLINE_MS,
+    maxGenerationMs: config.JOB_MAX_GENERATION_MS,
   });
   const authFailures = new AuthFailureLimiter({
     failuresPerMinute: config.AUTH_FAILURES_PER_MINUTE,

@@ -99,13 +99,15 @@ describe('InferenceJobs', () => {
     job.dispose();
   });
 
-  it('marks the hold published once the job is queued, lasting to its deadline + 60 s', async () => {
+  it('marks the hold published once the job is queued, lasting past its deadline by the longest generation + 60 s', async () => {
     const { jobs, marked } = setUp();
     const job = await jobs.start(spec, log);
     await jobs.submitAsync(spec, 'https://example.com/hook', log);
+    // The deadline bounds the queue wait only; a started job may then generate 30 min.
+    const generationMs = 30 * 60_000;
     expect(marked).toEqual([
-      { holdId: 'hold_1', expiresAtMs: 1_000_050 + 60_000 },
-      { holdId: 'hold_1', expiresAtMs: 1_000_000 + 1_000 + 60_000 },
+      { holdId: 'hold_1', expiresAtMs: 1_000_050 + generationMs + 60_000 },
+      { holdId: 'hold_1', expiresAtMs: 1_000_000 + 1_000 + generationMs + 60_000 },
     ]);
     job.dispose();
   });

@@ -8,8 +8,9 @@ import type { JobPublisher } from './job-publisher.js';
 import type { ReplyRouter } from './reply-router.js';
 import { RunningJob } from './running-job.js';
 
-/** Time after a job's deadline for its worker to settle or void it (billing retries included). */
+/** Time after a job's generation for its worker to settle or void it (billing retries included). */
 const SETTLE_MARGIN_MS = 60_000;
+const DEFAULT_MAX_GENERATION_MS = 30 * 60_000;
 
 /** What a route decided about one inference request, once billing admitted it. */
 export interface JobSpec {
@@ -32,6 +33,12 @@ export interface InferenceJobsOptions {
   replyTimeoutMs: number;
   /** Async jobs not started within this are failed by the worker without calling a model. */
   asyncDeadlineMs: number;
+  /**
+   * The longest a started job may generate (the worker's JOB_MAX_GENERATION_MS, which must not
+   * be larger): a job's deadline bounds its queue wait only, so its hold must outlive the
+   * deadline by this much. 30 minutes by default.
+   */
+  maxGenerationMs?: number;
   now?: () => number;
 }
 
@@ -125,7 +132,12 @@ export class InferenceJobs {
     // line); marked, it lasts until the job cannot run any more, plus time to settle it. Not
     // awaited: the job is already queued and its replies are listened for.
     void this.#options.billing
-      .published(spec.admission.hold.id, payload.deadlineAtMs + SETTLE_MARGIN_MS)
+      .published(
+        spec.admission.hold.id,
+        payload.deadlineAtMs +
+          (this.#options.maxGenerationMs ?? DEFAULT_MAX_GENERATION_MS) +
+          SETTLE_MARGIN_MS,
+      )
       .catch((error: unknown) => log.warn({ err: error }, 'hold not marked published'));
   }
 
