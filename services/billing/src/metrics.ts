@@ -14,6 +14,9 @@ import type { LedgerService } from './ledger/index.js';
  *   run at most once per INVARIANT_CHECK_INTERVAL_MS per replica (it reads the whole ledger).
  * - `billing_hold_sweeper_lag_seconds`: how long the most overdue pending hold has been past its
  *   expiry; 0 when none is. A working sweeper keeps it under its interval.
+ * - `billing_settlements_capped`: holds settled at their amount although the usage the node
+ *   reported cost more (the hold's estimate was not an upper bound); should stay 0. Each one is
+ *   also marked on the hold and in its settlement's journal reference.
  *
  * The gauges are read when scraped; a failed read reports the last value seen, so a database
  * hiccup never fails the whole scrape.
@@ -102,6 +105,16 @@ export function instrumentBilling(registry: Registry, deps: BillingMetricsDeps):
       deps.now ?? Date.now,
       async () => (await ledger.checkInvariants()).violations.length,
     ),
+  );
+  scrapedGauge(
+    registry,
+    'billing_settlements_capped',
+    'Holds settled capped at their amount: the reported usage cost more (should stay 0)',
+    async () => {
+      const rows = await prisma.$queryRaw<{ capped: number }[]>`
+        SELECT count(*)::int AS capped FROM holds WHERE uncapped_cost_micro_dzd IS NOT NULL`;
+      return rows[0]?.capped ?? 0;
+    },
   );
   scrapedGauge(
     registry,

@@ -1,7 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { costMicroDzd } from '@gateway/contracts';
 import fc from 'fast-check';
+import { createServiceMetrics } from '@gateway/observability';
 import { pgPoolOf } from '../db/client.js';
+import { instrumentBilling } from '../metrics.js';
 import { newId } from './ids.js';
 import { DZD, MODEL, expectedCost, useLedgerHarness } from './ledger-test-support.suite.js';
 import type { PlacedHold } from './types.js';
@@ -59,6 +61,44 @@ describe('ledger_cost_micro_dzd', () => {
     const placed = await hold(accountId, 5n * DZD, true);
     const result = await h.ledger.settleHold(placed.id, { inputTokens: 333, outputTokens: 7 });
     expect(result.costMicroDzd).toBe(expectedCost(333n, 7n, true));
+  });
+});
+
+describe('a settlement above the hold', () => {
+  it('charges the hold, and records the difference on the hold, the journal and the metric', async () => {
+    const h = harness();
+    const registry = createServiceMetrics('billing', { defaultMetrics: false }).registry;
+    const ledger = instrumentBilling(registry, { prisma: h.prisma, ledger: h.ledger });
+    const capped = async () =>
+      (await registry.getSingleMetric('billing_settlements_capped')?.get())?.values[0]?.value;
+    expect(await capped()).toBe(0);
+
+    const accountId = await h.fundedAccount(10n * DZD);
+    const small = await hold(accountId, 1_000n);
+    // The node reported far more than the hold was sized for.
+    const result = await ledger.settleHold(small.id, { inputTokens: 100_000, outputTokens: 0 });
+    const usageCost = expectedCost(100_000n, 0n, false);
+    expect(usageCost).toBeGreaterThan(1_000n);
+    expect(result.costMicroDzd).toBe(1_000n);
+    const { rows } = await pgPoolOf(h.prisma).query<{ uncapped: string | null }>(
+      'SELECT uncapped_cost_micro_dzd::text AS uncapped FROM holds WHERE id = $1',
+      [small.id],
+    );
+    expect(rows[0]?.uncapped).toBe(usageCost.toString());
+    const lines = (await ledger.statement(accountId, { from: new Date(0), to: new Date() })).lines;
+    const settlement = lines.find((line) => line.kind === 'hold_settlement');
+    expect(settlement?.reference).toContain(`capped at the hold (usage cost ${usageCost} µDZD)`);
+    expect(await capped()).toBe(1);
+
+    // Within the hold, nothing is marked.
+    const roomy = await hold(accountId, DZD);
+    await ledger.settleHold(roomy.id, { inputTokens: 10, outputTokens: 10 });
+    const after = await pgPoolOf(h.prisma).query<{ uncapped: string | null }>(
+      'SELECT uncapped_cost_micro_dzd::text AS uncapped FROM holds WHERE id = $1',
+      [roomy.id],
+    );
+    expect(after.rows[0]?.uncapped).toBeNull();
+    expect(await capped()).toBe(1);
   });
 });
 
