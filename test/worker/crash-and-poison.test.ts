@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { makeEnvelope } from '@gateway/contracts';
+import { makeEnvelope, type InferenceJobPayload } from '@gateway/contracts';
 import { deadQueueName, gatewayNames } from '@gateway/messaging';
 import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-ins';
 import { spawnService, testAmqpUrl, uniquePrefix, type ServiceProcess } from '@gateway/testing';
@@ -32,16 +32,24 @@ describe('worker: crashes and poison messages', () => {
     await billing.close();
   });
 
-  const chatJob = async (client: JobClient) => {
+  const chatJob = async (
+    client: JobClient,
+    job: Partial<InferenceJobPayload> = {},
+    options: { async?: boolean } = {},
+  ) => {
     const { holdId } = await admitHold(billing, account, 'acme/chat', { inputTokens: 50 });
-    const jobId = await client.publish({
-      accountId: account.accountId,
-      holdId,
-      model: 'acme/chat',
-      modelKind: 'chat',
-      endpoint: 'chat.completions',
-      request: { model: 'acme/chat', messages },
-    });
+    const jobId = await client.publish(
+      {
+        accountId: account.accountId,
+        holdId,
+        model: 'acme/chat',
+        modelKind: 'chat',
+        endpoint: 'chat.completions',
+        request: { model: 'acme/chat', messages },
+        ...job,
+      },
+      options,
+    );
     return { holdId, jobId };
   };
 
@@ -77,6 +85,94 @@ describe('worker: crashes and poison messages', () => {
       await client.close();
     }
   }, 60_000);
+
+  const crashEnv = (prefix: string) => ({
+    AMQP_URL: testAmqpUrl(),
+    AMQP_PREFIX: prefix,
+    BILLING_URL: billing.url,
+    BILLING_INTERNAL_TOKEN: billing.workerToken,
+    CATALOG_CACHE_TTL_MS: '0',
+  });
+
+  /** A real worker process the scenario can SIGKILL and restart; everything stopped after. */
+  const withKillableWorker = async (
+    scenario: (
+      client: JobClient,
+      restart: (meanwhile: () => Promise<void>) => Promise<void>,
+    ) => Promise<void>,
+  ) => {
+    const prefix = uniquePrefix('crash');
+    const client = await JobClient.start(prefix);
+    const env = crashEnv(prefix);
+    let worker: ServiceProcess | undefined = await spawnService({ entry: workerEntry, env });
+    try {
+      await scenario(client, async (meanwhile) => {
+        await worker?.stop('SIGKILL');
+        worker = undefined;
+        await meanwhile();
+        worker = await spawnService({ entry: workerEntry, env });
+      });
+    } finally {
+      node.setOptions({ tokensPerSecond: 0, firstTokenLatencyMs: 0 });
+      await worker?.stop('SIGKILL');
+      await client.close();
+    }
+  };
+
+  it('marks the replies of a run redelivered after a mid-stream kill as another attempt', async () => {
+    await withKillableWorker(async (client, restart) => {
+      node.setOptions({ tokensPerSecond: 5 });
+      const { jobId } = await chatJob(client, {
+        stream: true,
+        request: { model: 'acme/chat', messages, stream: true, max_tokens: 12 },
+      });
+      await waitFor(() => client.repliesOf(jobId).length >= 3 || undefined, 10_000, 'chunks');
+      await restart(async () => node.setOptions({ tokensPerSecond: 0 }));
+      const { end } = await client.waitForEnd(jobId, 20_000);
+      const attempts = [...new Set(client.repliesOf(jobId).map((reply) => reply.attemptId))];
+      expect(attempts).toHaveLength(2);
+      expect(attempts.every((id) => typeof id === 'string')).toBe(true);
+      // Each attempt counts its replies from 0: edge orders and binds per attempt.
+      const second = client.repliesOf(jobId).filter((reply) => reply.attemptId === attempts[1]);
+      expect(second.map((reply) => reply.seq)).toEqual(second.map((_, index) => index));
+      expect(end.attemptId).toBe(attempts[1]);
+    });
+  }, 60_000);
+
+  it.each(['settled', 'voided'] as const)(
+    'acknowledges a redelivered job whose hold was %s without calling a model again',
+    async (finalStatus) => {
+      await withKillableWorker(async (client, restart) => {
+        node.setOptions({ firstTokenLatencyMs: 3_000 });
+        const { holdId, jobId } = await chatJob(
+          client,
+          { webhookUrl: 'http://127.0.0.1:9/hook' },
+          { async: true },
+        );
+        await waitFor(() => node.stats().outstanding > 0 || undefined, 10_000, 'the job at node');
+        let calls: number | undefined;
+        await restart(async () => {
+          // What an earlier run finalised before it died (settled), or edge/the sweeper (voided).
+          if (finalStatus === 'settled') {
+            await billing.call('POST', `/holds/${holdId}/settle`, {
+              inputTokens: 5,
+              outputTokens: 5,
+            });
+          } else {
+            await billing.call('POST', `/holds/${holdId}/void`);
+          }
+          node.setOptions({ firstTokenLatencyMs: 0 });
+          calls = node.stats().byPath['/v1/chat/completions'];
+        });
+        await waitFor(() => node.stats().outstanding === 0 || undefined, 10_000, 'node idle');
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        expect(node.stats().byPath['/v1/chat/completions']).toBe(calls);
+        expect(client.completions.filter((c) => c.jobId === jobId)).toEqual([]);
+        expect((await billing.hold(holdId)).status).toBe(finalStatus);
+      });
+    },
+    60_000,
+  );
 
   it('dead-letters an unreadable job at once', async () => {
     const prefix = uniquePrefix('poison');

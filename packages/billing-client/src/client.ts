@@ -14,6 +14,7 @@ import type {
   IdempotencyRef,
   SettleRequest,
   SettleResponse,
+  HoldStatusResponse,
   StoredResponse,
   VoidResponse,
 } from '@gateway/contracts';
@@ -59,6 +60,8 @@ export interface BillingClient {
   settle(holdId: string, usage: SettleRequest): Promise<SettleOutcome>;
   /** Idempotent; a hold already settled or voided is `already_final`, not an error. */
   void(holdId: string): Promise<VoidOutcome>;
+  /** The hold's status (worker only): a redelivered job runs its model only while pending. */
+  holdStatus(holdId: string): Promise<HoldStatusResponse['status']>;
   /**
    * Edge queued the hold's job: billing keeps the hold until `expiresAtMs` (the job's end +
    * settlement time) instead of releasing it after its publish grace. Idempotent; false when
@@ -138,6 +141,7 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
         const answer = await post<VoidResponse>(`${hold(holdId)}/void`, undefined, true);
         return { kind: answer.status, replayed: answer.replayed };
       }),
+    holdStatus: async (holdId) => (await get<HoldStatusResponse>(hold(holdId))).status,
     getModel: (id, atLeastUpdatedAt) => catalog.get(id, atLeastUpdatedAt),
     listModels: () => catalog.list(),
     invalidateCatalog: () => catalog.clear(),

@@ -152,6 +152,13 @@ export const VoidResponseSchema = Type.Object({
 });
 export type VoidResponse = Static<typeof VoidResponseSchema>;
 
+/** `GET /holds/{id}` (worker only): whether a redelivered job may still run its model. */
+export const HoldStatusResponseSchema = Type.Object({
+  holdId: Type.String(),
+  status: StringEnum(['pending', 'settled', 'voided', 'expired'] as const),
+});
+export type HoldStatusResponse = Static<typeof HoldStatusResponseSchema>;
+
 /** What edge and the worker need of a catalog entry (prices stay in billing). */
 export const CatalogEntrySchema = Type.Object({
   id: Type.String(),

@@ -97,6 +97,15 @@ export const InferenceReplyPayloadSchema = Type.Object(
     jobId: Id,
     seq: Type.Integer({ minimum: 0, description: 'Order of replies within a job, from 0.' }),
     type: StringEnum(['chunk', 'final', 'error'] as const),
+    attemptId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description:
+          'The run of the job that produced the reply (random per delivery a worker runs); ' +
+          '`seq` counts within it. Edge never joins replies of two attempts in one answer.',
+      }),
+    ),
     data: Type.Optional(OpenObject({ description: 'Chunk or final response body.' })),
     usage: Type.Optional(
       Type.Object({

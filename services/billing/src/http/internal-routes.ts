@@ -12,6 +12,7 @@ import {
   type AdmissionRequest,
   type AuthenticateRequest,
   type AuthenticateResponse,
+  type HoldStatusResponse,
   type SettleRequest,
 } from '@gateway/contracts';
 import { admissionToWire, balanceToJson, callerOf, requiredString, toWire } from './wire.js';
@@ -85,6 +86,14 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
 
   router.post('/holds/:holdId/void', EDGE_OR_WORKER, async (req, res) => {
     res.json(toWire(await ledger.voidHold(param(req.params.holdId))));
+  });
+
+  // A redelivered job asks whether its hold is still pending before it calls a model again.
+  router.get('/holds/:holdId', WORKER, async (req, res) => {
+    const hold = await ledger.getHold(param(req.params.holdId));
+    if (!hold) throw new GatewayError('resource_not_found', 'No such hold');
+    const answer: HoldStatusResponse = { holdId: hold.id, status: hold.status };
+    res.json(answer);
   });
 
   router.get('/accounts/:accountId/balance', EDGE, async (req, res) => {

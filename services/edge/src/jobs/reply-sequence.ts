@@ -48,6 +48,16 @@ export class ReplySequence {
     });
   }
 
+  /**
+   * Starts over from seq 0 for another run of the job (a waiting reader keeps waiting); the
+   * replies of the old run not read yet are dropped.
+   */
+  restart(): void {
+    this.#expected = 0;
+    this.#heldBack.clear();
+    this.#ready.length = 0;
+  }
+
   /** Ends the sequence: a pending and every later `next` rejects with `reason`. */
   close(reason: Error): void {
     this.#closed ??= reason;

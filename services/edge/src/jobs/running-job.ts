@@ -26,6 +26,10 @@ export class RunningJob {
   readonly jobId: string;
   readonly #options: RunningJobOptions;
   readonly #replies = new ReplySequence();
+  /** The run of the job whose replies we take (`attemptId`); others are never spliced in. */
+  #attemptId: string | undefined;
+  #chunksSeen = false;
+  readonly #abandoned = new Set<string>();
   #detach: () => void = () => {};
   #finished = false;
   #cancelledByClient = false;
@@ -40,7 +44,40 @@ export class RunningJob {
   }
 
   push(reply: InferenceReplyPayload): void {
+    const { attemptId } = reply;
+    if (attemptId !== undefined && attemptId !== this.#attemptId && !this.#bind(attemptId)) return;
+    if (reply.type === 'chunk') this.#chunksSeen = true;
     this.#replies.push(reply);
+  }
+
+  /**
+   * A reply of another run of the job (redelivered after a worker died). Before any chunk the
+   * new run simply replaces the old one (a non-streamed answer is whichever run finishes);
+   * after chunks, its text cannot continue the old one's: the stream ends with an error and
+   * the job is cancelled (the new run settles what it produced). False: drop the reply.
+   */
+  #bind(attemptId: string): boolean {
+    if (this.#abandoned.has(attemptId)) return false;
+    if (this.#attemptId === undefined) {
+      this.#attemptId = attemptId;
+      return true;
+    }
+    if (this.#chunksSeen) {
+      this.#interrupt();
+      return false;
+    }
+    this.#abandoned.add(this.#attemptId);
+    this.#attemptId = attemptId;
+    this.#replies.restart();
+    return true;
+  }
+
+  #interrupt(): void {
+    if (this.#finished) return;
+    const { log, jobId } = this.#options;
+    log.warn({ jobId }, 'a second run of a streamed job answered: ending the stream');
+    this.#end(new GatewayError('GATEWAY_TIMEOUT', 'The model was interrupted; retry'));
+    void this.#publishCancel('timeout');
   }
 
   /** The next chunk or the final reply. Throws the job's error, or GATEWAY_TIMEOUT. */
@@ -81,10 +118,14 @@ export class RunningJob {
 
   /** Stops listening; later replies of this job are dropped. */
   dispose(): void {
+    this.#end(new GatewayError('GATEWAY_TIMEOUT', 'The job was cancelled'));
+  }
+
+  #end(reason: GatewayError): void {
     if (this.#finished) return;
     this.#finished = true;
     this.#detach();
-    this.#replies.close(new GatewayError('GATEWAY_TIMEOUT', 'The job was cancelled'));
+    this.#replies.close(reason);
   }
 
   async #giveUp(): Promise<void> {

@@ -20,6 +20,8 @@ export interface BillingClient {
     usage: { inputTokens: number; outputTokens: number },
   ): Promise<SettleOutcome>;
   void(holdId: string): Promise<VoidOutcome>;
+  /** Whether the hold is still pending (a redelivered job checks before calling a model). */
+  holdStatus(holdId: string): Promise<'pending' | 'settled' | 'voided' | 'expired'>;
   close(): Promise<void>;
 }
 
@@ -39,6 +41,7 @@ export function createBillingClient(options: WorkerBillingOptions): BillingClien
       ),
     settle: (holdId, usage) => infrastructure('settle', () => client.settle(holdId, usage)),
     void: (holdId) => infrastructure('void', () => client.void(holdId)),
+    holdStatus: (holdId) => infrastructure('hold status', () => client.holdStatus(holdId)),
     close: () => client.close(),
   };
 }

@@ -104,7 +104,7 @@ async function runDelivery(
   const stopTimer = metrics.jobDurationSeconds.startTimer(labels);
   const outbox = new JobOutbox(bus, names, job);
   try {
-    const result = await runJob(job, outbox, deps);
+    const result = await runJob(job, outbox, deps, delivery.deliveryCount > 1);
     metrics.jobs.inc({ ...labels, result });
     log.info({ ...labels, result, deliveryCount: delivery.deliveryCount }, 'job done');
     return 'ack';

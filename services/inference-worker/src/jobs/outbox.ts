@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   makeEnvelope,
   microDzdToWire,
@@ -26,6 +27,8 @@ export interface FinalReply {
  */
 export class JobOutbox {
   private seq = 0;
+  /** This run of the job: edge binds a job to one attempt and never splices two generations. */
+  readonly attemptId = randomUUID();
 
   constructor(
     private readonly bus: MessageBus,
@@ -109,12 +112,17 @@ export class JobOutbox {
   private async reply(fields: Omit<InferenceReplyPayload, 'jobId' | 'seq'>): Promise<boolean> {
     const replyTo = this.job.replyTo;
     if (!replyTo) return false;
-    const payload = { jobId: this.job.jobId, seq: this.seq, ...fields } as InferenceReplyPayload;
+    const { jobId } = this.job;
+    const payload = { jobId, attemptId: this.attemptId, seq: this.seq, ...fields };
     this.seq += 1;
     try {
-      await this.bus.publish({ queue: replyTo }, makeEnvelope('inference.reply', payload), {
-        correlationId: this.job.jobId,
-      });
+      await this.bus.publish(
+        { queue: replyTo },
+        makeEnvelope('inference.reply', payload as InferenceReplyPayload),
+        {
+          correlationId: this.job.jobId,
+        },
+      );
       return true;
     } catch (error) {
       if (error instanceof BusError && error.code === 'unroutable') return false;

@@ -26,8 +26,11 @@ export interface JobRunnerDeps {
   onAttemptFailed?(failure: string): void;
 }
 
-/** How a job ended, for logs and metrics. Every path has finalised the hold. */
-export type JobResult = 'succeeded' | 'failed' | 'cancelled' | 'expired';
+/**
+ * How a job ended, for logs and metrics. Every path has finalised the hold; `already_final`: a
+ * redelivered job whose hold an earlier run (or edge, or the sweeper) had already finalised.
+ */
+export type JobResult = 'succeeded' | 'failed' | 'cancelled' | 'expired' | 'already_final';
 
 /**
  * Runs one job to a durable outcome: the model call, then the hold settled (success, or a
@@ -39,8 +42,14 @@ export async function runJob(
   job: InferenceJobPayload,
   outbox: JobOutbox,
   deps: JobRunnerDeps,
+  redelivered = false,
 ): Promise<JobResult> {
   const startedMs = Date.now();
+  // A redelivery may follow a run that already settled or voided the hold (it died before its
+  // ack): running the model again would splice or waste a generation, so ask billing first.
+  if (redelivered && (await deps.billing.holdStatus(job.holdId)) !== 'pending') {
+    return 'already_final';
+  }
   if (deps.cancellations.wasCancelled(job.jobId)) {
     await fail(
       job,

@@ -1,0 +1,93 @@
+import { describe, expect, it } from '@jest/globals';
+import type { InferenceCancelPayload, InferenceReplyPayload } from '@gateway/contracts';
+import { createLogger } from '@gateway/observability';
+import { silentStream } from '../test-support/billing.suite.js';
+import type { JobPublisher } from './job-publisher.js';
+import { RunningJob } from './running-job.js';
+
+/** A job redelivered after its worker died answers again, as another attempt (issue 15, 5). */
+
+const log = createLogger({ service: 'edge', destination: silentStream });
+
+function setUp() {
+  const cancels: InferenceCancelPayload[] = [];
+  const voided: string[] = [];
+  const publisher = {
+    publishCancel: async (cancel: InferenceCancelPayload) => {
+      cancels.push(cancel);
+    },
+  } as unknown as JobPublisher;
+  const job = new RunningJob({
+    jobId: 'chatcmpl-1',
+    holdId: 'hold_1',
+    replyTimeoutMs: 200,
+    publisher,
+    billing: {
+      void: async (holdId: string) => {
+        voided.push(holdId);
+        return { kind: 'voided', replayed: false };
+      },
+    },
+    log,
+  });
+  return { job, cancels, voided };
+}
+
+const chunk = (attemptId: string, seq: number): InferenceReplyPayload => ({
+  jobId: 'chatcmpl-1',
+  attemptId,
+  seq,
+  type: 'chunk',
+  data: { text: `${attemptId}-${seq}` },
+});
+const final = (attemptId: string, seq: number): InferenceReplyPayload => ({
+  jobId: 'chatcmpl-1',
+  attemptId,
+  seq,
+  type: 'final',
+  data: { text: `${attemptId}-final` },
+});
+
+describe('RunningJob and the attempts of a job', () => {
+  it('never splices a second attempt into a stream: its replies end it with one error', async () => {
+    const { job, cancels, voided } = setUp();
+    for (let seq = 0; seq < 5; seq += 1) job.push(chunk('a', seq));
+    const relayed: unknown[] = [];
+    for (let n = 0; n < 5; n += 1) relayed.push((await job.next()).data);
+    for (let seq = 0; seq < 8; seq += 1) job.push(chunk('b', seq));
+    job.push(final('b', 8));
+    await expect(job.next()).rejects.toMatchObject({
+      code: 'GATEWAY_TIMEOUT',
+      message: 'The model was interrupted; retry',
+    });
+    expect(relayed.map((data) => (data as { text: string }).text)).toEqual([
+      'a-0',
+      'a-1',
+      'a-2',
+      'a-3',
+      'a-4',
+    ]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(cancels).toEqual([{ jobId: 'chatcmpl-1', reason: 'timeout' }]);
+    // The new attempt settles what it produced after the cancel: edge must not void.
+    expect(voided).toEqual([]);
+  });
+
+  it('takes the answer of whichever attempt finishes when nothing was relayed', async () => {
+    const { job, cancels } = setUp();
+    const answer = job.final();
+    job.push(final('b', 0));
+    job.push(final('a', 0));
+    expect((await answer).data).toEqual({ text: 'b-final' });
+    expect(cancels).toEqual([]);
+  });
+
+  it('switches a stream that relayed nothing yet to the new attempt, from its seq 0', async () => {
+    const { job } = setUp();
+    const first = job.next();
+    job.push(chunk('b', 1));
+    job.push(chunk('b', 0));
+    expect((await first).data).toEqual({ text: 'b-0' });
+    expect((await job.next()).data).toEqual({ text: 'b-1' });
+  });
+});
