@@ -24,6 +24,33 @@ export interface UpstreamResponse {
   close(consumed?: boolean): void;
   /** The reason the attempt was aborted, as an UpstreamError, once it was. */
   abortError(): UpstreamError | undefined;
+  /** Aborted with the attempt (job cancelled or capped, a timer ran out). */
+  signal: AbortSignal;
+}
+
+/**
+ * One read of a response body that also ends when `signal` aborts. Node's fetch does not always
+ * fail a read already pending on the body when its request is aborted (seen: a capped stream
+ * kept reading for 20 s), so the abort is raced against the read; the body is then cancelled.
+ */
+export async function readOrAbort(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  signal: AbortSignal,
+): Promise<Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>>> {
+  if (signal.aborted) throw signal.reason;
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_resolve, reject) => {
+    onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([reader.read(), aborted]);
+  } catch (error) {
+    await reader.cancel().catch(() => undefined);
+    throw error;
+  } finally {
+    signal.removeEventListener('abort', onAbort!);
+  }
 }
 
 const TIMEOUT = Symbol('timeout');
@@ -45,7 +72,11 @@ const ERROR_BODY_MAX_BYTES = 64 * 1024;
  * Reads a body of at most `maxBytes` (decoded); null when it is longer, without buffering more
  * than that: a node cannot make the worker hold an unbounded answer in memory.
  */
-async function readCapped(response: Response, maxBytes: number): Promise<Buffer | null> {
+async function readCapped(
+  response: Response,
+  maxBytes: number,
+  signal?: AbortSignal,
+): Promise<Buffer | null> {
   const declared = Number(response.headers.get('content-length') ?? 0);
   if (declared > maxBytes || !response.body) {
     await response.body?.cancel().catch(() => undefined);
@@ -55,7 +86,7 @@ async function readCapped(response: Response, maxBytes: number): Promise<Buffer 
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = signal ? await readOrAbort(reader, signal) : await reader.read();
     if (done) return Buffer.concat(chunks, total);
     total += value.byteLength;
     if (total > maxBytes) {
@@ -145,6 +176,7 @@ export async function openUpstream(request: UpstreamRequest): Promise<UpstreamRe
     response,
     touch,
     close,
+    signal: controller.signal,
     abortError: () =>
       controller.signal.aborted ? classifyFetchError(undefined, controller) : undefined,
   };
@@ -162,7 +194,7 @@ export async function readJson(
   upstream.touch(timeoutMs);
   let consumed = false;
   try {
-    const bytes = await readCapped(upstream.response, maxBytes);
+    const bytes = await readCapped(upstream.response, maxBytes, upstream.signal);
     if (bytes === null) throw tooLarge(maxBytes);
     consumed = true;
     try {
@@ -186,7 +218,7 @@ export async function readBytes(
   upstream.touch(timeoutMs);
   let consumed = false;
   try {
-    const bytes = await readCapped(upstream.response, maxBytes);
+    const bytes = await readCapped(upstream.response, maxBytes, upstream.signal);
     if (bytes === null) throw tooLarge(maxBytes);
     consumed = true;
     return bytes;

@@ -1,6 +1,6 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { UpstreamError } from './errors.js';
-import type { UpstreamResponse } from './http.js';
+import { readOrAbort, type UpstreamResponse } from './http.js';
 
 /** One streamed event of an upstream, parsed as JSON; `[DONE]` ends the stream. */
 export type StreamEvent = Record<string, unknown>;
@@ -26,7 +26,7 @@ export async function* readSseEvents(
       upstream.touch(idleTimeoutMs);
       let chunk: Awaited<ReturnType<typeof reader.read>>;
       try {
-        chunk = await reader.read();
+        chunk = await readOrAbort(reader, upstream.signal);
       } catch {
         throw (
           upstream.abortError() ?? new UpstreamError('connect', 'model node dropped the stream')
