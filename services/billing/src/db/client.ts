@@ -36,6 +36,10 @@ export function createPrismaClient(
     // Idle connections must not keep a finished process (a CLI, a test) alive.
     allowExitOnIdle: true,
   });
+  // An idle connection the server ends (PostgreSQL restarted, the database dropped) is taken out
+  // of the pool by pg, which then emits 'error': without a listener that would crash billing.
+  // The next query opens a new connection; readiness reports the database if it stays away.
+  pool.on('error', () => {});
   const prisma = new PrismaClient({
     adapter: new PrismaPg(pool, { disposeExternalPool: true }),
   });

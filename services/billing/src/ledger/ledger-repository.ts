@@ -320,24 +320,6 @@ export async function lockExpiredHolds(
        FOR UPDATE SKIP LOCKED`;
 }
 
-/**
- * Marks a pending hold published and extends its expiry to at least `expiresAt` (the job's
- * end plus settlement time), in ONE statement holding the row lock: it and the sweeper's
- * release are mutually exclusive. False when the hold is final (or unknown).
- */
-export async function markHoldPublished(
-  db: Db,
-  holdId: string,
-  expiresAt: Date,
-  at: Date,
-): Promise<boolean> {
-  const count = await db.$executeRaw`
-    UPDATE holds SET published_at = ${at}::timestamptz,
-                     expires_at = GREATEST(expires_at, ${expiresAt}::timestamptz)
-     WHERE id = ${holdId} AND status = 'pending'`;
-  return count === 1;
-}
-
 /** Releases pending amounts per account: locks the rows in account-id order, then updates. */
 export async function releasePending(db: Db, amounts: ReadonlyMap<string, bigint>): Promise<void> {
   const ids = [...amounts.keys()].sort();

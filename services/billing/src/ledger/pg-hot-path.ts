@@ -1,6 +1,7 @@
 /**
- * The ledger's hot path on plain `pg` (no ORM): settle, void and getHold are each ONE round
- * trip, a named prepared statement on the shared pool (parsed and planned once per connection).
+ * The ledger's hot path on plain `pg` (no ORM): settle, void, the publish mark and getHold are
+ * each ONE round trip, a named prepared statement on the shared pool (parsed and planned once
+ * per connection).
  * Settle and void run the PL/pgSQL functions of migration 20261215090000 (SECURITY INVOKER).
  * Amounts travel as text and come back as text (int8), read as bigint: no float anywhere.
  */
@@ -22,6 +23,14 @@ const FIND_HOLD = {
   text: `SELECT id, account_id, scoped_token_id, amount_micro_dzd, status::text AS status,
                 settled_amount_micro_dzd, model, priority, expires_at, created_at, finalized_at
            FROM holds WHERE id = $1`,
+};
+
+// One statement under the row lock: it and the sweeper's release are mutually exclusive.
+const MARK_PUBLISHED = {
+  name: 'ledger_mark_hold_published_v1',
+  text: `UPDATE holds SET published_at = $2::timestamptz,
+                          expires_at = GREATEST(expires_at, $3::timestamptz)
+          WHERE id = $1 AND status = 'pending'`,
 };
 
 type Int8 = string | null;
@@ -157,6 +166,15 @@ export class PgHotPath {
       throw new Error(`ledger_void_hold: unknown outcome ${row.outcome}`);
     }
     return { outcome: row.outcome, hold, balance: balanceOf(row) };
+  }
+
+  /**
+   * Marks a pending hold published and extends its expiry to at least `expiresAt` (the job's end
+   * plus settlement time); false when the hold is final (or unknown).
+   */
+  async markHoldPublished(holdId: string, expiresAt: Date, at: Date): Promise<boolean> {
+    const result = await this.pool.query({ ...MARK_PUBLISHED, values: [holdId, at, expiresAt] });
+    return result.rowCount === 1;
   }
 
   async findHold(holdId: string): Promise<LedgerHold | null> {
