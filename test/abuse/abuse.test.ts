@@ -51,6 +51,8 @@ function refused(answer: RawAnswer, status: number, code?: string) {
   return error;
 }
 
+const STALL_BOUND_MS = 2_000;
+
 const PRINTABLE = Array.from({ length: 94 }, (_, i) => String.fromCharCode(33 + i)).filter(
   (c) => c !== '"' && c !== '\\',
 );
@@ -78,7 +80,9 @@ describe('1. token counting cannot stall edge', () => {
     );
     // Before: 200,000 × "a" blocked the event loop for 46 s; a 1 MiB body, minutes.
     expect(samples).toBeGreaterThan(0);
-    expect(worstMs).toBeLessThan(500);
+    // A stall, not a speed: the probe runs in this (busy) test process beside four services on
+    // two cores, so the bound is loose; before, the same request stalled edge for 46 s to minutes.
+    expect(worstMs).toBeLessThan(STALL_BOUND_MS);
     // Admitted and answered, refused for balance, or refused by the node's 32k context (a 4xx in
     // the error shape): never a 5xx.
     if (result.status !== 200) errorOf(result);

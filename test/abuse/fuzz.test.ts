@@ -207,7 +207,8 @@ describe('fuzzing every route with hostile input', () => {
       ),
     );
     expect(samples).toBeGreaterThan(0);
-    expect(worstMs).toBeLessThan(500);
+    // A stall, not a speed (see abuse.test.ts): loose for a loaded CI machine.
+    expect(worstMs).toBeLessThan(2_000);
     expect(await settledHolds(stack)).toBe(0);
     expect(await stack.ledgerCheck()).toEqual({ ok: true, violations: [] });
   }, 240_000);
