@@ -121,6 +121,8 @@ export async function startAbuseStack(
     EDGE_INTERNAL_TOKEN: edgeToken,
     WORKER_INTERNAL_TOKEN: workerToken,
     MASTER_KEY: randomBytes(32).toString('base64'),
+    // Billing logs successful internal calls at debug: the path checks need every one.
+    LOG_LEVEL: 'debug',
   });
   const dispatcher = await spawnReady('dispatcher', {
     ...amqp,

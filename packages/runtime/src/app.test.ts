@@ -7,7 +7,9 @@ import { createLogger, createServiceMetrics } from '@gateway/observability';
 import { createServiceApp, finishApp } from './app.js';
 import { currentRequestId, withRequestId } from './request-context.js';
 
-function buildApp(options: { ready?: boolean; shuttingDown?: boolean } = {}) {
+function buildApp(
+  options: { ready?: boolean; shuttingDown?: boolean; accessLog?: 'failures' } = {},
+) {
   const lines: string[] = [];
   const destination = new Writable({
     write(chunk, _e, cb) {
@@ -29,6 +31,7 @@ function buildApp(options: { ready?: boolean; shuttingDown?: boolean } = {}) {
       },
     ],
     isShuttingDown: () => options.shuttingDown ?? false,
+    accessLog: options.accessLog,
   });
   app.post('/echo', express.json({ limit: '1kb' }), (req, res) => {
     res.json(req.body);
@@ -51,6 +54,24 @@ function buildApp(options: { ready?: boolean; shuttingDown?: boolean } = {}) {
 }
 
 describe('service app', () => {
+  it('logs only failing requests with accessLog "failures"; every request by default', async () => {
+    const accessLines = async (accessLog?: 'failures') => {
+      const { app, lines } = buildApp({ accessLog });
+      await request(app).post('/echo').set('Content-Type', 'application/json').send('{}');
+      await request(app).get('/limited');
+      await request(app).get('/boom');
+      return lines
+        .map((line) => JSON.parse(line) as { level: string; req?: { url: string } })
+        .filter((line) => line.req)
+        .map((line) => [line.req!.url, line.level]);
+    };
+    expect(await accessLines('failures')).toEqual([
+      ['/limited', 'warn'],
+      ['/boom', 'error'],
+    ]);
+    expect((await accessLines()).map(([url]) => url)).toEqual(['/echo', '/limited', '/boom']);
+  });
+
   it('answers readiness 503 with the reason, 200 when ready, 503 while shutting down', async () => {
     const notReady = await request(buildApp().app).get('/readyz');
     expect(notReady.status).toBe(503);

@@ -64,6 +64,7 @@ export async function startBillingService(
       },
     ],
     isShuttingDown: () => shell.lifecycle.isShuttingDown,
+    accessLog: 'failures',
   });
   const requestIdempotency = new RequestIdempotency({
     run: (work) => identity.store.transaction(work),
