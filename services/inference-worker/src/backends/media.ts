@@ -75,7 +75,7 @@ async function attempt(
   });
   const fallback = (): TokenUsage => ({ promptTokens: inputTokens(request), completionTokens: 0 });
   if (endpoint === 'speech') {
-    const contentType = upstream.response.headers.get('content-type') ?? 'application/octet-stream';
+    const contentType = upstream.header('content-type') ?? 'application/octet-stream';
     const audio = await readBytes(upstream, ctx.timeouts.requestMs, MAX_AUDIO_BYTES);
     const data = { audio_base64: audio.toString('base64'), content_type: contentType };
     return { usage: fallback(), warnings: [], buildData: () => data };

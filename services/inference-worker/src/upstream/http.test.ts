@@ -34,6 +34,10 @@ beforeAll(async () => {
     }
     if (req.url === '/endless') return endless(res, 200);
     if (req.url === '/endless-error') return endless(res, 400);
+    if (req.url === '/moved') {
+      res.writeHead(302, { Location: `${baseUrl}/small` });
+      return void res.end();
+    }
     res.statusCode = 404;
     res.end();
   });
@@ -91,5 +95,11 @@ describe('bounded upstream bodies', () => {
     const error = await failureOf(open('/endless-error'));
     expect(error).toMatchObject({ failure: 'rejected', detail: { status: 400 } });
     expect(endlessWritten).toBeLessThan(16 * MIB);
+  });
+
+  it('does not follow a redirect: another node may be tried', async () => {
+    const error = await failureOf(open('/moved'));
+    expect(error).toMatchObject({ failure: 'bad_response', detail: { status: 302 } });
+    expect(error.retryable).toBe(true);
   });
 });

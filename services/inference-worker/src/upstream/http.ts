@@ -1,3 +1,4 @@
+import { request as undiciRequest } from 'undici';
 import { UpstreamError } from './errors.js';
 
 export interface UpstreamRequest {
@@ -14,12 +15,16 @@ export interface UpstreamRequest {
 
 /** An open upstream response whose body is still to be read under the attempt's timers. */
 export interface UpstreamResponse {
-  response: Response;
+  status: number;
+  /** A response header's value (lower-case name). */
+  header(name: string): string | undefined;
+  /** The body, read once; destroyed with an error when the attempt is aborted. */
+  body: AsyncIterable<Buffer>;
   /** Restarts the inactivity timer (each streamed chunk). */
   touch(timeoutMs: number): void;
   /**
    * Stops the timers and aborts the request if its body is still open. `consumed`: the body was
-   * read to its end, so there is nothing to abort (an abort builds an AbortError per request).
+   * read to its end, so there is nothing to abort (an abort builds an error per request).
    */
   close(consumed?: boolean): void;
   /** The reason the attempt was aborted, as an UpstreamError, once it was. */
@@ -28,80 +33,50 @@ export interface UpstreamResponse {
   signal: AbortSignal;
 }
 
-/**
- * One read of a response body that also ends when `signal` aborts. Node's fetch does not always
- * fail a read already pending on the body when its request is aborted (seen: a capped stream
- * kept reading for 20 s), so the abort is raced against the read; the body is then cancelled.
- */
-export async function readOrAbort(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
-  signal: AbortSignal,
-): Promise<Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>>> {
-  if (signal.aborted) throw signal.reason;
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_resolve, reject) => {
-    onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([reader.read(), aborted]);
-  } catch (error) {
-    await reader.cancel().catch(() => undefined);
-    throw error;
-  } finally {
-    signal.removeEventListener('abort', onAbort!);
-  }
-}
-
 const TIMEOUT = Symbol('timeout');
 
-function classifyFetchError(error: unknown, controller: AbortController): UpstreamError {
+function classifyError(error: unknown, controller: AbortController): UpstreamError {
   if (controller.signal.aborted) {
     return controller.signal.reason === TIMEOUT
       ? new UpstreamError('timeout', 'model node did not answer in time')
       : new UpstreamError('aborted', 'request aborted');
   }
-  const code = (error as { cause?: { code?: string } })?.cause?.code ?? '';
-  return new UpstreamError('connect', `cannot reach model node${code ? ` (${code})` : ''}`);
+  const code = (error as { code?: string; cause?: { code?: string } }) ?? {};
+  const detail = code.cause?.code ?? code.code ?? '';
+  return new UpstreamError('connect', `cannot reach model node${detail ? ` (${detail})` : ''}`);
 }
 
 /** A refusal's body is read only to learn `error.param`; beyond this it is not read. */
 const ERROR_BODY_MAX_BYTES = 64 * 1024;
 
 /**
- * Reads a body of at most `maxBytes` (decoded); null when it is longer, without buffering more
- * than that: a node cannot make the worker hold an unbounded answer in memory.
+ * Reads a body of at most `maxBytes`; null when it is longer, without buffering more than that:
+ * a node cannot make the worker hold an unbounded answer in memory. An abort of the attempt
+ * destroys the body, which ends the read with an error.
  */
-async function readCapped(
-  response: Response,
-  maxBytes: number,
-  signal?: AbortSignal,
-): Promise<Buffer | null> {
-  const declared = Number(response.headers.get('content-length') ?? 0);
-  if (declared > maxBytes || !response.body) {
-    await response.body?.cancel().catch(() => undefined);
-    return declared > maxBytes ? null : Buffer.alloc(0);
-  }
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
+async function readCapped(upstream: UpstreamResponse, maxBytes: number): Promise<Buffer | null> {
+  const declared = Number(upstream.header('content-length') ?? 0);
+  if (declared > maxBytes) return null;
+  const chunks: Buffer[] = [];
   let total = 0;
-  for (;;) {
-    const { done, value } = signal ? await readOrAbort(reader, signal) : await reader.read();
-    if (done) return Buffer.concat(chunks, total);
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      return null;
-    }
-    chunks.push(value);
+  for await (const chunk of upstream.body) {
+    total += chunk.byteLength;
+    if (total > maxBytes) return null;
+    chunks.push(chunk);
   }
+  return Buffer.concat(chunks, total);
 }
 
 const tooLarge = (maxBytes: number) =>
   new UpstreamError('bad_response', `model answer larger than ${maxBytes} bytes`);
 
-async function failureFromStatus(response: Response): Promise<UpstreamError> {
-  const bytes = await readCapped(response, ERROR_BODY_MAX_BYTES).catch(() => null);
+async function failureFromStatus(upstream: UpstreamResponse): Promise<UpstreamError> {
+  const status = upstream.status;
+  if (status < 400) {
+    // Redirects are not followed: a node's address is configuration, not something it moves.
+    return new UpstreamError('bad_response', `model node answered ${status}`, { status });
+  }
+  const bytes = await readCapped(upstream, ERROR_BODY_MAX_BYTES).catch(() => null);
   const text = bytes?.toString('utf8') ?? '';
   let param: string | undefined;
   try {
@@ -110,9 +85,8 @@ async function failureFromStatus(response: Response): Promise<UpstreamError> {
   } catch {
     // not JSON: the status alone decides
   }
-  const status = response.status;
   if (status === 429) {
-    const retryAfterS = Number(response.headers.get('retry-after')) || undefined;
+    const retryAfterS = Number(upstream.header('retry-after')) || undefined;
     return new UpstreamError('rate_limited', 'model node at capacity', { status, retryAfterS });
   }
   if (status >= 500)
@@ -124,9 +98,26 @@ async function failureFromStatus(response: Response): Promise<UpstreamError> {
   });
 }
 
+/** The request body as bytes and its content type (a form is encoded the way fetch would). */
+async function encodeBody(
+  body: unknown,
+): Promise<{ bytes?: Buffer | string; contentType?: string }> {
+  if (body === undefined) return {};
+  if (body instanceof FormData) {
+    const encoded = new Response(body);
+    return {
+      bytes: Buffer.from(await encoded.arrayBuffer()),
+      contentType: encoded.headers.get('content-type') ?? undefined,
+    };
+  }
+  return { bytes: JSON.stringify(body), contentType: 'application/json' };
+}
+
 /**
- * Opens one upstream request. Failures come back as UpstreamError; a non-2xx answer's body is
- * read (bounded by the node) only to learn the offending parameter, never logged.
+ * Opens one upstream request (undici's `request`: `fetch` and its web streams cost several
+ * times more CPU per job in the worker's profile). Failures come back as UpstreamError; a
+ * non-2xx answer's body is read (bounded by the node) only to learn the offending parameter,
+ * never logged.
  */
 export async function openUpstream(request: UpstreamRequest): Promise<UpstreamResponse> {
   const controller = new AbortController();
@@ -144,42 +135,39 @@ export async function openUpstream(request: UpstreamRequest): Promise<UpstreamRe
     if (!consumed && !controller.signal.aborted) controller.abort();
   };
   touch(request.firstByteTimeoutMs);
-  const isForm = request.body instanceof FormData;
-  let response: Response;
+  let upstream: UpstreamResponse;
   try {
-    response = await fetch(request.url, {
+    const { bytes, contentType } = await encodeBody(request.body);
+    const response = await undiciRequest(request.url, {
       method: request.method ?? 'POST',
-      headers: {
-        ...(request.body === undefined || isForm ? {} : { 'Content-Type': 'application/json' }),
-        ...request.headers,
-      },
-      body:
-        request.body === undefined
-          ? undefined
-          : isForm
-            ? (request.body as FormData)
-            : JSON.stringify(request.body),
+      headers: { ...(contentType ? { 'content-type': contentType } : {}), ...request.headers },
+      body: bytes,
       signal: controller.signal,
-      redirect: 'error',
     });
+    upstream = {
+      status: response.statusCode,
+      header: (name) => {
+        const value = response.headers[name];
+        return Array.isArray(value) ? value[0] : value;
+      },
+      body: response.body,
+      touch,
+      close,
+      signal: controller.signal,
+      abortError: () =>
+        controller.signal.aborted ? classifyError(undefined, controller) : undefined,
+    };
   } catch (error) {
-    const failure = classifyFetchError(error, controller);
+    const failure = classifyError(error, controller);
     close();
     throw failure;
   }
-  if (!response.ok) {
-    const failure = await failureFromStatus(response);
+  if (upstream.status < 200 || upstream.status >= 300) {
+    const failure = await failureFromStatus(upstream);
     close();
     throw failure;
   }
-  return {
-    response,
-    touch,
-    close,
-    signal: controller.signal,
-    abortError: () =>
-      controller.signal.aborted ? classifyFetchError(undefined, controller) : undefined,
-  };
+  return upstream;
 }
 
 /**
@@ -194,7 +182,7 @@ export async function readJson(
   upstream.touch(timeoutMs);
   let consumed = false;
   try {
-    const bytes = await readCapped(upstream.response, maxBytes, upstream.signal);
+    const bytes = await readCapped(upstream, maxBytes);
     if (bytes === null) throw tooLarge(maxBytes);
     consumed = true;
     try {
@@ -218,7 +206,7 @@ export async function readBytes(
   upstream.touch(timeoutMs);
   let consumed = false;
   try {
-    const bytes = await readCapped(upstream.response, maxBytes, upstream.signal);
+    const bytes = await readCapped(upstream, maxBytes);
     if (bytes === null) throw tooLarge(maxBytes);
     consumed = true;
     return bytes;

@@ -1,6 +1,6 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { UpstreamError } from './errors.js';
-import { readOrAbort, type UpstreamResponse } from './http.js';
+import type { UpstreamResponse } from './http.js';
 
 /** One streamed event of an upstream, parsed as JSON; `[DONE]` ends the stream. */
 export type StreamEvent = Record<string, unknown>;
@@ -14,19 +14,17 @@ export async function* readSseEvents(
   upstream: UpstreamResponse,
   idleTimeoutMs: number,
 ): AsyncGenerator<StreamEvent> {
-  const body = upstream.response.body;
-  if (!body) throw new UpstreamError('bad_response', 'stream without a body');
   const pending: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (event) => pending.push(event) });
   const decoder = new TextDecoder();
-  const reader = body.getReader();
+  const chunks = upstream.body[Symbol.asyncIterator]();
   let ended = false;
   try {
     for (;;) {
       upstream.touch(idleTimeoutMs);
-      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      let chunk: IteratorResult<Buffer>;
       try {
-        chunk = await readOrAbort(reader, upstream.signal);
+        chunk = await chunks.next();
       } catch {
         throw (
           upstream.abortError() ?? new UpstreamError('connect', 'model node dropped the stream')
@@ -45,7 +43,6 @@ export async function* readSseEvents(
     }
   } finally {
     upstream.close(ended);
-    reader.releaseLock?.();
   }
 }
 
