@@ -45,7 +45,7 @@ describe('ReplySequence', () => {
   it('rejects the reader once closed, and ignores later replies', async () => {
     const sequence = new ReplySequence();
     const waiting = sequence.next(1_000);
-    sequence.close(new Error('cancelled'));
+    sequence.close(() => new Error('cancelled'));
     await expect(waiting).rejects.toThrow('cancelled');
     sequence.push(reply(0));
     await expect(sequence.next(10)).rejects.toThrow('cancelled');

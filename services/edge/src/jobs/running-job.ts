@@ -76,7 +76,7 @@ export class RunningJob {
     if (this.#finished) return;
     const { log, jobId } = this.#options;
     log.warn({ jobId }, 'a second run of a streamed job answered: ending the stream');
-    this.#end(new GatewayError('GATEWAY_TIMEOUT', 'The model was interrupted; retry'));
+    this.#end(() => new GatewayError('GATEWAY_TIMEOUT', 'The model was interrupted; retry'));
     void this.#publishCancel('timeout');
   }
 
@@ -118,10 +118,10 @@ export class RunningJob {
 
   /** Stops listening; later replies of this job are dropped. */
   dispose(): void {
-    this.#end(new GatewayError('GATEWAY_TIMEOUT', 'The job was cancelled'));
+    this.#end(() => new GatewayError('GATEWAY_TIMEOUT', 'The job was cancelled'));
   }
 
-  #end(reason: GatewayError): void {
+  #end(reason: () => GatewayError): void {
     if (this.#finished) return;
     this.#finished = true;
     this.#detach();
