@@ -12,6 +12,7 @@ import type {
   CatalogEntry,
   IdempotencyClaim,
   IdempotencyRef,
+  PublishMarksResponse,
   SettleRequest,
   SettleResponse,
   HoldStatusResponse,
@@ -26,6 +27,7 @@ import {
   type InternalResponse,
 } from '@gateway/runtime';
 import { CatalogCache } from './catalog-cache.js';
+import { PublishMarks } from './publish-marks.js';
 import { errorFromAnswer } from './wire-errors.js';
 
 /** An admission as callers use it: the hold amount as a bigint. */
@@ -65,7 +67,7 @@ export interface BillingClient {
   /**
    * Edge queued the hold's job: billing keeps the hold until `expiresAtMs` (the job's end +
    * settlement time) instead of releasing it after its publish grace. Idempotent; false when
-   * the hold is already final.
+   * the hold is already final. Marks are batched (group commit); `close` sends the last ones.
    */
   published(holdId: string, expiresAtMs: number): Promise<boolean>;
   /** From the cache unless the entry is older than `atLeastUpdatedAt` (an admission's). */
@@ -102,6 +104,10 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
   const get = <T>(path: string) => call<T>({ method: 'GET', path, retry: true });
   const account = (id: string) => `/accounts/${pathSegment(id)}`;
   const hold = (id: string) => `/holds/${pathSegment(id)}`;
+  const publishMarks = new PublishMarks(async (holds) => {
+    const answer = await post<PublishMarksResponse>('/holds/published', { holds }, true);
+    return new Set(answer.published);
+  });
   const catalog = new CatalogCache({
     ttlMs: options.catalogCacheTtlMs ?? 30_000,
     fetchOne: (id) => get<CatalogEntry>(`/models/${modelIdPath(id)}`),
@@ -133,9 +139,7 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
           replayed: answer.replayed,
         };
       }),
-    published: async (holdId, expiresAtMs) =>
-      (await post<{ published: boolean }>(`${hold(holdId)}/published`, { expiresAtMs }, true))
-        .published,
+    published: (holdId, expiresAtMs) => publishMarks.mark(holdId, expiresAtMs),
     void: (holdId) =>
       finalOrConflict(async () => {
         const answer = await post<VoidResponse>(`${hold(holdId)}/void`, undefined, true);
@@ -160,7 +164,10 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     },
     forwardAdmin: (request) =>
       http({ ...request, path: `${BILLING_API_PREFIX}/admin${request.path}` }),
-    close: () => http.close(),
+    close: async () => {
+      await publishMarks.flush();
+      await http.close();
+    },
   };
 }
 

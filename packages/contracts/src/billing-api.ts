@@ -152,6 +152,31 @@ export const VoidResponseSchema = Type.Object({
 });
 export type VoidResponse = Static<typeof VoidResponseSchema>;
 
+/** Marks per `POST /holds/published` call (edge batches the marks of jobs it queued). */
+export const MAX_PUBLISH_MARKS = 256;
+
+/**
+ * `POST /holds/published` (edge only): these holds' jobs reached the broker; each hold lives
+ * until `expiresAtMs` (the job's end + settlement time) instead of its publish grace.
+ */
+export const PublishMarksRequestSchema = Type.Object(
+  {
+    holds: Type.Array(
+      Type.Object(
+        { holdId: HoldIdSchema, expiresAtMs: Type.Integer({ minimum: 0 }) },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: MAX_PUBLISH_MARKS },
+    ),
+  },
+  { $id: 'BillingPublishMarksRequest', additionalProperties: false },
+);
+export type PublishMarksRequest = Static<typeof PublishMarksRequestSchema>;
+
+/** The holds marked; one not listed was already final (or unknown). */
+export const PublishMarksResponseSchema = Type.Object({ published: Type.Array(HoldIdSchema) });
+export type PublishMarksResponse = Static<typeof PublishMarksResponseSchema>;
+
 /** `GET /holds/{id}` (worker only): whether a redelivered job may still run its model. */
 export const HoldStatusResponseSchema = Type.Object({
   holdId: Type.String(),

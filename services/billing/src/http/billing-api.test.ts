@@ -167,6 +167,58 @@ describe('billing internal API', () => {
     expect(check.body).toEqual({ ok: true, violations: [] });
   });
 
+  it('marks the holds of queued jobs published in one batch: pending ones only, bounded', async () => {
+    const account = await call('post', '/admin/accounts').send({ name: 'Batch' });
+    const accountId = account.body.id as string;
+    const key = await call('post', `/admin/accounts/${accountId}/api-keys`).send({ name: 'b' });
+    await call('post', `/admin/accounts/${accountId}/credits`)
+      .set('Idempotency-Key', 'batch-topup')
+      .send({ amount_dzd: 10, reference: 'batch' });
+    await call('put', '/admin/models/acme/batch-1').send({
+      kind: 'chat',
+      provider: 'node',
+      upstream_model: 'batch-1',
+      input_price_dzd_per_m: 1,
+      output_price_dzd_per_m: 1,
+      max_output_tokens: 100,
+      nodes: [{ url: 'http://127.0.0.1:9' }],
+    });
+    const admit = async (holdId: string) =>
+      call('post', '/admissions').send({
+        authorization: `Bearer ${key.body.key}`,
+        holdId,
+        model: 'acme/batch-1',
+        estimate: { inputTokens: 10, maxOutputTokens: 10, choices: 1 },
+        priority: false,
+      });
+    for (const holdId of ['hld-batch-1', 'hld-batch-2', 'hld-batch-3']) {
+      expect((await admit(holdId)).status).toBe(200);
+    }
+    expect((await call('post', '/holds/hld-batch-2/void')).status).toBe(200);
+    const expiresAtMs = Date.now() + 3_600_000;
+    const marks = ['hld-batch-1', 'hld-batch-2', 'hld-batch-3', 'hld-unknown'].map((holdId) => ({
+      holdId,
+      expiresAtMs,
+    }));
+    const marked = await call('post', '/holds/published').send({ holds: marks });
+    expect(marked.status).toBe(200);
+    expect([...marked.body.published].sort()).toEqual(['hld-batch-1', 'hld-batch-3']);
+
+    const refused = async (body: unknown, as?: 'worker') => {
+      const answer = await call('post', '/holds/published', as).send(body as object);
+      return [answer.status, answer.body.error?.code];
+    };
+    const tooMany = Array.from({ length: 257 }, (_, i) => ({ holdId: `h${i}`, expiresAtMs }));
+    expect(await refused({ holds: tooMany })).toEqual([400, 'invalid_request_body']);
+    expect(await refused({ holds: [] })).toEqual([400, 'invalid_request_body']);
+    const nextMonth = Date.now() + 30 * 86_400_000;
+    expect(await refused({ holds: [{ holdId: 'hld-batch-1', expiresAtMs: nextMonth }] })).toEqual([
+      400,
+      'invalid_request_body',
+    ]);
+    expect(await refused({ holds: marks }, 'worker')).toEqual([403, 'forbidden']);
+  });
+
   it('issues scoped tokens that authenticate and are held to their model list', async () => {
     const account = await call('post', '/admin/accounts').send({ name: 'Scoped' });
     const accountId = account.body.id as string;

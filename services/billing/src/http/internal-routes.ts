@@ -6,6 +6,7 @@ import type { RequestIdempotency } from './request-idempotency.js';
 import {
   AdmissionRequestSchema,
   AuthenticateRequestSchema,
+  PublishMarksRequestSchema,
   SettleRequestSchema,
   createBodyValidator,
   GatewayError,
@@ -13,6 +14,8 @@ import {
   type AuthenticateRequest,
   type AuthenticateResponse,
   type HoldStatusResponse,
+  type PublishMarksRequest,
+  type PublishMarksResponse,
   type SettleRequest,
 } from '@gateway/contracts';
 import { admissionToWire, balanceToJson, callerOf, requiredString, toWire } from './wire.js';
@@ -28,6 +31,7 @@ export interface BillingServices {
 const validateAuthenticate = createBodyValidator<AuthenticateRequest>(AuthenticateRequestSchema);
 const validateAdmission = createBodyValidator<AdmissionRequest>(AdmissionRequestSchema);
 const validateSettle = createBodyValidator<SettleRequest>(SettleRequestSchema);
+const validatePublishMarks = createBodyValidator<PublishMarksRequest>(PublishMarksRequestSchema);
 
 // Least privilege: edge authenticates, admits and manages tokens; the worker reads the catalog
 // and finishes holds; only the worker settles (edge voids a hold it could not publish).
@@ -78,10 +82,16 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
     res.json(toWire(result));
   });
 
-  // Edge confirms the job reached the broker: the hold then lives until the job's end.
-  router.post('/holds/:holdId/published', EDGE, async (req, res) => {
-    const expiresAt = publishedHoldExpiry(req.body);
-    res.json({ published: await ledger.markHoldPublished(param(req.params.holdId), expiresAt) });
+  // Edge confirms jobs reached the broker (batched): each hold then lives until its job's end.
+  router.post('/holds/published', EDGE, async (req, res) => {
+    const marks = validatePublishMarks(req.body).holds.map((mark) => ({
+      holdId: mark.holdId,
+      expiresAt: publishedHoldExpiry(mark.expiresAtMs),
+    }));
+    const answer: PublishMarksResponse = {
+      published: [...(await ledger.markHoldsPublished(marks))],
+    };
+    res.json(answer);
   });
 
   router.post('/holds/:holdId/void', EDGE_OR_WORKER, async (req, res) => {
@@ -143,13 +153,8 @@ function param(value: string | string[] | undefined): string {
 /** A published job's hold never needs to outlive a week (the longest deadline edge accepts). */
 const PUBLISHED_HOLD_MAX_MS = 7 * 86_400_000;
 
-function publishedHoldExpiry(body: unknown): Date {
-  const expiresAtMs = (body as { expiresAtMs?: unknown } | null)?.expiresAtMs;
-  if (
-    typeof expiresAtMs !== 'number' ||
-    !Number.isSafeInteger(expiresAtMs) ||
-    expiresAtMs > Date.now() + PUBLISHED_HOLD_MAX_MS
-  ) {
+function publishedHoldExpiry(expiresAtMs: number): Date {
+  if (!Number.isSafeInteger(expiresAtMs) || expiresAtMs > Date.now() + PUBLISHED_HOLD_MAX_MS) {
     throw new GatewayError('invalid_request_body', 'expiresAtMs must be a time within 7 days', {
       param: 'expiresAtMs',
     });

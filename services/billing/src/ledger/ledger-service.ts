@@ -25,7 +25,7 @@ import {
 import * as repo from './ledger-repository.js';
 import { createPrismaLedgerStore, type PrismaLedgerTx } from './prisma-store.js';
 import { listEntriesWith, statementToCsv, statementWith } from './statements.js';
-import type { SettleOutcome, SettleRequest } from './store.js';
+import type { PublishMark, SettleOutcome, SettleRequest } from './store.js';
 import { expireHoldsWith, startSweeperWith, type SweeperOptions } from './sweeper.js';
 import type {
   Balance,
@@ -105,6 +105,8 @@ export interface LedgerService {
    * hold is already final.
    */
   markHoldPublished(holdId: string, expiresAt: Date): Promise<boolean>;
+  /** The same for many holds in one statement; returns the ids marked. */
+  markHoldsPublished(marks: readonly PublishMark[]): Promise<Set<string>>;
   /** Expires pending holds whose expiry is at or before `now`; returns how many. */
   expireHolds(now: Date): Promise<number>;
   /** Runs expireHolds every intervalMs; returns stop(). (Idempotency records: service.ts.) */
@@ -166,6 +168,14 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
     },
   );
   const expireHolds = (now: Date) => expireHoldsWith(sweepDeps, now);
+  const markHoldsPublished = (marks: readonly PublishMark[]) =>
+    store.markHoldsPublished(
+      marks.map((mark) => ({
+        holdId: requireId('holdId', mark.holdId),
+        expiresAt: requireDate('expiresAt', mark.expiresAt),
+      })),
+      clock(),
+    );
   const statement = (accountId: string, range: { from: Date; to: Date }) =>
     statementWith(statementDeps, accountId, range);
 
@@ -186,12 +196,9 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
       settleHoldWith((request) => settlements.submit(request), holdId, usage),
     voidHold: (holdId) => voidHoldWith(store, holdId, clock),
     getHold: (holdId) => store.findHold(requireId('holdId', holdId)),
-    markHoldPublished: (holdId, expiresAt) =>
-      store.markHoldPublished(
-        requireId('holdId', holdId),
-        requireDate('expiresAt', expiresAt),
-        clock(),
-      ),
+    markHoldPublished: async (holdId, expiresAt) =>
+      (await markHoldsPublished([{ holdId, expiresAt }])).has(holdId),
+    markHoldsPublished,
     expireHolds,
     startSweeper: (options) => startSweeperWith(expireHolds, clock, options),
     async getBalance(accountId) {

@@ -1,12 +1,12 @@
 /**
  * The ledger's hot path on plain `pg` (no ORM): settle, void, the publish mark and getHold are
- * each ONE round trip, a named prepared statement on the shared pool (parsed and planned once
+ * each ONE round trip (the publish mark for a batch of holds), a named prepared statement on the shared pool (parsed and planned once
  * per connection).
  * Settle and void run the PL/pgSQL functions of migration 20261215090000 (SECURITY INVOKER).
  * Amounts travel as text and come back as text (int8), read as bigint: no float anywhere.
  */
 import type pg from 'pg';
-import type { HoldState, SettleOutcome, SettleRequest, VoidOutcome } from './store.js';
+import type { HoldState, PublishMark, SettleOutcome, SettleRequest, VoidOutcome } from './store.js';
 import type { Balance, HoldStatus, LedgerHold } from './types.js';
 
 const SETTLE = {
@@ -25,12 +25,18 @@ const FIND_HOLD = {
            FROM holds WHERE id = $1`,
 };
 
-// One statement under the row lock: it and the sweeper's release are mutually exclusive.
+// One statement under the row locks, taken in id order like the settlement's (no deadlock): it
+// and the sweeper's release are mutually exclusive per hold.
 const MARK_PUBLISHED = {
-  name: 'ledger_mark_hold_published_v1',
-  text: `UPDATE holds SET published_at = $2::timestamptz,
-                          expires_at = GREATEST(expires_at, $3::timestamptz)
-          WHERE id = $1 AND status = 'pending'`,
+  name: 'ledger_mark_holds_published_v2',
+  text: `WITH marks AS (SELECT * FROM unnest($2::text[], $3::timestamptz[]) AS m(id, expires_at)),
+              locked AS (SELECT h.id FROM holds h JOIN marks m ON m.id = h.id
+                          WHERE h.status = 'pending' ORDER BY h.id FOR UPDATE OF h)
+         UPDATE holds h SET published_at = $1::timestamptz,
+                            expires_at = GREATEST(h.expires_at, m.expires_at)
+           FROM marks m
+          WHERE h.id = m.id AND h.id IN (SELECT id FROM locked) AND h.status = 'pending'
+      RETURNING h.id`,
 };
 
 type Int8 = string | null;
@@ -169,12 +175,15 @@ export class PgHotPath {
   }
 
   /**
-   * Marks a pending hold published and extends its expiry to at least `expiresAt` (the job's end
-   * plus settlement time); false when the hold is final (or unknown).
+   * Marks pending holds published and extends each one's expiry to at least its `expiresAt` (the
+   * job's end plus settlement time); returns the ids marked (a final or unknown hold is not).
    */
-  async markHoldPublished(holdId: string, expiresAt: Date, at: Date): Promise<boolean> {
-    const result = await this.pool.query({ ...MARK_PUBLISHED, values: [holdId, at, expiresAt] });
-    return result.rowCount === 1;
+  async markHoldsPublished(marks: readonly PublishMark[], at: Date): Promise<Set<string>> {
+    const { rows } = await this.pool.query<{ id: string }>({
+      ...MARK_PUBLISHED,
+      values: [at, marks.map((mark) => mark.holdId), marks.map((mark) => mark.expiresAt)],
+    });
+    return new Set(rows.map((row) => row.id));
   }
 
   async findHold(holdId: string): Promise<LedgerHold | null> {

@@ -67,7 +67,7 @@ export function createPrismaLedgerStore(
     storeIdempotencyResponse: (tx, scope, key, body) =>
       repo.storeIdempotencyResponse(tx, scope, key, 200, body),
     lockExpiredHolds: repo.lockExpiredHolds,
-    markHoldPublished: (holdId, expiresAt, at) => hot.markHoldPublished(holdId, expiresAt, at),
+    markHoldsPublished: (marks, at) => hot.markHoldsPublished(marks, at),
     async releaseExpired(tx, perAccount, perToken) {
       await repo.releasePending(tx, perAccount);
       await repo.releaseReserved(tx, perToken);

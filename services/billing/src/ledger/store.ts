@@ -161,8 +161,8 @@ export interface LedgerStore<Tx> {
     limit: number,
     unpublishedBefore: Date,
   ): Promise<ExpiredHold[]>;
-  /** Marks a pending hold published, expiry at least `expiresAt`; false if final/unknown. */
-  markHoldPublished(holdId: string, expiresAt: Date, at: Date): Promise<boolean>;
+  /** Marks pending holds published, each expiring at least at its `expiresAt`; ids marked. */
+  markHoldsPublished(marks: readonly PublishMark[], at: Date): Promise<Set<string>>;
   /** Releases pending per account, then reserved per token (each locked in id order). */
   releaseExpired(
     tx: Tx,
@@ -178,4 +178,10 @@ export interface LedgerStore<Tx> {
   postedBalanceBefore(tx: Tx, accountId: string, before: Date): Promise<bigint>;
   /** The invariant check's violations, one line each (run it in a snapshot). */
   collectViolations(tx: Tx): Promise<string[]>;
+}
+
+/** Edge queued a hold's job: keep the hold until `expiresAt` (the job's end + settlement). */
+export interface PublishMark {
+  holdId: string;
+  expiresAt: Date;
 }
