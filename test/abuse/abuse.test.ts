@@ -170,6 +170,7 @@ describe('3. credentials never reach a log line', () => {
     expect(created.status).toBe(200);
     const { token } = JSON.parse(created.body) as { token: string };
     const fakeKey = `sk_live_${'Q'.repeat(43)}`;
+    const accessLinesBefore = stack.processes.edge.logs.filter((line) => line.req).length;
     const sent = [
       stack.send({ path: `/v1/scoped-jwt?jwt=${encodeURIComponent(token)}`, headers: bearer() }),
       stack.send({
@@ -192,9 +193,15 @@ describe('3. credentials never reach a log line', () => {
       stack.admin('GET', `/accounts/${stack.accountId}?admin=${stack.adminToken}`),
     ];
     for (const answer of await Promise.all(sent)) expect(answer.status).toBeLessThan(500);
+    // Every request's access line is there (so the grep below would see a leak). Services write
+    // their log in buffers of up to 200 ms: wait for the lines.
+    const accessLines = () => stack.processes.edge.logs.filter((line) => line.req).length;
+    const deadline = Date.now() + 5_000;
+    while (accessLines() < accessLinesBefore + sent.length && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(accessLines()).toBeGreaterThanOrEqual(accessLinesBefore + sent.length);
     const output = stack.allOutput();
-    expect(output.length).toBeGreaterThan(0);
-    // The access log is there (so the grep below would see a leak)...
     expect(output).toContain('/v1/scoped-jwt');
     // ...but no credential, in any position.
     for (const credential of [stack.apiKey, token, fakeKey, stack.adminToken]) {
