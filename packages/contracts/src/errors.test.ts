@@ -48,7 +48,7 @@ describe('error catalog', () => {
   });
 
   it('has exactly the documented codes', () => {
-    expect(ERROR_CODES).toHaveLength(25);
+    expect(ERROR_CODES).toHaveLength(29);
   });
 
   it('isErrorCode accepts catalog codes only', () => {

@@ -90,7 +90,9 @@ export const ERROR_CATALOG = {
   forbidden: {
     status: 403,
     retryable: false,
-    description: 'Internal API: this service credential may not call this operation.',
+    description:
+      'Internal API: this service credential may not call this operation; dashboard: the ' +
+      'user’s role may not (finance reads only).',
   },
   request_timeout: {
     status: 408,
@@ -116,6 +118,27 @@ export const ERROR_CATALOG = {
     status: 503,
     retryable: true,
     description: 'A dependency (database, broker, billing) is unavailable or shutting down.',
+  },
+  invalid_credentials: {
+    status: 401,
+    retryable: false,
+    description: 'Dashboard sign-in: wrong email or password (the same whether the email exists).',
+  },
+  session_required: {
+    status: 401,
+    retryable: false,
+    description: 'Dashboard: no session, or it expired or was signed out.',
+  },
+  csrf_failed: {
+    status: 403,
+    retryable: false,
+    description:
+      'Dashboard: a state change without the session’s CSRF token or from another origin.',
+  },
+  invalid_invitation: {
+    status: 400,
+    retryable: false,
+    description: 'Dashboard: the invitation is unknown, already used or expired.',
   },
   internal_error: {
     status: 500,

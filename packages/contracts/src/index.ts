@@ -11,3 +11,4 @@ export { ajv, compile, describeViolation, pointerToParam } from './ajv.js';
 export type { SchemaViolation } from './ajv.js';
 export * from './identifiers.js';
 export * from './billing-api.js';
+export * from './dashboard-api.js';

@@ -1,0 +1,269 @@
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+import { StringEnum } from './schemas/common.js';
+
+/*
+ * The dashboard's API, defined once: edge serves it under `/dashboard/api` on the API's own
+ * origin, authenticated by a session cookie, from billing (which owns users, sessions and the
+ * data). Keys are snake_case and money is DZD as JSON numbers with up to 6 decimals, like the
+ * public API; dates are ISO 8601 UTC. Every failure is the gateway's one error body
+ * (`ErrorBody`).
+ *
+ * Sessions: the cookie (`DASHBOARD_SESSION_COOKIE`) is httpOnly and SameSite=Strict, so the
+ * single-page app never sees it. Every state-changing request (POST, PUT, PATCH, DELETE) other
+ * than sign-in and invitation acceptance must carry the session's `csrf_token` in the
+ * `DASHBOARD_CSRF_HEADER` header and, when the browser sends one, an `Origin` equal to the API's
+ * own; otherwise 403 `csrf_failed`. No session or an expired one: 401 `session_required`.
+ *
+ * An owner only ever reaches their own account: it comes from the session, never from a path or
+ * a body. Operator routes (`/dashboard/api/operator/...`) need a session of an operator user;
+ * role `finance` reads only (403 `forbidden` on writes).
+ */
+
+export const DASHBOARD_API_PREFIX = '/dashboard/api';
+export const DASHBOARD_SESSION_COOKIE = 'gw_session';
+export const DASHBOARD_CSRF_HEADER = 'X-CSRF-Token';
+/** Where an invitation link points; the token travels in the fragment (never sent to a server). */
+export const DASHBOARD_INVITATION_PATH = '/dashboard/invitation';
+
+/** The link an operator hands to a new owner: `<base>/dashboard/invitation#token=<token>`. */
+export function dashboardInvitationUrl(baseUrl: string, token: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}${DASHBOARD_INVITATION_PATH}#token=${encodeURIComponent(token)}`;
+}
+
+export const DASHBOARD_LIMITS = {
+  emailMaxLength: 254,
+  /** Passwords: at least 12 characters (length beats composition rules), at most 256. */
+  passwordMinLength: 12,
+  passwordMaxLength: 256,
+  /** Invitation and session tokens as sent by the client. */
+  tokenMaxLength: 128,
+} as const;
+
+const closed = { additionalProperties: false } as const;
+const IsoDate = Type.String({ format: 'date-time' });
+const Dzd = (description: string) => Type.Number({ description });
+const Email = Type.String({
+  minLength: 3,
+  maxLength: DASHBOARD_LIMITS.emailMaxLength,
+  pattern: '^[^\\s@]+@[^\\s@]+$',
+});
+const Password = Type.String({
+  minLength: DASHBOARD_LIMITS.passwordMinLength,
+  maxLength: DASHBOARD_LIMITS.passwordMaxLength,
+});
+const ApiKeyName = Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' });
+/** The public balance triple (as `GET /v1/user/balance`). */
+const balanceFields = {
+  balance_dzd: Dzd('Posted balance.'),
+  reserved_dzd: Dzd('Reserved by pending holds.'),
+  available_dzd: Dzd('Balance minus reserved.'),
+};
+
+export const DASHBOARD_ROLES = ['owner', 'operator', 'finance'] as const;
+export type DashboardRole = (typeof DASHBOARD_ROLES)[number];
+/** Operator users' roles (`finance` reads only). */
+export const OPERATOR_ROLES = ['operator', 'finance'] as const;
+export type OperatorRole = (typeof OPERATOR_ROLES)[number];
+
+// --- Session -------------------------------------------------------------------------------
+
+/**
+ * `POST /dashboard/api/session`: sign in. `realm` picks the user table: account owners
+ * (default) or operator users. Wrong email or password: 401 `invalid_credentials` (the same
+ * answer whether the email exists or not); too many attempts from the address or for the
+ * email: 429 `rate_limit_exceeded` with `Retry-After`.
+ */
+export const DashboardSignInRequestSchema = Type.Object(
+  {
+    email: Email,
+    password: Type.String({ minLength: 1, maxLength: DASHBOARD_LIMITS.passwordMaxLength }),
+    realm: Type.Optional(StringEnum(['owner', 'operator'] as const)),
+  },
+  { $id: 'DashboardSignInRequest', ...closed },
+);
+export type DashboardSignInRequest = Static<typeof DashboardSignInRequestSchema>;
+
+/**
+ * `GET /dashboard/api/session` (who am I), also the answer of sign-in and invitation
+ * acceptance (which set the cookie). `account` is null for operator users.
+ */
+export const DashboardSessionSchema = Type.Object(
+  {
+    user: Type.Object({
+      id: Type.String(),
+      email: Type.String(),
+      role: StringEnum(DASHBOARD_ROLES),
+    }),
+    account: Type.Union([Type.Object({ id: Type.String(), name: Type.String() }), Type.Null()]),
+    /** Send it back in `X-CSRF-Token` on every state-changing request of this session. */
+    csrf_token: Type.String(),
+    /** The session ends at the latest at `expires_at`, or after `idle_timeout_s` unused. */
+    expires_at: IsoDate,
+    idle_timeout_s: Type.Integer({ minimum: 1 }),
+  },
+  { $id: 'DashboardSession' },
+);
+export type DashboardSession = Static<typeof DashboardSessionSchema>;
+
+/** `DELETE /dashboard/api/session`: sign out (204; the cookie is cleared). */
+
+// --- Invitations ---------------------------------------------------------------------------
+
+/**
+ * `POST /dashboard/api/invitations/accept`: the owner sets the first password; answers the
+ * new session (200, cookie set). Unknown, used or expired token: 400 `invalid_invitation`.
+ */
+export const DashboardInvitationAcceptRequestSchema = Type.Object(
+  {
+    token: Type.String({ minLength: 1, maxLength: DASHBOARD_LIMITS.tokenMaxLength }),
+    password: Password,
+  },
+  { $id: 'DashboardInvitationAcceptRequest', ...closed },
+);
+export type DashboardInvitationAcceptRequest = Static<
+  typeof DashboardInvitationAcceptRequestSchema
+>;
+
+/**
+ * Creating an invitation: operator API `POST /admin/v1/accounts/{id}/invitations` and
+ * `POST /dashboard/api/operator/accounts/{id}/invitations` (201). The token appears once.
+ */
+export const InvitationCreateRequestSchema = Type.Object(
+  { email: Email },
+  { $id: 'InvitationCreateRequest', ...closed },
+);
+export type InvitationCreateRequest = Static<typeof InvitationCreateRequestSchema>;
+
+export const InvitationCreatedSchema = Type.Object(
+  {
+    id: Type.String(),
+    account_id: Type.String(),
+    email: Type.String(),
+    token: Type.String(),
+    /** `dashboardInvitationUrl(base, token)`. */
+    url: Type.String(),
+    expires_at: IsoDate,
+  },
+  { $id: 'InvitationCreated' },
+);
+export type InvitationCreated = Static<typeof InvitationCreatedSchema>;
+
+// --- Owner: overview -----------------------------------------------------------------------
+
+/**
+ * `GET /dashboard/api/overview`. Spend is what settled requests cost (the ledger's settlements),
+ * days and months in UTC.
+ */
+export const DashboardOverviewSchema = Type.Object(
+  {
+    account: Type.Object({
+      id: Type.String(),
+      name: Type.String(),
+      status: StringEnum(['active', 'suspended'] as const),
+    }),
+    currency: Type.Literal('DZD'),
+    ...balanceFields,
+    spend_today_dzd: Dzd('Settled since 00:00 UTC today.'),
+    spend_month_dzd: Dzd('Settled since the 1st of this month, 00:00 UTC.'),
+    as_of: IsoDate,
+  },
+  { $id: 'DashboardOverview' },
+);
+export type DashboardOverview = Static<typeof DashboardOverviewSchema>;
+
+// --- Owner: API keys -----------------------------------------------------------------------
+
+export const DashboardApiKeySchema = Type.Object(
+  {
+    name: Type.String(),
+    created_at: IsoDate,
+    /** Approximate: recorded at most once a minute per key. Null: never used. */
+    last_used_at: Type.Union([IsoDate, Type.Null()]),
+  },
+  { $id: 'DashboardApiKey' },
+);
+export type DashboardApiKey = Static<typeof DashboardApiKeySchema>;
+
+/** `GET /dashboard/api/api-keys`. */
+export const DashboardApiKeyListSchema = Type.Object(
+  { object: Type.Literal('list'), data: Type.Array(DashboardApiKeySchema) },
+  { $id: 'DashboardApiKeyList' },
+);
+export type DashboardApiKeyList = Static<typeof DashboardApiKeyListSchema>;
+
+/** `POST /dashboard/api/api-keys` (201); a taken name: 409 `conflict`. */
+export const DashboardApiKeyCreateRequestSchema = Type.Object(
+  { name: ApiKeyName },
+  { $id: 'DashboardApiKeyCreateRequest', ...closed },
+);
+export type DashboardApiKeyCreateRequest = Static<typeof DashboardApiKeyCreateRequestSchema>;
+
+/**
+ * Answer of create (201) and `POST /dashboard/api/api-keys/{name}/regenerate` (200): the raw key,
+ * shown once. After regenerate the old key (and scoped tokens it signed) fail at once.
+ * `DELETE /dashboard/api/api-keys/{name}`: 204. Unknown name: 404 `resource_not_found`.
+ */
+export const DashboardIssuedApiKeySchema = Type.Object(
+  { name: Type.String(), key: Type.String() },
+  { $id: 'DashboardIssuedApiKey' },
+);
+export type DashboardIssuedApiKey = Static<typeof DashboardIssuedApiKeySchema>;
+
+// --- Operators -----------------------------------------------------------------------------
+
+export const DashboardAccountSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    status: StringEnum(['active', 'suspended'] as const),
+    rate_limit_per_minute: Type.Integer(),
+    webhook_format: StringEnum(['A', 'B'] as const),
+    created_at: IsoDate,
+  },
+  { $id: 'DashboardAccount' },
+);
+export type DashboardAccount = Static<typeof DashboardAccountSchema>;
+
+/**
+ * `GET /dashboard/api/operator/accounts?q=&limit=&cursor=`: `q` matches an account id exactly
+ * or a part of its name (case-insensitive); `next_cursor` null on the last page.
+ */
+export const DashboardAccountListSchema = Type.Object(
+  {
+    object: Type.Literal('list'),
+    data: Type.Array(DashboardAccountSchema),
+    next_cursor: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: 'DashboardAccountList' },
+);
+export type DashboardAccountList = Static<typeof DashboardAccountListSchema>;
+
+/** `GET /dashboard/api/operator/accounts/{id}`: the account with its balance. */
+export const DashboardAccountDetailSchema = Type.Intersect(
+  [DashboardAccountSchema, Type.Object(balanceFields)],
+  { $id: 'DashboardAccountDetail' },
+);
+export type DashboardAccountDetail = Static<typeof DashboardAccountDetailSchema>;
+
+/**
+ * `POST /dashboard/api/operator/accounts/{id}/credits` (role `operator`): requires an
+ * `Idempotency-Key` header (400 without); the same key and body credit once.
+ */
+export const DashboardCreditRequestSchema = Type.Object(
+  {
+    amount_dzd: Type.Union([
+      Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000_000 }),
+      Type.String({ pattern: '^[0-9]{1,10}(\\.[0-9]{1,6})?$' }),
+    ]),
+    reference: Type.String({ minLength: 1, maxLength: 500 }),
+  },
+  { $id: 'DashboardCreditRequest', ...closed },
+);
+export type DashboardCreditRequest = Static<typeof DashboardCreditRequestSchema>;
+
+export const DashboardCreditResultSchema = Type.Object(
+  { transaction_id: Type.String(), ...balanceFields },
+  { $id: 'DashboardCreditResult' },
+);
+export type DashboardCreditResult = Static<typeof DashboardCreditResultSchema>;
