@@ -32,6 +32,9 @@ export const edgeConfigSchema = Type.Object({
   AUTH_FAILURES_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 100_000, default: 30 }),
   // Development only: accept http:// webhook URLs (e.g. a receiver on loopback).
   WEBHOOK_ALLOW_INSECURE_LOOPBACK: Type.Boolean({ default: false }),
+  // The built dashboard served at /dashboard/ (images: /app/dashboard). Empty: the workspace's
+  // apps/dashboard/dist. A directory named here without index.html stops edge at start.
+  DASHBOARD_DIR: Type.String({ default: '', maxLength: 4096 }),
 });
 
 export type EdgeConfig = Static<typeof edgeConfigSchema>;
