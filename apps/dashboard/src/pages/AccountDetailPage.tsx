@@ -21,6 +21,12 @@ import { ErrorAlert, QueryState } from '../components/QueryState';
 import { SecretOnce } from '../components/SecretOnce';
 import { formatDateTime, formatDzd } from '../format';
 
+/** 128 random bits in hex (crypto.randomUUID exists only in secure contexts). */
+function newIdempotencyKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+}
+
 // Up to 6 decimals, like the API: the amount is sent as typed, never through a float.
 const AMOUNT_PATTERN = /^[0-9]{1,10}(\.[0-9]{1,6})?$/;
 
@@ -28,7 +34,7 @@ function CreditForm({ accountId }: { accountId: string }) {
   const [amount, setAmount] = useState('');
   const [reference, setReference] = useState('');
   // One key per filled-in form: double clicks and retries of this credit are applied once.
-  const [idempotencyKey, setIdempotencyKey] = useState(() => crypto.randomUUID());
+  const [idempotencyKey, setIdempotencyKey] = useState(newIdempotencyKey);
   const credit = useCredit();
   const valid = AMOUNT_PATTERN.test(amount) && Number(amount) > 0 && reference.trim() !== '';
   const submit = (event: FormEvent) => {
@@ -44,7 +50,7 @@ function CreditForm({ accountId }: { accountId: string }) {
           });
           setAmount('');
           setReference('');
-          setIdempotencyKey(crypto.randomUUID());
+          setIdempotencyKey(newIdempotencyKey());
         },
       },
     );

@@ -1,4 +1,4 @@
-import { Badge, Button, Center, Paper, Stack, Table, TextInput } from '@mantine/core';
+import { Anchor, Badge, Button, Center, Paper, Stack, Table, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useState } from 'react';
 import { Link } from 'react-router';
@@ -51,9 +51,12 @@ export function AccountsPage() {
                       {rows.map((account) => (
                         <Table.Tr key={account.id}>
                           <Table.Td>
-                            <Link to={`/operator/accounts/${encodeURIComponent(account.id)}`}>
+                            <Anchor
+                              component={Link}
+                              to={`/operator/accounts/${encodeURIComponent(account.id)}`}
+                            >
                               {account.name}
-                            </Link>
+                            </Anchor>
                           </Table.Td>
                           <Table.Td ff="monospace" fz="xs">
                             {account.id}
