@@ -82,6 +82,8 @@ export interface BillingClient {
   releaseIdempotencyKey(ref: IdempotencyRef): Promise<void>;
   /** The operator API, passed through: billing's answer as it is. */
   forwardAdmin(request: InternalRequest): Promise<InternalResponse>;
+  /** The dashboard's sessions and owner data (`/dashboard/*`): the answer, refusals thrown. */
+  dashboard<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -160,6 +162,9 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     },
     forwardAdmin: (request) =>
       http({ ...request, path: `${BILLING_API_PREFIX}/admin${request.path}` }),
+    // Reads may be retried; sign-in and the like are not (a retry could start two sessions).
+    dashboard: (method, path, body) =>
+      call({ method, path: `/dashboard${path}`, body, retry: method === 'GET' }),
     close: () => http.close(),
   };
 }

@@ -30,6 +30,23 @@ export const billingConfigSchema = Type.Object({
   }),
   /** Expired scoped tokens no hold names are purged this long after their expiry. */
   SCOPED_TOKEN_PURGE_GRACE_MS: fields.durationMs(7 * 86_400_000, 365 * 86_400_000),
+  // Dashboard sessions end after this long unused, and at the latest this long after sign-in.
+  DASHBOARD_SESSION_IDLE_MS: Type.Integer({
+    minimum: 120_000,
+    maximum: DAY_MS,
+    default: 1_800_000,
+  }),
+  DASHBOARD_SESSION_MAX_MS: Type.Integer({
+    minimum: 300_000,
+    maximum: 30 * DAY_MS,
+    default: 43_200_000,
+  }),
+  // An owner invitation link works this long (once).
+  DASHBOARD_INVITATION_TTL_MS: Type.Integer({
+    minimum: 300_000,
+    maximum: 30 * DAY_MS,
+    default: 3 * DAY_MS,
+  }),
 });
 
 /**

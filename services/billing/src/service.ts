@@ -3,6 +3,7 @@ import { Keyring } from '@gateway/crypto';
 import { createServiceApp, finishApp, serveHttp, type ServiceShell } from '@gateway/runtime';
 import { assertHoldTimings, type billingConfigSchema } from './config.js';
 import { createPrismaClient } from './db/client.js';
+import { createDashboard } from './dashboard/index.js';
 import { mountBillingApi } from './http/billing-app.js';
 import { RequestIdempotency } from './http/request-idempotency.js';
 import { createIdentity } from './identity/index.js';
@@ -38,6 +39,7 @@ export async function startBillingService(
     tokenPrefix: config.TOKEN_PREFIX,
     clock,
     holdTtlMs: config.HOLD_TTL_MS,
+    onLastUsedError: (error) => shell.logger.warn({ err: error }, 'api key last-used write failed'),
   });
   // Holds open, settled µDZD, invariant violations and sweeper lag join the service's metrics.
   const ledger = instrumentBilling(shell.metrics.registry, {
@@ -71,9 +73,15 @@ export async function startBillingService(
     keyring: identity.keyring,
     ttlMs: config.IDEMPOTENCY_TTL_MS,
   });
+  const dashboard = createDashboard({
+    prisma,
+    clock,
+    session: { idleMs: config.DASHBOARD_SESSION_IDLE_MS, maxMs: config.DASHBOARD_SESSION_MAX_MS },
+    invitationTtlMs: config.DASHBOARD_INVITATION_TTL_MS,
+  });
   mountBillingApi(
     app,
-    { identity, ledger, requestIdempotency },
+    { identity, ledger, requestIdempotency, dashboard },
     { edge: config.EDGE_INTERNAL_TOKEN, worker: config.WORKER_INTERNAL_TOKEN },
   );
   finishApp(app, shell.logger);
@@ -93,6 +101,10 @@ export async function startBillingService(
       .purgeExpired(config.SCOPED_TOKEN_PURGE_GRACE_MS)
       .then((count) => count > 0 && shell.logger.info({ count }, 'expired scoped tokens purged'))
       .catch((error: unknown) => shell.logger.warn({ err: error }, 'scoped-token purge failed'));
+    // Ended dashboard sessions and expired invitations.
+    Promise.all([dashboard.sessions.purgeEnded(), dashboard.users.purgeExpiredInvitations()]).catch(
+      (error: unknown) => shell.logger.warn({ err: error }, 'dashboard purge failed'),
+    );
   }, 60_000);
   pruneTimer.unref();
   // Idempotency records past their retention are deleted, however quiet the traffic.

@@ -32,6 +32,13 @@ export const edgeConfigSchema = Type.Object({
   AUTH_FAILURES_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 100_000, default: 30 }),
   // Development only: accept http:// webhook URLs (e.g. a receiver on loopback).
   WEBHOOK_ALLOW_INSECURE_LOOPBACK: Type.Boolean({ default: false }),
+  // The origin browsers reach the gateway on (https://gateway.example): invitation links and the
+  // dashboard's Origin check. Empty: the Host the request was sent to.
+  PUBLIC_BASE_URL: Type.String({ default: '', pattern: '^(https?://[^/?#\\s]+/?)?$' }),
+  // Development only: no `Secure` on the dashboard cookie for http://127.0.0.1 / localhost.
+  DASHBOARD_INSECURE_LOOPBACK_COOKIE: Type.Boolean({ default: false }),
+  // Failed dashboard sign-ins per email and hour (per address: AUTH_FAILURES_PER_MINUTE).
+  DASHBOARD_SIGN_IN_FAILURES_PER_HOUR: Type.Integer({ minimum: 1, maximum: 10_000, default: 10 }),
   // The built dashboard served at /dashboard/ (images: /app/dashboard). Empty: the workspace's
   // apps/dashboard/dist. A directory named here without index.html stops edge at start.
   DASHBOARD_DIR: Type.String({ default: '', maxLength: 4096 }),

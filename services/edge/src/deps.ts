@@ -1,5 +1,6 @@
 import type { BillingClient } from '@gateway/billing-client';
 import type { DispatcherClient } from './clients/dispatcher-client.js';
+import type { DashboardSettings } from './dashboard/settings.js';
 import type { AuthFailureLimiter } from './http/auth-failures.js';
 import type { Idempotency } from './http/idempotency.js';
 import type { InferenceJobs } from './jobs/inference-jobs.js';
@@ -19,4 +20,6 @@ export interface EdgeDeps {
   adminToken: string;
   /** Failed authentications per client address (public and operator API). */
   authFailures: AuthFailureLimiter;
+  /** The dashboard's settings; secure defaults when omitted. */
+  dashboard?: DashboardSettings;
 }

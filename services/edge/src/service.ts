@@ -85,6 +85,11 @@ export async function startEdgeService(
       },
       adminToken: config.ADMIN_TOKEN,
       authFailures,
+      dashboard: {
+        ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
+        insecureLoopbackCookie: config.DASHBOARD_INSECURE_LOOPBACK_COOKIE,
+        signInFailuresPerHour: config.DASHBOARD_SIGN_IN_FAILURES_PER_HOUR,
+      },
     },
   });
 

@@ -32,6 +32,12 @@ export const RUNTIME_TABLE_PRIVILEGES: Readonly<Record<string, readonly TablePri
   idempotency_records: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   // INSERT … ON CONFLICT DO UPDATE … RETURNING; old windows pruned with DELETE.
   rate_limit_windows: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  // Dashboard (issue 16): users are created and get their password set; invitations are used
+  // once; sessions are touched, signed out and purged after expiry.
+  owner_users: ['SELECT', 'INSERT', 'UPDATE'],
+  operator_users: ['SELECT', 'INSERT'],
+  owner_invitations: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  dashboard_sessions: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   // The migrations' bookkeeping: the service never reads it.
   _prisma_migrations: [],
 };

@@ -26,9 +26,11 @@ export function adminRoutes({ identity, ledger }: BillingServices): Router {
   router.get('/accounts', async (req, res) => {
     const limit = req.query.limit === undefined ? undefined : Number(req.query.limit);
     const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
+    const search = typeof req.query.q === 'string' ? req.query.q : undefined;
     const page = await identity.accounts.list({
       ...(limit ? { limit } : {}),
       ...(cursor ? { cursor } : {}),
+      ...(search ? { search } : {}),
     });
     res.json({ accounts: page.accounts.map(accountToJson), next_cursor: page.nextCursor });
   });

@@ -1,6 +1,8 @@
 import type { ErrorRequestHandler, Express } from 'express';
 import { GatewayError } from '@gateway/contracts';
 import { rateLimitHeaders, type RateLimitDecision } from '../identity/index.js';
+import { createDashboard } from '../dashboard/index.js';
+import { dashboardAdminRoutes, dashboardRoutes } from '../dashboard/routes.js';
 import { adminRoutes } from './admin-routes.js';
 import { idempotencyRoutes } from './idempotency-routes.js';
 import { allowInternalCallers, identifyInternalCaller, jsonBodyParser } from '@gateway/runtime';
@@ -39,8 +41,10 @@ export function mountBillingApi(
     idempotencyRoutes(idempotency, IDEMPOTENCY_BODY_LIMIT_BYTES),
   );
   app.use('/internal/v1', ...jsonBodyParser({ limitBytes: JSON_BODY_LIMIT_BYTES }));
+  const dashboard = services.dashboard ?? createDashboard({ prisma: services.identity.prisma });
   // The operator API is edge's alone: the worker's credential cannot grant credits.
-  app.use('/internal/v1/admin', edgeOnly, adminRoutes(services));
+  app.use('/internal/v1/admin', edgeOnly, dashboardAdminRoutes(dashboard), adminRoutes(services));
+  app.use('/internal/v1/dashboard', edgeOnly, dashboardRoutes(services, dashboard));
   app.use('/internal/v1', internalRoutes(services));
   app.use('/internal/v1', rateLimitHeadersOnError);
 }

@@ -3,6 +3,7 @@ import { allowInternalCallers } from '@gateway/runtime';
 import type { Identity } from '../identity/index.js';
 import type { LedgerService } from '../ledger/index.js';
 import type { RequestIdempotency } from './request-idempotency.js';
+import type { Dashboard } from '../dashboard/index.js';
 import {
   AdmissionRequestSchema,
   AuthenticateRequestSchema,
@@ -22,6 +23,8 @@ export interface BillingServices {
   ledger: LedgerService;
   /** Edge's Idempotency-Key store; built over the identity store when omitted. */
   requestIdempotency?: RequestIdempotency;
+  /** Dashboard users and sessions; default timings over the identity's client when omitted. */
+  dashboard?: Dashboard;
 }
 
 // Requests are validated against the one contract (packages/contracts/src/billing-api.ts).
@@ -51,6 +54,7 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
         ? await identity.rateLimiter.peek(principal.accountId, principal.rateLimitPerMinute)
         : await identity.rateLimiter.enforce(principal.accountId, principal.rateLimitPerMinute);
     const answer: AuthenticateResponse = { caller: callerOf(principal), rateLimit };
+    identity.lastUsed.touch(principal.accountId, principal.apiKeyName);
     res.json(answer);
   });
 
@@ -69,6 +73,7 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
         ? {}
         : { nodeUnsupportedParameter: body.nodeUnsupportedParameter }),
     });
+    identity.lastUsed.touch(principal.accountId, principal.apiKeyName);
     res.json(admissionToWire(principal, admission));
   });
 

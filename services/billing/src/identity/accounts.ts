@@ -68,14 +68,22 @@ export class AccountService<Tx = unknown> {
     return account;
   }
 
-  async list(query: { limit?: number; cursor?: string } = {}): Promise<AccountPage> {
+  /** `search`: an exact account id or a part of the name (case-insensitive). */
+  async list(
+    query: { limit?: number; cursor?: string; search?: string } = {},
+  ): Promise<AccountPage> {
     const limit = query.limit ?? ACCOUNTS_PAGE_DEFAULT;
     if (!Number.isInteger(limit) || limit < 1 || limit > ACCOUNTS_PAGE_MAX) {
       throw invalid(`limit must be an integer from 1 to ${ACCOUNTS_PAGE_MAX}`, 'limit');
     }
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
     // One extra row tells whether another page follows.
-    const rows = await this.#store.listAccounts({ limit: limit + 1, ...(after ? { after } : {}) });
+    const search = query.search?.trim().slice(0, ACCOUNT_NAME_MAX_LENGTH);
+    const rows = await this.#store.listAccounts({
+      limit: limit + 1,
+      ...(after ? { after } : {}),
+      ...(search ? { search } : {}),
+    });
     const accounts = rows.slice(0, limit);
     const last = accounts[accounts.length - 1];
     return {

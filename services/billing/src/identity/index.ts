@@ -4,6 +4,7 @@ import { AccountService } from './accounts.js';
 import { Admitter } from './admit.js';
 import { Authenticator } from './authenticate.js';
 import { Catalog } from './catalog.js';
+import { ApiKeyLastUsed } from './last-used.js';
 import { DEFAULT_TOKEN_PREFIX, validTokenPrefix } from './jwt.js';
 import { PgAdmission } from './pg-admission.js';
 import { PrismaIdentityStore, type PrismaTx } from './prisma-store.js';
@@ -25,10 +26,14 @@ export interface IdentityOptions {
   holdTtlMs?: number;
   /** Decrypted scoped-token signing keys kept in memory; 10 000 by default. */
   signingKeyCacheSize?: number;
+  /** A failed last-used write (never fails a request). */
+  onLastUsedError?: (error: unknown) => void;
 }
 
 /** The identity part of billing, wired over one Prisma client. */
 export interface Identity {
+  /** The client everything here runs on (the dashboard's users and sessions share it). */
+  prisma: PrismaClient;
   store: PrismaIdentityStore;
   keyring: Keyring;
   accounts: AccountService<PrismaTx>;
@@ -39,6 +44,8 @@ export interface Identity {
   admitter: Admitter<PrismaTx>;
   /** The request path's admission: credential to hold in one PostgreSQL round trip. */
   admission: PgAdmission;
+  /** Records API keys' last use (at most once a minute per key), off the request's path. */
+  lastUsed: ApiKeyLastUsed;
 }
 
 const DEFAULT_HOLD_TTL_MS = 15 * 60_000;
@@ -67,6 +74,7 @@ export function createIdentity(options: IdentityOptions): Identity {
       : { maxEntries: options.signingKeyCacheSize }),
   });
   return {
+    prisma: options.prisma,
     store,
     keyring,
     accounts: new AccountService({ store, keyring, clock }),
@@ -88,6 +96,11 @@ export function createIdentity(options: IdentityOptions): Identity {
       tokenPrefix,
       holdTtlMs: options.holdTtlMs ?? DEFAULT_HOLD_TTL_MS,
       ...(options.clockSkewS === undefined ? {} : { clockSkewS: options.clockSkewS }),
+    }),
+    lastUsed: new ApiKeyLastUsed({
+      pool,
+      clock,
+      ...(options.onLastUsedError ? { onError: options.onLastUsedError } : {}),
     }),
   };
 }

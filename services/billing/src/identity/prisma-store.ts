@@ -156,17 +156,22 @@ export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
   async listAccounts(query: {
     limit: number;
     after?: { createdAt: Date; id: string };
+    search?: string;
   }): Promise<Account[]> {
-    const { after } = query;
+    const { after, search } = query;
+    const page = after
+      ? {
+          OR: [
+            { createdAt: { gt: after.createdAt } },
+            { createdAt: after.createdAt, id: { gt: after.id } },
+          ],
+        }
+      : {};
+    const matching = search
+      ? { OR: [{ id: search }, { name: { contains: search, mode: 'insensitive' as const } }] }
+      : {};
     const rows = await this.#prisma.account.findMany({
-      where: after
-        ? {
-            OR: [
-              { createdAt: { gt: after.createdAt } },
-              { createdAt: after.createdAt, id: { gt: after.id } },
-            ],
-          }
-        : {},
+      where: { AND: [page, matching] },
       orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
       take: query.limit,
     });
@@ -235,7 +240,7 @@ export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
   async listApiKeys(accountId: string): Promise<ApiKeySummary[]> {
     return this.#prisma.apiKey.findMany({
       where: { accountId },
-      select: { name: true, createdAt: true },
+      select: { name: true, createdAt: true, lastUsedAt: true },
       orderBy: { name: 'asc' },
     });
   }

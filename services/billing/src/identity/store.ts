@@ -30,6 +30,7 @@ export interface IdentityStore<Tx> {
   findAccount(id: string): Promise<Account | null>;
   /** Ordered by (createdAt, id); `after` is exclusive. */
   listAccounts(query: {
+    search?: string;
     limit: number;
     after?: { createdAt: Date; id: string };
   }): Promise<Account[]>;

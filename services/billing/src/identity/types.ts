@@ -50,6 +50,8 @@ export interface ApiKeyRecord {
 export interface ApiKeySummary {
   name: string;
   createdAt: Date;
+  /** Approximate (written at most once a minute per key); null: never used. */
+  lastUsedAt: Date | null;
 }
 
 export type TokenOrigin = 'issued' | 'client';

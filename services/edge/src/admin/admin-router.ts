@@ -4,6 +4,7 @@ import { headerOf, type InternalRequest, type InternalResponse } from '@gateway/
 import type { EdgeDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
 import { methodNotAllowed } from '../http/errors.js';
+import { withInvitationUrl } from '../dashboard/operator-routes.js';
 import { requireAdminToken } from './admin-auth.js';
 import { ADMIN_ROUTES, type AdminRoute } from './admin-routes.js';
 
@@ -70,6 +71,13 @@ function forwarder(deps: EdgeDeps, route: AdminRoute): RequestHandler {
     // This edge's catalog cache must not serve the entry an operator just changed.
     if (route.path.startsWith('/models') && route.method !== 'get')
       deps.billing.invalidateCatalog();
+    if (route.invitationLink && answer.status === 201) {
+      const invitation = JSON.parse(answer.body.toString('utf8')) as Parameters<
+        typeof withInvitationUrl
+      >[0];
+      res.status(201).json(withInvitationUrl(invitation, req, deps.dashboard?.publicBaseUrl));
+      return;
+    }
     relay(res, answer, route.target);
   };
 }

@@ -5,8 +5,10 @@ import {
   ApiKeyCreateRequestSchema,
   CreditRequestSchema,
   ModelPutRequestSchema,
+  OperatorUserCreateRequestSchema,
   ScopedTokenRevokeRequestSchema,
 } from '../schemas/admin.js';
+import { InvitationCreateRequestSchema } from '@gateway/contracts';
 
 export type AdminMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -26,6 +28,8 @@ export interface AdminRoute {
    * exists, so a typo cannot create secrets for nobody.
    */
   accountMustExist?: boolean;
+  /** The answer is an owner invitation: edge adds its link (`url`) on the public origin. */
+  invitationLink?: boolean;
 }
 
 /** decisions §4, plus what billing offers beside it (listings, api-key listing, revocation). */
@@ -159,4 +163,21 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     summary: 'Ledger entries (?account, ?from, ?to, ?cursor), paged',
   },
   { method: 'get', path: '/ledger/check', target: 'billing', summary: 'Ledger invariant report' },
+  {
+    method: 'post',
+    path: '/accounts/:id/invitations',
+    target: 'billing',
+    summary: "Invite the account's owner to the dashboard (one-time link, shown once)",
+    body: InvitationCreateRequestSchema,
+    status: 201,
+    invitationLink: true,
+  },
+  {
+    method: 'post',
+    path: '/operator-users',
+    target: 'billing',
+    summary: 'Create a dashboard user of the platform team (role operator or finance)',
+    body: OperatorUserCreateRequestSchema,
+    status: 201,
+  },
 ];

@@ -38,6 +38,9 @@ const AUTH_FAILURE_CODES = new Set([
   'token_expired',
   'token_revoked',
   'unauthorized',
+  // Dashboard sign-in and invitation acceptance.
+  'invalid_credentials',
+  'invalid_invitation',
 ]);
 
 export class AuthFailureLimiter {

@@ -1,5 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import { LIMITS, MODEL_KINDS, StringEnum } from '@gateway/contracts';
+import {
+  DASHBOARD_LIMITS,
+  LIMITS,
+  MODEL_KINDS,
+  OPERATOR_ROLES,
+  StringEnum,
+} from '@gateway/contracts';
 
 /*
  * Bodies of the operator API (decisions §4). Edge checks their shape with these schemas (which
@@ -75,4 +81,17 @@ export const ModelPutRequestSchema = Type.Object(
     ),
   },
   { $id: 'AdminModelPutRequest', ...closed },
+);
+
+/** `gatewayctl operator-users create`: a dashboard user of the platform team. */
+export const OperatorUserCreateRequestSchema = Type.Object(
+  {
+    email: Type.String({ minLength: 3, maxLength: DASHBOARD_LIMITS.emailMaxLength }),
+    role: StringEnum(OPERATOR_ROLES),
+    password: Type.String({
+      minLength: DASHBOARD_LIMITS.passwordMinLength,
+      maxLength: DASHBOARD_LIMITS.passwordMaxLength,
+    }),
+  },
+  { $id: 'AdminOperatorUserCreateRequest', ...closed },
 );

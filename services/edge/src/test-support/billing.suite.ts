@@ -11,6 +11,7 @@ import {
   type PrismaClient,
 } from '../../../billing/src/db/client.js';
 import { mountBillingApi } from '../../../billing/src/http/billing-app.js';
+import { createDashboard, type DashboardOptions } from '../../../billing/src/dashboard/index.js';
 import { createIdentity } from '../../../billing/src/identity/index.js';
 import { createLedgerService, type LedgerService } from '../../../billing/src/ledger/index.js';
 
@@ -29,7 +30,12 @@ export interface BillingUnderTest {
   close(): Promise<void>;
 }
 
-export async function startBilling(): Promise<BillingUnderTest> {
+export interface BillingTestOptions {
+  /** The dashboard's clock and timings (e.g. to end sessions on cue). */
+  dashboard?: Omit<DashboardOptions, 'prisma'>;
+}
+
+export async function startBilling(options: BillingTestOptions = {}): Promise<BillingUnderTest> {
   const db = await createTestDatabase(billingDatabaseTemplate);
   const prisma: PrismaClient = createPrismaClient(db.runtimeUrl, { maxConnections: 8 });
   const clock = () => new Date();
@@ -48,7 +54,12 @@ export async function startBilling(): Promise<BillingUnderTest> {
     readiness: [],
     isShuttingDown: () => false,
   });
-  mountBillingApi(app, { identity, ledger }, { edge: internalToken, worker: workerToken });
+  const dashboard = createDashboard({ prisma, ...options.dashboard });
+  mountBillingApi(
+    app,
+    { identity, ledger, dashboard },
+    { edge: internalToken, worker: workerToken },
+  );
   finishApp(app, logger);
   const server: RunningServer = await listen(app, '127.0.0.1', 0);
   const url = `http://127.0.0.1:${server.port}`;

@@ -12,6 +12,7 @@ import { testAmqpUrl, uniquePrefix } from '@gateway/testing';
 import { buildEdgeApp } from '../app.js';
 import { createBillingClient } from '@gateway/billing-client';
 import { createDispatcherClient } from '../clients/dispatcher-client.js';
+import type { DashboardSettings } from '../dashboard/settings.js';
 import { identifier } from '../http/auth.js';
 import { AuthFailureLimiter } from '../http/auth-failures.js';
 import { Idempotency } from '../http/idempotency.js';
@@ -30,6 +31,7 @@ export interface EdgeOptions {
   webhookAllowInsecure?: boolean;
   /** Failed authentications per address and minute; high by default (tests fail on purpose). */
   authFailuresPerMinute?: number;
+  dashboard?: DashboardSettings;
 }
 
 /** An edge app in this process: real billing (HTTP), real RabbitMQ, supertest in front. */
@@ -96,6 +98,7 @@ export async function startEdge(
       },
       adminToken,
       authFailures,
+      ...(options.dashboard ? { dashboard: options.dashboard } : {}),
     },
   });
   return {

@@ -1,0 +1,144 @@
+import { GatewayError, type DashboardSession } from '@gateway/contracts';
+import type { PrismaClient } from '../db/client.js';
+import type { Clock } from '../identity/types.js';
+import { verifyPassword } from './passwords.js';
+import { csrfTokenOf, newSecretToken, newUserId, normalEmail, tokenDigest } from './tokens.js';
+
+export type SessionUser = { kind: 'owner'; id: string } | { kind: 'operator'; id: string };
+
+export interface SessionTimings {
+  /** A session unused this long ends (DASHBOARD_SESSION_IDLE_MS). */
+  idleMs: number;
+  /** A session ends this long after sign-in, used or not (DASHBOARD_SESSION_MAX_MS). */
+  maxMs: number;
+}
+
+/** A session as billing hands it to edge: the raw token (for the cookie) travels once. */
+export interface StartedSession {
+  token: string;
+  session: DashboardSession;
+}
+
+// Use refreshes `last_seen_at` at most this often: one write a minute, not one per request.
+const TOUCH_INTERVAL_MS = 60_000;
+
+const noSession = () =>
+  new GatewayError('session_required', 'Sign in to continue (no session, or it ended)');
+
+/**
+ * Dashboard sign-in and sessions. A session token is 32 random bytes known only to the browser's
+ * httpOnly cookie; billing stores its SHA-256. It ends at sign-out, after `idleMs` unused, or
+ * `maxMs` after sign-in, whichever comes first.
+ */
+export class DashboardSessions {
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly clock: Clock,
+    readonly timings: SessionTimings,
+  ) {}
+
+  /** 401 `invalid_credentials` for a wrong password and an unknown email alike (same work). */
+  async signIn(realm: 'owner' | 'operator', email: unknown, password: string) {
+    const address = normalEmail(email);
+    const user =
+      realm === 'owner'
+        ? await this.prisma.ownerUser.findUnique({ where: { email: address } })
+        : await this.prisma.operatorUser.findUnique({ where: { email: address } });
+    if (!(await verifyPassword(password, user?.passwordHash ?? null)) || !user) {
+      throw new GatewayError('invalid_credentials', 'Wrong email or password');
+    }
+    return this.start({ kind: realm, id: user.id });
+  }
+
+  async start(user: SessionUser): Promise<StartedSession> {
+    const token = newSecretToken();
+    const now = this.clock();
+    const row = await this.prisma.dashboardSession.create({
+      data: {
+        id: newUserId('ses'),
+        tokenDigest: tokenDigest(token),
+        ...(user.kind === 'owner' ? { ownerUserId: user.id } : { operatorUserId: user.id }),
+        createdAt: now,
+        lastSeenAt: now,
+        expiresAt: new Date(now.getTime() + this.timings.maxMs),
+      },
+    });
+    return { token, session: await this.#view(row, token) };
+  }
+
+  /** The session of `token`, refreshed; 401 `session_required` when there is none (any more). */
+  async resolve(token: string): Promise<DashboardSession> {
+    const row = await this.prisma.dashboardSession.findUnique({
+      where: { tokenDigest: tokenDigest(token) },
+    });
+    const now = this.clock().getTime();
+    if (!row) throw noSession();
+    if (row.expiresAt.getTime() <= now || row.lastSeenAt.getTime() + this.timings.idleMs <= now) {
+      await this.prisma.dashboardSession.deleteMany({ where: { id: row.id } });
+      throw noSession();
+    }
+    if (now - row.lastSeenAt.getTime() >= TOUCH_INTERVAL_MS) {
+      await this.prisma.dashboardSession.updateMany({
+        where: { id: row.id },
+        data: { lastSeenAt: new Date(now) },
+      });
+    }
+    return this.#view(row, token);
+  }
+
+  /** Sign-out: idempotent. */
+  async end(token: string): Promise<void> {
+    await this.prisma.dashboardSession.deleteMany({ where: { tokenDigest: tokenDigest(token) } });
+  }
+
+  /** Ends every session of an owner (their password was set again). */
+  async endAllOf(ownerUserId: string): Promise<void> {
+    await this.prisma.dashboardSession.deleteMany({ where: { ownerUserId } });
+  }
+
+  /** Deletes ended sessions; returns how many. */
+  async purgeEnded(): Promise<number> {
+    const now = this.clock().getTime();
+    const { count } = await this.prisma.dashboardSession.deleteMany({
+      where: {
+        OR: [
+          { expiresAt: { lte: new Date(now) } },
+          { lastSeenAt: { lte: new Date(now - this.timings.idleMs) } },
+        ],
+      },
+    });
+    return count;
+  }
+
+  async #view(
+    row: { ownerUserId: string | null; operatorUserId: string | null; expiresAt: Date },
+    token: string,
+  ): Promise<DashboardSession> {
+    const common = {
+      csrf_token: csrfTokenOf(token),
+      expires_at: row.expiresAt.toISOString(),
+      idle_timeout_s: Math.floor(this.timings.idleMs / 1000),
+    };
+    if (row.ownerUserId !== null) {
+      const owner = await this.prisma.ownerUser.findUnique({
+        where: { id: row.ownerUserId },
+        include: { account: { select: { id: true, name: true } } },
+      });
+      if (!owner) throw noSession();
+      return {
+        user: { id: owner.id, email: owner.email, role: 'owner' },
+        account: owner.account,
+        ...common,
+      };
+    }
+    const operator = await this.prisma.operatorUser.findUnique({
+      where: { id: row.operatorUserId ?? '' },
+    });
+    if (!operator) throw noSession();
+    return {
+      user: { id: operator.id, email: operator.email, role: operator.role },
+      account: null,
+      ...common,
+    };
+  }
+}

@@ -1,0 +1,146 @@
+import { GatewayError, OPERATOR_ROLES, type OperatorRole } from '@gateway/contracts';
+import type { PrismaClient } from '../db/client.js';
+import type { Clock } from '../identity/types.js';
+import { hashPassword, type ScryptParams } from './passwords.js';
+import type { DashboardSessions, StartedSession } from './sessions.js';
+import {
+  newPassword,
+  newSecretToken,
+  newUserId,
+  normalEmail,
+  presentedToken,
+  tokenDigest,
+} from './tokens.js';
+
+export interface CreatedInvitation {
+  id: string;
+  accountId: string;
+  email: string;
+  /** Shown once; only its SHA-256 is stored. */
+  token: string;
+  expiresAt: Date;
+}
+
+export interface DashboardUsersOptions {
+  prisma: PrismaClient;
+  clock: Clock;
+  sessions: DashboardSessions;
+  /** How long an invitation link works (DASHBOARD_INVITATION_TTL_MS). */
+  invitationTtlMs: number;
+  scrypt?: ScryptParams;
+}
+
+const badInvitation = () =>
+  new GatewayError('invalid_invitation', 'This invitation is unknown, already used or expired');
+
+/**
+ * Account owners (invited by an operator, one account each) and operator users (created by
+ * `gatewayctl`). An invitation is a one-time token: accepting it sets the owner's password (a
+ * first one, or a new one: an operator can re-invite an owner who lost theirs, which also ends
+ * the owner's sessions) and signs them in.
+ */
+export class DashboardUsers {
+  constructor(private readonly options: DashboardUsersOptions) {}
+
+  async invite(accountId: string, email: unknown): Promise<CreatedInvitation> {
+    const { prisma, clock, invitationTtlMs } = this.options;
+    const address = normalEmail(email);
+    if (!(await prisma.account.findUnique({ where: { id: accountId }, select: { id: true } }))) {
+      throw new GatewayError('resource_not_found', `Account '${accountId}' not found`);
+    }
+    await this.#assertEmailFreeFor(accountId, address);
+    const token = newSecretToken();
+    const now = clock();
+    const row = await prisma.ownerInvitation.create({
+      data: {
+        id: newUserId('inv'),
+        accountId,
+        email: address,
+        tokenDigest: tokenDigest(token),
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + invitationTtlMs),
+      },
+    });
+    return { id: row.id, accountId, email: address, token, expiresAt: row.expiresAt };
+  }
+
+  /** Uses the invitation (once), sets the owner's password, and starts a session. */
+  async accept(token: unknown, password: unknown): Promise<StartedSession> {
+    const { prisma, clock, sessions } = this.options;
+    const digest = tokenDigest(presentedToken(token));
+    const hash = await hashPassword(newPassword(password), this.options.scrypt);
+    const ownerId = await prisma.$transaction(async (tx) => {
+      const now = clock();
+      const used = await tx.ownerInvitation.updateMany({
+        where: { tokenDigest: digest, usedAt: null, expiresAt: { gt: now } },
+        data: { usedAt: now },
+      });
+      if (used.count !== 1) throw badInvitation();
+      const invitation = await tx.ownerInvitation.findUniqueOrThrow({
+        where: { tokenDigest: digest },
+      });
+      const existing = await tx.ownerUser.findUnique({ where: { email: invitation.email } });
+      if (existing && existing.accountId !== invitation.accountId) throw badInvitation();
+      if (existing) {
+        await tx.ownerUser.update({ where: { id: existing.id }, data: { passwordHash: hash } });
+        return existing.id;
+      }
+      const id = newUserId('own');
+      await tx.ownerUser.create({
+        data: {
+          id,
+          accountId: invitation.accountId,
+          email: invitation.email,
+          passwordHash: hash,
+          createdAt: now,
+        },
+      });
+      return id;
+    });
+    await sessions.endAllOf(ownerId);
+    return sessions.start({ kind: 'owner', id: ownerId });
+  }
+
+  async createOperator(input: { email: unknown; role: unknown; password: unknown }) {
+    const email = normalEmail(input.email);
+    if (!OPERATOR_ROLES.includes(input.role as OperatorRole)) {
+      throw new GatewayError(
+        'invalid_request_body',
+        `role must be one of ${OPERATOR_ROLES.join(', ')}`,
+        {
+          param: 'role',
+        },
+      );
+    }
+    const role = input.role as OperatorRole;
+    const passwordHash = await hashPassword(newPassword(input.password), this.options.scrypt);
+    const existing = await this.options.prisma.operatorUser.findUnique({ where: { email } });
+    if (existing) throw new GatewayError('conflict', `Operator user '${email}' already exists`);
+    const row = await this.options.prisma.operatorUser.create({
+      data: { id: newUserId('opu'), email, role, passwordHash, createdAt: this.options.clock() },
+    });
+    return {
+      id: row.id,
+      email: row.email,
+      role: row.role,
+      created_at: row.createdAt.toISOString(),
+    };
+  }
+
+  /** Deletes invitations past their expiry (used or not); returns how many. */
+  async purgeExpiredInvitations(): Promise<number> {
+    const { count } = await this.options.prisma.ownerInvitation.deleteMany({
+      where: { expiresAt: { lte: this.options.clock() } },
+    });
+    return count;
+  }
+
+  async #assertEmailFreeFor(accountId: string, email: string): Promise<void> {
+    const owner = await this.options.prisma.ownerUser.findUnique({ where: { email } });
+    if (owner && owner.accountId !== accountId) {
+      throw new GatewayError('conflict', 'This email already owns another account', {
+        param: 'email',
+      });
+    }
+  }
+}

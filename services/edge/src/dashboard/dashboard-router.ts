@@ -1,0 +1,25 @@
+import express, { type Router } from 'express';
+import type { EdgeDeps } from '../deps.js';
+import { operatorRoutes } from './operator-routes.js';
+import { ownerRoutes } from './owner-routes.js';
+import { requireSession, sessionRoutes } from './session-routes.js';
+import { DEFAULT_DASHBOARD_SETTINGS } from './settings.js';
+
+/**
+ * `/dashboard/api` (contract: packages/contracts/src/dashboard-api.ts): sign-in and invitation
+ * acceptance, then everything else behind a session (cookie), with the CSRF check on every
+ * state change. Answers are never cached by the browser.
+ */
+export function dashboardRouter(deps: EdgeDeps): Router {
+  const settings = deps.dashboard ?? DEFAULT_DASHBOARD_SETTINGS;
+  const router = express.Router();
+  router.use((_req, res, next) => {
+    res.set('Cache-Control', 'no-store');
+    next();
+  });
+  router.use(sessionRoutes(deps, settings));
+  router.use(requireSession(deps, settings));
+  router.use('/operator', operatorRoutes(deps, settings));
+  router.use(ownerRoutes(deps));
+  return router;
+}

@@ -1,0 +1,103 @@
+import express, { type Request, type RequestHandler, type Router } from 'express';
+import {
+  DashboardCreditRequestSchema,
+  GatewayError,
+  InvitationCreateRequestSchema,
+  createBodyValidator,
+  dashboardInvitationUrl,
+  pathSegment,
+  type DashboardAccountDetail,
+  type DashboardAccountList,
+  type DashboardCreditRequest,
+  type DashboardCreditResult,
+  type InvitationCreateRequest,
+  type InvitationCreated,
+} from '@gateway/contracts';
+import type { EdgeDeps } from '../deps.js';
+import { jsonBody } from '../http/body.js';
+import { adminCall } from './billing-calls.js';
+import { sessionOf } from './session-routes.js';
+import type { DashboardSettings } from './settings.js';
+
+const validateCredit = createBodyValidator<DashboardCreditRequest>(DashboardCreditRequestSchema);
+const validateInvite = createBodyValidator<InvitationCreateRequest>(InvitationCreateRequestSchema);
+
+/** Operator users of either role read; only role `operator` writes (finance reads only). */
+const operatorsOnly: RequestHandler = (req, res, next) => {
+  const { role } = sessionOf(res).user;
+  if (role === 'owner') throw new GatewayError('forbidden', 'Operators only');
+  if (role === 'finance' && req.method !== 'GET' && req.method !== 'HEAD') {
+    throw new GatewayError('forbidden', 'The finance role reads only');
+  }
+  next();
+};
+
+const account = (req: Request) => `/accounts/${pathSegment(String(req.params.id))}`;
+
+/** The invitation link: on `PUBLIC_BASE_URL`, else on the origin the request came to. */
+export function withInvitationUrl(
+  invitation: Omit<InvitationCreated, 'url'>,
+  req: Request,
+  publicBaseUrl: string | undefined,
+): InvitationCreated {
+  const base = publicBaseUrl ?? `${req.protocol}://${req.get('Host') ?? '127.0.0.1'}`;
+  return { ...invitation, url: dashboardInvitationUrl(base, invitation.token) };
+}
+
+/** `/dashboard/api/operator/*` (after `requireSession`). */
+export function operatorRoutes(deps: EdgeDeps, settings: DashboardSettings): Router {
+  const router = express.Router();
+  const body = jsonBody(deps.limits.jsonBodyBytes);
+  router.use(operatorsOnly);
+  router.get('/accounts', async (req, res) => {
+    const query = new URLSearchParams();
+    for (const name of ['q', 'limit', 'cursor']) {
+      const value = req.query[name];
+      if (typeof value === 'string') query.set(name, value);
+    }
+    const page = await adminCall<{
+      accounts: DashboardAccountList['data'];
+      next_cursor: string | null;
+    }>(deps, { method: 'GET', path: `/accounts?${query.toString()}` });
+    const list: DashboardAccountList = {
+      object: 'list',
+      data: page.accounts,
+      next_cursor: page.next_cursor,
+    };
+    res.json(list);
+  });
+  router.get('/accounts/:id', async (req, res) => {
+    res.json(await adminCall<DashboardAccountDetail>(deps, { method: 'GET', path: account(req) }));
+  });
+  router.post('/accounts/:id/credits', ...body, async (req, res) => {
+    const input = validateCredit(req.body);
+    const key = req.get('Idempotency-Key');
+    if (!key || !/^[\x21-\x7e]{1,255}$/.test(key)) {
+      throw new GatewayError(
+        'invalid_request_body',
+        'Credits need an Idempotency-Key header (1 to 255 printable characters)',
+        { param: 'Idempotency-Key' },
+      );
+    }
+    const result = await adminCall<DashboardCreditResult>(deps, {
+      method: 'POST',
+      path: `${account(req)}/credits`,
+      headers: { 'Idempotency-Key': key },
+      body: input,
+    });
+    res.json(result);
+  });
+  router.post('/accounts/:id/invitations', ...body, async (req, res) => {
+    const input = validateInvite(req.body);
+    const invitation = await adminCall<Omit<InvitationCreated, 'url'>>(deps, {
+      method: 'POST',
+      path: `${account(req)}/invitations`,
+      body: input,
+    });
+    res
+      .status(201)
+      .set('Cache-Control', 'no-store')
+      .json(withInvitationUrl(invitation, req, settings.publicBaseUrl));
+  });
+  return router;
+}
