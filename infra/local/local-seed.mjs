@@ -104,6 +104,7 @@ export function printWelcome({ baseUrl, demo, adminToken, dataDir, startedMs }) 
     `Inference gateway ready in ${((Date.now() - startedMs) / 1000).toFixed(1)} s: ${baseUrl}`,
     `  demo account  ${demo.accountId}`,
     `  demo API key  ${demo.apiKey}`,
+    `  dashboard     ${baseUrl}/dashboard/`,
     `  admin token   ${adminToken}`,
     `  data          ${dataDir} (kept across restarts)`,
     '',

@@ -70,8 +70,8 @@ async function invitedOwner(
 
 async function acceptInvitation(page: Page, url: string): Promise<void> {
   await page.goto(url);
-  await page.getByLabel('New password').fill(PASSWORD);
-  await page.getByLabel('Repeat the password').fill(PASSWORD);
+  await page.getByLabel(/^New password/).fill(PASSWORD);
+  await page.getByLabel(/^Repeat the password/).fill(PASSWORD);
   await page.getByRole('button', { name: 'Set password and sign in' }).click();
   await page.getByRole('heading', { name: 'Overview' }).waitFor();
 }
@@ -80,7 +80,7 @@ async function signIn(page: Page, email: string, password: string, realm = 'Acco
   await page.goto('/dashboard/signin');
   await page.getByText(realm, { exact: true }).click();
   await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(password);
+  await page.getByLabel(/^Password/).fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
@@ -90,7 +90,8 @@ const amountOf = (page: Page, stat: string) =>
 /** The raw key in the "shown once" dialog, then the dialog closed. */
 async function takeShownKey(page: Page): Promise<string> {
   const key = (await page.getByTestId('secret-value').textContent())!.trim();
-  await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click();
+  await page.getByRole('button', { name: 'Done, I stored it' }).click();
+  await page.getByTestId('secret-value').waitFor({ state: 'detached' });
   return key;
 }
 
@@ -213,7 +214,7 @@ describe('dashboard in Chromium', () => {
     // The operator pages are not an owner's: the app sends them home.
     await page.goto(`/dashboard/operator/accounts/${theirs.accountId}`);
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
-    expect(page.url()).toMatch(/\/dashboard\/$/);
+    expect(page.url()).toMatch(/\/dashboard\/?$/);
 
     const probe = (method: string, path: string, body?: unknown, csrf = true) =>
       page.evaluate(

@@ -1,13 +1,25 @@
-import { Alert, Button, Code, CopyButton, Stack, Text } from '@mantine/core';
+import { Alert, Button, Code, CopyButton, Stack } from '@mantine/core';
 
 /** A raw key or link shown once, with a copy button: it cannot be displayed again. */
-export function SecretOnce({ label, value }: { label: string; value: string }) {
+export function SecretOnce({
+  label,
+  value,
+  onDone,
+}: {
+  label: string;
+  value: string;
+  onDone?: () => void;
+}) {
   return (
     <Stack gap="sm">
       <Alert color="yellow" title="Copy it now">
         This {label} is shown only once. Store it somewhere safe: nobody can display it again.
       </Alert>
-      <Code block data-testid="secret-value" style={{ wordBreak: 'break-all' }}>
+      <Code
+        block
+        data-testid="secret-value"
+        style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-all' }}
+      >
         {value}
       </Code>
       <CopyButton value={value}>
@@ -17,9 +29,11 @@ export function SecretOnce({ label, value }: { label: string; value: string }) {
           </Button>
         )}
       </CopyButton>
-      <Text size="xs" c="dimmed">
-        Close this window once you have stored it.
-      </Text>
+      {onDone !== undefined && (
+        <Button variant="default" onClick={onDone}>
+          Done, I stored it
+        </Button>
+      )}
     </Stack>
   );
 }

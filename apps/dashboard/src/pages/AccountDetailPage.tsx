@@ -121,7 +121,7 @@ function InviteForm({ accountId }: { accountId: string }) {
           <Text size="sm">
             For {created.email}, valid until {formatDateTime(created.expires_at)}.
           </Text>
-          <SecretOnce label="invitation link" value={created.url} />
+          <SecretOnce label="invitation link" value={created.url} onDone={() => setCreated(null)} />
         </>
       )}
     </Stack>
@@ -170,6 +170,7 @@ export function AccountDetailPage() {
         {(detail) => (
           <Stack gap="md" mt="sm">
             <PageTitle
+              mb={0}
               title={detail.name}
               description={`${detail.id} · created ${formatDateTime(detail.created_at)}`}
               action={

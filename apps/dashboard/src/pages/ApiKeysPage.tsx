@@ -138,7 +138,12 @@ export function ApiKeysPage() {
           </QueryState>
         </Paper>
       </Stack>
-      <Modal opened={creating} onClose={() => setCreating(false)} title="Create an API key">
+      <Modal
+        opened={creating}
+        onClose={() => setCreating(false)}
+        title="Create an API key"
+        closeButtonProps={{ 'aria-label': 'Close' }}
+      >
         <CreateKeyForm
           onIssued={(key) => {
             setCreating(false);
@@ -151,8 +156,11 @@ export function ApiKeysPage() {
         onClose={() => setIssued(null)}
         title={issued === null ? '' : `API key “${issued.name}”`}
         closeOnClickOutside={false}
+        closeButtonProps={{ 'aria-label': 'Close' }}
       >
-        {issued !== null && <SecretOnce label="API key" value={issued.key} />}
+        {issued !== null && (
+          <SecretOnce label="API key" value={issued.key} onDone={() => setIssued(null)} />
+        )}
       </Modal>
     </>
   );
