@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import OpenAI from 'openai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { CHAT_MODEL, startAbuseStack, type AbuseStack } from '../abuse/abuse-stack.js';
+import { waitFor } from '../support/worker-harness.js';
 import { launchChromium, newViewer, screenshots } from './browser.js';
 
 /*
@@ -157,7 +158,7 @@ describe('dashboard in Chromium', () => {
     await screenshots(page, 'api-keys');
 
     await page.getByTestId('key-browser').getByRole('button', { name: 'Regenerate' }).click();
-    await page.getByRole('button', { name: 'Regenerate', exact: true }).last().click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Regenerate' }).click();
     await page.getByTestId('secret-value').waitFor();
     const secondKey = await takeShownKey(page);
     expect(secondKey).not.toBe(firstKey);
@@ -165,9 +166,23 @@ describe('dashboard in Chromium', () => {
     await expect(chat(secondKey)).resolves.toBeDefined();
 
     await page.getByTestId('key-browser').getByRole('button', { name: 'Delete' }).click();
-    await page.getByRole('button', { name: 'Delete key' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete key' }).click();
     await page.getByText('No API keys yet').waitFor();
     await expect(refusal(secondKey)).resolves.toEqual({ status: 401, code: 'invalid_api_key' });
+
+    // The two completions were settled: the overview shows what they cost, to the micro-dinar.
+    await page.getByRole('link', { name: 'Overview' }).click();
+    const spent = await waitFor(
+      async () => {
+        await page.reload();
+        const text = (await amountOf(page, 'spend-today').textContent()) ?? '';
+        return /DZD\s0\.00$/.test(text) ? undefined : text;
+      },
+      15_000,
+      "the overview's spend today",
+    );
+    expect(spent).toMatch(/^DZD\s0\.\d{2,6}$/);
+    await screenshots(page, 'overview-after-use');
 
     // Sign out, and back in with the password chosen on the invitation.
     await page.getByRole('button', { name: 'Sign out' }).click();

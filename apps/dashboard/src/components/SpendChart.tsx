@@ -26,6 +26,14 @@ export function SpendChart() {
       </Text>
       <QueryState query={usage}>
         {(rows) => {
+          if (rows === null) {
+            return (
+              <EmptyState title="Daily usage is not available yet">
+                The chart of spend per day and model comes with usage records. Your balance and
+                spend above are up to date.
+              </EmptyState>
+            );
+          }
           if (rows.length === 0) {
             return (
               <EmptyState title="No usage yet">

@@ -52,6 +52,8 @@ export function AccountsPage() {
                         <Table.Tr key={account.id}>
                           <Table.Td>
                             <Anchor
+                              fz="sm"
+                              fw={600}
                               component={Link}
                               to={`/operator/accounts/${encodeURIComponent(account.id)}`}
                             >

@@ -4,7 +4,8 @@
  * The usage API (issue 16, `GET /v1/usage?group_by=day|model|key`, and its dashboard twin) is
  * being built separately. When `/dashboard/api/usage` exists, fetch it in `fetchDailySpend`
  * (one row per day and model) and nothing else changes: the chart and its empty state read
- * `DailySpendRow[]`. Until then there are no rows, and the chart shows its empty state.
+ * `DailySpendRow[]`. Until then it answers null (no usage data on this gateway yet), and the
+ * chart says so rather than "no usage".
  */
 import { useQuery } from '@tanstack/react-query';
 
@@ -19,8 +20,8 @@ export interface DailySpendRow {
 
 export const USAGE_DAYS = 30;
 
-async function fetchDailySpend(): Promise<DailySpendRow[]> {
-  return [];
+async function fetchDailySpend(): Promise<DailySpendRow[] | null> {
+  return null;
 }
 
 export const useDailySpend = () =>
