@@ -19,6 +19,7 @@ import { useSession } from '../api/session';
 import { PageTitle } from '../components/PageTitle';
 import { ErrorAlert, QueryState } from '../components/QueryState';
 import { SecretOnce } from '../components/SecretOnce';
+import { StatCard } from '../components/StatCard';
 import { formatDateTime, formatDzd } from '../format';
 
 /** 128 random bits in hex (crypto.randomUUID exists only in secure contexts). */
@@ -137,20 +138,7 @@ function Balances({ account }: { account: DashboardAccountDetail }) {
   return (
     <SimpleGrid cols={{ base: 1, xs: 3 }}>
       {items.map(([label, amount]) => (
-        <Paper
-          withBorder
-          p="md"
-          radius="md"
-          key={label}
-          data-testid={`stat-${label.toLowerCase()}`}
-        >
-          <Text size="xs" c="dimmed" tt="uppercase" fw={700}>
-            {label}
-          </Text>
-          <Text fz={22} fw={700} data-testid="amount">
-            {formatDzd(amount)}
-          </Text>
-        </Paper>
+        <StatCard key={label} label={label} amount={amount} />
       ))}
     </SimpleGrid>
   );

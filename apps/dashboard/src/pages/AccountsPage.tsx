@@ -3,6 +3,7 @@ import { useDebouncedValue } from '@mantine/hooks';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { useAccounts } from '../api/queries';
+import { ListTable } from '../components/ListTable';
 import { PageTitle } from '../components/PageTitle';
 import { EmptyState, ErrorAlert, QueryState } from '../components/QueryState';
 import { formatDateTime } from '../format';
@@ -36,48 +37,35 @@ export function AccountsPage() {
                 );
               }
               return (
-                <Table.ScrollContainer minWidth={640}>
-                  <Table verticalSpacing="sm" highlightOnHover>
-                    <Table.Thead>
-                      <Table.Tr>
-                        <Table.Th>Name</Table.Th>
-                        <Table.Th>Id</Table.Th>
-                        <Table.Th>Status</Table.Th>
-                        <Table.Th>Rate limit</Table.Th>
-                        <Table.Th>Created</Table.Th>
-                      </Table.Tr>
-                    </Table.Thead>
-                    <Table.Tbody>
-                      {rows.map((account) => (
-                        <Table.Tr key={account.id}>
-                          <Table.Td>
-                            <Anchor
-                              fz="sm"
-                              fw={600}
-                              component={Link}
-                              to={`/operator/accounts/${encodeURIComponent(account.id)}`}
-                            >
-                              {account.name}
-                            </Anchor>
-                          </Table.Td>
-                          <Table.Td ff="monospace" fz="xs">
-                            {account.id}
-                          </Table.Td>
-                          <Table.Td>
-                            <Badge
-                              color={account.status === 'active' ? 'teal' : 'red'}
-                              variant="light"
-                            >
-                              {account.status}
-                            </Badge>
-                          </Table.Td>
-                          <Table.Td>{account.rate_limit_per_minute} / min</Table.Td>
-                          <Table.Td>{formatDateTime(account.created_at)}</Table.Td>
-                        </Table.Tr>
-                      ))}
-                    </Table.Tbody>
-                  </Table>
-                </Table.ScrollContainer>
+                <ListTable
+                  headers={['Name', 'Id', 'Status', 'Rate limit', 'Created']}
+                  minWidthPx={640}
+                >
+                  {rows.map((account) => (
+                    <Table.Tr key={account.id}>
+                      <Table.Td>
+                        <Anchor
+                          fz="sm"
+                          fw={600}
+                          component={Link}
+                          to={`/operator/accounts/${encodeURIComponent(account.id)}`}
+                        >
+                          {account.name}
+                        </Anchor>
+                      </Table.Td>
+                      <Table.Td ff="monospace" fz="xs">
+                        {account.id}
+                      </Table.Td>
+                      <Table.Td>
+                        <Badge color={account.status === 'active' ? 'teal' : 'red'} variant="light">
+                          {account.status}
+                        </Badge>
+                      </Table.Td>
+                      <Table.Td>{account.rate_limit_per_minute} / min</Table.Td>
+                      <Table.Td>{formatDateTime(account.created_at)}</Table.Td>
+                    </Table.Tr>
+                  ))}
+                </ListTable>
               );
             }}
           </QueryState>

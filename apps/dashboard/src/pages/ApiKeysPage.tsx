@@ -3,6 +3,7 @@ import { modals } from '@mantine/modals';
 import { useState, type FormEvent } from 'react';
 import type { DashboardIssuedApiKey } from '../api/contract';
 import { useApiKeys, useCreateApiKey, useDeleteApiKey, useRegenerateApiKey } from '../api/queries';
+import { ListTable } from '../components/ListTable';
 import { PageTitle } from '../components/PageTitle';
 import { EmptyState, ErrorAlert, QueryState } from '../components/QueryState';
 import { SecretOnce } from '../components/SecretOnce';
@@ -91,48 +92,36 @@ export function ApiKeysPage() {
                   Create a key to call the API with your prepaid balance.
                 </EmptyState>
               ) : (
-                <Table.ScrollContainer minWidth={560}>
-                  <Table verticalSpacing="sm" highlightOnHover>
-                    <Table.Thead>
-                      <Table.Tr>
-                        <Table.Th>Name</Table.Th>
-                        <Table.Th>Created</Table.Th>
-                        <Table.Th>Last used</Table.Th>
-                        <Table.Th />
-                      </Table.Tr>
-                    </Table.Thead>
-                    <Table.Tbody>
-                      {data.map((key) => (
-                        <Table.Tr key={key.name} data-testid={`key-${key.name}`}>
-                          <Table.Td fw={600}>{key.name}</Table.Td>
-                          <Table.Td>{formatDateTime(key.created_at)}</Table.Td>
-                          <Table.Td>
-                            {key.last_used_at === null ? 'Never' : formatDateTime(key.last_used_at)}
-                          </Table.Td>
-                          <Table.Td>
-                            <Group gap="xs" justify="flex-end" wrap="nowrap">
-                              <Button
-                                size="xs"
-                                variant="default"
-                                onClick={() => confirmRegenerate(key.name)}
-                              >
-                                Regenerate
-                              </Button>
-                              <Button
-                                size="xs"
-                                variant="subtle"
-                                color="red"
-                                onClick={() => confirmDelete(key.name)}
-                              >
-                                Delete
-                              </Button>
-                            </Group>
-                          </Table.Td>
-                        </Table.Tr>
-                      ))}
-                    </Table.Tbody>
-                  </Table>
-                </Table.ScrollContainer>
+                <ListTable headers={['Name', 'Created', 'Last used', '']} minWidthPx={560}>
+                  {data.map((key) => (
+                    <Table.Tr key={key.name} data-testid={`key-${key.name}`}>
+                      <Table.Td fw={600}>{key.name}</Table.Td>
+                      <Table.Td>{formatDateTime(key.created_at)}</Table.Td>
+                      <Table.Td>
+                        {key.last_used_at === null ? 'Never' : formatDateTime(key.last_used_at)}
+                      </Table.Td>
+                      <Table.Td>
+                        <Group gap="xs" justify="flex-end" wrap="nowrap">
+                          <Button
+                            size="xs"
+                            variant="default"
+                            onClick={() => confirmRegenerate(key.name)}
+                          >
+                            Regenerate
+                          </Button>
+                          <Button
+                            size="xs"
+                            variant="subtle"
+                            color="red"
+                            onClick={() => confirmDelete(key.name)}
+                          >
+                            Delete
+                          </Button>
+                        </Group>
+                      </Table.Td>
+                    </Table.Tr>
+                  ))}
+                </ListTable>
               )
             }
           </QueryState>

@@ -1,30 +1,28 @@
-import { Badge, Group, Paper, SimpleGrid, Stack, Text } from '@mantine/core';
+import { Badge, Group, SimpleGrid, Stack, Text } from '@mantine/core';
+import type { DashboardOverview } from '../api/contract';
 import { useOverview } from '../api/queries';
 import { PageTitle } from '../components/PageTitle';
 import { QueryState } from '../components/QueryState';
 import { SpendChart } from '../components/SpendChart';
-import { formatDateTime, formatDzd } from '../format';
+import { StatCard } from '../components/StatCard';
+import { formatDateTime } from '../format';
 
-function Stat({ label, amount, hint }: { label: string; amount: number; hint: string }) {
-  return (
-    <Paper
-      withBorder
-      p="md"
-      radius="md"
-      data-testid={`stat-${label.toLowerCase().replace(/\s+/g, '-')}`}
-    >
-      <Text size="xs" c="dimmed" tt="uppercase" fw={700}>
-        {label}
-      </Text>
-      <Text fz={24} fw={700} data-testid="amount">
-        {formatDzd(amount)}
-      </Text>
-      <Text size="xs" c="dimmed">
-        {hint}
-      </Text>
-    </Paper>
-  );
-}
+type AmountField = {
+  [K in keyof DashboardOverview]: DashboardOverview[K] extends number ? K : never;
+}[keyof DashboardOverview];
+
+// The money first (what is there, what is held, what is free), then what was spent.
+const ROWS: { label: string; field: AmountField; hint: string }[][] = [
+  [
+    { label: 'Balance', field: 'balance_dzd', hint: 'Credited minus settled' },
+    { label: 'Reserved', field: 'reserved_dzd', hint: 'Held by running requests' },
+    { label: 'Available', field: 'available_dzd', hint: 'What new requests can use' },
+  ],
+  [
+    { label: 'Spend today', field: 'spend_today_dzd', hint: 'Since 00:00 UTC' },
+    { label: 'Spend this month', field: 'spend_month_dzd', hint: 'Since the 1st, 00:00 UTC' },
+  ],
+];
 
 export function OverviewPage() {
   const overview = useOverview();
@@ -39,23 +37,13 @@ export function OverviewPage() {
                 Account suspended: API requests are refused
               </Badge>
             )}
-            <SimpleGrid cols={{ base: 1, xs: 3 }} spacing="md">
-              <Stat label="Balance" amount={data.balance_dzd} hint="Credited minus settled" />
-              <Stat label="Reserved" amount={data.reserved_dzd} hint="Held by running requests" />
-              <Stat
-                label="Available"
-                amount={data.available_dzd}
-                hint="What new requests can use"
-              />
-            </SimpleGrid>
-            <SimpleGrid cols={{ base: 1, xs: 2 }} spacing="md">
-              <Stat label="Spend today" amount={data.spend_today_dzd} hint="Since 00:00 UTC" />
-              <Stat
-                label="Spend this month"
-                amount={data.spend_month_dzd}
-                hint="Since the 1st, 00:00 UTC"
-              />
-            </SimpleGrid>
+            {ROWS.map((row, index) => (
+              <SimpleGrid key={index} cols={{ base: 1, xs: row.length }} spacing="md">
+                {row.map(({ label, field, hint }) => (
+                  <StatCard key={field} label={label} amount={data[field]} hint={hint} />
+                ))}
+              </SimpleGrid>
+            ))}
             <SpendChart />
             <Group justify="flex-end">
               <Text size="xs" c="dimmed">
