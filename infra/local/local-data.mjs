@@ -19,6 +19,8 @@ const SECRET_MAKERS = {
   WEBHOOK_ENCRYPTION_KEY: () => randomBytes(32).toString('base64'),
   BILLING_DATABASE_PASSWORD: () => randomBytes(24).toString('hex'),
   DISPATCHER_DATABASE_PASSWORD: () => randomBytes(24).toString('hex'),
+  // The demo owner's dashboard password (printed at start, like the demo key).
+  DEMO_OWNER_PASSWORD: () => randomBytes(12).toString('base64url'),
 };
 
 /**

@@ -149,7 +149,8 @@ async function main() {
       DISPATCHER_URL: `http://127.0.0.1:${ports.dispatcher}`,
       DISPATCHER_INTERNAL_TOKEN: secrets.DISPATCHER_INTERNAL_TOKEN,
       WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
-      // The dashboard over http://127.0.0.1: its session cookie cannot be `Secure` here.
+      // The dashboard at http://127.0.0.1:<port>/dashboard/: its cookie cannot be Secure there.
+      PUBLIC_BASE_URL: `http://127.0.0.1:${ports.edge}`,
       DASHBOARD_INSECURE_LOOPBACK_COOKIE: 'true',
     },
     startEdgeService,

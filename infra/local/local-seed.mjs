@@ -6,6 +6,7 @@ import path from 'node:path';
 const DEMO_ACCOUNT = 'demo';
 const DEMO_KEY = 'demo';
 const DEMO_CREDIT_DZD = 1000;
+const DEMO_OWNER_EMAIL = 'demo@example.com';
 
 function adminCall(billingUrl, secrets) {
   return async (method, route, body, headers = {}) => {
@@ -80,6 +81,29 @@ async function demoKey(call, accountId, dataDir) {
   return key;
 }
 
+/**
+ * The demo account's dashboard owner: signs in with the kept password, or (first start, or the
+ * password no longer works) is invited and accepts at once, which sets it.
+ */
+async function demoOwner(call, accountId, password) {
+  const signIn = await call('POST', '/dashboard/sessions', { email: DEMO_OWNER_EMAIL, password });
+  if (signIn.status !== 201) {
+    const invitation = await call('POST', `/admin/accounts/${accountId}/invitations`, {
+      email: DEMO_OWNER_EMAIL,
+    });
+    if (invitation.status !== 201) throw new Error(`inviting the demo owner: ${invitation.status}`);
+    const accepted = await call('POST', '/dashboard/invitations/accept', {
+      token: invitation.json.token,
+      password,
+    });
+    if (accepted.status !== 201) throw new Error(`demo owner: ${JSON.stringify(accepted.json)}`);
+    await call('POST', '/dashboard/sessions/end', { token: accepted.json.token });
+    return DEMO_OWNER_EMAIL;
+  }
+  await call('POST', '/dashboard/sessions/end', { token: signIn.json.token });
+  return DEMO_OWNER_EMAIL;
+}
+
 export async function seedDemo({ billingUrl, secrets, dataDir, standIns, providerModel }) {
   const call = adminCall(billingUrl, secrets);
   for (const [id, model] of Object.entries(demoCatalog(standIns, providerModel))) {
@@ -95,7 +119,15 @@ export async function seedDemo({ billingUrl, secrets, dataDir, standIns, provide
     { 'Idempotency-Key': `local-demo-credit-${accountId}` },
   );
   if (credit.status !== 200) throw new Error(`seeding credit: ${JSON.stringify(credit.json)}`);
-  return { accountId, apiKey, balanceDzd: credit.json.balance_dzd, chatModel: 'demo/chat-small' };
+  const ownerEmail = await demoOwner(call, accountId, secrets.DEMO_OWNER_PASSWORD);
+  return {
+    accountId,
+    apiKey,
+    ownerEmail,
+    ownerPassword: secrets.DEMO_OWNER_PASSWORD,
+    balanceDzd: credit.json.balance_dzd,
+    chatModel: 'demo/chat-small',
+  };
 }
 
 export function printWelcome({ baseUrl, demo, adminToken, dataDir, startedMs }) {
@@ -105,6 +137,8 @@ export function printWelcome({ baseUrl, demo, adminToken, dataDir, startedMs }) 
     `  demo account  ${demo.accountId}`,
     `  demo API key  ${demo.apiKey}`,
     `  dashboard     ${baseUrl}/dashboard/`,
+    `  demo owner    ${demo.ownerEmail}`,
+    `  password      ${demo.ownerPassword}`,
     `  admin token   ${adminToken}`,
     `  data          ${dataDir} (kept across restarts)`,
     '',

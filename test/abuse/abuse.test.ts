@@ -204,6 +204,41 @@ describe('3. credentials never reach a log line', () => {
   });
 });
 
+describe('3b. dashboard credentials never reach a log line', () => {
+  it('keeps passwords, invitation, session and CSRF tokens out of every log', async () => {
+    const invited = await stack.admin('POST', `/accounts/${stack.accountId}/invitations`, {
+      email: 'logs@example.com',
+    });
+    expect(invited.status).toBe(201);
+    const invitation = (JSON.parse(invited.body) as { token: string }).token;
+    const password = 'never-logged password 7';
+    const dashboard = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      stack.send({
+        method: 'POST',
+        path: `/dashboard/api${path}`,
+        headers: { 'Content-Type': 'application/json', ...headers },
+        body: json(body),
+      });
+    const accepted = await dashboard('/invitations/accept', { token: invitation, password });
+    expect(accepted.status).toBe(200);
+    const cookie = String(accepted.headers['set-cookie']).split(';')[0]!;
+    const session = cookie.split('=')[1]!;
+    const { csrf_token: csrf } = JSON.parse(accepted.body) as { csrf_token: string };
+    const sent = [
+      dashboard('/session', { email: 'logs@example.com', password: `${password}x` }),
+      dashboard('/invitations/accept', { token: invitation, password }),
+      dashboard('/api-keys', { name: 'logged' }, { Cookie: cookie, 'X-CSRF-Token': `${csrf}x` }),
+      stack.send({ path: `/dashboard/api/session?token=${session}`, headers: { Cookie: cookie } }),
+    ];
+    for (const answer of await Promise.all(sent)) expect(answer.status).toBeLessThan(500);
+    const output = stack.allOutput();
+    expect(output).toContain('/dashboard/api/session');
+    for (const secret of [password, invitation, session, csrf]) {
+      expect(output.includes(secret)).toBe(false);
+    }
+  });
+});
+
 describe('4. malformed input is a 4xx in the error shape', () => {
   it.each(['gzip', 'deflate', 'br'])('a body that is not %s as it claims', async (encoding) => {
     refused(

@@ -62,6 +62,14 @@ const ROUTES: [string, string][] = [
   ['GET', '/admin/v1/models'],
   ['GET', '/admin/v1/ledger/entries?cursor={seg}'],
   ['GET', '/admin/v1/ledger/check'],
+  ['POST', '/admin/v1/accounts/{seg}/invitations'],
+  ['POST', '/admin/v1/operator-users'],
+  ['POST', '/dashboard/api/session'],
+  ['GET', '/dashboard/api/session'],
+  ['POST', '/dashboard/api/invitations/accept'],
+  ['GET', '/dashboard/api/overview'],
+  ['DELETE', '/dashboard/api/api-keys/{seg}'],
+  ['GET', '/dashboard/api/operator/accounts/{seg}'],
   ['GET', '/{seg}'],
 ];
 

@@ -43,6 +43,14 @@ async function cli(...argv: string[]) {
   return { code, stdout, stderr, json };
 }
 
+function dashboardPost(path: string, body: unknown) {
+  return fetch(`${baseUrl}/dashboard/api${path}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Origin: baseUrl },
+    body: JSON.stringify(body),
+  });
+}
+
 /** Alive and not a zombie (this sandbox's init may not reap daemonised children at once). */
 function isRunning(pid: number): boolean {
   try {
@@ -96,6 +104,45 @@ afterAll(() => {
 });
 
 describe('local gateway (infra/local/start.sh)', () => {
+  it('prints the dashboard URL and a demo owner who can sign in there', async () => {
+    expect(printed('\\n  dashboard')).toBe(`${baseUrl}/dashboard/`);
+    const response = await dashboardPost('/session', {
+      email: printed('demo owner'),
+      password: printed('\\n  password'),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ account: { id: printed('demo account') } });
+    // Development over http://127.0.0.1: the cookie cannot be Secure, and is still httpOnly.
+    expect(response.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict$/);
+  });
+
+  it('gatewayctl: invites an owner and creates an operator user who can sign in', async () => {
+    const account = String((await cli('accounts', 'create', 'dash-test', '--json')).json().id);
+    const invitation = (
+      await cli('invitations', 'create', account, 'o@example.com', '--json')
+    ).json();
+    expect(String(invitation.url)).toMatch(/\/dashboard\/invitation#token=[\w-]{43}$/);
+    const accepted = await dashboardPost('/invitations/accept', {
+      token: invitation.token,
+      password: 'owner password 1',
+    });
+    expect(accepted.status).toBe(200);
+
+    const created = (
+      await cli('operator-users', 'create', 'ops@example.com', '--role', 'finance', '--json')
+    ).json();
+    expect(created).toMatchObject({ email: 'ops@example.com', role: 'finance' });
+    const signIn = await dashboardPost('/session', {
+      email: 'ops@example.com',
+      password: created.password,
+      realm: 'operator',
+    });
+    expect(signIn.status).toBe(200);
+    expect((await cli('operator-users', 'create', 'x@example.com', '--role', 'admin')).code).toBe(
+      EXIT.usage,
+    );
+  });
+
   it('answers a chat completion through the official openai SDK with the printed key', async () => {
     const client = new OpenAI({ baseURL: `${baseUrl}/v1`, apiKey, maxRetries: 0 });
     const completion = await client.chat.completions.create({

@@ -53,6 +53,12 @@ const Password = Type.String({
   maxLength: DASHBOARD_LIMITS.passwordMaxLength,
 });
 const ApiKeyName = Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' });
+/** The public balance triple (as `GET /v1/user/balance`). */
+const balanceFields = {
+  balance_dzd: Dzd('Posted balance.'),
+  reserved_dzd: Dzd('Reserved by pending holds.'),
+  available_dzd: Dzd('Balance minus reserved.'),
+};
 
 export const DASHBOARD_ROLES = ['owner', 'operator', 'finance'] as const;
 export type DashboardRole = (typeof DASHBOARD_ROLES)[number];
@@ -157,9 +163,7 @@ export const DashboardOverviewSchema = Type.Object(
       status: StringEnum(['active', 'suspended'] as const),
     }),
     currency: Type.Literal('DZD'),
-    balance_dzd: Dzd('Posted balance.'),
-    reserved_dzd: Dzd('Reserved by pending holds.'),
-    available_dzd: Dzd('Balance minus reserved.'),
+    ...balanceFields,
     spend_today_dzd: Dzd('Settled since 00:00 UTC today.'),
     spend_month_dzd: Dzd('Settled since the 1st of this month, 00:00 UTC.'),
     as_of: IsoDate,
@@ -237,14 +241,7 @@ export type DashboardAccountList = Static<typeof DashboardAccountListSchema>;
 
 /** `GET /dashboard/api/operator/accounts/{id}`: the account with its balance. */
 export const DashboardAccountDetailSchema = Type.Intersect(
-  [
-    DashboardAccountSchema,
-    Type.Object({
-      balance_dzd: Type.Number(),
-      reserved_dzd: Type.Number(),
-      available_dzd: Type.Number(),
-    }),
-  ],
+  [DashboardAccountSchema, Type.Object(balanceFields)],
   { $id: 'DashboardAccountDetail' },
 );
 export type DashboardAccountDetail = Static<typeof DashboardAccountDetailSchema>;
@@ -266,12 +263,7 @@ export const DashboardCreditRequestSchema = Type.Object(
 export type DashboardCreditRequest = Static<typeof DashboardCreditRequestSchema>;
 
 export const DashboardCreditResultSchema = Type.Object(
-  {
-    transaction_id: Type.String(),
-    balance_dzd: Type.Number(),
-    reserved_dzd: Type.Number(),
-    available_dzd: Type.Number(),
-  },
+  { transaction_id: Type.String(), ...balanceFields },
   { $id: 'DashboardCreditResult' },
 );
 export type DashboardCreditResult = Static<typeof DashboardCreditResultSchema>;

@@ -10,6 +10,7 @@ export interface CommandContext {
   out: Output;
   args: string[];
   options: Record<string, string | boolean | undefined>;
+  env: NodeJS.ProcessEnv;
 }
 
 export interface Command {
@@ -21,13 +22,13 @@ type Json = Record<string, unknown>;
 const seg = (value: string) => encodeURIComponent(value);
 const modelPath = (id: string) => id.split('/').map(seg).join('/');
 
-function arg(ctx: CommandContext, index: number, name: string): string {
+export function arg(ctx: CommandContext, index: number, name: string): string {
   const value = ctx.args[index];
   if (value === undefined || value === '') throw usageError(`missing <${name}>`);
   return value;
 }
 
-function option(ctx: CommandContext, name: string): string | undefined {
+export function option(ctx: CommandContext, name: string): string | undefined {
   const value = ctx.options[name];
   return typeof value === 'string' ? value : undefined;
 }

@@ -1,9 +1,12 @@
 import { parseArgs } from 'node:util';
 import { AdminClient } from './client.js';
-import { COMMANDS } from './commands.js';
+import { COMMANDS as ACCOUNT_COMMANDS } from './commands.js';
+import { DASHBOARD_COMMANDS } from './dashboard-commands.js';
 import { CliError, EXIT, usageError } from './errors.js';
 
 export { EXIT } from './errors.js';
+
+const COMMANDS = { ...ACCOUNT_COMMANDS, ...DASHBOARD_COMMANDS };
 
 export interface CliIo {
   env: NodeJS.ProcessEnv;
@@ -28,6 +31,8 @@ const OPTIONS = {
   to: { type: 'string' },
   out: { type: 'string' },
   'timeout-ms': { type: 'string' },
+  role: { type: 'string' },
+  'password-env': { type: 'string' },
 } as const;
 
 export function helpText(): string {
@@ -78,7 +83,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       timeoutMs,
     });
     const out = { json: values.json === true, write: io.stdout };
-    const code = await command.run({ client, out, args, options: values });
+    const code = await command.run({ client, out, args, options: values, env: io.env });
     return typeof code === 'number' ? code : EXIT.ok;
   } catch (error) {
     if (error instanceof CliError) {

@@ -96,7 +96,7 @@ export function operatorRoutes(deps: EdgeDeps, settings: DashboardSettings): Rou
     });
     res
       .status(201)
-      .set('Cache-Control', 'no-store')
+
       .json(withInvitationUrl(invitation, req, settings.publicBaseUrl));
   });
   return router;

@@ -63,14 +63,14 @@ export function ownerRoutes(deps: EdgeDeps): Router {
       path: `${accountPath(res)}/api-keys`,
       body: { name: body.name },
     });
-    res.status(201).set('Cache-Control', 'no-store').json(issued);
+    res.status(201).json(issued);
   });
   router.post('/api-keys/:name/regenerate', async (req, res) => {
     const issued = await adminCall<DashboardIssuedApiKey>(deps, {
       method: 'POST',
       path: `${accountPath(res)}/api-keys/${pathSegment(req.params.name ?? '')}/regenerate`,
     });
-    res.set('Cache-Control', 'no-store').json(issued);
+    res.json(issued);
   });
   router.delete('/api-keys/:name', async (req, res) => {
     await adminCall(deps, {

@@ -13,26 +13,21 @@ export function sessionTokenOf(req: Request): string | undefined {
   return token && token.length <= 128 ? token : undefined;
 }
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-
-function isLoopbackAddress(address: string | undefined): boolean {
-  if (!address) return false;
-  const plain = address.replace(/^::ffff:/i, '');
-  if (isIP(plain) === 4) return plain.startsWith('127.');
-  return plain === '::1';
+function isLoopbackHost(hostname: string | undefined): boolean {
+  const host = (hostname ?? '').replace(/^\[|\]$/g, '');
+  if (host === 'localhost' || host === '::1') return true;
+  return isIP(host) === 4 && host.startsWith('127.');
 }
 
 /**
- * `Secure` always, except — when `DASHBOARD_INSECURE_LOOPBACK_COOKIE` is on (development) — for
- * a request that reached edge over plain HTTP on a loopback socket and names a loopback host
- * (`http://127.0.0.1:8080/dashboard/`): browsers would not send a Secure cookie back there. A
- * proxy in front makes its requests non-loopback or names a public host, so they stay Secure.
+ * `Secure` always, except — when `DASHBOARD_INSECURE_LOOPBACK_COOKIE` is on (development: local
+ * mode, Compose) — for a request made over plain HTTP to a loopback host, i.e. the browser is at
+ * `http://127.0.0.1:8080/dashboard/` or `http://localhost:…`. What counts is the address the
+ * browser used (the Host header; Compose's published port arrives from Docker's bridge, not from
+ * a loopback socket). Any other host, or HTTPS, gets `Secure` whatever the setting.
  */
 export function cookieMustBeSecure(req: Request, insecureLoopback: boolean): boolean {
-  if (!insecureLoopback) return true;
-  const loopback =
-    !req.secure && isLoopbackAddress(req.socket.remoteAddress) && LOOPBACK_HOSTS.has(req.hostname);
-  return !loopback;
+  return !(insecureLoopback && !req.secure && isLoopbackHost(req.hostname));
 }
 
 export function setSessionCookie(

@@ -60,7 +60,7 @@ export function sessionRoutes(deps: EdgeDeps, settings: DashboardSettings): Rout
   const started = (req: Request, res: Response, answer: StartedSession) => {
     const { token, session } = answer;
     setSessionCookie(req, res, token, session.expires_at, settings.insecureLoopbackCookie);
-    res.set('Cache-Control', 'no-store').json(session);
+    res.json(session);
   };
   const guarded = <T>(req: Request, work: () => Promise<T>) =>
     work().catch(async (error: unknown) => {
@@ -83,7 +83,7 @@ export function sessionRoutes(deps: EdgeDeps, settings: DashboardSettings): Rout
     started(req, res, answer);
   });
   router.get('/session', requireSession(deps, settings), (_req, res) => {
-    res.set('Cache-Control', 'no-store').json(sessionOf(res));
+    res.json(sessionOf(res));
   });
   router.delete('/session', requireSession(deps, settings), async (req, res) => {
     await deps.billing.dashboard('POST', '/sessions/end', { token: res.locals.dashboardToken });

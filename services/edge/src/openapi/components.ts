@@ -3,6 +3,7 @@ import {
   ChatCompletionRequestSchema,
   ERROR_CATALOG,
   ErrorBodySchema,
+  InvitationCreateRequestSchema,
   NativeInferenceRequestSchema,
   ScopedTokenCreateRequestSchema,
 } from '@gateway/contracts';
@@ -28,6 +29,8 @@ export const REQUEST_SCHEMAS: readonly TSchema[] = [
   admin.CreditRequestSchema,
   admin.ScopedTokenRevokeRequestSchema,
   admin.ModelPutRequestSchema,
+  admin.OperatorUserCreateRequestSchema,
+  InvitationCreateRequestSchema,
 ];
 
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
