@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { CHAT_MODEL, startAbuseStack, type AbuseStack } from '../abuse/abuse-stack.js';
 import { waitFor } from '../support/worker-harness.js';
-import { launchChromium, newViewer, screenshots } from './browser.js';
+import { VIEWPORTS, launchChromium, newViewer, screenshots } from './browser.js';
 
 /*
  * The dashboard in a real browser (Debian's Chromium) against the deployed shape: billing, the
@@ -143,8 +143,12 @@ describe('dashboard in Chromium', () => {
     await expect(amountOf(page, 'balance').textContent()).resolves.toMatch(/DZD\s100\.00/);
     await screenshots(page, 'overview');
 
+    // On a phone the navigation hides behind the menu button.
+    await page.setViewportSize(VIEWPORTS.phone);
+    await page.getByRole('button', { name: 'Menu' }).click();
     await page.getByRole('link', { name: 'API keys' }).click();
     await page.getByText('No API keys yet').waitFor();
+    await page.setViewportSize(VIEWPORTS.desktop);
     await screenshots(page, 'api-keys-empty');
     await page.getByRole('button', { name: 'Create API key' }).click();
     await page.getByLabel('Name').fill('browser');

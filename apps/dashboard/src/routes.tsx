@@ -1,17 +1,31 @@
 import { Center, Loader } from '@mantine/core';
-import type { ReactNode } from 'react';
+import { lazy, Suspense, type ReactNode } from 'react';
 import { createBrowserRouter, Navigate, useLocation } from 'react-router';
 import { homePath, isOperator, useSession } from './api/session';
 import type { DashboardSession } from './api/contract';
 import { QueryState } from './components/QueryState';
 import { AppLayout } from './layout/AppLayout';
-import { AccountDetailPage } from './pages/AccountDetailPage';
-import { AccountsPage } from './pages/AccountsPage';
 import { ApiKeysPage } from './pages/ApiKeysPage';
 import { InvitationPage } from './pages/InvitationPage';
 import { NotFoundPage } from './pages/NotFoundPage';
 import { OverviewPage } from './pages/OverviewPage';
 import { SignInPage } from './pages/SignInPage';
+
+// Operators' pages load only for operators: owners never download them.
+const AccountsPage = lazy(() =>
+  import('./pages/AccountsPage').then((module) => ({ default: module.AccountsPage })),
+);
+const AccountDetailPage = lazy(() =>
+  import('./pages/AccountDetailPage').then((module) => ({ default: module.AccountDetailPage })),
+);
+
+function Loading() {
+  return (
+    <Center py="xl">
+      <Loader aria-label="Loading" />
+    </Center>
+  );
+}
 
 type Audience = 'owner' | 'operator';
 
@@ -69,8 +83,22 @@ export const router = createBrowserRouter(
       element: <Signed audience="operator" />,
       children: [
         { index: true, element: <Navigate to="accounts" replace /> },
-        { path: 'accounts', element: <AccountsPage /> },
-        { path: 'accounts/:accountId', element: <AccountDetailPage /> },
+        {
+          path: 'accounts',
+          element: (
+            <Suspense fallback={<Loading />}>
+              <AccountsPage />
+            </Suspense>
+          ),
+        },
+        {
+          path: 'accounts/:accountId',
+          element: (
+            <Suspense fallback={<Loading />}>
+              <AccountDetailPage />
+            </Suspense>
+          ),
+        },
       ],
     },
     { path: '*', element: <NotFoundPage /> },

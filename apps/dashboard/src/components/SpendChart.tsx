@@ -1,19 +1,10 @@
-import { BarChart } from '@mantine/charts';
-import { Paper, Text, Title } from '@mantine/core';
-import { formatDay, formatDzd } from '../format';
-import { stackByModel, useDailySpend, USAGE_DAYS } from '../usage/daily-spend';
+import { Center, Loader, Paper, Text, Title } from '@mantine/core';
+import { lazy, Suspense } from 'react';
+import { useDailySpend, USAGE_DAYS } from '../usage/daily-spend';
 import { EmptyState, QueryState } from './QueryState';
 
-const COLORS = [
-  'teal.6',
-  'blue.6',
-  'grape.6',
-  'orange.6',
-  'cyan.6',
-  'pink.6',
-  'lime.6',
-  'indigo.6',
-];
+// Recharts is the largest library here: loaded only when there is something to draw.
+const SpendBars = lazy(() => import('./SpendBars'));
 
 /** Spend per day, stacked by model (Mantine's charts over Recharts). */
 export function SpendChart() {
@@ -41,21 +32,16 @@ export function SpendChart() {
               </EmptyState>
             );
           }
-          const { data, models } = stackByModel(rows);
           return (
-            <BarChart
-              h={280}
-              data={data}
-              dataKey="day"
-              type="stacked"
-              withLegend
-              xAxisProps={{ tickFormatter: (day: string) => formatDay(day) }}
-              valueFormatter={formatDzd}
-              series={models.map((name, index) => ({
-                name,
-                color: COLORS[index % COLORS.length]!,
-              }))}
-            />
+            <Suspense
+              fallback={
+                <Center h={280}>
+                  <Loader aria-label="Loading" />
+                </Center>
+              }
+            >
+              <SpendBars rows={rows} />
+            </Suspense>
           );
         }}
       </QueryState>
