@@ -64,8 +64,8 @@ export async function screenshots(page: Page, name: string): Promise<void> {
   const original = page.viewportSize() ?? VIEWPORTS.desktop;
   for (const [label, size] of Object.entries(VIEWPORTS)) {
     await page.setViewportSize(size);
-    // Layout settles (Mantine's breakpoints are CSS; charts resize on a frame).
-    await page.waitForTimeout(150);
+    // Layout settles: the navigation slides in or out (200 ms), charts resize on a frame.
+    await page.waitForTimeout(400);
     await page.screenshot({
       path: path.join(SCREENSHOT_DIR, `${name}-${label}.png`),
       fullPage: true,
