@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what this project needs on a fresh Debian machine, and nothing when it is there:
-# pnpm, the locked dependencies, RabbitMQ and PostgreSQL server binaries (Debian packages).
+# pnpm, the locked dependencies, RabbitMQ and PostgreSQL server binaries and Chromium (for the
+# dashboard's browser tests; Playwright drives Debian's build, never downloads one) from Debian.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -31,5 +32,11 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
   apt_install postgresql
 fi
 
+if [ ! -x /usr/bin/chromium ]; then
+  log "installing chromium"
+  apt_install chromium
+fi
+
 log "installing dependencies from the lockfile"
-pnpm install --frozen-lockfile --reporter=silent
+# playwright-core downloads nothing itself; this keeps any Playwright package from trying.
+PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 pnpm install --frozen-lockfile --reporter=silent

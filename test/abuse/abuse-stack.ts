@@ -106,7 +106,7 @@ async function spawnReady(service: string, env: NodeJS.ProcessEnv): Promise<Serv
 }
 
 export async function startAbuseStack(
-  options: { authFailuresPerMinute?: number } = {},
+  options: { authFailuresPerMinute?: number; edgeEnv?: NodeJS.ProcessEnv } = {},
 ): Promise<AbuseStack> {
   const billingDb = await createTestDatabase(billingDatabaseTemplate);
   const dispatcherDb = await createTestDatabase(dispatcherDatabaseTemplate);
@@ -144,6 +144,7 @@ export async function startAbuseStack(
     DISPATCHER_INTERNAL_TOKEN: dispatcherToken,
     REPLY_TIMEOUT_MS: '20000',
     AUTH_FAILURES_PER_MINUTE: String(options.authFailuresPerMinute ?? 100_000),
+    ...options.edgeEnv,
   });
   const processes = { billing, dispatcher, worker, edge };
   const send = (request: RawRequest) => rawRequest(edge.port, request);

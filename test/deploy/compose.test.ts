@@ -228,6 +228,20 @@ describe.each(DOCKERFILES)('the %s image', (name, file) => {
   });
 });
 
+describe('the edge image', () => {
+  it('ships the built dashboard and points DASHBOARD_DIR at it', () => {
+    const stages = dockerfileStages('services/edge/Dockerfile');
+    const build = stages[0]!.instructions.join('\n');
+    expect(build).toContain('pnpm --filter @gateway/dashboard run build');
+    expect(build).toContain('cp -r apps/dashboard/dist /out/dashboard');
+    const env = stages
+      .at(-1)!
+      .instructions.filter((i) => i.startsWith('ENV '))
+      .join(' ');
+    expect(env).toMatch(/\bDASHBOARD_DIR=\/app\/dashboard\b/);
+  });
+});
+
 describe('.dockerignore', () => {
   it('keeps dependencies, build output and local state out of the build context', () => {
     const ignored = readFileSync('.dockerignore', 'utf8').split('\n');
@@ -235,7 +249,7 @@ describe('.dockerignore', () => {
       expect(ignored).toContain(entry);
     }
     // What the images build from must stay in the context.
-    for (const needed of ['packages', 'services', 'pnpm-lock.yaml', 'infra/docker']) {
+    for (const needed of ['apps', 'packages', 'services', 'pnpm-lock.yaml', 'infra/docker']) {
       expect(ignored).not.toContain(needed);
     }
   });

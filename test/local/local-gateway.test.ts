@@ -155,6 +155,18 @@ describe('local gateway (infra/local/start.sh)', () => {
     expect(service.cost_dzd).toBeGreaterThan(0);
   });
 
+  it('serves the dashboard at the printed address, on the API origin', async () => {
+    const dashboard = /^ {2}dashboard\s+(\S+)$/m.exec(output)?.[1];
+    expect(dashboard).toBe(`${baseUrl}/dashboard/`);
+    const page = await fetch(dashboard!);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const script = /src="(\/dashboard\/assets\/[^"]+\.js)"/.exec(await page.text());
+    expect((await fetch(`${baseUrl}${script![1]}`)).status).toBe(200);
+    const session = await fetch(`${baseUrl}/dashboard/api/session`);
+    expect(session.status).toBe(401);
+  });
+
   it('gatewayctl: accounts, keys, credit, models, tokens, webhooks, deliveries, ledger, statement', async () => {
     const created = await cli('accounts', 'create', 'cli-test', '--json');
     expect(created.code).toBe(EXIT.ok);

@@ -4,6 +4,7 @@ import type { Logger, ServiceMetrics } from '@gateway/observability';
 import { createServiceApp, finishApp, type ReadinessCheck } from '@gateway/runtime';
 import { adminRouter } from './admin/admin-router.js';
 import { dashboardRouter } from './dashboard/dashboard-router.js';
+import { DASHBOARD_PATH, dashboardSite } from './dashboard/dashboard-site.js';
 import type { EdgeDeps } from './deps.js';
 import { authenticate } from './http/auth.js';
 import { methodNotAllowed, rateLimitOnErrors } from './http/errors.js';
@@ -21,6 +22,8 @@ export interface EdgeAppOptions {
   readiness: readonly ReadinessCheck[];
   isShuttingDown: () => boolean;
   deps: EdgeDeps;
+  /** The built dashboard to serve at /dashboard/ (null: not served). */
+  dashboardDir?: string | null;
 }
 
 /**
@@ -39,6 +42,7 @@ export function buildEdgeApp(options: EdgeAppOptions): Express {
   app.all('/v1/openapi.json', methodNotAllowed(['GET']));
   app.use('/admin/v1', adminRouter(deps));
   app.use('/dashboard/api', dashboardRouter(deps));
+  if (options.dashboardDir) app.use(DASHBOARD_PATH, dashboardSite(options.dashboardDir));
   app.use('/v1', deps.authFailures.guard);
   // Inference routes: billing authenticates with the admission (one call before the job).
   for (const router of [

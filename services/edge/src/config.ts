@@ -39,6 +39,9 @@ export const edgeConfigSchema = Type.Object({
   DASHBOARD_INSECURE_LOOPBACK_COOKIE: Type.Boolean({ default: false }),
   // Failed dashboard sign-ins per email and hour (per address: AUTH_FAILURES_PER_MINUTE).
   DASHBOARD_SIGN_IN_FAILURES_PER_HOUR: Type.Integer({ minimum: 1, maximum: 10_000, default: 10 }),
+  // The built dashboard served at /dashboard/ (images: /app/dashboard). Empty: the workspace's
+  // apps/dashboard/dist. A directory named here without index.html stops edge at start.
+  DASHBOARD_DIR: Type.String({ default: '', maxLength: 4096 }),
 });
 
 export type EdgeConfig = Static<typeof edgeConfigSchema>;

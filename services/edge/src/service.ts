@@ -4,6 +4,7 @@ import { buildEdgeApp } from './app.js';
 import { createBillingClient } from '@gateway/billing-client';
 import { preloadTokenizer } from '@gateway/tokenizer';
 import { createDispatcherClient } from './clients/dispatcher-client.js';
+import { resolveDashboardDir } from './dashboard/dashboard-site.js';
 import type { EdgeConfig } from './config.js';
 import { identifier } from './http/auth.js';
 import { AuthFailureLimiter } from './http/auth-failures.js';
@@ -60,8 +61,11 @@ export async function startEdgeService(
     token: config.DISPATCHER_INTERNAL_TOKEN,
     timeoutMs: config.BILLING_TIMEOUT_MS,
   });
+  const dashboardDir = resolveDashboardDir(config.DASHBOARD_DIR);
+  if (dashboardDir === null) shell.logger.warn('dashboard not built: /dashboard/ is not served');
   const app = buildEdgeApp({
     logger: shell.logger,
+    dashboardDir,
     metrics: shell.metrics,
     readiness: [brokerReadiness(bus), httpReadiness('billing', config.BILLING_URL)],
     isShuttingDown: () => shell.lifecycle.isShuttingDown,

@@ -1,0 +1,82 @@
+import { DASHBOARD_API_PREFIX, DASHBOARD_CSRF_HEADER } from '@gateway/contracts/dashboard-api';
+
+/** A refusal from the dashboard API, carrying the gateway's stable error code. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly retryAfterS: number | null = null,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+// The session's CSRF token lives in memory only: the cookie is httpOnly, the token is re-read
+// from GET /session after a reload.
+let csrfToken: string | null = null;
+
+export function setCsrfToken(token: string | null): void {
+  csrfToken = token;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD']);
+
+interface ErrorBody {
+  error?: { code?: string; message?: string };
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function retryAfter(response: Response): number | null {
+  const value = Number(response.headers.get('Retry-After'));
+  return Number.isFinite(value) && value > 0 ? value : null;
+}
+
+/**
+ * One call to `/dashboard/api{path}`: same-origin credentials (the session cookie), JSON in and
+ * out, the CSRF header on every state change. Throws `ApiError` on any non-2xx answer.
+ */
+export async function api<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<T> {
+  const sent: Record<string, string> = { Accept: 'application/json', ...headers };
+  if (body !== undefined) sent['Content-Type'] = 'application/json';
+  if (!SAFE_METHODS.has(method) && csrfToken !== null) sent[DASHBOARD_CSRF_HEADER] = csrfToken;
+  let response: Response;
+  try {
+    response = await fetch(`${DASHBOARD_API_PREFIX}${path}`, {
+      method,
+      credentials: 'same-origin',
+      headers: sent,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, 'network_error', 'The gateway could not be reached.');
+  }
+  const json = parseJson(await response.text());
+  if (!response.ok) {
+    const error = (json as ErrorBody | undefined)?.error;
+    throw new ApiError(
+      response.status,
+      error?.code ?? 'unknown_error',
+      error?.message ?? `The gateway answered ${response.status}.`,
+      retryAfter(response),
+    );
+  }
+  return json as T;
+}
+
+export const isApiError = (error: unknown, code?: string): error is ApiError =>
+  error instanceof ApiError && (code === undefined || error.code === code);

@@ -1,0 +1,67 @@
+import { useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
+import { api, isApiError, setCsrfToken } from './client';
+import type { DashboardSession } from './contract';
+
+export const SESSION_KEY = ['session'] as const;
+
+async function fetchSession(): Promise<DashboardSession | null> {
+  try {
+    const session = await api<DashboardSession>('GET', '/session');
+    setCsrfToken(session.csrf_token);
+    return session;
+  } catch (error) {
+    if (isApiError(error) && error.status === 401) {
+      setCsrfToken(null);
+      return null;
+    }
+    throw error;
+  }
+}
+
+/** Who is signed in (null: nobody). Read once per page load, then kept by sign-in and out. */
+export function useSession() {
+  return useQuery({ queryKey: SESSION_KEY, queryFn: fetchSession, staleTime: Infinity });
+}
+
+/** A new session (or none) replaces everything cached for the previous one. */
+export function replaceSession(client: QueryClient, session: DashboardSession | null): void {
+  setCsrfToken(session?.csrf_token ?? null);
+  client.removeQueries({ predicate: (query) => query.queryKey[0] !== SESSION_KEY[0] });
+  client.setQueryData(SESSION_KEY, session);
+}
+
+export interface SignIn {
+  email: string;
+  password: string;
+  realm: 'owner' | 'operator';
+}
+
+export function useSignIn() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: SignIn) => api<DashboardSession>('POST', '/session', body),
+    onSuccess: (session) => replaceSession(client, session),
+  });
+}
+
+export function useAcceptInvitation() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: { token: string; password: string }) =>
+      api<DashboardSession>('POST', '/invitations/accept', body),
+    onSuccess: (session) => replaceSession(client, session),
+  });
+}
+
+export function useSignOut() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: () => api<void>('DELETE', '/session'),
+    // Signed out locally even when the server already forgot the session.
+    onSettled: () => replaceSession(client, null),
+  });
+}
+
+export const isOperator = (session: DashboardSession): boolean => session.user.role !== 'owner';
+export const homePath = (session: DashboardSession): string =>
+  isOperator(session) ? '/operator/accounts' : '/';

@@ -1,0 +1,39 @@
+import { Alert, Button, Code, CopyButton, Stack } from '@mantine/core';
+
+/** A raw key or link shown once, with a copy button: it cannot be displayed again. */
+export function SecretOnce({
+  label,
+  value,
+  onDone,
+}: {
+  label: string;
+  value: string;
+  onDone?: () => void;
+}) {
+  return (
+    <Stack gap="sm">
+      <Alert color="yellow" title="Copy it now">
+        This {label} is shown only once. Store it somewhere safe: nobody can display it again.
+      </Alert>
+      <Code
+        block
+        data-testid="secret-value"
+        style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-all' }}
+      >
+        {value}
+      </Code>
+      <CopyButton value={value}>
+        {({ copied, copy }) => (
+          <Button onClick={copy} color={copied ? 'teal' : 'blue'} variant="light">
+            {copied ? 'Copied' : `Copy ${label}`}
+          </Button>
+        )}
+      </CopyButton>
+      {onDone !== undefined && (
+        <Button variant="default" onClick={onDone}>
+          Done, I stored it
+        </Button>
+      )}
+    </Stack>
+  );
+}

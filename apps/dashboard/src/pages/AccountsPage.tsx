@@ -1,0 +1,88 @@
+import { Anchor, Badge, Button, Center, Paper, Stack, Table, TextInput } from '@mantine/core';
+import { useDebouncedValue } from '@mantine/hooks';
+import { useState } from 'react';
+import { Link } from 'react-router';
+import { useAccounts } from '../api/queries';
+import { ListTable } from '../components/ListTable';
+import { PageTitle } from '../components/PageTitle';
+import { EmptyState, ErrorAlert, QueryState } from '../components/QueryState';
+import { formatDateTime } from '../format';
+
+export function AccountsPage() {
+  const [search, setSearch] = useState('');
+  const [q] = useDebouncedValue(search.trim(), 250);
+  const accounts = useAccounts(q);
+  return (
+    <>
+      <PageTitle title="Accounts" description="Every customer account of the gateway." />
+      <Stack gap="md">
+        <TextInput
+          placeholder="Search by name or exact id"
+          aria-label="Search accounts"
+          value={search}
+          onChange={(event) => setSearch(event.currentTarget.value)}
+          maw={420}
+        />
+        <Paper withBorder radius="md">
+          <QueryState query={accounts}>
+            {({ pages }) => {
+              const rows = pages.flatMap((page) => page.data);
+              if (rows.length === 0) {
+                return (
+                  <EmptyState title="No accounts found">
+                    {q === ''
+                      ? 'Create accounts with gatewayctl or the operator API.'
+                      : `Nothing matches “${q}”.`}
+                  </EmptyState>
+                );
+              }
+              return (
+                <ListTable
+                  headers={['Name', 'Id', 'Status', 'Rate limit', 'Created']}
+                  minWidthPx={640}
+                >
+                  {rows.map((account) => (
+                    <Table.Tr key={account.id}>
+                      <Table.Td>
+                        <Anchor
+                          fz="sm"
+                          fw={600}
+                          component={Link}
+                          to={`/operator/accounts/${encodeURIComponent(account.id)}`}
+                        >
+                          {account.name}
+                        </Anchor>
+                      </Table.Td>
+                      <Table.Td ff="monospace" fz="xs">
+                        {account.id}
+                      </Table.Td>
+                      <Table.Td>
+                        <Badge color={account.status === 'active' ? 'teal' : 'red'} variant="light">
+                          {account.status}
+                        </Badge>
+                      </Table.Td>
+                      <Table.Td>{account.rate_limit_per_minute} / min</Table.Td>
+                      <Table.Td>{formatDateTime(account.created_at)}</Table.Td>
+                    </Table.Tr>
+                  ))}
+                </ListTable>
+              );
+            }}
+          </QueryState>
+        </Paper>
+        {accounts.isFetchNextPageError && <ErrorAlert error={accounts.error} />}
+        {accounts.hasNextPage && (
+          <Center>
+            <Button
+              variant="default"
+              loading={accounts.isFetchingNextPage}
+              onClick={() => void accounts.fetchNextPage()}
+            >
+              Load more
+            </Button>
+          </Center>
+        )}
+      </Stack>
+    </>
+  );
+}

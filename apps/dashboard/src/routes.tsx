@@ -1,0 +1,107 @@
+import { Center, Loader } from '@mantine/core';
+import { lazy, Suspense, type ReactNode } from 'react';
+import { createBrowserRouter, Navigate, useLocation } from 'react-router';
+import { homePath, isOperator, useSession } from './api/session';
+import type { DashboardSession } from './api/contract';
+import { QueryState } from './components/QueryState';
+import { AppLayout } from './layout/AppLayout';
+import { ApiKeysPage } from './pages/ApiKeysPage';
+import { InvitationPage } from './pages/InvitationPage';
+import { NotFoundPage } from './pages/NotFoundPage';
+import { OverviewPage } from './pages/OverviewPage';
+import { SignInPage } from './pages/SignInPage';
+
+// Operators' pages load only for operators: owners never download them.
+const AccountsPage = lazy(() =>
+  import('./pages/AccountsPage').then((module) => ({ default: module.AccountsPage })),
+);
+const AccountDetailPage = lazy(() =>
+  import('./pages/AccountDetailPage').then((module) => ({ default: module.AccountDetailPage })),
+);
+
+function Loading() {
+  return (
+    <Center py="xl">
+      <Loader aria-label="Loading" />
+    </Center>
+  );
+}
+
+type Audience = 'owner' | 'operator';
+
+/** The signed-in area: no session → sign-in; the other audience's pages → its own home. */
+function Signed({ audience }: { audience: Audience }) {
+  const session = useSession();
+  const location = useLocation();
+  return (
+    <QueryState query={session}>
+      {(current: DashboardSession | null) => {
+        if (current === null) return <Navigate to="/signin" replace state={{ from: location }} />;
+        if (isOperator(current) !== (audience === 'operator')) {
+          return <Navigate to={homePath(current)} replace />;
+        }
+        return <AppLayout session={current} />;
+      }}
+    </QueryState>
+  );
+}
+
+/** Pages for signed-out visitors: a signed-in one goes home. */
+function Unsigned({ children }: { children: ReactNode }) {
+  const session = useSession();
+  if (session.isPending) {
+    return (
+      <Center h="100vh">
+        <Loader aria-label="Loading" />
+      </Center>
+    );
+  }
+  if (session.data) return <Navigate to={homePath(session.data)} replace />;
+  return <>{children}</>;
+}
+
+export const router = createBrowserRouter(
+  [
+    {
+      path: '/signin',
+      element: (
+        <Unsigned>
+          <SignInPage />
+        </Unsigned>
+      ),
+    },
+    { path: '/invitation', element: <InvitationPage /> },
+    {
+      element: <Signed audience="owner" />,
+      children: [
+        { index: true, element: <OverviewPage /> },
+        { path: 'api-keys', element: <ApiKeysPage /> },
+      ],
+    },
+    {
+      path: '/operator',
+      element: <Signed audience="operator" />,
+      children: [
+        { index: true, element: <Navigate to="accounts" replace /> },
+        {
+          path: 'accounts',
+          element: (
+            <Suspense fallback={<Loading />}>
+              <AccountsPage />
+            </Suspense>
+          ),
+        },
+        {
+          path: 'accounts/:accountId',
+          element: (
+            <Suspense fallback={<Loading />}>
+              <AccountDetailPage />
+            </Suspense>
+          ),
+        },
+      ],
+    },
+    { path: '*', element: <NotFoundPage /> },
+  ],
+  { basename: '/dashboard' },
+);

@@ -1,0 +1,28 @@
+import { fileURLToPath } from 'node:url';
+import react from '@vitejs/plugin-react';
+import { defineConfig } from 'vite';
+
+// The dashboard is served by edge at /dashboard/ on the API's own origin (same-origin cookies,
+// no CORS). The contract is read from its TypeScript source so the bundle carries only it.
+export default defineConfig({
+  base: '/dashboard/',
+  plugins: [react()],
+  resolve: {
+    alias: {
+      '@gateway/contracts/dashboard-api': fileURLToPath(
+        new URL('../../packages/contracts/src/dashboard-api.ts', import.meta.url),
+      ),
+    },
+  },
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    // No inline scripts or data: URLs in the output: the CSP allows scripts from 'self' only.
+    assetsInlineLimit: 0,
+    // No source maps in the served files: nothing to publish beyond what runs.
+    sourcemap: false,
+    chunkSizeWarningLimit: 1500,
+  },
+  server: { host: '127.0.0.1' },
+  preview: { host: '127.0.0.1' },
+});
