@@ -57,8 +57,11 @@ export interface TokenUsage {
 
 export interface ExecutionResult {
   usage: TokenUsage;
-  /** The final reply's `data`, once the settled cost is known (native needs it). */
-  buildData(costDzd: number): Record<string, unknown>;
+  /**
+   * The final reply's `data`, once the settled cost is known (native needs it); null when the
+   * settlement was queued because billing did not answer (the cost is not known yet).
+   */
+  buildData(costDzd: number | null): Record<string, unknown>;
   warnings: string[];
   /** For the webhook: texts generated (native) or embeddings. */
   results?: { generated_text: string }[];

@@ -4,7 +4,6 @@ import {
   partialChatUsage,
   type ExecutionContext,
   type ExecutionResult,
-  type TokenUsage,
   type UpstreamTimeouts,
 } from '../backends/index.js';
 import type { BillingClient } from '../billing/billing-client.js';
@@ -13,6 +12,7 @@ import { UpstreamError } from '../upstream/errors.js';
 import type { NodeRegistry } from '../upstream/node-pool.js';
 import type { Cancellations } from './cancellations.js';
 import { JobAborted, type AbortCause } from './cancellations.js';
+import { settleDurably, voidDurably } from './hold-ending.js';
 import type { JobOutbox } from './outbox.js';
 
 export interface JobRunnerDeps {
@@ -141,31 +141,36 @@ async function succeed(
   result: ExecutionResult,
   startedMs: number,
 ): Promise<JobResult> {
-  const { job } = outbox;
-  const settled = await deps.billing.settle(job.holdId, billed(result.usage));
+  const success = {
+    status: 'succeeded' as const,
+    usage: result.usage,
+    ...(result.embeddings ? { embeddings: result.embeddings } : { results: result.results }),
+  };
+  const settled = await settleDurably(deps.billing, outbox, result.usage, {
+    completed: success,
+    runtimeMs: Date.now() - startedMs,
+  });
   if (settled.kind === 'already_final') {
     // Edge gave up (voided) or the hold expired: the work cannot be charged, nor delivered.
     await outbox.error('GATEWAY_TIMEOUT', 'The request timed out before the model finished.');
     await outbox.completed({ status: 'failed' }, Date.now() - startedMs);
     return 'expired';
   }
-  const costDzd = microDzdToDzd(settled.costMicroDzd);
+  // Queued: billing applies the settlement later, and publishes the completion with the cost.
+  const priced = settled.kind === 'settled' ? settled : undefined;
   await outbox.final({
     usage: result.usage,
-    costMicroDzd: settled.costMicroDzd,
-    balanceMicroDzd: settled.balanceMicroDzd,
+    costMicroDzd: priced?.costMicroDzd,
+    balanceMicroDzd: priced?.balanceMicroDzd,
     warnings: result.warnings,
-    data: result.buildData(costDzd),
+    data: result.buildData(priced ? microDzdToDzd(priced.costMicroDzd) : null),
   });
-  await outbox.completed(
-    {
-      status: 'succeeded',
-      usage: result.usage,
-      costMicroDzd: settled.costMicroDzd,
-      ...(result.embeddings ? { embeddings: result.embeddings } : { results: result.results }),
-    },
-    Date.now() - startedMs,
-  );
+  if (priced) {
+    await outbox.completed(
+      { ...success, costMicroDzd: priced.costMicroDzd },
+      Date.now() - startedMs,
+    );
+  }
   return 'succeeded';
 }
 
@@ -192,9 +197,9 @@ async function cancel(
     await fail(ctx.job, outbox, deps, new GatewayError('GATEWAY_TIMEOUT', message), startedMs);
     return 'cancelled';
   }
-  const settled = await deps.billing.settle(ctx.job.holdId, billed(usage));
+  const settled = await settleDurably(deps.billing, outbox, usage);
   await outbox.error('GATEWAY_TIMEOUT', message);
-  if (settled.kind === 'settled') {
+  if (settled.kind !== 'already_final') {
     await outbox.completed({ status: 'failed' }, Date.now() - startedMs);
   }
   return 'cancelled';
@@ -207,12 +212,7 @@ async function fail(
   error: GatewayError,
   startedMs: number,
 ): Promise<void> {
-  await deps.billing.void(job.holdId);
+  await voidDurably(deps.billing, outbox);
   await outbox.error(error.code, error.message);
   await outbox.completed({ status: 'failed' }, Date.now() - startedMs);
 }
-
-const billed = (usage: TokenUsage) => ({
-  inputTokens: usage.promptTokens,
-  outputTokens: usage.completionTokens,
-});
