@@ -1,21 +1,8 @@
-import { Writable } from 'node:stream';
 import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { makeEnvelope, type BillingSettlementPayload } from '@gateway/contracts';
-import {
-  createRabbitMqBus,
-  gatewayNames,
-  gatewayTopology,
-  silentLogger,
-  type Consumer,
-  type MessageBus,
-} from '@gateway/messaging';
-import { createLogger } from '@gateway/observability';
-import { testAmqpUrl } from '@gateway/testing';
-import pg from 'pg';
-import { createPrismaClient } from '../../services/billing/src/db/client.js';
-import { createLedgerService } from '../../services/billing/src/ledger/index.js';
-import { startSettlementConsumer } from '../../services/billing/src/settlements/settlement-consumer.js';
+import { gatewayNames, type MessageBus } from '@gateway/messaging';
 import { waitFor } from '../support/worker-harness.js';
+import { ledgerTransactionsOf, startSettlementConsumerFor } from './settlement-consumer.suite.js';
 import { chatModel, contentOf, expectedCost, useWorkerFixture } from './worker-fixture.suite.js';
 
 /*
@@ -24,50 +11,10 @@ import { chatModel, contentOf, expectedCost, useWorkerFixture } from './worker-f
  * applies the settlement, exactly once, when it is back.
  */
 
-const silent = new Writable({ write: (_c, _e, cb) => cb() });
 const fixture = useWorkerFixture({ billingAttempts: 2 });
 const settlePath = (path: string) => /^\/internal\/v1\/holds\/[^/]+\/(settle|void)$/.test(path);
-
-/** Billing's settlement consumer, in process, over the fixture's database and broker. */
-async function startBillingConsumer(): Promise<{ bus: MessageBus; stop(): Promise<void> }> {
-  const prisma = createPrismaClient(fixture.billing.databaseUrl, { maxConnections: 4 });
-  const ledger = createLedgerService({ prisma, clock: () => new Date(), holdTtlMs: 900_000 });
-  const bus = createRabbitMqBus({
-    url: testAmqpUrl(),
-    topology: gatewayTopology(fixture.prefix),
-    logger: silentLogger,
-  });
-  await bus.start();
-  const consumer: Consumer = await startSettlementConsumer({
-    bus,
-    names: gatewayNames(fixture.prefix),
-    ledger,
-    logger: createLogger({ service: 'billing', destination: silent }),
-    minBackoffMs: 20,
-  });
-  return {
-    bus,
-    async stop() {
-      await consumer.cancel();
-      await bus.close();
-      await prisma.$disconnect();
-    },
-  };
-}
-
-async function settlementsOf(holdId: string): Promise<number> {
-  const sql = new pg.Client({ connectionString: fixture.billing.databaseUrl });
-  await sql.connect();
-  try {
-    const { rows } = await sql.query<{ n: string }>(
-      `SELECT count(*) AS n FROM ledger_transactions WHERE hold_id = $1`,
-      [holdId],
-    );
-    return Number(rows[0]!.n);
-  } finally {
-    await sql.end();
-  }
-}
+const startBillingConsumer = () => startSettlementConsumerFor(fixture);
+const settlementsOf = (holdId: string) => ledgerTransactionsOf(fixture, holdId);
 
 const modelCalls = () =>
   fixture.node.requests().filter((request) => request.path.endsWith('/chat/completions')).length;

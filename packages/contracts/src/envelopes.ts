@@ -171,14 +171,15 @@ export const InferenceCompletedPayloadSchema = Type.Object(
 /**
  * The settlement outbox (issue 15, defect 6): the worker queues the end of a hold when billing
  * did not answer, and billing applies it when it can. `producedAtMs`: when the worker decided
- * it (logs; a hold final before it was settled by someone else). `completed`: an async job's
+ * it (logs; a hold final before it was settled by someone else). `refund`: a settled answer
+ * whose final reply nobody could receive (issue 15, defect 4). `completed`: an async job's
  * success event without its cost, which billing publishes once the settlement priced it.
  */
 export const BillingSettlementPayloadSchema = Type.Object({
   holdId: Id,
   jobId: Id,
   requestId: RequestId,
-  action: StringEnum(['settle', 'void'] as const),
+  action: StringEnum(['settle', 'void', 'refund'] as const),
   inputTokens: Type.Optional(TokenCount),
   outputTokens: Type.Optional(TokenCount),
   producedAtMs: TimestampMs,

@@ -127,7 +127,8 @@ const CHECKS: readonly Check[] = [
       WITH sums AS (
         SELECT scoped_token_id AS id,
                COALESCE(SUM(amount_micro_dzd) FILTER (WHERE status = 'pending'), 0) AS reserved,
-               COALESCE(SUM(settled_amount_micro_dzd) FILTER (WHERE status = 'settled'), 0) AS spent
+               COALESCE(SUM(settled_amount_micro_dzd)
+                          FILTER (WHERE status = 'settled' AND refunded_at IS NULL), 0) AS spent
           FROM holds WHERE scoped_token_id IS NOT NULL GROUP BY scoped_token_id
       )
       SELECT 'scoped token ' || COALESCE(s.id, x.id) || ': '

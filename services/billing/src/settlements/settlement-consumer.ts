@@ -15,7 +15,7 @@ import type { LedgerService } from '../ledger/index.js';
 export interface SettlementConsumerOptions {
   bus: MessageBus;
   names: GatewayNames;
-  ledger: Pick<LedgerService, 'settleHold' | 'voidHold'>;
+  ledger: Pick<LedgerService, 'settleHold' | 'voidHold' | 'refundHold'>;
   logger: Logger;
   /** Settlements applied at once (the ledger batches them). */
   prefetch?: number;
@@ -108,6 +108,11 @@ async function apply(
   if (settlement.action === 'void') {
     const voided = await options.ledger.voidHold(settlement.holdId);
     log.info({ status: voided.status, replayed: voided.replayed }, 'queued void applied');
+    return;
+  }
+  if (settlement.action === 'refund') {
+    const refunded = await options.ledger.refundHold(settlement.holdId);
+    log.info({ status: refunded.status, replayed: refunded.replayed }, 'queued refund applied');
     return;
   }
   const settled = await options.ledger.settleHold(settlement.holdId, {

@@ -27,8 +27,8 @@ export interface ExecutionContext {
   registry: NodeRegistry;
   maxAttempts: number;
   external: ExternalProvider | undefined;
-  /** Relays one streamed chunk to edge (chat streams only). */
-  emitChunk(chunk: Record<string, unknown>): Promise<void>;
+  /** Relays one streamed chunk to edge (chat streams only); false when nobody received it. */
+  emitChunk(chunk: Record<string, unknown>): Promise<boolean>;
   /** Counts a failed attempt on a node (for metrics); failover decides what happens next. */
   onAttemptFailed(failure: string): void;
   /** What was already produced: read by the runner when the job is cancelled midway. */

@@ -54,9 +54,10 @@ export class JobOutbox {
     return this.reply({ type: 'chunk', data });
   }
 
-  async final(reply: FinalReply): Promise<void> {
+  /** False when edge's reply queue is gone: nobody can receive the answer (sync jobs only). */
+  async final(reply: FinalReply): Promise<boolean> {
     const { usage } = reply;
-    await this.reply({
+    const routed = await this.reply({
       type: 'final',
       data: reply.data,
       usage: { ...usage, totalTokens: usage.promptTokens + usage.completionTokens },
@@ -72,6 +73,7 @@ export class JobOutbox {
           }),
       ...(reply.warnings.length > 0 ? { warnings: reply.warnings } : {}),
     });
+    return routed || this.job.replyTo === undefined;
   }
 
   async error(code: string, message: string): Promise<void> {
@@ -99,7 +101,7 @@ export class JobOutbox {
   async queueSettlement(
     settlement:
       | { action: 'settle'; usage: TokenUsage; completed?: CompletionOutcome; runtimeMs?: number }
-      | { action: 'void' },
+      | { action: 'void' | 'refund' },
   ): Promise<void> {
     const { job } = this;
     const completed =
