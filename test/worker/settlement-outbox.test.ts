@@ -129,4 +129,39 @@ describe('worker: settlement outbox (billing unreachable when settling)', () => 
     expect(hold.settled).toBe(expectedCost({ promptTokens: 12, completionTokens: 7 }));
     expect(await settlementsOf(holdId)).toBe(1);
   });
+
+  it('reports an async job failed when its hold was final before the queued settlement', async () => {
+    await fixture.putModel('acme/outbox-late', chatModel([fixture.node.url]));
+    const holdId = await fixture.hold('acme/outbox-late', { inputTokens: 40 });
+    await fixture.billing.call('POST', `/holds/${holdId}/void`);
+    consumer = await startBillingConsumer();
+    const jobId = `job-${holdId}`;
+    const settlement: BillingSettlementPayload = {
+      holdId,
+      jobId,
+      action: 'settle',
+      inputTokens: 12,
+      outputTokens: 7,
+      producedAtMs: Date.now(),
+      completed: {
+        jobId,
+        accountId: fixture.account.accountId,
+        model: 'acme/outbox-late',
+        webhookUrl: 'https://hooks.example.com/done',
+        runtimeMs: 5,
+        completedAtMs: Date.now(),
+        status: 'succeeded',
+        usage: { promptTokens: 12, completionTokens: 7 },
+        results: [{ generated_text: 'never delivered' }],
+      },
+    };
+    await consumer.bus.publish(
+      { queue: gatewayNames(fixture.prefix).queues.billingSettlements },
+      makeEnvelope('billing.settlement', settlement),
+    );
+    const completion = await fixture.client.waitForCompletion(jobId, 10_000);
+    expect(completion).toMatchObject({ status: 'failed', costMicroDzd: null });
+    expect(completion).not.toHaveProperty('results');
+    expect((await fixture.billing.hold(holdId)).status).toBe('voided');
+  });
 });
