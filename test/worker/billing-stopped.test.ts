@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-ins';
 import {
@@ -12,9 +12,9 @@ import {
 } from '@gateway/testing';
 import pg from 'pg';
 import { billingDatabaseTemplate } from '../../services/billing/src/db/client.js';
-import { isWorkerCall } from '../../services/edge/src/test-support/billing.suite.js';
 import {
   admitHold,
+  billingCaller,
   fundedAccount,
   type BillingHarness,
   type FundedAccount,
@@ -43,23 +43,13 @@ let worker: { stop(): Promise<void> };
 let account: FundedAccount;
 
 /** The slice of the in-process harness the helpers use, over the spawned billing. */
-function harnessOf(url: string): BillingHarness {
-  const call = async <T>(method: string, apiPath: string, body?: unknown): Promise<T> => {
-    const response = await fetch(`${url}/internal/v1${apiPath}`, {
-      method,
-      headers: {
-        'X-Internal-Token': isWorkerCall(apiPath) ? workerToken : edgeToken,
-        'Content-Type': 'application/json',
-        'Idempotency-Key': randomUUID(),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = (await response.json()) as T;
-    if (!response.ok) throw new Error(`billing ${method} ${apiPath}: ${response.status}`);
-    return json;
-  };
-  return { url, workerToken, internalToken: edgeToken, call } as unknown as BillingHarness;
-}
+const harnessOf = (url: string): BillingHarness =>
+  ({
+    url,
+    workerToken,
+    internalToken: edgeToken,
+    call: billingCaller(url, edgeToken, workerToken),
+  }) as unknown as BillingHarness;
 
 async function holdRow(holdId: string) {
   const { rows } = await sql.query<{ status: string; settled: string | null; txns: string }>(
