@@ -94,7 +94,8 @@ const CHECKS: readonly Check[] = [
        WHERE amount_micro_dzd < 0
           OR (status = 'settled') <> (settled_amount_micro_dzd IS NOT NULL)
           OR settled_amount_micro_dzd < 0 OR settled_amount_micro_dzd > amount_micro_dzd
-          OR (status = 'pending') <> (finalized_at IS NULL)`,
+          OR (status = 'pending') <> (finalized_at IS NULL)
+          OR (refunded_at IS NOT NULL AND status <> 'settled')`,
   },
   {
     name: 'a settlement transaction iff the hold is settled, for the settled amount',
