@@ -32,6 +32,7 @@ async function prepareStack(): Promise<Stack> {
     databases: [billingDb, dispatcherDb],
     env: {
       billing: {
+        ...amqp,
         DATABASE_URL: billingDb.url,
         EDGE_INTERNAL_TOKEN: edgeToken,
         WORKER_INTERNAL_TOKEN: workerToken,
@@ -130,6 +131,8 @@ describe('readiness reports the missing dependency', () => {
     const billing = await spawnService({
       entry: entry('billing'),
       env: {
+        AMQP_URL: testAmqpUrl(),
+        AMQP_PREFIX: uniquePrefix('boot-nodb'),
         DATABASE_URL: `postgres://postgres@127.0.0.1:${closedPort}/none`,
         EDGE_INTERNAL_TOKEN: randomBytes(32).toString('hex'),
         WORKER_INTERNAL_TOKEN: randomBytes(32).toString('hex'),

@@ -93,6 +93,7 @@ export async function startServices(infra, { dispatchIntervalMs, caFile }, run) 
   const billing = await spawnReady(
     'billing',
     {
+      ...amqp,
       DATABASE_URL: urlAsRole(billingOwnerUrl, billingDatabaseTemplate.runtimeRole),
       EDGE_INTERNAL_TOKEN: tokens.edge,
       WORKER_INTERNAL_TOKEN: tokens.worker,

@@ -106,6 +106,7 @@ async function main() {
       MASTER_KEY: secrets.MASTER_KEY,
     },
     startBillingService,
+    deps,
   );
   await startService(
     'dispatcher',

@@ -117,6 +117,7 @@ export async function startAbuseStack(
   const adminToken = secret();
   const amqp = { AMQP_URL: testAmqpUrl(), AMQP_PREFIX: uniquePrefix('abuse') };
   const billing = await spawnReady('billing', {
+    ...amqp,
     DATABASE_URL: billingDb.runtimeUrl,
     EDGE_INTERNAL_TOKEN: edgeToken,
     WORKER_INTERNAL_TOKEN: workerToken,

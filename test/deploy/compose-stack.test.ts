@@ -141,7 +141,7 @@ beforeAll(async () => {
     await waitForStatus(`${processes[service]!.baseUrl}/readyz`, 200, 30_000);
     return processes[service]!.baseUrl;
   };
-  const billingUrl = await up('billing', { DATABASE_URL: billingRuntimeUrl });
+  const billingUrl = await up('billing', { DATABASE_URL: billingRuntimeUrl, ...amqp });
   const dispatcherUrl = await up('dispatcher', { DATABASE_URL: dispatcherRuntimeUrl, ...amqp });
   await up('inference-worker', {
     ...amqp,

@@ -441,7 +441,7 @@ describe.each(Object.keys(NAMESPACES) as Layer[])('k8s %s, composed', (layer) =>
           .egress!.flatMap((r) => (r.to ?? []).map(describePeer));
       for (const [policy, clients] of [
         ['postgres-egress', ['billing', 'dispatcher', 'migrate']],
-        ['rabbitmq-egress', ['edge', 'inference-worker', 'dispatcher']],
+        ['rabbitmq-egress', ['edge', 'inference-worker', 'dispatcher', 'billing']],
       ] as const) {
         expect(storeCidrs(policy).every((peer) => peer.startsWith('ip:'))).toBe(true);
         for (const client of clients) {

@@ -103,21 +103,7 @@ export async function startBilling(): Promise<BillingHarness> {
   const sql = new pg.Client({ connectionString: db.url });
   await sql.connect();
 
-  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const response = await fetch(`${url}/internal/v1${path}`, {
-      method,
-      headers: {
-        'X-Internal-Token': isWorkerCall(path) ? workerToken : internalToken,
-        'Content-Type': 'application/json',
-        'Idempotency-Key': randomUUID(),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = (await response.json()) as T;
-    if (!response.ok)
-      throw new Error(`billing ${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
-    return json;
-  };
+  const call = billingCaller(url, internalToken, workerToken);
 
   return {
     url,
@@ -149,6 +135,25 @@ export async function startBilling(): Promise<BillingHarness> {
       if (!report.ok)
         throw new Error(`ledger invariants violated: ${JSON.stringify(report.violations)}`);
     },
+  };
+}
+
+/** Calls billing's internal API as edge (or as the worker for its routes); throws on non-2xx. */
+export function billingCaller(url: string, internalToken: string, workerToken: string) {
+  return async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const response = await fetch(`${url}/internal/v1${path}`, {
+      method,
+      headers: {
+        'X-Internal-Token': isWorkerCall(path) ? workerToken : internalToken,
+        'Content-Type': 'application/json',
+        'Idempotency-Key': randomUUID(),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = (await response.json()) as T;
+    if (!response.ok)
+      throw new Error(`billing ${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+    return json;
   };
 }
 

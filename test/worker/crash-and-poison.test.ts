@@ -198,7 +198,7 @@ describe('worker: crashes and poison messages', () => {
     }
   });
 
-  it('dead-letters a job whose outcome keeps failing after the delivery limit, and voids its hold', async () => {
+  it('dead-letters a job that keeps failing on billing before its model runs, and voids its hold', async () => {
     const prefix = uniquePrefix('poison');
     const client = await JobClient.start(prefix);
     const worker = await startWorker(billing, prefix, { billingAttempts: 1 });
@@ -209,17 +209,18 @@ describe('worker: crashes and poison messages', () => {
       async (d) => (dead.push((d.body as { payload: { jobId?: string } }).payload), 'ack'),
       { prefetch: 10 },
     );
-    let settleCalls = 0;
+    // Billing's catalog away (a settle that fails is queued instead: settlement-outbox.test.ts).
+    let catalogCalls = 0;
     billing.fault.fails = (method, url) => {
-      const settling = method === 'POST' && url.endsWith('/settle');
-      if (settling) settleCalls += 1;
-      return settling;
+      const reading = method === 'GET' && url.includes('/models/');
+      if (reading) catalogCalls += 1;
+      return reading;
     };
     try {
       const { holdId, jobId } = await chatJob(client);
       await waitFor(() => dead.find((d) => d.jobId === jobId), 30_000, 'the dead-lettered job');
-      // One settle attempt per delivery: the queue's delivery limit (5), then the dead queue.
-      expect(settleCalls).toBe(5);
+      // One catalog read per delivery: the queue's delivery limit (5), then the dead queue.
+      expect(catalogCalls).toBe(5);
       expect((await billing.hold(holdId)).status).toBe('voided');
       const { end } = await client.waitForEnd(jobId);
       expect(end).toMatchObject({ type: 'error', error: { code: 'GATEWAY_TIMEOUT' } });

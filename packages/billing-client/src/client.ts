@@ -16,6 +16,7 @@ import type {
   SettleRequest,
   SettleResponse,
   HoldStatusResponse,
+  RefundResponse,
   StoredResponse,
   VoidResponse,
 } from '@gateway/contracts';
@@ -62,6 +63,11 @@ export interface BillingClient {
   settle(holdId: string, usage: SettleRequest): Promise<SettleOutcome>;
   /** Idempotent; a hold already settled or voided is `already_final`, not an error. */
   void(holdId: string): Promise<VoidOutcome>;
+  /**
+   * Gives back the charge of a settled hold whose answer was delivered to nobody; idempotent.
+   * `not_settled`: the hold charged nothing (pending, voided, expired).
+   */
+  refund(holdId: string): Promise<{ status: RefundResponse['status']; refundedMicroDzd: bigint }>;
   /** The hold's status (worker only): a redelivered job runs its model only while pending. */
   holdStatus(holdId: string): Promise<HoldStatusResponse['status']>;
   /**
@@ -147,6 +153,10 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
         const answer = await post<VoidResponse>(`${hold(holdId)}/void`, undefined, true);
         return { kind: answer.status, replayed: answer.replayed };
       }),
+    refund: async (holdId) => {
+      const answer = await post<RefundResponse>(`${hold(holdId)}/refund`, undefined, true);
+      return { status: answer.status, refundedMicroDzd: microDzdFromWire(answer.refundedMicroDzd) };
+    },
     holdStatus: async (holdId) => (await get<HoldStatusResponse>(hold(holdId))).status,
     getModel: (id, atLeastUpdatedAt) => catalog.get(id, atLeastUpdatedAt),
     listModels: () => catalog.list(),

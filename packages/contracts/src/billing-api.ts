@@ -177,6 +177,18 @@ export type PublishMarksRequest = Static<typeof PublishMarksRequestSchema>;
 export const PublishMarksResponseSchema = Type.Object({ published: Type.Array(HoldIdSchema) });
 export type PublishMarksResponse = Static<typeof PublishMarksResponseSchema>;
 
+/**
+ * `POST /holds/{id}/refund`: the settled hold's answer was delivered to nobody (issue 15,
+ * defect 4); `not_settled` when the hold charged nothing (pending, voided, expired).
+ */
+export const RefundResponseSchema = Type.Object({
+  holdId: Type.String(),
+  status: StringEnum(['refunded', 'not_settled'] as const),
+  refundedMicroDzd: MicroDzd,
+  replayed: Type.Boolean(),
+});
+export type RefundResponse = Static<typeof RefundResponseSchema>;
+
 /** `GET /holds/{id}` (worker only): whether a redelivered job may still run its model. */
 export const HoldStatusResponseSchema = Type.Object({
   holdId: Type.String(),

@@ -168,16 +168,36 @@ export const InferenceCompletedPayloadSchema = Type.Object(
   },
 );
 
+/**
+ * The settlement outbox (issue 15, defect 6): the worker queues the end of a hold when billing
+ * did not answer, and billing applies it when it can. `producedAtMs`: when the worker decided
+ * it (logs; a hold final before it was settled by someone else). `refund`: a settled answer
+ * whose final reply nobody could receive (issue 15, defect 4). `completed`: an async job's
+ * success event without its cost, which billing publishes once the settlement priced it.
+ */
+export const BillingSettlementPayloadSchema = Type.Object({
+  holdId: Id,
+  jobId: Id,
+  requestId: RequestId,
+  action: StringEnum(['settle', 'void', 'refund'] as const),
+  inputTokens: Type.Optional(TokenCount),
+  outputTokens: Type.Optional(TokenCount),
+  producedAtMs: TimestampMs,
+  completed: Type.Optional(OpenObject({ description: 'inference.completed minus its cost.' })),
+});
+
 export type InferenceJobPayload = Static<typeof InferenceJobPayloadSchema>;
 export type InferenceReplyPayload = Static<typeof InferenceReplyPayloadSchema>;
 export type InferenceCompletedPayload = Static<typeof InferenceCompletedPayloadSchema>;
 export type InferenceCancelPayload = Static<typeof InferenceCancelPayloadSchema>;
+export type BillingSettlementPayload = Static<typeof BillingSettlementPayloadSchema>;
 
 export interface EnvelopePayloads {
   'inference.job': InferenceJobPayload;
   'inference.reply': InferenceReplyPayload;
   'inference.completed': InferenceCompletedPayload;
   'inference.cancel': InferenceCancelPayload;
+  'billing.settlement': BillingSettlementPayload;
 }
 export type EnvelopeKind = keyof EnvelopePayloads;
 export const ENVELOPE_KINDS = [
@@ -185,6 +205,7 @@ export const ENVELOPE_KINDS = [
   'inference.reply',
   'inference.completed',
   'inference.cancel',
+  'billing.settlement',
 ] as const satisfies readonly EnvelopeKind[];
 
 /** Versions this build reads. Producers always write the latest. */
@@ -233,6 +254,13 @@ export const ENVELOPE_SCHEMAS = {
       'inference.cancel',
       InferenceCancelPayloadSchema,
       'InferenceCancelEnvelopeV1',
+    ),
+  },
+  'billing.settlement': {
+    1: envelopeSchema(
+      'billing.settlement',
+      BillingSettlementPayloadSchema,
+      'BillingSettlementEnvelopeV1',
     ),
   },
 } as const satisfies Record<EnvelopeKind, Record<EnvelopeVersion, TSchema>>;

@@ -19,9 +19,25 @@ describe('gateway topology', () => {
       'p.gateway.control',
       'p.gateway.dlx',
     ]);
-    expect(plan.queues.map((q) => q.name)).toEqual(
-      Object.values(names.queues).flatMap((q) => [q, `${q}.dead`, `${q}.retry`]),
-    );
+    // The settlement queue has no delayed-retry queue: billing retries a settlement in place.
+    const { billingSettlements, ...retried } = names.queues;
+    expect(plan.queues.map((q) => q.name)).toEqual([
+      ...Object.values(retried).flatMap((q) => [q, `${q}.dead`, `${q}.retry`]),
+      billingSettlements,
+      `${billingSettlements}.dead`,
+    ]);
+  });
+
+  it('declares the settlement outbox unbound (published to by name), long-lived and bounded', () => {
+    const settlements = declared('p.billing.settlements');
+    expect(settlements.bindings).toEqual([]);
+    expect(queueOptions(settlements).arguments).toMatchObject({
+      'x-queue-type': 'quorum',
+      'x-delivery-limit': 49,
+      'x-dead-letter-routing-key': 'p.billing.settlements',
+      'x-max-length': 1_000_000,
+    });
+    expect(settlements.retry).toBeUndefined();
   });
 
   it('gives quorum queues a delivery limit, at-least-once dead-lettering and a bound', () => {
@@ -75,7 +91,7 @@ describe('gateway topology', () => {
     const deadQueues = planTopology(gatewayTopology('p.', deadLetters)).queues.filter((q) =>
       q.name.endsWith('.dead'),
     );
-    expect(deadQueues).toHaveLength(3);
+    expect(deadQueues).toHaveLength(4);
     for (const dead of deadQueues) {
       expect(queueOptions(dead).arguments).toMatchObject({
         'x-message-ttl': 5_000,

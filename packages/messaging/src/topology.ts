@@ -68,6 +68,7 @@ export const QUEUES = {
   inferenceJobs: 'inference.jobs',
   inferenceJobsPriority: 'inference.jobs.priority',
   webhookCompletions: 'webhook.completions',
+  billingSettlements: 'billing.settlements',
 } as const;
 
 /** Routing keys are not prefixed: exchanges already are. */
@@ -109,6 +110,10 @@ export function gatewayNames(prefix = ''): GatewayNames {
 // retries. Webhook receivers go down for minutes, so completions retry longer and more often.
 const JOB_QUEUE_LIMITS = { maxDeliveries: 5, retryDelayMs: 10_000, maxRetries: 3 } as const;
 const WEBHOOK_QUEUE_LIMITS = { maxDeliveries: 5, retryDelayMs: 30_000, maxRetries: 10 } as const;
+// Settlements queued while billing was unreachable (the worker publishes straight to the queue).
+// Billing retries a settlement in place while its database is down, so deliveries are spent only
+// by billing restarts; the dead letter is a bug signal, never the normal end.
+const SETTLEMENT_QUEUE_LIMITS = { maxDeliveries: 50, maxLength: 1_000_000 } as const;
 
 export function gatewayTopology(
   prefix = '',
@@ -142,6 +147,7 @@ export function gatewayTopology(
         ...WEBHOOK_QUEUE_LIMITS,
         bindings: [{ exchange: exchanges.events, routingKey: ROUTING_KEYS.inferenceCompleted }],
       },
+      { name: queues.billingSettlements, kind: 'quorum', ...SETTLEMENT_QUEUE_LIMITS },
     ],
   };
 }

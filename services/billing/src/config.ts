@@ -7,6 +7,12 @@ export const billingConfigSchema = Type.Object({
   ...serviceFields(8081),
   DATABASE_URL: fields.postgresUrl(),
   DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 100, default: 10 }),
+  // The settlement outbox: settlements workers queued while billing did not answer.
+  AMQP_URL: fields.amqpUrl(),
+  AMQP_PREFIX: fields.amqpPrefix(),
+  DEAD_LETTER_TTL_MS: fields.deadLetterTtlMs(),
+  DEAD_LETTER_MAX_LENGTH: fields.deadLetterMaxLength(),
+  SETTLEMENT_PREFETCH: Type.Integer({ minimum: 1, maximum: 256, default: 32 }),
   // Each caller's own credential (least privilege): edge's may authenticate, admit and use the
   // operator API; the worker's may only read the catalog and settle or void holds.
   EDGE_INTERNAL_TOKEN: fields.secret(32),

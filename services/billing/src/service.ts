@@ -1,5 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import { Keyring } from '@gateway/crypto';
+import { createGatewayBus, gatewayNames, type MessageBus } from '@gateway/messaging';
 import { createServiceApp, finishApp, serveHttp, type ServiceShell } from '@gateway/runtime';
 import { assertHoldTimings, type billingConfigSchema } from './config.js';
 import { createPrismaClient } from './db/client.js';
@@ -9,6 +10,12 @@ import { RequestIdempotency } from './http/request-idempotency.js';
 import { createIdentity } from './identity/index.js';
 import { createLedgerService } from './ledger/index.js';
 import { instrumentBilling } from './metrics.js';
+import { startSettlementConsumer } from './settlements/settlement-consumer.js';
+
+export interface BillingDependencies {
+  /** A bus to share (local mode runs every service on one in-process bus); else RabbitMQ. */
+  bus?: MessageBus;
+}
 
 export type BillingConfig = Static<typeof billingConfigSchema>;
 
@@ -27,8 +34,11 @@ function databaseProblem(error: unknown): string {
 export async function startBillingService(
   config: BillingConfig,
   shell: ServiceShell,
+  dependencies: BillingDependencies = {},
 ): Promise<{ port: number }> {
   assertHoldTimings(config);
+  const ownsBus = dependencies.bus === undefined;
+  const bus = dependencies.bus ?? createGatewayBus(config, shell.logger);
   const prisma = createPrismaClient(config.DATABASE_URL, {
     maxConnections: config.DATABASE_POOL_MAX,
   });
@@ -64,6 +74,7 @@ export async function startBillingService(
           });
         },
       },
+      // Not the broker: settles and voids over HTTP must go on while it is away.
     ],
     isShuttingDown: () => shell.lifecycle.isShuttingDown,
     accessLog: 'failures',
@@ -118,6 +129,17 @@ export async function startBillingService(
   purgeTimer.unref();
 
   const server = await serveHttp(shell, app, config);
+  if (ownsBus) await bus.start();
+  // Settlements queued by workers while billing did not answer (docs/job-protocol.md §5).
+  const settlements = await startSettlementConsumer({
+    bus,
+    names: gatewayNames(config.AMQP_PREFIX),
+    ledger,
+    logger: shell.logger,
+    prefetch: config.SETTLEMENT_PREFETCH,
+  });
+  shell.lifecycle.onShutdown('settlements', () => settlements.cancel());
+  if (ownsBus) shell.lifecycle.onShutdown('rabbitmq', () => bus.close());
   shell.lifecycle.onShutdown('sweeper', async () => {
     clearInterval(pruneTimer);
     clearInterval(purgeTimer);

@@ -28,16 +28,18 @@ const edges: ServiceProcess[] = [];
 
 beforeAll(async () => {
   db = await createTestDatabase(billingDatabaseTemplate);
+  const prefix = uniquePrefix('two-edges');
   billing = await spawnService({
     entry: entry('billing'),
     env: {
+      AMQP_URL: testAmqpUrl(),
+      AMQP_PREFIX: prefix,
       DATABASE_URL: db.runtimeUrl,
       EDGE_INTERNAL_TOKEN: internalToken,
       WORKER_INTERNAL_TOKEN: randomBytes(32).toString('hex'),
       MASTER_KEY: randomBytes(32).toString('base64'),
     },
   });
-  const prefix = uniquePrefix('two-edges');
   for (let i = 0; i < 2; i += 1) {
     const edge = await spawnService({
       entry: entry('edge'),

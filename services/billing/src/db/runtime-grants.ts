@@ -64,6 +64,8 @@ export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
     privileges: ['EXECUTE'],
   },
   ledger_void_hold: { args: 'text, timestamptz', privileges: ['EXECUTE'] },
+  // An answer delivered to nobody (migration 20270106090000).
+  ledger_refund_hold: { args: 'text, text, timestamptz', privileges: ['EXECUTE'] },
   // Admission in one round trip (migration 20261220090000, identity/pg-admission.ts).
   billing_worst_case_micro_dzd: {
     args: 'bigint, bigint, integer, integer, bigint, bigint, boolean',

@@ -103,6 +103,12 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
     res.json(toWire(await ledger.voidHold(param(req.params.holdId))));
   });
 
+  // The answer of a settled hold reached nobody (its reply was unroutable, or edge gave up
+  // waiting): the charge is given back (issue 15, defect 4).
+  router.post('/holds/:holdId/refund', EDGE_OR_WORKER, async (req, res) => {
+    res.json(toWire(await ledger.refundHold(param(req.params.holdId))));
+  });
+
   // A redelivered job asks whether its hold is still pending before it calls a model again.
   router.get('/holds/:holdId', WORKER, async (req, res) => {
     const hold = await ledger.getHold(param(req.params.holdId));

@@ -455,6 +455,79 @@ describe('placeHold', () => {
   });
 });
 
+/**
+ * Issue 15 defect 4: a settled answer delivered to nobody is refunded — once, with a reversal
+ * transaction (the settlement stays: the ledger is append-only), the scoped token's spend given
+ * back, and nothing for a hold that charged nothing. The invariant check runs in finish().
+ */
+describe('refundHold', () => {
+  it('gives a settled charge back once, with a reversal transaction, and the token its spend', async () => {
+    const accountId = await h.fundedAccount(5n * DZD);
+    const scopedTokenId = await h.createToken(accountId, 2n * DZD);
+    const hold = await h.ledger.placeHold(h.prisma, {
+      accountId,
+      scopedToken: { id: scopedTokenId, spendingLimitMicroDzd: 2n * DZD },
+      amountMicroDzd: DZD,
+      model: MODEL,
+      priority: false,
+    });
+    const settled = await h.ledger.settleHold(hold.id, { inputTokens: 1_000, outputTokens: 500 });
+    expect(settled.costMicroDzd).toBe(expectedCost(1_000n, 500n));
+    expect((await h.ledger.getBalance(accountId)).balanceMicroDzd).toBe(
+      5n * DZD - settled.costMicroDzd,
+    );
+
+    const refund = await h.ledger.refundHold(hold.id);
+    expect(refund).toEqual({
+      holdId: hold.id,
+      status: 'refunded',
+      refundedMicroDzd: settled.costMicroDzd,
+      replayed: false,
+    });
+    const again = await h.ledger.refundHold(hold.id);
+    expect(again).toMatchObject({ status: 'refunded', replayed: true });
+    const balance = await h.ledger.getBalance(accountId);
+    expect(balance.balanceMicroDzd).toBe(5n * DZD);
+    expect(balance.availableMicroDzd).toBe(5n * DZD);
+    expect(
+      (await h.prisma.scopedToken.findUniqueOrThrow({ where: { id: scopedTokenId } }))
+        .spentMicroDzd,
+    ).toBe(0n);
+    // The settlement stays on the hold; a later settle is a replay, never a second charge.
+    expect((await h.ledger.getHold(hold.id))?.status).toBe('settled');
+    expect(
+      (await h.ledger.settleHold(hold.id, { inputTokens: 1_000, outputTokens: 500 })).replayed,
+    ).toBe(true);
+    expect((await h.ledger.getBalance(accountId)).balanceMicroDzd).toBe(5n * DZD);
+    const kinds = await h.prisma.ledgerTransaction.findMany({
+      where: { accountId },
+      select: { kind: true },
+      orderBy: { createdAt: 'asc' },
+    });
+    expect(kinds.map((t) => t.kind).sort()).toEqual(['credit', 'hold_settlement', 'reversal']);
+  });
+
+  it('moves nothing for a hold that charged nothing (pending or voided)', async () => {
+    const accountId = await h.fundedAccount(5n * DZD);
+    const hold = await h.ledger.placeHold(h.prisma, {
+      accountId,
+      amountMicroDzd: DZD,
+      model: MODEL,
+      priority: false,
+    });
+    expect(await h.ledger.refundHold(hold.id)).toMatchObject({
+      status: 'not_settled',
+      refundedMicroDzd: 0n,
+    });
+    await h.ledger.voidHold(hold.id);
+    expect(await h.ledger.refundHold(hold.id)).toMatchObject({ status: 'not_settled' });
+    expect((await h.ledger.getBalance(accountId)).balanceMicroDzd).toBe(5n * DZD);
+    await expect(h.ledger.refundHold('hold-unknown')).rejects.toMatchObject({
+      code: 'resource_not_found',
+    });
+  });
+});
+
 describe('credit', () => {
   it('validates its input and the account', async () => {
     const accountId = await h.createAccount();

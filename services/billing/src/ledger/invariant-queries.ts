@@ -94,7 +94,8 @@ const CHECKS: readonly Check[] = [
        WHERE amount_micro_dzd < 0
           OR (status = 'settled') <> (settled_amount_micro_dzd IS NOT NULL)
           OR settled_amount_micro_dzd < 0 OR settled_amount_micro_dzd > amount_micro_dzd
-          OR (status = 'pending') <> (finalized_at IS NULL)`,
+          OR (status = 'pending') <> (finalized_at IS NULL)
+          OR (refunded_at IS NOT NULL AND status <> 'settled')`,
   },
   {
     name: 'a settlement transaction iff the hold is settled, for the settled amount',
@@ -127,7 +128,8 @@ const CHECKS: readonly Check[] = [
       WITH sums AS (
         SELECT scoped_token_id AS id,
                COALESCE(SUM(amount_micro_dzd) FILTER (WHERE status = 'pending'), 0) AS reserved,
-               COALESCE(SUM(settled_amount_micro_dzd) FILTER (WHERE status = 'settled'), 0) AS spent
+               COALESCE(SUM(settled_amount_micro_dzd)
+                          FILTER (WHERE status = 'settled' AND refunded_at IS NULL), 0) AS spent
           FROM holds WHERE scoped_token_id IS NOT NULL GROUP BY scoped_token_id
       )
       SELECT 'scoped token ' || COALESCE(s.id, x.id) || ': '

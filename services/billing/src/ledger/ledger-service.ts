@@ -26,6 +26,7 @@ import * as repo from './ledger-repository.js';
 import { createPrismaLedgerStore, type PrismaLedgerTx } from './prisma-store.js';
 import { listEntriesWith, statementToCsv, statementWith } from './statements.js';
 import type { PublishMark, SettleOutcome, SettleRequest } from './store.js';
+import { refundHoldWith } from './refunds.js';
 import { expireHoldsWith, startSweeperWith, type SweeperOptions } from './sweeper.js';
 import type {
   Balance,
@@ -37,6 +38,7 @@ import type {
   ListEntriesQuery,
   PlacedHold,
   PlaceHoldInput,
+  RefundResult,
   SettleResult,
   Statement,
   Usage,
@@ -98,6 +100,8 @@ export interface LedgerService {
   placeHold(db: PrismaClient | LedgerTransactionClient, input: PlaceHoldInput): Promise<PlacedHold>;
   settleHold(holdId: string, usage: Usage): Promise<SettleResult>;
   voidHold(holdId: string): Promise<VoidResult>;
+  /** Gives a settled hold's charge back: its answer was delivered to nobody (refunds.ts). */
+  refundHold(holdId: string): Promise<RefundResult>;
   getHold(holdId: string): Promise<LedgerHold | null>;
   /**
    * Edge published the hold's job: the sweeper no longer releases it after the publish grace,
@@ -195,6 +199,7 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
     settleHold: (holdId, usage) =>
       settleHoldWith((request) => settlements.submit(request), holdId, usage),
     voidHold: (holdId) => voidHoldWith(store, holdId, clock),
+    refundHold: (holdId) => refundHoldWith(store, holdId, clock),
     getHold: (holdId) => store.findHold(requireId('holdId', holdId)),
     markHoldPublished: async (holdId, expiresAt) =>
       (await markHoldsPublished([{ holdId, expiresAt }])).has(holdId),

@@ -6,7 +6,14 @@
  * Amounts travel as text and come back as text (int8), read as bigint: no float anywhere.
  */
 import type pg from 'pg';
-import type { HoldState, PublishMark, SettleOutcome, SettleRequest, VoidOutcome } from './store.js';
+import type {
+  HoldState,
+  PublishMark,
+  RefundOutcome,
+  SettleOutcome,
+  SettleRequest,
+  VoidOutcome,
+} from './store.js';
 import type { Balance, HoldStatus, LedgerHold } from './types.js';
 
 const SETTLE = {
@@ -17,6 +24,10 @@ const SETTLE = {
 const VOID = {
   name: 'ledger_void_hold_v1',
   text: 'SELECT * FROM ledger_void_hold($1::text, $2::timestamptz)',
+};
+const REFUND = {
+  name: 'ledger_refund_hold_v1',
+  text: 'SELECT * FROM ledger_refund_hold($1::text, $2::text, $3::timestamptz)',
 };
 const FIND_HOLD = {
   name: 'ledger_find_hold_v1',
@@ -172,6 +183,25 @@ export class PgHotPath {
       throw new Error(`ledger_void_hold: unknown outcome ${row.outcome}`);
     }
     return { outcome: row.outcome, hold, balance: balanceOf(row) };
+  }
+
+  async refundHold(holdId: string, transactionId: string, at: Date): Promise<RefundOutcome> {
+    const { rows } = await this.pool.query<{
+      outcome: string;
+      status: HoldStatus;
+      refunded_micro_dzd: Int8;
+    }>({ ...REFUND, values: [holdId, transactionId, at] });
+    const row = rows[0];
+    if (!row) throw new Error('ledger_refund_hold returned no row');
+    if (row.outcome === 'not_found') return { outcome: 'not_found' };
+    if (row.outcome !== 'refunded' && row.outcome !== 'replayed' && row.outcome !== 'not_settled') {
+      throw new Error(`ledger_refund_hold: unknown outcome ${row.outcome}`);
+    }
+    return {
+      outcome: row.outcome,
+      status: row.status,
+      refundedMicroDzd: BigInt(row.refunded_micro_dzd ?? '0'),
+    };
   }
 
   /**

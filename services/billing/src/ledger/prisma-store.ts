@@ -61,6 +61,7 @@ export function createPrismaLedgerStore(
     insertHoldAndReserve: repo.insertHoldAndReserve,
     settleHolds: (requests, at) => hot.settleHolds(requests, at),
     voidHold: (holdId, at) => hot.voidHold(holdId, at),
+    refundHold: (holdId, transactionId, at) => hot.refundHold(holdId, transactionId, at),
     insertJournalTransaction: repo.insertJournalTransaction,
     claimIdempotencyKey: repo.claimIdempotencyKey,
     readIdempotencyRecord: repo.readIdempotencyRecord,

@@ -113,6 +113,14 @@ export type VoidOutcome =
   | { outcome: 'voided' | 'replayed'; hold: HoldState; balance: Balance | null }
   | { outcome: 'conflict'; hold: HoldState };
 
+export type RefundOutcome =
+  | { outcome: 'not_found' }
+  | {
+      outcome: 'refunded' | 'replayed' | 'not_settled';
+      status: HoldState['status'];
+      refundedMicroDzd: bigint;
+    };
+
 export interface LedgerStore<Tx> {
   // --- transactions ---
   /** One READ COMMITTED transaction, retried on deadlock; database errors mapped. */
@@ -141,6 +149,8 @@ export interface LedgerStore<Tx> {
   settleHolds(requests: readonly SettleRequest[], at: Date): Promise<SettleOutcome[]>;
   /** Voids one hold in ONE statement. */
   voidHold(holdId: string, at: Date): Promise<VoidOutcome>;
+  /** Refunds a settled hold whose answer was delivered to nobody, in ONE statement. */
+  refundHold(holdId: string, transactionId: string, at: Date): Promise<RefundOutcome>;
 
   // --- journal and credit idempotency ---
   /** The transaction row and ALL its legs in one statement (checked per statement). */

@@ -135,6 +135,17 @@ export interface VoidResult {
   replayed: boolean;
 }
 
+/** A settled hold whose answer was delivered to nobody: its charge is given back, once. */
+export interface RefundResult {
+  holdId: string;
+  /** `not_settled`: the hold is pending, voided or expired — nothing was charged, nothing moved. */
+  status: 'refunded' | 'not_settled';
+  /** What the refund gave back (the settled cost); 0 when not settled. */
+  refundedMicroDzd: bigint;
+  /** True when the hold was already refunded: nothing moved this time. */
+  replayed: boolean;
+}
+
 export interface LedgerEntryView {
   id: bigint;
   transactionId: string;

@@ -41,7 +41,8 @@ const send = (edge: EdgeUnderTest, key: string, body: object) =>
 beforeAll(async () => {
   billing = await startBilling();
   const prefix = uniquePrefix('idem');
-  edgeA = await startEdge(billing, { prefix });
+  // Short: the lost-answer case waits for edge to give up.
+  edgeA = await startEdge(billing, { prefix, replyTimeoutMs: 2_000 });
   edgeB = await startEdge(billing, { prefix });
   worker = await startFakeWorker(edgeA.bus, edgeA.names, billing, (job): Step[] => {
     const content = String((job.request.messages as { content: string }[])[0]?.content);
@@ -50,7 +51,9 @@ beforeAll(async () => {
     if (content === 'flaky' && attempt === 1) return [{ type: 'error', code: 'GATEWAY_TIMEOUT' }];
     if (content === 'slow') return [{ wait: 500 }, { type: 'final', data: chatCompletion(job) }];
     if (job.stream) return [{ type: 'final', data: chatChunk(job, null, true) }];
-    return [{ type: 'final', data: chatCompletion(job, `answer ${attempt}`) }];
+    // Settled, then lost with edge's reply queue (issue 15, defect 4).
+    const lost = content === 'lost' && attempt === 1;
+    return [{ type: 'final', data: chatCompletion(job, `answer ${attempt}`), lost }];
   });
   await putModel(billing, 'acme/chat');
   tenant = await createTenant(billing);
@@ -111,6 +114,23 @@ describe('Idempotency-Key', () => {
     const retried = await send(edgeB, 'order-4', chat('flaky'));
     expect(retried.status).toBe(200);
     expect(retried.body.choices[0].message.content).toBe('answer 2');
+  });
+
+  it('refunds an answer settled but lost on its way, then runs the retry once: charged once', async () => {
+    const before = await balanceOf(billing, tenant.accountId);
+    const first = await send(edgeA, 'order-6', chat('lost'));
+    expect(first.status).toBe(500);
+    expect(first.body.error.code).toBe('GATEWAY_TIMEOUT');
+    // Edge gave up, found the hold settled and refunded it: nothing charged, the key is free.
+    expect(await balanceOf(billing, tenant.accountId)).toEqual(before);
+    const retry = await send(edgeB, 'order-6', chat('lost'));
+    expect(retry.status).toBe(200);
+    expect(retry.body.choices[0].message.content).toBe('answer 2');
+    const after = await balanceOf(billing, tenant.accountId);
+    expect(after.balance_dzd).toBeCloseTo(before.balance_dzd - retry.body._service.cost_dzd, 6);
+    const replay = await send(edgeA, 'order-6', chat('lost'));
+    expect(replay.body).toEqual(retry.body);
+    expect(attempts.get('lost')).toBe(2);
   });
 
   it('spends the key of a stream: a retry is 409, never a second charge', async () => {

@@ -34,6 +34,7 @@ function setUp(options: { publishFails?: boolean } = {}) {
         voided.push(holdId);
         return { kind: 'voided', replayed: false };
       },
+      refund: async () => ({ status: 'not_settled' as const, refundedMicroDzd: 0n }),
       published: async (holdId: string, expiresAtMs: number) => {
         marked.push({ holdId, expiresAtMs });
         return true;

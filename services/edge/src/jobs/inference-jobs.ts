@@ -28,7 +28,7 @@ export interface JobSpec {
 export interface InferenceJobsOptions {
   publisher: JobPublisher;
   replies: ReplyRouter;
-  billing: Pick<BillingClient, 'void' | 'published'>;
+  billing: Pick<BillingClient, 'void' | 'published' | 'refund'>;
   /** No (next) reply within this: the job is cancelled, its hold voided, 500 GATEWAY_TIMEOUT. */
   replyTimeoutMs: number;
   /** Async jobs not started within this are failed by the worker without calling a model. */

@@ -9,9 +9,10 @@ import { RunningJob } from './running-job.js';
 
 const log = createLogger({ service: 'edge', destination: silentStream });
 
-function setUp() {
+function setUp(holdSettled = false) {
   const cancels: InferenceCancelPayload[] = [];
   const voided: string[] = [];
+  const refunded: string[] = [];
   const publisher = {
     publishCancel: async (cancel: InferenceCancelPayload) => {
       cancels.push(cancel);
@@ -25,12 +26,18 @@ function setUp() {
     billing: {
       void: async (holdId: string) => {
         voided.push(holdId);
-        return { kind: 'voided', replayed: false };
+        return holdSettled
+          ? { kind: 'already_final', reason: 'Hold hold_1 is already settled.' }
+          : { kind: 'voided', replayed: false };
+      },
+      refund: async (holdId: string) => {
+        refunded.push(holdId);
+        return { status: 'refunded' as const, refundedMicroDzd: 42n };
       },
     },
     log,
   });
-  return { job, cancels, voided };
+  return { job, cancels, voided, refunded };
 }
 
 const chunk = (attemptId: string, seq: number): InferenceReplyPayload => ({
@@ -89,5 +96,32 @@ describe('RunningJob and the attempts of a job', () => {
     job.push(chunk('b', 0));
     expect((await first).data).toEqual({ text: 'b-0' });
     expect((await job.next()).data).toEqual({ text: 'b-1' });
+  });
+});
+
+describe('RunningJob when edge gives up waiting (issue 15, defect 4)', () => {
+  it('releases a hold still pending by voiding it: nothing was charged', async () => {
+    const { job, voided, refunded } = setUp();
+    await expect(job.final()).rejects.toMatchObject({ code: 'GATEWAY_TIMEOUT' });
+    expect(voided).toEqual(['hold_1']);
+    expect(refunded).toEqual([]);
+    expect(job.chargeAfterGivingUp).toBe('nothing');
+  });
+
+  it('refunds a hold the worker settled for an answer that never arrived', async () => {
+    const { job, voided, refunded } = setUp(true);
+    await expect(job.final()).rejects.toMatchObject({ code: 'GATEWAY_TIMEOUT' });
+    expect(voided).toEqual(['hold_1']);
+    expect(refunded).toEqual(['hold_1']);
+    expect(job.chargeAfterGivingUp).toBe('nothing');
+  });
+
+  it('keeps the charge of a stream whose chunks reached the client', async () => {
+    const { job, refunded } = setUp(true);
+    job.push(chunk('a', 0));
+    await job.next();
+    await expect(job.next()).rejects.toMatchObject({ code: 'GATEWAY_TIMEOUT' });
+    expect(refunded).toEqual([]);
+    expect(job.chargeAfterGivingUp).toBe('maybe');
   });
 });

@@ -10,9 +10,16 @@ export interface RunningJobOptions {
   holdId: string;
   replyTimeoutMs: number;
   publisher: JobPublisher;
-  billing: Pick<BillingClient, 'void'>;
+  billing: Pick<BillingClient, 'void' | 'refund'>;
   log: Logger;
 }
+
+/**
+ * What the job cost after edge gave up waiting (issue 15, defect 4): `nothing` once the hold is
+ * known voided or refunded (the Idempotency-Key may be used again), `maybe` when billing did not
+ * say or a stream's chunks reached the client (the key stays spent: never run twice).
+ */
+export type ChargeAfterGivingUp = 'nothing' | 'maybe';
 
 /** A chunk or the final reply; error replies surface as thrown GatewayErrors. */
 export type JobReply = InferenceReplyPayload & { type: 'chunk' | 'final' };
@@ -33,6 +40,7 @@ export class RunningJob {
   #detach: () => void = () => {};
   #finished = false;
   #cancelledByClient = false;
+  #chargeAfterGivingUp: ChargeAfterGivingUp | undefined;
 
   constructor(options: RunningJobOptions) {
     this.jobId = options.jobId;
@@ -116,6 +124,11 @@ export class RunningJob {
     return this.#cancelledByClient;
   }
 
+  /** Set once edge gave up waiting: whether the request may have been charged. */
+  get chargeAfterGivingUp(): ChargeAfterGivingUp | undefined {
+    return this.#chargeAfterGivingUp;
+  }
+
   /** Stops listening; later replies of this job are dropped. */
   dispose(): void {
     this.#end(() => new GatewayError('GATEWAY_TIMEOUT', 'The job was cancelled'));
@@ -130,12 +143,28 @@ export class RunningJob {
 
   async #giveUp(): Promise<void> {
     this.dispose();
-    const { billing, holdId, log, jobId } = this.#options;
+    const { log, jobId } = this.#options;
     log.warn({ jobId }, 'no reply in time: cancelling the job and voiding its hold');
     await this.#publishCancel('timeout');
-    await billing.void(holdId).catch((error: unknown) => {
-      log.error({ err: error, jobId }, 'hold not voided after timeout; it will expire');
+    this.#chargeAfterGivingUp = await this.#release().catch((error: unknown) => {
+      log.error({ err: error, jobId }, 'hold not released after timeout; it may be charged');
+      return 'maybe' as const;
     });
+  }
+
+  /**
+   * No answer reached the client: void the hold, or — when the worker settled it first (its
+   * final reply was lost with edge's reply queue, or came just too late) — refund it, unless
+   * streamed chunks reached the client (those are charged, billing policy).
+   */
+  async #release(): Promise<ChargeAfterGivingUp> {
+    const { billing, holdId } = this.#options;
+    const voided = await billing.void(holdId);
+    if (voided.kind !== 'already_final') return 'nothing';
+    if (this.#chunksSeen) return 'maybe';
+    await billing.refund(holdId);
+    this.#options.log.warn({ jobId: this.jobId }, 'settled answer never received: refunded');
+    return 'nothing';
   }
 
   async #publishCancel(reason: 'client_disconnected' | 'timeout'): Promise<void> {

@@ -98,10 +98,18 @@ async function voidAbandoned(deps: EdgeDeps, req: Request, admission: Admission)
   throw new GatewayError('GATEWAY_TIMEOUT', 'The client went away before the job was queued.');
 }
 
-/** After a failure: a job the client cancelled may have been charged, so its key is spent. */
+/**
+ * After a failure the key is released only when the request charged nothing: a job the client
+ * cancelled, or one edge gave up on without knowing its hold voided or refunded, may have been
+ * charged, so its key is spent (a retry gets 409; it never runs and is charged twice).
+ */
 export async function settleGuard(guard: IdempotencyGuard | null, job: RunningJob | undefined) {
   if (job?.cancelledByClient) {
     await guard?.spend('The request with this Idempotency-Key was cancelled by the client.');
+  } else if (job?.chargeAfterGivingUp === 'maybe') {
+    await guard?.spend(
+      'The request with this Idempotency-Key may have been charged but its answer was lost; use a new key.',
+    );
   } else {
     await guard?.release();
   }

@@ -20,6 +20,8 @@ export type Step =
       data: Record<string, unknown>;
       usage?: { inputTokens: number; outputTokens: number };
       warnings?: string[];
+      /** Settled, then lost on its way (edge's reply queue went with its connection). */
+      lost?: boolean;
     }
   | { type: 'error'; code: string; message?: string }
   | { wait: number };
@@ -121,6 +123,7 @@ async function run(
         costMicroDzd: string;
         balance: { balanceMicroDzd: string };
       }>('POST', `/holds/${job.holdId}/settle`, usage);
+      if (step.lost) return;
       await send({
         type: 'final',
         data: step.data,

@@ -165,8 +165,8 @@ async function relayStream(
     const chunk: Record<string, unknown> = { ...event, id: ctx.job.jobId, model: ctx.job.model };
     delete chunk.usage;
     ctx.progress.relayed = true;
-    ctx.progress.relayedText += deltaText(event);
-    await ctx.emitChunk(chunk);
+    // Only a chunk that reached edge's reply queue is billed (a returned one is a disconnect).
+    if (await ctx.emitChunk(chunk)) ctx.progress.relayedText += deltaText(event);
   }
   if (!finished) throw new UpstreamError('connect', 'model node ended the stream early');
   const usage = reported ?? {

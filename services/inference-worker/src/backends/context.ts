@@ -27,8 +27,8 @@ export interface ExecutionContext {
   registry: NodeRegistry;
   maxAttempts: number;
   external: ExternalProvider | undefined;
-  /** Relays one streamed chunk to edge (chat streams only). */
-  emitChunk(chunk: Record<string, unknown>): Promise<void>;
+  /** Relays one streamed chunk to edge (chat streams only); false when nobody received it. */
+  emitChunk(chunk: Record<string, unknown>): Promise<boolean>;
   /** Counts a failed attempt on a node (for metrics); failover decides what happens next. */
   onAttemptFailed(failure: string): void;
   /** What was already produced: read by the runner when the job is cancelled midway. */
@@ -57,8 +57,11 @@ export interface TokenUsage {
 
 export interface ExecutionResult {
   usage: TokenUsage;
-  /** The final reply's `data`, once the settled cost is known (native needs it). */
-  buildData(costDzd: number): Record<string, unknown>;
+  /**
+   * The final reply's `data`, once the settled cost is known (native needs it); null when the
+   * settlement was queued because billing did not answer (the cost is not known yet).
+   */
+  buildData(costDzd: number | null): Record<string, unknown>;
   warnings: string[];
   /** For the webhook: texts generated (native) or embeddings. */
   results?: { generated_text: string }[];

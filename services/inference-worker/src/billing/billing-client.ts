@@ -20,6 +20,8 @@ export interface BillingClient {
     usage: { inputTokens: number; outputTokens: number },
   ): Promise<SettleOutcome>;
   void(holdId: string): Promise<VoidOutcome>;
+  /** Gives a settled hold's charge back: its answer reached nobody (idempotent). */
+  refund(holdId: string): Promise<void>;
   /** Whether the hold is still pending (a redelivered job checks before calling a model). */
   holdStatus(holdId: string): Promise<'pending' | 'settled' | 'voided' | 'expired'>;
   close(): Promise<void>;
@@ -41,6 +43,10 @@ export function createBillingClient(options: WorkerBillingOptions): BillingClien
       ),
     settle: (holdId, usage) => infrastructure('settle', () => client.settle(holdId, usage)),
     void: (holdId) => infrastructure('void', () => client.void(holdId)),
+    refund: (holdId) =>
+      infrastructure('refund', async () => {
+        await client.refund(holdId);
+      }),
     holdStatus: (holdId) => infrastructure('hold status', () => client.holdStatus(holdId)),
     close: () => client.close(),
   };

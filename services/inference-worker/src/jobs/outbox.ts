@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   makeEnvelope,
   microDzdToWire,
+  type BillingSettlementPayload,
   type InferenceCompletedPayload,
   type InferenceJobPayload,
   type InferenceReplyPayload,
@@ -12,10 +13,22 @@ import type { TokenUsage } from '../backends/index.js';
 /** Fixed text: clients must not branch on it (spec, Events). */
 export const INFERENCE_FAILED_MESSAGE = 'Inference failed.';
 
+export type CompletionOutcome =
+  | {
+      status: 'succeeded';
+      usage: TokenUsage;
+      /** Absent only in a queued settlement: billing adds it once priced. */
+      costMicroDzd?: bigint;
+      results?: { generated_text: string }[];
+      embeddings?: number[][];
+    }
+  | { status: 'failed' };
+
 export interface FinalReply {
   usage: TokenUsage;
-  costMicroDzd: bigint;
-  balanceMicroDzd: bigint;
+  /** Both absent when the settlement was queued (billing unreachable): not known yet. */
+  costMicroDzd?: bigint;
+  balanceMicroDzd?: bigint;
   warnings: string[];
   data: Record<string, unknown>;
 }
@@ -41,36 +54,88 @@ export class JobOutbox {
     return this.reply({ type: 'chunk', data });
   }
 
-  async final(reply: FinalReply): Promise<void> {
+  /** False when edge's reply queue is gone: nobody can receive the answer (sync jobs only). */
+  async final(reply: FinalReply): Promise<boolean> {
     const { usage } = reply;
-    await this.reply({
+    const routed = await this.reply({
       type: 'final',
       data: reply.data,
       usage: { ...usage, totalTokens: usage.promptTokens + usage.completionTokens },
-      costMicroDzd: microDzdToWire(reply.costMicroDzd),
-      balanceMicroDzd: microDzdToWire(reply.balanceMicroDzd < 0n ? 0n : reply.balanceMicroDzd),
+      ...(reply.costMicroDzd === undefined
+        ? {}
+        : { costMicroDzd: microDzdToWire(reply.costMicroDzd) }),
+      ...(reply.balanceMicroDzd === undefined
+        ? {}
+        : {
+            balanceMicroDzd: microDzdToWire(
+              reply.balanceMicroDzd < 0n ? 0n : reply.balanceMicroDzd,
+            ),
+          }),
       ...(reply.warnings.length > 0 ? { warnings: reply.warnings } : {}),
     });
+    return routed || this.job.replyTo === undefined;
   }
 
   async error(code: string, message: string): Promise<void> {
     await this.reply({ type: 'error', error: { code, message } });
   }
 
-  async completed(
-    outcome:
-      | {
-          status: 'succeeded';
-          usage: TokenUsage;
-          costMicroDzd: bigint;
-          results?: { generated_text: string }[];
-          embeddings?: number[][];
-        }
-      | { status: 'failed' },
-    runtimeMs: number,
+  async completed(outcome: CompletionOutcome, runtimeMs: number): Promise<void> {
+    const payload = this.completionPayload(outcome, runtimeMs);
+    if (!payload) return;
+    await this.bus.publish(
+      {
+        exchange: this.names.exchanges.events,
+        routingKey: this.names.routingKeys.inferenceCompleted,
+      },
+      makeEnvelope('inference.completed', payload as InferenceCompletedPayload),
+      { correlationId: this.job.jobId },
+    );
+  }
+
+  /**
+   * Billing did not answer: the end of the hold goes to billing's settlement queue (persistent,
+   * confirmed), and billing applies it when it can. An async job's success event travels with
+   * it, without its cost, for billing to publish once priced.
+   */
+  async queueSettlement(
+    settlement:
+      | { action: 'settle'; usage: TokenUsage; completed?: CompletionOutcome; runtimeMs?: number }
+      | { action: 'void' | 'refund' },
   ): Promise<void> {
     const { job } = this;
-    if (!job.webhookUrl) return;
+    const completed =
+      settlement.action === 'settle' && settlement.completed
+        ? this.completionPayload(settlement.completed, settlement.runtimeMs ?? 0)
+        : undefined;
+    const payload: BillingSettlementPayload = {
+      holdId: job.holdId,
+      jobId: job.jobId,
+      ...(job.requestId === undefined ? {} : { requestId: job.requestId }),
+      action: settlement.action,
+      ...(settlement.action === 'settle'
+        ? {
+            inputTokens: settlement.usage.promptTokens,
+            outputTokens: settlement.usage.completionTokens,
+          }
+        : {}),
+      producedAtMs: Date.now(),
+      ...(completed ? { completed } : {}),
+    };
+    await this.bus.publish(
+      { queue: this.names.queues.billingSettlements },
+      makeEnvelope('billing.settlement', payload),
+      { correlationId: job.jobId },
+    );
+  }
+
+  /** The job's completion event (webhook jobs only); without a cost when it is not known yet. */
+  private completionPayload(
+    outcome: CompletionOutcome,
+    runtimeMs: number,
+  ): Record<string, unknown> | undefined {
+    const { job } = this;
+    if (!job.webhookUrl) return undefined;
     const common = {
       jobId: job.jobId,
       ...(job.requestId === undefined ? {} : { requestId: job.requestId }),
@@ -81,32 +146,26 @@ export class JobOutbox {
       runtimeMs: Math.max(0, Math.round(runtimeMs)),
       completedAtMs: Date.now(),
     };
-    const payload: InferenceCompletedPayload =
-      outcome.status === 'succeeded'
-        ? {
-            ...common,
-            status: 'succeeded',
-            usage: outcome.usage,
-            costMicroDzd: microDzdToWire(outcome.costMicroDzd),
-            ...(outcome.embeddings
-              ? { embeddings: outcome.embeddings }
-              : { results: outcome.results ?? [] }),
-          }
-        : {
-            ...common,
-            status: 'failed',
-            usage: { promptTokens: 0, completionTokens: 0 },
-            costMicroDzd: null,
-            error: { type: 'inference_failed', message: INFERENCE_FAILED_MESSAGE },
-          };
-    await this.bus.publish(
-      {
-        exchange: this.names.exchanges.events,
-        routingKey: this.names.routingKeys.inferenceCompleted,
-      },
-      makeEnvelope('inference.completed', payload),
-      { correlationId: job.jobId },
-    );
+    if (outcome.status === 'failed') {
+      return {
+        ...common,
+        status: 'failed',
+        usage: { promptTokens: 0, completionTokens: 0 },
+        costMicroDzd: null,
+        error: { type: 'inference_failed', message: INFERENCE_FAILED_MESSAGE },
+      };
+    }
+    return {
+      ...common,
+      status: 'succeeded',
+      usage: outcome.usage,
+      ...(outcome.costMicroDzd === undefined
+        ? {}
+        : { costMicroDzd: microDzdToWire(outcome.costMicroDzd) }),
+      ...(outcome.embeddings
+        ? { embeddings: outcome.embeddings }
+        : { results: outcome.results ?? [] }),
+    };
   }
 
   private async reply(fields: Omit<InferenceReplyPayload, 'jobId' | 'seq'>): Promise<boolean> {

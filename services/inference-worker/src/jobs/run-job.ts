@@ -4,7 +4,6 @@ import {
   partialChatUsage,
   type ExecutionContext,
   type ExecutionResult,
-  type TokenUsage,
   type UpstreamTimeouts,
 } from '../backends/index.js';
 import type { BillingClient } from '../billing/billing-client.js';
@@ -13,6 +12,7 @@ import { UpstreamError } from '../upstream/errors.js';
 import type { NodeRegistry } from '../upstream/node-pool.js';
 import type { Cancellations } from './cancellations.js';
 import { JobAborted, type AbortCause } from './cancellations.js';
+import { refundDurably, settleDurably, trySettle, voidDurably } from './hold-ending.js';
 import type { JobOutbox } from './outbox.js';
 
 export interface JobRunnerDeps {
@@ -28,9 +28,11 @@ export interface JobRunnerDeps {
 
 /**
  * How a job ended, for logs and metrics. Every path has finalised the hold; `already_final`: a
- * redelivered job whose hold an earlier run (or edge, or the sweeper) had already finalised.
+ * redelivered job whose hold an earlier run (or edge, or the sweeper) had already finalised;
+ * `undelivered`: an answer nobody could receive (edge's reply queue gone), not charged.
  */
-export type JobResult = 'succeeded' | 'failed' | 'cancelled' | 'expired' | 'already_final';
+export type JobResult =
+  'succeeded' | 'failed' | 'cancelled' | 'expired' | 'already_final' | 'undelivered';
 
 /**
  * Runs one job to a durable outcome: the model call, then the hold settled (success, or a
@@ -95,7 +97,9 @@ export async function runJob(
       onAttemptFailed: (failure) => deps.onAttemptFailed?.(failure),
       emitChunk: async (chunk) => {
         // Edge's reply queue is gone (edge restarted): nobody will read the rest.
-        if (!(await outbox.chunk(chunk))) controller.abort(new JobAborted('cancelled'));
+        if (await outbox.chunk(chunk)) return true;
+        controller.abort(new JobAborted('cancelled'));
+        return false;
       },
     };
     result = await execute(ctx);
@@ -135,6 +139,13 @@ function toGatewayError(error: unknown, cause: AbortCause | undefined): GatewayE
   return new GatewayError('GATEWAY_TIMEOUT', 'The model failed to answer; retry shortly.');
 }
 
+/**
+ * Settles, then answers. A final reply nobody can receive (edge's reply queue is gone: edge
+ * died or lost its connection) is not charged (issue 15, defect 4): a settled non-streamed
+ * answer is refunded; a stream keeps its charge (its chunks reached the client, billing policy).
+ * When billing does not answer, the reply goes first and the settlement — or the void, if the
+ * reply found nobody — is queued for billing with an async job's completion event.
+ */
 async function succeed(
   outbox: JobOutbox,
   deps: JobRunnerDeps,
@@ -142,30 +153,45 @@ async function succeed(
   startedMs: number,
 ): Promise<JobResult> {
   const { job } = outbox;
-  const settled = await deps.billing.settle(job.holdId, billed(result.usage));
+  const settled = await trySettle(deps.billing, outbox, result.usage);
   if (settled.kind === 'already_final') {
     // Edge gave up (voided) or the hold expired: the work cannot be charged, nor delivered.
     await outbox.error('GATEWAY_TIMEOUT', 'The request timed out before the model finished.');
     await outbox.completed({ status: 'failed' }, Date.now() - startedMs);
     return 'expired';
   }
-  const costDzd = microDzdToDzd(settled.costMicroDzd);
-  await outbox.final({
-    usage: result.usage,
-    costMicroDzd: settled.costMicroDzd,
-    balanceMicroDzd: settled.balanceMicroDzd,
-    warnings: result.warnings,
-    data: result.buildData(costDzd),
-  });
-  await outbox.completed(
-    {
-      status: 'succeeded',
+  const priced = settled.kind === 'settled' ? settled : undefined;
+  const delivered =
+    (await outbox.final({
       usage: result.usage,
-      costMicroDzd: settled.costMicroDzd,
-      ...(result.embeddings ? { embeddings: result.embeddings } : { results: result.results }),
-    },
-    Date.now() - startedMs,
-  );
+      costMicroDzd: priced?.costMicroDzd,
+      balanceMicroDzd: priced?.balanceMicroDzd,
+      warnings: result.warnings,
+      data: result.buildData(priced ? microDzdToDzd(priced.costMicroDzd) : null),
+    })) || job.stream;
+  const success = {
+    status: 'succeeded' as const,
+    usage: result.usage,
+    ...(result.embeddings ? { embeddings: result.embeddings } : { results: result.results }),
+  };
+  if (!priced) {
+    await outbox.queueSettlement(
+      delivered
+        ? {
+            action: 'settle',
+            usage: result.usage,
+            completed: success,
+            runtimeMs: Date.now() - startedMs,
+          }
+        : { action: 'void' },
+    );
+    return delivered ? 'succeeded' : 'undelivered';
+  }
+  if (!delivered) {
+    await refundDurably(deps.billing, outbox);
+    return 'undelivered';
+  }
+  await outbox.completed({ ...success, costMicroDzd: priced.costMicroDzd }, Date.now() - startedMs);
   return 'succeeded';
 }
 
@@ -192,9 +218,9 @@ async function cancel(
     await fail(ctx.job, outbox, deps, new GatewayError('GATEWAY_TIMEOUT', message), startedMs);
     return 'cancelled';
   }
-  const settled = await deps.billing.settle(ctx.job.holdId, billed(usage));
+  const settled = await settleDurably(deps.billing, outbox, usage);
   await outbox.error('GATEWAY_TIMEOUT', message);
-  if (settled.kind === 'settled') {
+  if (settled.kind !== 'already_final') {
     await outbox.completed({ status: 'failed' }, Date.now() - startedMs);
   }
   return 'cancelled';
@@ -207,12 +233,7 @@ async function fail(
   error: GatewayError,
   startedMs: number,
 ): Promise<void> {
-  await deps.billing.void(job.holdId);
+  await voidDurably(deps.billing, outbox);
   await outbox.error(error.code, error.message);
   await outbox.completed({ status: 'failed' }, Date.now() - startedMs);
 }
-
-const billed = (usage: TokenUsage) => ({
-  inputTokens: usage.promptTokens,
-  outputTokens: usage.completionTokens,
-});

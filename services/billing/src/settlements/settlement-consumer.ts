@@ -1,0 +1,172 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  EnvelopeError,
+  GatewayError,
+  makeEnvelope,
+  microDzdToWire,
+  parseEnvelope,
+  type BillingSettlementPayload,
+  type InferenceCompletedPayload,
+} from '@gateway/contracts';
+import type { Consumer, Delivery, GatewayNames, MessageBus, Outcome } from '@gateway/messaging';
+import type { Logger } from '@gateway/observability';
+import type { LedgerService } from '../ledger/index.js';
+
+export interface SettlementConsumerOptions {
+  bus: MessageBus;
+  names: GatewayNames;
+  ledger: Pick<LedgerService, 'settleHold' | 'voidHold' | 'refundHold'>;
+  logger: Logger;
+  /** Settlements applied at once (the ledger batches them). */
+  prefetch?: number;
+  /** Pause between tries while the database fails, doubling up to `maxBackoffMs`. */
+  minBackoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+const DEFAULT_PREFETCH = 32;
+/** The spec's fixed text of a failed job's webhook (the worker sends the same). */
+const INFERENCE_FAILED_MESSAGE = 'Inference failed.';
+const SUCCESS_ONLY = new Set(['results', 'embeddings', 'usage', 'costMicroDzd', 'status']);
+
+/**
+ * Applies the settlements workers queued while billing did not answer (`billing.settlements`,
+ * docs/job-protocol.md §5), with the same idempotent settle and void as the HTTP routes. A
+ * settlement is acknowledged only once the ledger answered for it: applied, replayed (a
+ * duplicate message), or refused for good (the hold was final already, unknown, unpriced).
+ * While the database fails it is retried in place with backoff, never dropped; on shutdown it
+ * goes back to the queue.
+ */
+export async function startSettlementConsumer(
+  options: SettlementConsumerOptions,
+): Promise<Consumer> {
+  const { bus, names } = options;
+  let stopping = false;
+  const consumer = await bus.consume(
+    names.queues.billingSettlements,
+    (delivery) => handle(delivery, options, () => stopping),
+    { prefetch: options.prefetch ?? DEFAULT_PREFETCH },
+  );
+  return {
+    async cancel() {
+      stopping = true;
+      await consumer.cancel();
+    },
+  };
+}
+
+async function handle(
+  delivery: Delivery,
+  options: SettlementConsumerOptions,
+  stopping: () => boolean,
+): Promise<Outcome> {
+  let settlement: BillingSettlementPayload;
+  try {
+    settlement = parseEnvelope('billing.settlement', delivery.body).payload;
+  } catch (error) {
+    if (!(error instanceof EnvelopeError)) throw error;
+    options.logger.error({ reason: error.reason }, 'unreadable settlement dead-lettered');
+    return 'dead-letter';
+  }
+  const log = options.logger.child({
+    holdId: settlement.holdId,
+    jobId: settlement.jobId,
+    requestId: settlement.requestId,
+    action: settlement.action,
+  });
+  let backoffMs = options.minBackoffMs ?? 200;
+  for (;;) {
+    try {
+      await apply(settlement, options, log);
+      return 'ack';
+    } catch (error) {
+      if (error instanceof GatewayError && error.status < 500) {
+        // The hold was finalised first (edge voided it, the sweeper expired it), or is unknown.
+        log.error(
+          { err: error, producedAtMs: settlement.producedAtMs },
+          'queued settlement refused',
+        );
+        return (await publishFailure(settlement, options, log)) ? 'ack' : 'requeue';
+      }
+      if (error instanceof EnvelopeError) {
+        log.error({ reason: error.reason }, 'queued completion event unreadable; not sent');
+        return 'ack';
+      }
+      if (stopping()) return 'requeue';
+      log.warn({ err: error, backoffMs }, 'queued settlement not applied yet; retrying');
+      await sleep(backoffMs);
+      backoffMs = Math.min(backoffMs * 2, options.maxBackoffMs ?? 5_000);
+    }
+  }
+}
+
+async function apply(
+  settlement: BillingSettlementPayload,
+  options: SettlementConsumerOptions,
+  log: Logger,
+): Promise<void> {
+  if (settlement.action === 'void') {
+    const voided = await options.ledger.voidHold(settlement.holdId);
+    log.info({ status: voided.status, replayed: voided.replayed }, 'queued void applied');
+    return;
+  }
+  if (settlement.action === 'refund') {
+    const refunded = await options.ledger.refundHold(settlement.holdId);
+    log.info({ status: refunded.status, replayed: refunded.replayed }, 'queued refund applied');
+    return;
+  }
+  const settled = await options.ledger.settleHold(settlement.holdId, {
+    inputTokens: settlement.inputTokens ?? 0,
+    outputTokens: settlement.outputTokens ?? 0,
+  });
+  log.info({ replayed: settled.replayed }, 'queued settlement applied');
+  if (settlement.completed) {
+    // An async job's event, held back until its cost was known (a duplicate may repeat it:
+    // the dispatcher delivers at least once anyway).
+    await publishCompletion(options, settlement.jobId, {
+      ...settlement.completed,
+      costMicroDzd: microDzdToWire(settled.costMicroDzd),
+    });
+  }
+}
+
+/** The async job's hold was final before its settlement: its webhook reports a failure. */
+async function publishFailure(
+  settlement: BillingSettlementPayload,
+  options: SettlementConsumerOptions,
+  log: Logger,
+): Promise<boolean> {
+  if (!settlement.completed) return true;
+  // The failure event carries no results (spec: results and error never travel together).
+  const common = Object.fromEntries(
+    Object.entries(settlement.completed).filter(([key]) => !SUCCESS_ONLY.has(key)),
+  );
+  try {
+    await publishCompletion(options, settlement.jobId, {
+      ...common,
+      status: 'failed',
+      usage: { promptTokens: 0, completionTokens: 0 },
+      costMicroDzd: null,
+      error: { type: 'inference_failed', message: INFERENCE_FAILED_MESSAGE },
+    });
+    return true;
+  } catch (error) {
+    log.warn({ err: error }, 'failure event not published; retrying the settlement');
+    return false;
+  }
+}
+
+async function publishCompletion(
+  options: SettlementConsumerOptions,
+  jobId: string,
+  payload: Record<string, unknown>,
+): Promise<void> {
+  await options.bus.publish(
+    {
+      exchange: options.names.exchanges.events,
+      routingKey: options.names.routingKeys.inferenceCompleted,
+    },
+    makeEnvelope('inference.completed', payload as InferenceCompletedPayload),
+    { correlationId: jobId },
+  );
+}

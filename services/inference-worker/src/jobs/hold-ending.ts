@@ -1,0 +1,61 @@
+import type { TokenUsage } from '../backends/index.js';
+import { BillingUnavailable, type BillingClient } from '../billing/billing-client.js';
+import type { SettleOutcome } from '../billing/types.js';
+import type { JobOutbox } from './outbox.js';
+
+/** Billing did not answer: the caller queues what the hold needs (cost not known yet). */
+export type SettleAttempt = SettleOutcome | { kind: 'unanswered' };
+
+/**
+ * Settles the job's hold over HTTP (the fast path). When billing does not answer (after the
+ * client's retries) the caller queues the settlement instead (the settlement outbox,
+ * docs/job-protocol.md §5): the answer exists, so the model must not run again and the charge
+ * must not be lost.
+ */
+export async function trySettle(
+  billing: BillingClient,
+  outbox: JobOutbox,
+  usage: TokenUsage,
+): Promise<SettleAttempt> {
+  return unanswered(() => billing.settle(outbox.job.holdId, billed(usage)));
+}
+
+/** Settles the job's hold; queued for billing when it does not answer. */
+export async function settleDurably(
+  billing: BillingClient,
+  outbox: JobOutbox,
+  usage: TokenUsage,
+): Promise<SettleAttempt> {
+  const settled = await trySettle(billing, outbox, usage);
+  if (settled.kind === 'unanswered') await outbox.queueSettlement({ action: 'settle', usage });
+  return settled;
+}
+
+/** Voids the job's hold; queued for billing when it does not answer. */
+export async function voidDurably(billing: BillingClient, outbox: JobOutbox): Promise<void> {
+  const voided = await unanswered(() => billing.void(outbox.job.holdId));
+  if (voided.kind === 'unanswered') await outbox.queueSettlement({ action: 'void' });
+}
+
+/** Gives the settled charge back (its answer reached nobody); queued when billing is away. */
+export async function refundDurably(billing: BillingClient, outbox: JobOutbox): Promise<void> {
+  const refunded = await unanswered(async () => {
+    await billing.refund(outbox.job.holdId);
+    return { kind: 'refunded' as const };
+  });
+  if (refunded.kind === 'unanswered') await outbox.queueSettlement({ action: 'refund' });
+}
+
+async function unanswered<T>(call: () => Promise<T>): Promise<T | { kind: 'unanswered' }> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!(error instanceof BillingUnavailable)) throw error;
+    return { kind: 'unanswered' };
+  }
+}
+
+const billed = (usage: TokenUsage) => ({
+  inputTokens: usage.promptTokens,
+  outputTokens: usage.completionTokens,
+});

@@ -1,0 +1,167 @@
+import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
+import { makeEnvelope, type BillingSettlementPayload } from '@gateway/contracts';
+import { gatewayNames, type MessageBus } from '@gateway/messaging';
+import { waitFor } from '../support/worker-harness.js';
+import { ledgerTransactionsOf, startSettlementConsumerFor } from './settlement-consumer.suite.js';
+import { chatModel, contentOf, expectedCost, useWorkerFixture } from './worker-fixture.suite.js';
+
+/*
+ * Issue 15, defect 6: billing unreachable when the worker settles. The answer exists, so its
+ * settlement is queued (billing.settlements) and the job ends: the model runs once, and billing
+ * applies the settlement, exactly once, when it is back.
+ */
+
+const fixture = useWorkerFixture({ billingAttempts: 2 });
+const settlePath = (path: string) => /^\/internal\/v1\/holds\/[^/]+\/(settle|void)$/.test(path);
+const startBillingConsumer = () => startSettlementConsumerFor(fixture);
+const settlementsOf = (holdId: string) => ledgerTransactionsOf(fixture, holdId);
+
+const modelCalls = () =>
+  fixture.node.requests().filter((request) => request.path.endsWith('/chat/completions')).length;
+
+describe('worker: settlement outbox (billing unreachable when settling)', () => {
+  let consumer: { bus: MessageBus; stop(): Promise<void> } | undefined;
+  afterEach(async () => {
+    fixture.billing.fault.fails = undefined;
+    await consumer?.stop();
+    consumer = undefined;
+  });
+  afterAll(async () => {
+    await consumer?.stop();
+  });
+
+  it('answers once, runs the model once, and settles once billing is back', async () => {
+    await fixture.putModel('acme/outbox', chatModel([fixture.node.url]));
+    const holdId = await fixture.hold('acme/outbox', { inputTokens: 40 });
+    fixture.node.clearRequests();
+    // Billing's settle and void answer 503 (its database or process away): every retry fails.
+    fixture.billing.fault.fails = (_method, path) => settlePath(path);
+    const jobId = await fixture.client.publish({
+      accountId: fixture.account.accountId,
+      holdId,
+      model: 'acme/outbox',
+      modelKind: 'chat',
+      endpoint: 'chat.completions',
+      request: { model: 'acme/outbox', messages: [{ role: 'user', content: 'Hello dunes.' }] },
+    });
+    const { end } = await fixture.client.waitForEnd(jobId, 20_000);
+    expect(end.type).toBe('final');
+    expect(contentOf(end.data).length).toBeGreaterThan(0);
+    // The cost is not known until billing priced the queued settlement.
+    expect(end.costMicroDzd).toBeUndefined();
+    expect(end.balanceMicroDzd).toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(modelCalls()).toBe(1);
+    expect(fixture.client.repliesOf(jobId).filter((r) => r.type !== 'chunk')).toHaveLength(1);
+    expect((await fixture.billing.hold(holdId)).status).toBe('pending');
+
+    // Billing is back: its consumer applies the queued settlement.
+    fixture.billing.fault.fails = undefined;
+    consumer = await startBillingConsumer();
+    const hold = await waitFor(
+      async () => {
+        const view = await fixture.billing.hold(holdId);
+        return view.status === 'settled' ? view : undefined;
+      },
+      10_000,
+      'the queued settlement applied',
+    );
+    expect(hold.settled).toBe(expectedCost(end.usage!));
+    expect(await settlementsOf(holdId)).toBe(1);
+    expect(modelCalls()).toBe(1);
+  });
+
+  it('sends an async job its webhook event once billing priced the queued settlement', async () => {
+    await fixture.putModel('acme/outbox-async', chatModel([fixture.node.url]));
+    const holdId = await fixture.hold('acme/outbox-async', { inputTokens: 40 });
+    fixture.node.clearRequests();
+    fixture.billing.fault.fails = (_method, path) => settlePath(path);
+    const jobId = await fixture.client.publish(
+      {
+        accountId: fixture.account.accountId,
+        holdId,
+        model: 'acme/outbox-async',
+        modelKind: 'chat',
+        endpoint: 'chat.completions',
+        request: { model: 'acme/outbox-async', messages: [{ role: 'user', content: 'Hi.' }] },
+        webhookUrl: 'https://hooks.example.com/done',
+      },
+      { async: true },
+    );
+    await waitFor(() => modelCalls() === 1 || undefined, 10_000, 'the model call');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // No event without a cost: it waits in the settlement for billing.
+    expect(fixture.client.completions.filter((c) => c.jobId === jobId)).toHaveLength(0);
+    fixture.billing.fault.fails = undefined;
+    consumer = await startBillingConsumer();
+    const completion = await fixture.client.waitForCompletion(jobId, 10_000);
+    expect(completion.status).toBe('succeeded');
+    const hold = await fixture.billing.hold(holdId);
+    expect(hold.status).toBe('settled');
+    expect(completion.costMicroDzd).toBe(String(hold.settled));
+    expect(hold.settled).toBe(expectedCost(completion.usage));
+    expect(modelCalls()).toBe(1);
+  });
+
+  it('settles once when the same settlement is queued twice', async () => {
+    await fixture.putModel('acme/outbox-dup', chatModel([fixture.node.url]));
+    const holdId = await fixture.hold('acme/outbox-dup', { inputTokens: 40 });
+    consumer = await startBillingConsumer();
+    const settlement: BillingSettlementPayload = {
+      holdId,
+      jobId: `job-${holdId}`,
+      action: 'settle',
+      inputTokens: 12,
+      outputTokens: 7,
+      producedAtMs: Date.now(),
+    };
+    const queue = { queue: gatewayNames(fixture.prefix).queues.billingSettlements };
+    const envelope = makeEnvelope('billing.settlement', settlement);
+    await consumer.bus.publish(queue, envelope);
+    await consumer.bus.publish(queue, envelope);
+    await waitFor(
+      async () => ((await fixture.billing.hold(holdId)).status === 'settled' ? true : undefined),
+      10_000,
+      'the settlement applied',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const hold = await fixture.billing.hold(holdId);
+    expect(hold.settled).toBe(expectedCost({ promptTokens: 12, completionTokens: 7 }));
+    expect(await settlementsOf(holdId)).toBe(1);
+  });
+
+  it('reports an async job failed when its hold was final before the queued settlement', async () => {
+    await fixture.putModel('acme/outbox-late', chatModel([fixture.node.url]));
+    const holdId = await fixture.hold('acme/outbox-late', { inputTokens: 40 });
+    await fixture.billing.call('POST', `/holds/${holdId}/void`);
+    consumer = await startBillingConsumer();
+    const jobId = `job-${holdId}`;
+    const settlement: BillingSettlementPayload = {
+      holdId,
+      jobId,
+      action: 'settle',
+      inputTokens: 12,
+      outputTokens: 7,
+      producedAtMs: Date.now(),
+      completed: {
+        jobId,
+        accountId: fixture.account.accountId,
+        model: 'acme/outbox-late',
+        webhookUrl: 'https://hooks.example.com/done',
+        runtimeMs: 5,
+        completedAtMs: Date.now(),
+        status: 'succeeded',
+        usage: { promptTokens: 12, completionTokens: 7 },
+        results: [{ generated_text: 'never delivered' }],
+      },
+    };
+    await consumer.bus.publish(
+      { queue: gatewayNames(fixture.prefix).queues.billingSettlements },
+      makeEnvelope('billing.settlement', settlement),
+    );
+    const completion = await fixture.client.waitForCompletion(jobId, 10_000);
+    expect(completion).toMatchObject({ status: 'failed', costMicroDzd: null });
+    expect(completion).not.toHaveProperty('results');
+    expect((await fixture.billing.hold(holdId)).status).toBe('voided');
+  });
+});
