@@ -57,6 +57,9 @@ const PRINTABLE = Array.from({ length: 94 }, (_, i) => String.fromCharCode(33 + 
   (c) => c !== '"' && c !== '\\',
 );
 
+/** Longer than the services' log flush interval (200 ms), with room for a loaded machine. */
+const logsWritten = () => new Promise((resolve) => setTimeout(resolve, 600));
+
 describe('1. token counting cannot stall edge', () => {
   const MIB = 1024 * 1024;
   const contents: [string, string][] = [
@@ -122,6 +125,8 @@ describe('2. no path parameter reaches another internal route', () => {
   ];
 
   it.each(escapes)('GET /v1/models/%s/admin/... is a plain 404', async (escape) => {
+    // Services write their log in buffers of up to 200 ms: let earlier lines in first.
+    await logsWritten();
     const before = stack.billingPaths().length;
     const real = await stack.send({
       path: `/v1/models/${escape}/admin/accounts/${stack.accountId}`,
@@ -146,6 +151,7 @@ describe('2. no path parameter reaches another internal route', () => {
     }
     // No oracle: a real and a made-up account id get the same answer.
     expect([real.status, errorOf(real).code]).toEqual([madeUp.status, errorOf(madeUp).code]);
+    await logsWritten();
     const reached = stack.billingPaths().slice(before);
     expect(reached.filter((p) => p.includes('/admin') || p.includes('/accounts/'))).toEqual([]);
   });

@@ -175,9 +175,17 @@ describe('dispatcher processes: crashes and replicas', () => {
     expect(perDelivery.size).toBe(events.length);
     expect([...perDelivery.values()].every((count) => count === 2)).toBe(true);
     for (const event of events) expect(await attemptCount(event.jobId)).toBe(2);
-    const attemptsLogged = running
-      .slice(-2)
-      .map((child) => child.logs.filter((line) => line.msg === 'webhook attempt').length);
+    const logged = () =>
+      running
+        .slice(-2)
+        .map((child) => child.logs.filter((line) => line.msg === 'webhook attempt').length);
+    // Services write their log in buffers of up to 200 ms: wait for every attempt's line.
+    await waitFor(
+      () => logged().reduce((a, b) => a + b, 0) >= events.length * 2 || undefined,
+      5_000,
+      'every attempt logged',
+    ).catch(() => undefined);
+    const attemptsLogged = logged();
     // Both replicas took part (they compete for events and for due attempts).
     expect(attemptsLogged.every((count) => count > 0)).toBe(true);
     expect(attemptsLogged.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(events.length * 2);
