@@ -37,7 +37,12 @@ export async function readOrAbort(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   signal: AbortSignal,
 ): Promise<Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>>> {
-  if (signal.aborted) throw signal.reason;
+  if (signal.aborted) {
+    // Aborting the fetch alone does not always close a connection whose body has unread data
+    // queued (seen with a slow reader: the node generated to the end); cancelling the body does.
+    await reader.cancel().catch(() => undefined);
+    throw signal.reason;
+  }
   let onAbort: (() => void) | undefined;
   const aborted = new Promise<never>((_resolve, reject) => {
     onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
