@@ -60,16 +60,23 @@ async function scenario(name: string, repetitions: number, plan: () => RoundPlan
   });
 }
 
-/** Kills a service (kill -9) `afterMs` into the round and starts it again `downMs` later. */
-const killAndRestart = (name: keyof FaultStack['services'], afterMs: number, downMs = 0) =>
-  async function fault(s: FaultStack) {
+/** Runs `action` `afterMs` into the round. */
+const at =
+  (afterMs: number, action: (s: FaultStack) => Promise<unknown>) => async (s: FaultStack) => {
     await delay(afterMs);
+    await action(s);
+  };
+
+/** Kills a service (kill -9) and starts it again `downMs` later. */
+const killAndRestart =
+  (name: keyof FaultStack['services'], downMs = 0) =>
+  async (s: FaultStack) => {
     await s.services[name].kill();
     await delay(downMs);
     await s.services[name].start();
   };
 
-const MINUTE_MS = 60_000;
+const noFault = async () => undefined;
 
 async function firstHoldSince(s: FaultStack, sinceMs: number): Promise<void> {
   const deadline = Date.now() + 10_000;
@@ -87,171 +94,159 @@ async function firstHoldSince(s: FaultStack, sinceMs: number): Promise<void> {
 const slowStreams = () => stack.node.setOptions({ tokensPerSecond: 10 });
 const jitter = (fromMs: number, toMs: number) => fromMs + Math.random() * (toMs - fromMs);
 
+interface Scenario {
+  title: string;
+  name: string;
+  repetitions: number;
+  plan: () => RoundPlan;
+}
+
+const SCENARIOS: Scenario[] = [
+  {
+    title: 'worker killed during non-streamed jobs, restarted',
+    name: 'worker-kill-json',
+    repetitions: 3,
+    plan: () => ({ request: chat, fault: at(700, killAndRestart('worker')) }),
+  },
+  {
+    title: 'worker killed during streams, restarted',
+    name: 'worker-kill-stream',
+    repetitions: 3,
+    plan: () => ({ request: stream, fault: at(700, killAndRestart('worker')) }),
+  },
+  {
+    title: 'edge killed between admission and publish, restarted',
+    name: 'edge-kill-admission',
+    repetitions: 3,
+    plan: () => ({
+      request: chat,
+      // Once the round's first hold exists, the other admissions are in flight.
+      fault: async (s) => {
+        await firstHoldSince(s, Date.now() - 50);
+        await killAndRestart('edge')(s);
+      },
+    }),
+  },
+  {
+    title: `billing stopped (SIGSTOP) for ${FAULTS.billingPauseMs} ms while jobs settle`,
+    name: 'billing-paused',
+    repetitions: 2,
+    plan: () => ({
+      request: chat,
+      fault: at(1_000, async (s) => {
+        s.services.billing.pause();
+        await delay(FAULTS.billingPauseMs);
+        s.services.billing.resume();
+      }),
+    }),
+  },
+  {
+    title: 'billing killed during settlement, restarted',
+    name: 'billing-kill-settle',
+    repetitions: 3,
+    plan: () => ({
+      request: chat,
+      fault: at(jitter(1_300, 1_600), killAndRestart('billing', 1_000)),
+    }),
+  },
+  {
+    title: 'RabbitMQ restarted with jobs in flight (clients retry with their Idempotency-Key)',
+    name: 'rabbitmq-restart',
+    repetitions: 2,
+    plan: () => ({
+      request: chat,
+      retryWithKey: true,
+      fault: at(700, async (s) => {
+        await s.infra.rabbitmq.stop();
+        await s.infra.rabbitmq.start();
+      }),
+    }),
+  },
+  {
+    title: "edge's broker connection closed as the node answers (clients retry with their key)",
+    name: 'edge-connection-closed',
+    repetitions: 3,
+    plan: () => ({
+      request: chat,
+      retryWithKey: true,
+      fault: at(jitter(1_300, 1_600), async (s) => {
+        expect(await closeEdgeConnections(s)).toBeGreaterThan(0);
+      }),
+    }),
+  },
+  {
+    title: 'dispatcher killed mid-delivery, restarted',
+    name: 'dispatcher-kill',
+    repetitions: 3,
+    plan: () => ({
+      request: (id) => {
+        // Deliveries take 300 ms to answer: the kill lands while some are in flight.
+        stack.receiver.setResponder(`/hook/${id}`, () => ({ status: 204, delayMs: 300 }));
+        return asyncRequest(stack)(id);
+      },
+      fault: async (s) => {
+        await firstNewWebhook(s);
+        await killAndRestart('dispatcher')(s);
+      },
+    }),
+  },
+  {
+    title: 'PostgreSQL restarted with sync and async jobs in flight',
+    name: 'postgres-restart',
+    repetitions: 2,
+    plan: () => ({
+      request: (id, lane) => (lane.index % 2 === 0 ? chat(id) : asyncRequest(stack)(id)),
+      fault: at(700, (s) => s.infra.postgres.restart()),
+    }),
+  },
+  {
+    title: 'clients that disconnect before the first chunk',
+    name: 'client-left-before-first-chunk',
+    repetitions: 3,
+    plan: () => {
+      stack.node.setOptions({ firstTokenLatencyMs: 1_500 });
+      return {
+        request: (id) => ({ ...stream(id), leave: { afterMs: jitter(500, 900) } }),
+        fault: noFault,
+      };
+    },
+  },
+  {
+    title: 'clients that disconnect mid-stream',
+    name: 'client-left-mid-stream',
+    repetitions: 3,
+    plan: () => {
+      slowStreams();
+      return { request: (id) => ({ ...stream(id), leave: { afterChunks: 3 } }), fault: noFault };
+    },
+  },
+  {
+    title: 'clients that disconnect during a tool-call stream',
+    name: 'client-left-tool-stream',
+    repetitions: 3,
+    plan: () => {
+      slowStreams();
+      return {
+        request: (id) => ({ ...stream(id), body: toolStreamBody(id), leave: { afterChunks: 3 } }),
+        fault: noFault,
+      };
+    },
+  },
+];
+
+/** Waits (at most 30 s) for a webhook request the receiver had not seen at the last call. */
+async function firstNewWebhook(s: FaultStack): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (s.receiver.requests.length === seenHooks && Date.now() < deadline) await delay(20);
+  seenHooks = s.receiver.requests.length;
+}
+
+/** A repetition takes seconds; a scenario whose jobs hang waits out its settle bound each time. */
+const timeoutMs = (repetitions: number) =>
+  repetitions * FAULTS.repetitionScale * (FAULTS.settleWaitMs + FAULTS.billingPauseMs + 30_000);
+
 describe('fault suite (issue 15)', () => {
-  it(
-    'worker killed during non-streamed jobs, restarted',
-    () =>
-      scenario('worker-kill-json', 3, () => ({
-        request: chat,
-        fault: killAndRestart('worker', 700),
-      })),
-    3 * MINUTE_MS,
-  );
-
-  it(
-    'worker killed during streams, restarted',
-    () =>
-      scenario('worker-kill-stream', 3, () => ({
-        request: stream,
-        fault: killAndRestart('worker', 700),
-      })),
-    3 * MINUTE_MS,
-  );
-
-  it(
-    'edge killed between admission and publish, restarted',
-    () =>
-      scenario('edge-kill-admission', 3, () => ({
-        request: chat,
-        fault: async (s) => {
-          // The first hold of the round exists: the other admissions are in flight.
-          await firstHoldSince(s, Date.now() - 50);
-          await s.services.edge.kill();
-          await s.services.edge.start();
-        },
-      })),
-    3 * MINUTE_MS,
-  );
-
-  it(
-    `billing stopped (SIGSTOP) for ${FAULTS.billingPauseMs} ms while jobs settle`,
-    () =>
-      scenario('billing-paused', 2, () => ({
-        request: chat,
-        fault: async (s) => {
-          await delay(1_000);
-          s.services.billing.pause();
-          await delay(FAULTS.billingPauseMs);
-          s.services.billing.resume();
-        },
-      })),
-    4 * MINUTE_MS,
-  );
-
-  it(
-    'billing killed during settlement, restarted',
-    () =>
-      scenario('billing-kill-settle', 3, () => ({
-        request: chat,
-        fault: killAndRestart('billing', jitter(1_300, 1_600), 1_000),
-      })),
-    3 * MINUTE_MS,
-  );
-
-  it(
-    'RabbitMQ restarted with jobs in flight (clients retry with their Idempotency-Key)',
-    () =>
-      scenario('rabbitmq-restart', 2, () => ({
-        request: chat,
-        retryWithKey: true,
-        fault: async (s) => {
-          await delay(700);
-          await s.infra.rabbitmq.stop();
-          await s.infra.rabbitmq.start();
-        },
-      })),
-    4 * MINUTE_MS,
-  );
-
-  it(
-    "edge's broker connection closed as the node answers (clients retry with their key)",
-    () =>
-      scenario('edge-connection-closed', 3, () => ({
-        request: chat,
-        retryWithKey: true,
-        fault: async (s) => {
-          await delay(jitter(1_300, 1_600));
-          expect(await closeEdgeConnections(s)).toBeGreaterThan(0);
-        },
-      })),
-    3 * MINUTE_MS,
-  );
-
-  it(
-    'dispatcher killed mid-delivery, restarted',
-    () =>
-      scenario('dispatcher-kill', 3, () => ({
-        request: (id) => {
-          // Deliveries take 300 ms to answer: the kill lands while some are in flight.
-          stack.receiver.setResponder(`/hook/${id}`, () => ({ status: 204, delayMs: 300 }));
-          return asyncRequest(stack)(id);
-        },
-        fault: async (s) => {
-          const deadline = Date.now() + 30_000;
-          while (s.receiver.requests.length === seenHooks && Date.now() < deadline) {
-            await delay(20);
-          }
-          seenHooks = s.receiver.requests.length;
-          await s.services.dispatcher.kill();
-          await s.services.dispatcher.start();
-        },
-      })),
-    3 * MINUTE_MS,
-  );
-
-  it(
-    'PostgreSQL restarted with sync and async jobs in flight',
-    () =>
-      scenario('postgres-restart', 2, () => ({
-        request: (id, lane) => (lane.index % 2 === 0 ? chat(id) : asyncRequest(stack)(id)),
-        fault: async (s) => {
-          await delay(700);
-          await s.infra.postgres.restart();
-        },
-      })),
-    4 * MINUTE_MS,
-  );
-
-  it(
-    'clients that disconnect before the first chunk',
-    () =>
-      scenario('client-left-before-first-chunk', 3, () => {
-        stack.node.setOptions({ firstTokenLatencyMs: 1_500 });
-        return {
-          request: (id) => ({ ...stream(id), leave: { afterMs: jitter(500, 900) } }),
-          fault: async () => undefined,
-        };
-      }),
-    3 * MINUTE_MS,
-  );
-
-  it(
-    'clients that disconnect mid-stream',
-    () =>
-      scenario('client-left-mid-stream', 3, () => {
-        slowStreams();
-        return {
-          request: (id) => ({ ...stream(id), leave: { afterChunks: 3 } }),
-          fault: async () => undefined,
-        };
-      }),
-    3 * MINUTE_MS,
-  );
-
-  it(
-    'clients that disconnect during a tool-call stream',
-    () =>
-      scenario('client-left-tool-stream', 3, () => {
-        slowStreams();
-        return {
-          request: (id) => ({
-            path: '/v1/chat/completions',
-            body: toolStreamBody(id),
-            leave: { afterChunks: 3 },
-          }),
-          fault: async () => undefined,
-        };
-      }),
-    3 * MINUTE_MS,
-  );
+  for (const { title, name, repetitions, plan } of SCENARIOS) {
+    it(title, () => scenario(name, repetitions, plan), timeoutMs(repetitions));
+  }
 });
