@@ -92,22 +92,40 @@ export const asyncRequest =
 
 const run = promisify(execFile);
 
-/** Closes edge's AMQP connection(s) at the broker, found by edge's local ports (ss). */
-export async function closeEdgeConnections(stack: FaultStack): Promise<number> {
+/** Edge's local ports of its established connections to the broker (from `ss`). */
+async function edgeAmqpPorts(stack: FaultStack): Promise<string[]> {
   const pid = stack.services.edge.pid;
-  const amqpPort = stack.infra.rabbitmq.port;
-  const { stdout } = await run('ss', ['-tnpH', 'state', 'established', `dport = :${amqpPort}`]);
-  const localPorts = stdout
+  const dport = `dport = :${stack.infra.rabbitmq.port}`;
+  const { stdout } = await run('ss', ['-tnpH', 'state', 'established', dport]);
+  return stdout
     .split('\n')
     .filter((line) => line.includes(`pid=${pid},`))
-    .map((line) => line.trim().split(/\s+/)[2]?.split(':').pop());
+    .flatMap((line) => line.trim().split(/\s+/)[2]?.split(':').pop() ?? []);
+}
+
+/**
+ * Cuts edge's AMQP connection(s) at once, as a network blip would: `ss -K` destroys edge's
+ * sockets (both ends see a reset; the broker drops edge's exclusive reply queue). Where the
+ * kernel cannot destroy sockets, the broker closes them (`rabbitmqctl close_connection`, whose
+ * CLI takes about a second to start: the cut then lands later).
+ */
+export async function cutEdgeConnections(stack: FaultStack): Promise<number> {
+  const ports = await edgeAmqpPorts(stack);
+  const dport = `dport = :${stack.infra.rabbitmq.port}`;
+  let cut = 0;
+  for (const port of ports) {
+    const args = ['-K', '-tnH', 'state', 'established', `sport = :${port}`, dport];
+    await run('ss', args).catch(() => undefined);
+  }
+  const left = await edgeAmqpPorts(stack);
+  cut += ports.filter((port) => !left.includes(port)).length;
+  if (left.length === 0) return cut;
   const listing = await stack.infra.rabbitmq.ctl('list_connections', '-q', 'pid', 'peer_port');
-  let closed = 0;
   for (const line of listing.split('\n')) {
     const [connection, peerPort] = line.trim().split(/\s+/);
-    if (connection === undefined || !localPorts.includes(peerPort)) continue;
+    if (connection === undefined || !left.includes(peerPort ?? '')) continue;
     await stack.infra.rabbitmq.ctl('close_connection', connection, 'fault suite');
-    closed += 1;
+    cut += 1;
   }
-  return closed;
+  return cut;
 }
