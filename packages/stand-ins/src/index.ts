@@ -19,7 +19,7 @@ export {
 } from './provider-validate.js';
 export { DEFAULT_NODE_SETTINGS, type StandInNodeSettings } from './node-settings.js';
 export type { StandInFault } from './faults.js';
-export type { AbortRecord, RecordedRequest, StandInStats } from './traffic.js';
+export type { AbortRecord, MarkedCalls, RecordedRequest, StandInStats } from './traffic.js';
 export { standInAnswer, type AnswerLength } from './answer.js';
 export { VIDEO_TOKENS_PER_SECOND } from './node-media.js';
 export { MAX_GENERATED_TOKENS } from './limits.js';

@@ -25,6 +25,8 @@ export const MAX_VIDEO_SECONDS = 60;
 export const MAX_TOOLS = 128;
 /** Recorded requests kept for assertions (oldest dropped first). */
 export const REQUEST_LOG_LIMIT = 500;
+/** Distinct request markers counted (`markedCalls`); later markers are not counted. */
+export const MARKED_REQUEST_LIMIT = 100_000;
 /** Bodies larger than this are recorded by size only, so the log stays small. */
 export const RECORDED_BODY_LIMIT_BYTES = 64 * 1024;
 /** A fault repeated more often than this is a mistake in the test. */

@@ -8,7 +8,7 @@ import { rerankRoutes } from './node-rerank.js';
 import { DEFAULT_NODE_SETTINGS, mergeSettings, type StandInNodeSettings } from './node-settings.js';
 import { tgiRoutes } from './node-tgi.js';
 import { createStandInKit, faultMiddleware, finishApp, listenLoopback } from './server-kit.js';
-import type { RecordedRequest, StandInStats } from './traffic.js';
+import type { MarkedCalls, RecordedRequest, StandInStats } from './traffic.js';
 import { nowS } from './sse.js';
 
 /*
@@ -34,6 +34,8 @@ export interface StandInModelNode {
   stats(): StandInStats;
   requests(): RecordedRequest[];
   clearRequests(): void;
+  /** Model calls per `[[req:<id>]]` marker found in request bodies (started, completed). */
+  markedCalls(): Record<string, MarkedCalls>;
   /** Changes behaviour while running (latency, pace, answer length, served models). */
   setOptions(update: Partial<StandInNodeSettings>): void;
 }
@@ -94,6 +96,7 @@ export async function createStandInModelNode(
     stats: () => traffic.stats(),
     requests: () => traffic.requests(),
     clearRequests: () => traffic.clearRequests(),
+    markedCalls: () => traffic.markedCalls(),
     setOptions: (update) => {
       settings = mergeSettings(settings, update);
     },

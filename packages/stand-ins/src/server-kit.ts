@@ -38,6 +38,7 @@ function controlRoutes(traffic: Traffic, faults: FaultState): Router {
     traffic.clearRequests();
     res.status(204).end();
   });
+  router.get('/marked', (_req, res) => void res.json({ marked: traffic.markedCalls() }));
   return router;
 }
 

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { RECORDED_BODY_LIMIT_BYTES, REQUEST_LOG_LIMIT } from './limits.js';
+import { MARKED_REQUEST_LIMIT, RECORDED_BODY_LIMIT_BYTES, REQUEST_LOG_LIMIT } from './limits.js';
 
 /*
  * What a stand-in saw: counters, in-flight requests, client aborts (with how many tokens had
@@ -32,6 +32,25 @@ export interface RecordedRequest {
   headers: Record<string, string>;
   /** The parsed JSON body, or a summary for bodies that are not JSON or too large. */
   body: unknown;
+}
+
+/** Model calls seen for one request marker (`[[req:<id>]]` anywhere in a JSON body). */
+export interface MarkedCalls {
+  /** Requests that carried the marker. */
+  started: number;
+  /** Of those, answered to the end (a 2xx response fully written, not cut by either side). */
+  completed: number;
+}
+
+/**
+ * A test names its request with `[[req:<id>]]` in the prompt; the gateway forwards the prompt,
+ * so the stand-in can count model calls per client request without any gateway header.
+ */
+const MARKER = /\[\[req:([A-Za-z0-9_.:-]{1,100})\]\]/;
+
+function markerOf(body: unknown): string | undefined {
+  if (body === null || typeof body !== 'object' || Buffer.isBuffer(body)) return undefined;
+  return MARKER.exec(JSON.stringify(body))?.[1];
 }
 
 const MAX_DISTINCT_PATHS = 200;
@@ -113,6 +132,7 @@ export class Traffic {
   private last: AbortRecord | null = null;
   private readonly byPath = new Map<string, number>();
   private log: RecordedRequest[] = [];
+  private readonly marked = new Map<string, MarkedCalls>();
 
   /** Middleware: counts the request and watches for the client going away. */
   readonly watch = (req: Request, res: Response, next: NextFunction): void => {
@@ -140,7 +160,7 @@ export class Traffic {
   };
 
   /** Middleware, after body parsing: keeps the request for later assertions. */
-  readonly record = (req: Request, _res: Response, next: NextFunction): void => {
+  readonly record = (req: Request, res: Response, next: NextFunction): void => {
     this.log.push({
       atMs: Date.now(),
       method: req.method,
@@ -149,8 +169,32 @@ export class Traffic {
       body: recordedBody(req),
     });
     if (this.log.length > REQUEST_LOG_LIMIT) this.log.shift();
+    this.countMarked(req, res);
     next();
   };
+
+  private countMarked(req: Request, res: Response): void {
+    const marker = markerOf(req.body);
+    if (marker === undefined) return;
+    let calls = this.marked.get(marker);
+    if (calls === undefined) {
+      // Bounded like the request log: a runaway test must not grow this forever.
+      if (this.marked.size >= MARKED_REQUEST_LIMIT) return;
+      calls = { started: 0, completed: 0 };
+      this.marked.set(marker, calls);
+    }
+    calls.started += 1;
+    const counted = calls;
+    res.once('close', () => {
+      const ok = res.statusCode >= 200 && res.statusCode < 300;
+      if (ok && res.writableFinished && !exchangeOf(res).droppedByServer) counted.completed += 1;
+    });
+  }
+
+  /** Model calls per request marker since the stand-in started. */
+  markedCalls(): Record<string, MarkedCalls> {
+    return Object.fromEntries([...this.marked].map(([marker, calls]) => [marker, { ...calls }]));
+  }
 
   stats(): StandInStats {
     return {

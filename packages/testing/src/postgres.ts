@@ -10,6 +10,8 @@ export interface PostgresCluster {
   readonly port: number;
   /** URL of another database on the same cluster. */
   urlFor(database: string): string;
+  /** Stops the server at once (`immediate`: open connections are cut) and starts it again. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -92,6 +94,13 @@ export async function startPostgresCluster(
     adminUrl: urlFor('postgres'),
     port,
     urlFor,
+    restart: async () => {
+      const args = ['-D', dataDir, '-l', logFile, '-m', 'immediate', '-w', '-t', '30'];
+      await run(pgBinary('pg_ctl'), [...args, '-o', serverOptions, 'restart'], {
+        asUser,
+        timeoutMs: PG_START_TIMEOUT_MS,
+      });
+    },
     stop: async () => {
       const mode = options.durable ? 'fast' : 'immediate';
       await run(pgBinary('pg_ctl'), ['-D', dataDir, '-m', mode, '-w', 'stop'], { asUser });

@@ -13,6 +13,8 @@ export interface RabbitMqNode {
   stop(): Promise<void>;
   /** Starts the stopped broker again on the same port with the same state. */
   start(): Promise<void>;
+  /** Runs `rabbitmqctl` against this node (e.g. `close_connection`); resolves with its output. */
+  ctl(...args: string[]): Promise<string>;
   /** Stops the broker and its private epmd for good. */
   destroy(): Promise<void>;
 }
@@ -106,6 +108,7 @@ export async function startRabbitMqNode(options: StartRabbitMqOptions): Promise<
     port,
     start,
     stop,
+    ctl: (...args) => run(rabbitBinary('rabbitmqctl'), args, { env }),
     destroy: async () => {
       await stop();
       await run(epmdBinary(), ['-port', String(epmdPort), '-kill'], { env }).catch(() => undefined);

@@ -1,0 +1,190 @@
+import type { ClientOutcome, Usage } from './fault-client.js';
+import { PRICES, type FaultStack, type Lane } from './fault-stack.js';
+import { FAULTS } from './fault-settings.js';
+
+/*
+ * What the suite checks after each repetition (column meanings: test/faults/README.md): the
+ * ledger against what every client got, the stand-in's model calls per request and the webhook
+ * receiver's deliveries per job. One request per lane (account) per repetition, so an account's
+ * holds created since the repetition began are exactly that request's (and its retries').
+ */
+
+export interface Sent {
+  id: string;
+  lane: Lane;
+  /** The first try, then any retry with the same Idempotency-Key. */
+  outcomes: ClientOutcome[];
+  async: boolean;
+}
+
+export interface Tally {
+  repetitions: number;
+  requests: number;
+  answers: number;
+  charges: number;
+  modelCalls: number;
+  pendingHolds: number;
+  lost: number;
+  doubled: number;
+  /** Charged though the client got no output at all and did not leave: no way to get it. */
+  chargedUnanswered: number;
+  /** Requests whose client left but whose model call ran to the end (a lost cancellation). */
+  unstopped: number;
+  ledgerViolations: number;
+  problems: string[];
+}
+
+export const emptyTally = (): Tally => ({
+  repetitions: 0,
+  requests: 0,
+  answers: 0,
+  charges: 0,
+  modelCalls: 0,
+  pendingHolds: 0,
+  lost: 0,
+  doubled: 0,
+  chargedUnanswered: 0,
+  unstopped: 0,
+  ledgerViolations: 0,
+  problems: [],
+});
+
+interface HoldRow {
+  account_id: string;
+  status: string;
+  settled: string | null;
+}
+
+interface Delivery {
+  id: string;
+  status: string;
+}
+
+const priced = (usage: Usage) =>
+  BigInt(usage.prompt_tokens * PRICES.input + usage.completion_tokens * PRICES.output);
+
+async function holdsSince(stack: FaultStack, since: Date): Promise<HoldRow[]> {
+  const { rows } = await stack.sql.query<HoldRow>(
+    `SELECT account_id, status::text AS status, settled_amount_micro_dzd::text AS settled
+       FROM holds WHERE created_at >= $1 AND account_id = ANY($2)`,
+    [since, stack.lanes.map((lane) => lane.accountId)],
+  );
+  return rows;
+}
+
+function deliveriesOf(stack: FaultStack, id: string): Delivery[] {
+  return stack.receiver.requestsTo(`/hook/${id}`).map((request) => ({
+    id: String(request.headers['x-service-delivery-id']),
+    status: String((JSON.parse(request.body.toString('utf8')) as { status?: unknown }).status),
+  }));
+}
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits (bounded) until no hold of the round is pending, the node is idle and every accepted
+ * async job got a webhook: the moment "beyond its job" begins. */
+export async function quiesce(stack: FaultStack, since: Date, sent: Sent[]): Promise<void> {
+  const deadline = Date.now() + FAULTS.settleWaitMs;
+  while (Date.now() < deadline) {
+    const holds = await holdsSince(stack, since).catch(() => undefined);
+    const waitingHooks = sent.filter(
+      (s) =>
+        s.outcomes.some((o) => o.kind === 'accepted') && deliveriesOf(stack, s.id).length === 0,
+    );
+    const quiet =
+      holds !== undefined &&
+      holds.every((hold) => hold.status !== 'pending') &&
+      stack.node.stats().outstanding === 0 &&
+      waitingHooks.length === 0;
+    if (quiet) return;
+    await delay(250);
+  }
+}
+
+interface Verdict {
+  lost: string | null;
+  doubled: string | null;
+  unstopped: string | null;
+}
+
+function judge(sent: Sent, holds: HoldRow[], completed: number, hooks: Delivery[]): Verdict {
+  const settled = holds.filter((h) => h.status === 'settled' && BigInt(h.settled ?? 0) > 0n);
+  const chargedMicro = settled.reduce((sum, h) => sum + BigInt(h.settled ?? 0), 0n);
+  const answer = sent.outcomes.find((o) => o.kind === 'answer');
+  const relayed = sent.outcomes.some((o) => o.relayed > 0);
+  const accepted = sent.outcomes.some((o) => o.kind === 'accepted');
+  const succeeded = hooks.some((hook) => hook.status === 'succeeded');
+  const cost = answer?.usage === undefined ? undefined : priced(answer.usage);
+  const lost =
+    (answer && settled.length === 0 && 'answered, not charged') ||
+    (cost !== undefined &&
+      chargedMicro < cost &&
+      `answered ${cost} µDZD, charged ${chargedMicro}`) ||
+    (relayed && settled.length === 0 && 'output relayed, not charged') ||
+    (accepted && hooks.length === 0 && 'accepted async job, no webhook') ||
+    (succeeded && settled.length === 0 && 'succeeded webhook, not charged') ||
+    null;
+  const doubled =
+    (settled.length > 1 && `${settled.length} settlements`) ||
+    (completed > 1 && `${completed} complete generations at the node`) ||
+    (new Set(hooks.map((hook) => hook.id)).size > 1 && 'several webhook deliveries') ||
+    (cost !== undefined &&
+      chargedMicro > cost &&
+      `answered ${cost} µDZD, charged ${chargedMicro}`) ||
+    null;
+  const left = sent.outcomes.some((o) => o.kind === 'left');
+  const unstopped = left && completed > 0 ? 'client left, the model call ran to the end' : null;
+  return { lost, doubled, unstopped };
+}
+
+const kindsOf = (request: Sent) => request.outcomes.map((o) => `${o.kind}/${o.status}`).join(',');
+
+/** Output reached the client, or it left on purpose (billed by the cancellation policy). */
+const gotSomething = (request: Sent) =>
+  request.outcomes.some((o) => o.kind === 'left' || o.relayed > 0);
+
+/** Checks one repetition and adds it to the scenario's tally. */
+export async function checkRound(
+  stack: FaultStack,
+  since: Date,
+  sent: Sent[],
+  tally: Tally,
+): Promise<void> {
+  await quiesce(stack, since, sent);
+  const holds = await holdsSince(stack, since);
+  const calls = stack.node.markedCalls();
+  tally.repetitions += 1;
+  for (const request of sent) {
+    const own = holds.filter((hold) => hold.account_id === request.lane.accountId);
+    const hooks = deliveriesOf(stack, request.id);
+    const verdict = judge(request, own, calls[request.id]?.completed ?? 0, hooks);
+    const charges = own.filter((h) => h.status === 'settled' && BigInt(h.settled ?? 0) > 0n);
+    const answered =
+      request.outcomes.some((o) => o.kind === 'answer') ||
+      hooks.some((hook) => hook.status === 'succeeded');
+    tally.requests += 1;
+    tally.answers += answered ? 1 : 0;
+    tally.charges += charges.length;
+    tally.modelCalls += calls[request.id]?.started ?? 0;
+    tally.pendingHolds += own.filter((hold) => hold.status === 'pending').length;
+    if (charges.length > 0 && !answered && !gotSomething(request)) {
+      tally.chargedUnanswered += 1;
+      tally.problems.push(`charged, no answer: ${request.id} (client: ${kindsOf(request)})`);
+    }
+    for (const [column, problem] of [
+      ['lost', verdict.lost],
+      ['doubled', verdict.doubled],
+      ['unstopped', verdict.unstopped],
+    ] as const) {
+      if (problem === null) continue;
+      tally[column] += 1;
+      tally.problems.push(`${column}: ${request.id} (client: ${kindsOf(request)}): ${problem}`);
+    }
+  }
+  const check = await stack.admin('GET', '/ledger/check');
+  const report = JSON.parse(check.body) as { ok?: boolean; violations?: unknown[] };
+  if (check.status !== 200 || report.ok !== true) {
+    tally.ledgerViolations += Math.max(1, report.violations?.length ?? 0);
+    tally.problems.push(`ledger check: ${check.status} ${check.body.slice(0, 300)}`);
+  }
+}
