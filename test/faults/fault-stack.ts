@@ -145,6 +145,7 @@ async function servicesFor(
   const billingUrl = `http://127.0.0.1:${billingPort}`;
   const services = {
     billing: new Service('billing', billingPort!, {
+      ...amqp,
       DATABASE_URL: billingDb.runtimeUrl,
       EDGE_INTERNAL_TOKEN: tokens.edge,
       WORKER_INTERNAL_TOKEN: tokens.worker,
