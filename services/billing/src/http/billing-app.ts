@@ -8,6 +8,7 @@ import { idempotencyRoutes } from './idempotency-routes.js';
 import { allowInternalCallers, identifyInternalCaller, jsonBodyParser } from '@gateway/runtime';
 import { internalRoutes, type BillingServices } from './internal-routes.js';
 import { RequestIdempotency } from './request-idempotency.js';
+import { accountUsageRoutes, adminUsageRoutes } from '../usage/index.js';
 
 // Internal calls carry small JSON bodies; a statement or catalog entry is far below this.
 const JSON_BODY_LIMIT_BYTES = 256 * 1024;
@@ -43,6 +44,10 @@ export function mountBillingApi(
   app.use('/internal/v1', ...jsonBodyParser({ limitBytes: JSON_BODY_LIMIT_BYTES }));
   const dashboard = services.dashboard ?? createDashboard({ prisma: services.identity.prisma });
   // The operator API is edge's alone: the worker's credential cannot grant credits.
+  if (services.usage) {
+    app.use('/internal/v1/admin', edgeOnly, adminUsageRoutes(services.usage, services.identity));
+    app.use('/internal/v1', accountUsageRoutes(services.usage));
+  }
   app.use('/internal/v1/admin', edgeOnly, dashboardAdminRoutes(dashboard), adminRoutes(services));
   app.use('/internal/v1/dashboard', edgeOnly, dashboardRoutes(services, dashboard));
   app.use('/internal/v1', internalRoutes(services));

@@ -41,6 +41,7 @@ import type {
   Statement,
   Usage,
   VoidResult,
+  VoidUsage,
 } from './types.js';
 import { requireDate, requireId } from './validation.js';
 
@@ -97,7 +98,8 @@ export interface LedgerService {
    */
   placeHold(db: PrismaClient | LedgerTransactionClient, input: PlaceHoldInput): Promise<PlacedHold>;
   settleHold(holdId: string, usage: Usage): Promise<SettleResult>;
-  voidHold(holdId: string): Promise<VoidResult>;
+  /** `usage`: the usage record's outcome (failed by default) and the run's timings. */
+  voidHold(holdId: string, usage?: VoidUsage): Promise<VoidResult>;
   getHold(holdId: string): Promise<LedgerHold | null>;
   /**
    * Edge published the hold's job: the sweeper no longer releases it after the publish grace,
@@ -194,7 +196,7 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
     },
     settleHold: (holdId, usage) =>
       settleHoldWith((request) => settlements.submit(request), holdId, usage),
-    voidHold: (holdId) => voidHoldWith(store, holdId, clock),
+    voidHold: (holdId, usage) => voidHoldWith(store, holdId, clock, usage),
     getHold: (holdId) => store.findHold(requireId('holdId', holdId)),
     markHoldPublished: async (holdId, expiresAt) =>
       (await markHoldsPublished([{ holdId, expiresAt }])).has(holdId),
