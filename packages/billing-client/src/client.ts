@@ -17,6 +17,9 @@ import type {
   SettleResponse,
   HoldStatusResponse,
   StoredResponse,
+  UsageList,
+  UsageLogPage,
+  VoidRequest,
   VoidResponse,
 } from '@gateway/contracts';
 import {
@@ -60,8 +63,11 @@ export interface BillingClient {
   /** Everything before a job in one call, idempotent on `holdId`. */
   admit(request: AdmissionRequest): Promise<Admission>;
   settle(holdId: string, usage: SettleRequest): Promise<SettleOutcome>;
-  /** Idempotent; a hold already settled or voided is `already_final`, not an error. */
-  void(holdId: string): Promise<VoidOutcome>;
+  /**
+   * Idempotent; a hold already settled or voided is `already_final`, not an error. `usage`: the
+   * request's usage-record outcome (`failed` when omitted) and timings.
+   */
+  void(holdId: string, usage?: VoidRequest): Promise<VoidOutcome>;
   /** The hold's status (worker only): a redelivered job runs its model only while pending. */
   holdStatus(holdId: string): Promise<HoldStatusResponse['status']>;
   /**
@@ -76,6 +82,10 @@ export interface BillingClient {
   /** Drops cached catalog entries (the catalog changed). */
   invalidateCatalog(): void;
   balance(accountId: string): Promise<unknown>;
+  /** `GET /v1/usage` of one account: the query string as the client sent it (billing checks it). */
+  usage(accountId: string, query: URLSearchParams): Promise<UsageList>;
+  /** The account's request log, newest first (`?from&to&limit&cursor`). */
+  usageRequests(accountId: string, query: URLSearchParams): Promise<UsageLogPage>;
   createScopedToken(accountId: string, body: unknown): Promise<{ token: string }>;
   inspectScopedToken(accountId: string, token: string): Promise<unknown>;
   revokeScopedToken(accountId: string, token: string): Promise<unknown>;
@@ -142,9 +152,9 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
         };
       }),
     published: (holdId, expiresAtMs) => publishMarks.mark(holdId, expiresAtMs),
-    void: (holdId) =>
+    void: (holdId, usage) =>
       finalOrConflict(async () => {
-        const answer = await post<VoidResponse>(`${hold(holdId)}/void`, undefined, true);
+        const answer = await post<VoidResponse>(`${hold(holdId)}/void`, usage, true);
         return { kind: answer.status, replayed: answer.replayed };
       }),
     holdStatus: async (holdId) => (await get<HoldStatusResponse>(hold(holdId))).status,
@@ -152,6 +162,9 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     listModels: () => catalog.list(),
     invalidateCatalog: () => catalog.clear(),
     balance: (accountId) => get(`${account(accountId)}/balance`),
+    usage: (accountId, query) => get(`${account(accountId)}/usage${queryOf(query)}`),
+    usageRequests: (accountId, query) =>
+      get(`${account(accountId)}/usage/requests${queryOf(query)}`),
     createScopedToken: (accountId, body) => post(`${account(accountId)}/scoped-tokens`, body),
     inspectScopedToken: (accountId, token) =>
       post(`${account(accountId)}/scoped-tokens/inspect`, { token }, true),
@@ -175,6 +188,8 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     },
   };
 }
+
+const queryOf = (query: URLSearchParams) => (query.size === 0 ? '' : `?${query.toString()}`);
 
 /** 409 `conflict`: the hold was finalised by someone else first; whoever is first wins. */
 async function finalOrConflict<T>(

@@ -57,6 +57,7 @@ export async function runJob(
       deps,
       new GatewayError('GATEWAY_TIMEOUT', 'The request was cancelled.'),
       startedMs,
+      'cancelled',
     );
     return 'cancelled';
   }
@@ -142,7 +143,7 @@ async function succeed(
   startedMs: number,
 ): Promise<JobResult> {
   const { job } = outbox;
-  const settled = await deps.billing.settle(job.holdId, billed(result.usage));
+  const settled = await deps.billing.settle(job.holdId, billed(result.usage, startedMs));
   if (settled.kind === 'already_final') {
     // Edge gave up (voided) or the hold expired: the work cannot be charged, nor delivered.
     await outbox.error('GATEWAY_TIMEOUT', 'The request timed out before the model finished.');
@@ -188,11 +189,16 @@ async function cancel(
 ): Promise<JobResult> {
   const usage = partialChatUsage(ctx);
   const message = ABORT_MESSAGES[cause];
+  const byClient = cause === 'cancelled';
   if (!ctx.progress.promptAccepted && usage.completionTokens === 0) {
-    await fail(ctx.job, outbox, deps, new GatewayError('GATEWAY_TIMEOUT', message), startedMs);
+    const error = new GatewayError('GATEWAY_TIMEOUT', message);
+    await fail(ctx.job, outbox, deps, error, startedMs, byClient ? 'cancelled' : 'failed');
     return 'cancelled';
   }
-  const settled = await deps.billing.settle(ctx.job.holdId, billed(usage));
+  const settled = await deps.billing.settle(ctx.job.holdId, {
+    ...billed(usage, startedMs),
+    ...(byClient ? { cancelled: true } : {}),
+  });
   await outbox.error('GATEWAY_TIMEOUT', message);
   if (settled.kind === 'settled') {
     await outbox.completed({ status: 'failed' }, Date.now() - startedMs);
@@ -206,13 +212,21 @@ async function fail(
   deps: JobRunnerDeps,
   error: GatewayError,
   startedMs: number,
+  outcome: 'failed' | 'cancelled' = 'failed',
 ): Promise<void> {
-  await deps.billing.void(job.holdId);
+  await deps.billing.void(job.holdId, { outcome, ...runTimings(startedMs) });
   await outbox.error(error.code, error.message);
   await outbox.completed({ status: 'failed' }, Date.now() - startedMs);
 }
 
-const billed = (usage: TokenUsage) => ({
+/** For the usage record: when this worker picked the job, and how long it ran. */
+const runTimings = (startedMs: number) => ({
+  startedAtMs: startedMs,
+  generationMs: Math.max(0, Date.now() - startedMs),
+});
+
+const billed = (usage: TokenUsage, startedMs: number) => ({
   inputTokens: usage.promptTokens,
   outputTokens: usage.completionTokens,
+  ...runTimings(startedMs),
 });
