@@ -143,7 +143,9 @@ describe('a usage record per request', () => {
         );
       let chunks = 0;
       try {
-        for await (const _chunk of stream) if ((chunks += 1) >= 5) controller.abort();
+        for await (const chunk of stream) {
+          if (chunk.choices.length > 0 && (chunks += 1) >= 5) controller.abort();
+        }
       } catch {
         // The SDK may end the iteration with an abort error or quietly.
       }
