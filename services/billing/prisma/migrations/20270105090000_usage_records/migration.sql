@@ -1,8 +1,9 @@
 -- Issue 16: one usage record per request that reached admission, written when its hold ends, in
 -- the transaction that ends it. Built around the hot-path functions, never inside them, so their
 -- bodies stay as they are:
---   * admission's context (API key name, endpoint, request id) is stored on the hold by a
---     wrapper of billing_admit (`billing_admit_with_context`), in the same statement;
+--   * admission's context (API key name, endpoint, request id) is stored on the hold as it is
+--     inserted, by a wrapper of billing_admit (`billing_admit_with_context`) and a BEFORE INSERT
+--     trigger, in the same statement;
 --   * a trigger on holds writes the record when status leaves 'pending', whoever ends it
 --     (settle, void, the sweeper, the Prisma path): cost = the settled amount, outcome mapped
 --     from the hold's final status;
@@ -88,8 +89,34 @@ CREATE TRIGGER "holds_usage_record" AFTER UPDATE OF "status" ON "holds"
     FOR EACH ROW WHEN (OLD."status" = 'pending' AND NEW."status" <> 'pending')
     EXECUTE FUNCTION "usage_record_hold_end"();
 
--- Admission, then the request's context on the hold it placed (only a hold this transaction
--- inserted: never a replayed hold or another account's).
+-- The request's context on the hold admission inserts: the wrapper below passes it in a
+-- transaction-local setting, read by this trigger as the row is inserted (no second write of the
+-- hold). Only the hold named in the setting is touched: never a replayed hold or another
+-- account's (those are not inserted), never a hold placed by another path (no setting).
+CREATE FUNCTION "holds_admission_context"() RETURNS trigger
+LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
+AS $$
+DECLARE
+    raw TEXT := current_setting('billing.admission_context', true);
+    ctx JSON;
+BEGIN
+    IF raw IS NULL OR raw = '' THEN RETURN NEW; END IF;
+    ctx := raw::json;
+    IF ctx->>'hold_id' IS DISTINCT FROM NEW.id THEN RETURN NEW; END IF;
+    NEW.endpoint := ctx->>'endpoint';
+    NEW.request_id := ctx->>'request_id';
+    -- The API key's name, or the name of the key that signed the scoped token (unique indexes).
+    NEW.api_key_name := COALESCE(
+        (SELECT k.name FROM api_keys k WHERE k.key_digest = ctx->>'key_digest'),
+        (SELECT k.name FROM api_keys k WHERE k.id = ctx->>'signing_key_id'));
+    RETURN NEW;
+END;
+$$;
+
+CREATE TRIGGER "holds_admission_context" BEFORE INSERT ON "holds"
+    FOR EACH ROW EXECUTE FUNCTION "holds_admission_context"();
+
+-- Admission with the request's context for its usage record (see the trigger above).
 CREATE FUNCTION "billing_admit_with_context"(
     p_key_digest TEXT, p_account_id TEXT, p_signing_key_id TEXT, p_signing_key_digest TEXT,
     p_token_digest TEXT, p_token_models TEXT[], p_token_limit BIGINT,
@@ -112,16 +139,17 @@ CREATE FUNCTION "billing_admit_with_context"(
 LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
 AS $$
 BEGIN
+    PERFORM set_config('billing.admission_context',
+                       json_build_object('hold_id', p_hold_id, 'endpoint', p_endpoint,
+                                         'request_id', p_request_id, 'key_digest', p_key_digest,
+                                         'signing_key_id', p_signing_key_id)::text,
+                       true);
     RETURN QUERY SELECT * FROM billing_admit(
         p_key_digest, p_account_id, p_signing_key_id, p_signing_key_digest, p_token_digest,
         p_token_models, p_token_limit, p_token_expires_at, p_new_token_id, p_window_start_ms,
         p_model, p_input_tokens, p_max_output_tokens, p_choices, p_priority, p_providers, p_kinds,
         p_node_unsupported, p_hold_id, p_hold_expires_at, p_now);
-    UPDATE holds h
-       SET endpoint = p_endpoint, request_id = p_request_id,
-           api_key_name = (SELECT k.name FROM api_keys k
-                            WHERE k.key_digest = p_key_digest OR k.id = p_signing_key_id LIMIT 1)
-     WHERE h.id = p_hold_id AND h.xmin = pg_current_xact_id()::xid;
+    PERFORM set_config('billing.admission_context', '', true);
 END;
 $$;
 
@@ -143,17 +171,19 @@ AS $$
 BEGIN
     RETURN QUERY SELECT * FROM ledger_settle_holds(p_hold_ids, p_input_tokens, p_output_tokens,
                                                    p_transaction_ids, p_settled_at);
-    UPDATE usage_records u
-       SET prompt_tokens = x.tokens_in, completion_tokens = x.tokens_out,
-           reasoning_tokens = COALESCE(x.reasoning, 0),
-           outcome = CASE WHEN x.cancelled THEN 'cancelled' ELSE u.outcome END,
-           queue_latency_ms = GREATEST(0, (extract(epoch FROM x.started - u.created_at) * 1000))::bigint,
-           generation_latency_ms = x.generation
-      FROM unnest(p_hold_ids, p_input_tokens, p_output_tokens, p_transaction_ids,
-                  p_reasoning_tokens, p_started_at, p_generation_ms, p_cancelled)
-           AS x(id, tokens_in, tokens_out, txn, reasoning, started, generation, cancelled)
-     WHERE u.hold_id = x.id
-       AND EXISTS (SELECT 1 FROM ledger_transactions t WHERE t.id = x.txn AND t.hold_id = x.id);
+    -- One primary-key update per item (never a join the planner could turn into a scan).
+    FOR i IN 1 .. COALESCE(array_length(p_hold_ids, 1), 0) LOOP
+        UPDATE usage_records u
+           SET prompt_tokens = p_input_tokens[i], completion_tokens = p_output_tokens[i],
+               reasoning_tokens = COALESCE(p_reasoning_tokens[i], 0),
+               outcome = CASE WHEN p_cancelled[i] THEN 'cancelled' ELSE u.outcome END,
+               queue_latency_ms =
+                   GREATEST(0, extract(epoch FROM p_started_at[i] - u.created_at) * 1000)::bigint,
+               generation_latency_ms = p_generation_ms[i]
+         WHERE u.hold_id = p_hold_ids[i]
+           AND EXISTS (SELECT 1 FROM ledger_transactions t
+                        WHERE t.id = p_transaction_ids[i] AND t.hold_id = p_hold_ids[i]);
+    END LOOP;
 END;
 $$;
 
