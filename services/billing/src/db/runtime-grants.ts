@@ -80,7 +80,7 @@ export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
     privileges: ['EXECUTE'],
   },
   // Issue 16: admission, settle and void with the request's usage context (migration
-  // 20270105090000); the functions above stay granted for older callers.
+  // 20270106090000); the functions above stay granted for older callers.
   billing_admit_with_context: {
     args:
       'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +

@@ -36,7 +36,7 @@ import type { SigningKey, SigningKeyCache } from './signing-keys.js';
 import type { Clock, Principal } from './types.js';
 
 // billing_admit, then the request's context (endpoint, request id, key name) on the hold for its
-// usage record: migration 20270105090000.
+// usage record: migration 20270106090000.
 const ADMIT = {
   name: 'billing_admit_with_context_v1',
   text: `SELECT * FROM billing_admit_with_context($1::text, $2::text, $3::text, $4::text, $5::text,

@@ -16,7 +16,7 @@ import type {
 } from './store.js';
 import type { Balance, HoldStatus, LedgerHold } from './types.js';
 
-// The usage wrappers (migration 20270105090000) run the ledger functions, then complete the
+// The usage wrappers (migration 20270106090000) run the ledger functions, then complete the
 // request's usage record in the same statement.
 const SETTLE = {
   name: 'usage_settle_holds_v1',

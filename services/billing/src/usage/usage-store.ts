@@ -1,7 +1,7 @@
 /**
  * Usage records in PostgreSQL (plain `pg`, billing's pool): grouped sums, the request log, and
  * the retention purge. Records are written by the database itself when a hold ends (migration
- * 20270105090000); this module only reads them and deletes old ones.
+ * 20270106090000); this module only reads them and deletes old ones.
  */
 import type pg from 'pg';
 import type { UsageGroupBy } from '@gateway/contracts';
