@@ -43,11 +43,12 @@ export function mountBillingApi(
   );
   app.use('/internal/v1', ...jsonBodyParser({ limitBytes: JSON_BODY_LIMIT_BYTES }));
   const dashboard = services.dashboard ?? createDashboard({ prisma: services.identity.prisma });
-  // The operator API is edge's alone: the worker's credential cannot grant credits.
+  // Usage (issue 16): edge's alone, like the operator API below.
   if (services.usage) {
     app.use('/internal/v1/admin', edgeOnly, adminUsageRoutes(services.usage, services.identity));
     app.use('/internal/v1', accountUsageRoutes(services.usage));
   }
+  // The operator API is edge's alone: the worker's credential cannot grant credits.
   app.use('/internal/v1/admin', edgeOnly, dashboardAdminRoutes(dashboard), adminRoutes(services));
   app.use('/internal/v1/dashboard', edgeOnly, dashboardRoutes(services, dashboard));
   app.use('/internal/v1', internalRoutes(services));
