@@ -104,6 +104,7 @@ async function main() {
       EDGE_INTERNAL_TOKEN: secrets.INTERNAL_TOKEN,
       WORKER_INTERNAL_TOKEN: secrets.WORKER_INTERNAL_TOKEN,
       MASTER_KEY: secrets.MASTER_KEY,
+      USAGE_RETENTION_DAYS: process.env.USAGE_RETENTION_DAYS ?? '400',
     },
     startBillingService,
     deps,

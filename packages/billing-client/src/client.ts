@@ -18,6 +18,9 @@ import type {
   HoldStatusResponse,
   RefundResponse,
   StoredResponse,
+  UsageList,
+  UsageLogPage,
+  VoidRequest,
   VoidResponse,
 } from '@gateway/contracts';
 import {
@@ -61,8 +64,11 @@ export interface BillingClient {
   /** Everything before a job in one call, idempotent on `holdId`. */
   admit(request: AdmissionRequest): Promise<Admission>;
   settle(holdId: string, usage: SettleRequest): Promise<SettleOutcome>;
-  /** Idempotent; a hold already settled or voided is `already_final`, not an error. */
-  void(holdId: string): Promise<VoidOutcome>;
+  /**
+   * Idempotent; a hold already settled or voided is `already_final`, not an error. `usage`: the
+   * request's usage-record outcome (`failed` when omitted) and timings.
+   */
+  void(holdId: string, usage?: VoidRequest): Promise<VoidOutcome>;
   /**
    * Gives back the charge of a settled hold whose answer was delivered to nobody; idempotent.
    * `not_settled`: the hold charged nothing (pending, voided, expired).
@@ -82,6 +88,10 @@ export interface BillingClient {
   /** Drops cached catalog entries (the catalog changed). */
   invalidateCatalog(): void;
   balance(accountId: string): Promise<unknown>;
+  /** `GET /v1/usage` of one account: the query string as the client sent it (billing checks it). */
+  usage(accountId: string, query: URLSearchParams): Promise<UsageList>;
+  /** The account's request log, newest first (`?from&to&limit&cursor`). */
+  usageRequests(accountId: string, query: URLSearchParams): Promise<UsageLogPage>;
   createScopedToken(accountId: string, body: unknown): Promise<{ token: string }>;
   inspectScopedToken(accountId: string, token: string): Promise<unknown>;
   revokeScopedToken(accountId: string, token: string): Promise<unknown>;
@@ -148,9 +158,9 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
         };
       }),
     published: (holdId, expiresAtMs) => publishMarks.mark(holdId, expiresAtMs),
-    void: (holdId) =>
+    void: (holdId, usage) =>
       finalOrConflict(async () => {
-        const answer = await post<VoidResponse>(`${hold(holdId)}/void`, undefined, true);
+        const answer = await post<VoidResponse>(`${hold(holdId)}/void`, usage, true);
         return { kind: answer.status, replayed: answer.replayed };
       }),
     refund: async (holdId) => {
@@ -162,6 +172,9 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     listModels: () => catalog.list(),
     invalidateCatalog: () => catalog.clear(),
     balance: (accountId) => get(`${account(accountId)}/balance`),
+    usage: (accountId, query) => get(`${account(accountId)}/usage${queryOf(query)}`),
+    usageRequests: (accountId, query) =>
+      get(`${account(accountId)}/usage/requests${queryOf(query)}`),
     createScopedToken: (accountId, body) => post(`${account(accountId)}/scoped-tokens`, body),
     inspectScopedToken: (accountId, token) =>
       post(`${account(accountId)}/scoped-tokens/inspect`, { token }, true),
@@ -185,6 +198,8 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     },
   };
 }
+
+const queryOf = (query: URLSearchParams) => (query.size === 0 ? '' : `?${query.toString()}`);
 
 /** 409 `conflict`: the hold was finalised by someone else first; whoever is first wins. */
 async function finalOrConflict<T>(

@@ -101,6 +101,9 @@ export const AdmissionRequestSchema = Type.Object(
     kinds: Type.Optional(Type.Array(StringEnum(MODEL_KINDS), { maxItems: MODEL_KINDS.length })),
     /** The first parameter default models refuse: 400 for a model of provider `node`. */
     nodeUnsupportedParameter: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    /** Kept on the hold for the request's usage record (issue 16). */
+    endpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    requestId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
   },
   { $id: 'BillingAdmissionRequest', additionalProperties: false },
 );
@@ -124,11 +127,38 @@ export const AdmissionResponseSchema = Type.Object({
 });
 export type AdmissionResponse = Static<typeof AdmissionResponseSchema>;
 
+/**
+ * What the worker knows of a job's run, for its usage record (all optional): when it picked the
+ * job (queue latency = that − admission) and how long the generation took.
+ */
+const RunTimings = {
+  startedAtMs: Type.Optional(Count),
+  generationMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 7 * 86_400_000 })),
+};
+
 export const SettleRequestSchema = Type.Object(
-  { inputTokens: Count, outputTokens: Count },
+  {
+    inputTokens: Count,
+    outputTokens: Count,
+    /** Of outputTokens, those the model spent reasoning (recorded, not priced apart). */
+    reasoningTokens: Type.Optional(Count),
+    /** The client cancelled: the usage record says `cancelled` (the usage is still charged). */
+    cancelled: Type.Optional(Type.Boolean()),
+    ...RunTimings,
+  },
   { $id: 'BillingSettleRequest', additionalProperties: false },
 );
 export type SettleRequest = Static<typeof SettleRequestSchema>;
+
+/** Why a request ends without a charge (its usage record's outcome); `failed` by default. */
+export const VOID_OUTCOMES = ['failed', 'cancelled', 'refused'] as const;
+export type VoidOutcomeReason = (typeof VOID_OUTCOMES)[number];
+
+export const VoidRequestSchema = Type.Object(
+  { outcome: Type.Optional(StringEnum(VOID_OUTCOMES)), ...RunTimings },
+  { $id: 'BillingVoidRequest', additionalProperties: false },
+);
+export type VoidRequest = Static<typeof VoidRequestSchema>;
 
 const BalanceWire = Type.Object({
   balanceMicroDzd: MicroDzd,

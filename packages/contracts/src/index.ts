@@ -12,3 +12,4 @@ export type { SchemaViolation } from './ajv.js';
 export * from './identifiers.js';
 export * from './billing-api.js';
 export * from './dashboard-api.js';
+export * from './usage-api.js';

@@ -53,6 +53,8 @@ export const billingConfigSchema = Type.Object({
     maximum: 30 * DAY_MS,
     default: 3 * DAY_MS,
   }),
+  /** Usage records are deleted this many days after their request ended (sums are kept). */
+  USAGE_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 400 }),
 });
 
 /**

@@ -3,12 +3,13 @@ import { Keyring } from '@gateway/crypto';
 import { createGatewayBus, gatewayNames, type MessageBus } from '@gateway/messaging';
 import { createServiceApp, finishApp, serveHttp, type ServiceShell } from '@gateway/runtime';
 import { assertHoldTimings, type billingConfigSchema } from './config.js';
-import { createPrismaClient } from './db/client.js';
+import { createPrismaClient, pgPoolOf } from './db/client.js';
 import { createDashboard } from './dashboard/index.js';
 import { mountBillingApi } from './http/billing-app.js';
 import { RequestIdempotency } from './http/request-idempotency.js';
 import { createIdentity } from './identity/index.js';
 import { createLedgerService } from './ledger/index.js';
+import { createUsageService, UsageStore } from './usage/index.js';
 import { instrumentBilling } from './metrics.js';
 import { startSettlementConsumer } from './settlements/settlement-consumer.js';
 
@@ -91,9 +92,14 @@ export async function startBillingService(
     session: { idleMs: config.DASHBOARD_SESSION_IDLE_MS, maxMs: config.DASHBOARD_SESSION_MAX_MS },
     invitationTtlMs: config.DASHBOARD_INVITATION_TTL_MS,
   });
+  const usage = createUsageService({
+    store: new UsageStore(pgPoolOf(prisma)),
+    clock,
+    retentionDays: config.USAGE_RETENTION_DAYS,
+  });
   mountBillingApi(
     app,
-    { identity, ledger, requestIdempotency, dashboard },
+    { identity, ledger, requestIdempotency, dashboard, usage },
     { edge: config.EDGE_INTERNAL_TOKEN, worker: config.WORKER_INTERNAL_TOKEN },
   );
   finishApp(app, shell.logger);
@@ -104,7 +110,8 @@ export async function startBillingService(
     onExpired: (count) => shell.logger.info({ count }, 'expired holds voided'),
     onError: (error) => shell.logger.error({ err: error }, 'hold sweep failed'),
   });
-  // ... and expired scoped tokens that no hold names (SCOPED_TOKEN_PURGE_GRACE_MS after expiry).
+  // ... and expired scoped tokens that no hold names (SCOPED_TOKEN_PURGE_GRACE_MS after expiry),
+  // and usage records past USAGE_RETENTION_DAYS.
   const pruneTimer = setInterval(() => {
     identity.rateLimiter
       .prune()
@@ -117,6 +124,10 @@ export async function startBillingService(
     Promise.all([dashboard.sessions.purgeEnded(), dashboard.users.purgeExpiredInvitations()]).catch(
       (error: unknown) => shell.logger.warn({ err: error }, 'dashboard purge failed'),
     );
+    usage
+      .purgeExpired()
+      .then((count) => count > 0 && shell.logger.info({ count }, 'old usage records purged'))
+      .catch((error: unknown) => shell.logger.warn({ err: error }, 'usage purge failed'));
   }, 60_000);
   pruneTimer.unref();
   // Idempotency records past their retention are deleted, however quiet the traffic.

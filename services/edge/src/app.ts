@@ -15,6 +15,7 @@ import { mediaRouter } from './routes/media.js';
 import { nativeInferenceRouter } from './routes/native-inference.js';
 import { scopedJwtRouter } from './routes/scoped-jwt.js';
 import { transcriptionsRouter } from './routes/transcriptions.js';
+import { usageRouter } from './routes/usage.js';
 
 export interface EdgeAppOptions {
   logger: Logger;
@@ -55,7 +56,7 @@ export function buildEdgeApp(options: EdgeAppOptions): Express {
   }
   // Every other /v1 route: authenticate (and count) first.
   app.use('/v1', authenticate(deps.billing, deps.authFailures));
-  for (const router of [scopedJwtRouter, accountRouter]) app.use('/v1', router(deps));
+  for (const router of [scopedJwtRouter, accountRouter, usageRouter]) app.use('/v1', router(deps));
   app.use(noSuchRoute);
   app.use('/v1', rateLimitOnErrors(deps.billing, deps.authFailures));
   return finishApp(app, options.logger);

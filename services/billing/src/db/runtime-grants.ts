@@ -38,6 +38,10 @@ export const RUNTIME_TABLE_PRIVILEGES: Readonly<Record<string, readonly TablePri
   operator_users: ['SELECT', 'INSERT'],
   owner_invitations: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   dashboard_sessions: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  // Written by a trigger when a hold ends and completed by the settle/void wrappers; deleted past
+  // USAGE_RETENTION_DAYS (their sums kept in usage_purged_totals). Never written otherwise.
+  usage_records: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  usage_purged_totals: ['SELECT', 'INSERT', 'UPDATE'],
   // The migrations' bookkeeping: the service never reads it.
   _prisma_migrations: [],
 };
@@ -75,6 +79,24 @@ export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
     args:
       'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +
       'bigint, integer, boolean, text[], text[], text, text, timestamptz, timestamptz',
+    privileges: ['EXECUTE'],
+  },
+  // Issue 16: admission, settle and void with the request's usage context (migration
+  // 20270107090000); the functions above stay granted for older callers.
+  billing_admit_with_context: {
+    args:
+      'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +
+      'bigint, integer, boolean, text[], text[], text, text, timestamptz, timestamptz, text, text',
+    privileges: ['EXECUTE'],
+  },
+  usage_settle_holds: {
+    args:
+      'text[], bigint[], bigint[], text[], timestamptz, bigint[], timestamptz[], bigint[], ' +
+      'boolean[]',
+    privileges: ['EXECUTE'],
+  },
+  usage_void_hold: {
+    args: 'text, timestamptz, text, timestamptz, bigint',
     privileges: ['EXECUTE'],
   },
 };

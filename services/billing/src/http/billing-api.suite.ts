@@ -6,10 +6,11 @@ import request from 'supertest';
 import { createLogger, createServiceMetrics } from '@gateway/observability';
 import { createServiceApp, finishApp } from '@gateway/runtime';
 import { createTestDatabase } from '@gateway/testing';
-import { billingDatabaseTemplate, createPrismaClient } from '../db/client.js';
+import { billingDatabaseTemplate, createPrismaClient, pgPoolOf } from '../db/client.js';
 import { createIdentity } from '../identity/index.js';
 import { createLedgerService, type LedgerServiceDeps } from '../ledger/index.js';
 import { INTERNAL_TOKEN_HEADER } from '@gateway/runtime';
+import { createUsageService, UsageStore } from '../usage/index.js';
 import { mountBillingApi } from './billing-app.js';
 
 const silent = new Writable({ write: (_c, _e, cb) => cb() });
@@ -48,7 +49,12 @@ export async function startBillingApi(
   });
   const internalToken = randomBytes(32).toString('hex');
   const workerToken = randomBytes(32).toString('hex');
-  mountBillingApi(app, { identity, ledger }, { edge: internalToken, worker: workerToken });
+  const usage = createUsageService({
+    store: new UsageStore(pgPoolOf(prisma)),
+    clock,
+    retentionDays: 400,
+  });
+  mountBillingApi(app, { identity, ledger, usage }, { edge: internalToken, worker: workerToken });
   finishApp(app, logger);
   const api = request(app);
   return {

@@ -8,6 +8,7 @@ import { idempotencyRoutes } from './idempotency-routes.js';
 import { allowInternalCallers, identifyInternalCaller, jsonBodyParser } from '@gateway/runtime';
 import { internalRoutes, type BillingServices } from './internal-routes.js';
 import { RequestIdempotency } from './request-idempotency.js';
+import { accountUsageRoutes, adminUsageRoutes } from '../usage/index.js';
 
 // Internal calls carry small JSON bodies; a statement or catalog entry is far below this.
 const JSON_BODY_LIMIT_BYTES = 256 * 1024;
@@ -42,6 +43,11 @@ export function mountBillingApi(
   );
   app.use('/internal/v1', ...jsonBodyParser({ limitBytes: JSON_BODY_LIMIT_BYTES }));
   const dashboard = services.dashboard ?? createDashboard({ prisma: services.identity.prisma });
+  // Usage (issue 16): edge's alone, like the operator API below.
+  if (services.usage) {
+    app.use('/internal/v1/admin', edgeOnly, adminUsageRoutes(services.usage, services.identity));
+    app.use('/internal/v1', accountUsageRoutes(services.usage));
+  }
   // The operator API is edge's alone: the worker's credential cannot grant credits.
   app.use('/internal/v1/admin', edgeOnly, dashboardAdminRoutes(dashboard), adminRoutes(services));
   app.use('/internal/v1/dashboard', edgeOnly, dashboardRoutes(services, dashboard));

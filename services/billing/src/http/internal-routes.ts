@@ -4,11 +4,13 @@ import type { Identity } from '../identity/index.js';
 import type { LedgerService } from '../ledger/index.js';
 import type { RequestIdempotency } from './request-idempotency.js';
 import type { Dashboard } from '../dashboard/index.js';
+import type { UsageService } from '../usage/index.js';
 import {
   AdmissionRequestSchema,
   AuthenticateRequestSchema,
   PublishMarksRequestSchema,
   SettleRequestSchema,
+  VoidRequestSchema,
   createBodyValidator,
   GatewayError,
   type AdmissionRequest,
@@ -18,12 +20,15 @@ import {
   type PublishMarksRequest,
   type PublishMarksResponse,
   type SettleRequest,
+  type VoidRequest,
 } from '@gateway/contracts';
 import { admissionToWire, balanceToJson, callerOf, requiredString, toWire } from './wire.js';
 
 export interface BillingServices {
   identity: Identity;
   ledger: LedgerService;
+  /** Usage records (issue 16); its routes are not mounted when omitted. */
+  usage?: UsageService;
   /** Edge's Idempotency-Key store; built over the identity store when omitted. */
   requestIdempotency?: RequestIdempotency;
   /** Dashboard users and sessions; default timings over the identity's client when omitted. */
@@ -35,6 +40,7 @@ const validateAuthenticate = createBodyValidator<AuthenticateRequest>(Authentica
 const validateAdmission = createBodyValidator<AdmissionRequest>(AdmissionRequestSchema);
 const validateSettle = createBodyValidator<SettleRequest>(SettleRequestSchema);
 const validatePublishMarks = createBodyValidator<PublishMarksRequest>(PublishMarksRequestSchema);
+const validateVoid = createBodyValidator<VoidRequest>(VoidRequestSchema);
 
 // Least privilege: edge authenticates, admits and manages tokens; the worker reads the catalog
 // and finishes holds; only the worker settles (edge voids a hold it could not publish).
@@ -76,6 +82,8 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
       ...(body.nodeUnsupportedParameter === undefined
         ? {}
         : { nodeUnsupportedParameter: body.nodeUnsupportedParameter }),
+      ...(body.endpoint === undefined ? {} : { endpoint: body.endpoint }),
+      ...(body.requestId === undefined ? {} : { requestId: body.requestId }),
     });
     identity.lastUsed.touch(principal.accountId, principal.apiKeyName);
     res.json(admissionToWire(principal, admission));
@@ -100,7 +108,9 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
   });
 
   router.post('/holds/:holdId/void', EDGE_OR_WORKER, async (req, res) => {
-    res.json(toWire(await ledger.voidHold(param(req.params.holdId))));
+    // The body is optional (older callers send none): the usage record's outcome and timings.
+    const usage = validateVoid(req.body ?? {});
+    res.json(toWire(await ledger.voidHold(param(req.params.holdId), usage)));
   });
 
   // The answer of a settled hold reached nobody (its reply was unroutable, or edge gave up

@@ -35,16 +35,24 @@ import { constantTimeEqual, looksLikeApiKey, newScopedTokenId, sha256Hex } from 
 import type { SigningKey, SigningKeyCache } from './signing-keys.js';
 import type { Clock, Principal } from './types.js';
 
+// billing_admit, then the request's context (endpoint, request id, key name) on the hold for its
+// usage record: migration 20270107090000.
 const ADMIT = {
-  name: 'billing_admit_v1',
-  text: `SELECT * FROM billing_admit($1::text, $2::text, $3::text, $4::text, $5::text, $6::text[],
-           $7::bigint, $8::timestamptz, $9::text, $10::bigint, $11::text, $12::bigint, $13::bigint,
-           $14::integer, $15::boolean, $16::text[], $17::text[], $18::text, $19::text,
-           $20::timestamptz, $21::timestamptz)`,
+  name: 'billing_admit_with_context_v1',
+  text: `SELECT * FROM billing_admit_with_context($1::text, $2::text, $3::text, $4::text, $5::text,
+           $6::text[], $7::bigint, $8::timestamptz, $9::text, $10::bigint, $11::text, $12::bigint,
+           $13::bigint, $14::integer, $15::boolean, $16::text[], $17::text[], $18::text, $19::text,
+           $20::timestamptz, $21::timestamptz, $22::text, $23::text)`,
 };
 
-/** The request without a principal: admission authenticates the credential itself. */
-export type CredentialAdmitRequest = Omit<AdmitRequest, 'principal'>;
+/**
+ * The request without a principal: admission authenticates the credential itself. `endpoint`
+ * and `requestId` are kept on the hold for the request's usage record.
+ */
+export type CredentialAdmitRequest = Omit<AdmitRequest, 'principal'> & {
+  endpoint?: string;
+  requestId?: string;
+};
 
 /** A credential checked in Node, ready for the function. */
 type Credential =
@@ -177,6 +185,8 @@ export class PgAdmission {
         request.holdId,
         new Date(now.getTime() + this.#holdTtlMs),
         now,
+        request.endpoint ?? null,
+        request.requestId ?? null,
       ],
     });
     const row = rows[0];

@@ -321,11 +321,14 @@ describe('checkInvariants', () => {
           where: { id: hold.id },
           data: { status: 'settled', settledAmountMicroDzd: 5n, finalizedAt: new Date() },
         }),
-      () =>
-        h.prisma.hold.update({
+      async () => {
+        await h.prisma.hold.update({
           where: { id: hold.id },
           data: { status: 'pending', settledAmountMicroDzd: null, finalizedAt: null },
-        }),
+        });
+        // The fake settlement also left its usage record (written when a hold ends).
+        await h.prisma.usageRecord.delete({ where: { holdId: hold.id } });
+      },
       new RegExp(`hold ${hold.id} is settled without a settlement transaction`),
     );
     await h.ledger.voidHold(hold.id);

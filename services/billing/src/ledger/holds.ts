@@ -9,9 +9,11 @@ import { newId } from './ids.js';
 import type {
   HoldState,
   LedgerStore,
+  RunReport,
   SettleOutcome,
   SettleRequest,
   TokenCounters,
+  VoidReport,
 } from './store.js';
 import type {
   Balance,
@@ -22,6 +24,7 @@ import type {
   SettleResult,
   Usage,
   VoidResult,
+  VoidUsage,
 } from './types.js';
 import { requireAmount, requireId, requireTokenCount } from './validation.js';
 
@@ -212,10 +215,17 @@ export async function settleHoldWith(
   requireId('holdId', holdId);
   const inputTokens = requireTokenCount('inputTokens', usage?.inputTokens);
   const outputTokens = requireTokenCount('outputTokens', usage?.outputTokens);
+  const record = usageRecordFields(usage);
   for (let attempt = 1; ; attempt += 1) {
     let outcome: SettleOutcome;
     try {
-      outcome = await submit({ holdId, inputTokens, outputTokens, transactionId: newId('txn') });
+      outcome = await submit({
+        holdId,
+        inputTokens,
+        outputTokens,
+        transactionId: newId('txn'),
+        ...record,
+      });
     } catch (error) {
       // The whole statement failed (connection, timeout): nothing of it was applied.
       if (attempt < MAX_ATTEMPTS && isRetryable(error)) continue;
@@ -243,16 +253,42 @@ export async function settleHoldWith(
   }
 }
 
+/** The usage record's part of a settlement (issue 16): checked, never priced. */
+function usageRecordFields(
+  usage: Usage,
+): Pick<SettleRequest, 'reasoningTokens' | 'cancelled' | 'startedAt' | 'generationMs'> {
+  const reasoning = usage.reasoningTokens;
+  return {
+    ...(reasoning === undefined
+      ? {}
+      : { reasoningTokens: requireTokenCount('reasoningTokens', reasoning) }),
+    ...(usage.cancelled === true ? { cancelled: true } : {}),
+    ...runReport(usage),
+  };
+}
+
+function runReport(run: { startedAtMs?: number; generationMs?: number }): RunReport {
+  return {
+    ...(run.startedAtMs === undefined ? {} : { startedAt: new Date(run.startedAtMs) }),
+    ...(run.generationMs === undefined ? {} : { generationMs: run.generationMs }),
+  };
+}
+
 export async function voidHoldWith<Tx>(
   store: LedgerStore<Tx>,
   holdId: string,
   at: () => Date,
+  usage: VoidUsage = {},
 ): Promise<VoidResult> {
   requireId('holdId', holdId);
+  const report: VoidReport = {
+    ...(usage.outcome === undefined ? {} : { outcome: usage.outcome }),
+    ...runReport(usage),
+  };
   let outcome;
   for (let attempt = 1; ; attempt += 1) {
     try {
-      outcome = await store.voidHold(holdId, at());
+      outcome = await store.voidHold(holdId, at(), report);
       break;
     } catch (error) {
       if (attempt < MAX_ATTEMPTS && isRetryable(error)) continue;

@@ -4,6 +4,7 @@
  * while traffic flows (a read-only transaction never fails at COMMIT).
  */
 import { Prisma } from '../db/client.js';
+import { USAGE_CHECKS } from '../usage/usage-checks.js';
 import type { Db } from './ledger-repository.js';
 
 /** At most this many lines per check (the report says when there were more). */
@@ -146,7 +147,7 @@ const CHECKS: readonly Check[] = [
 
 export async function collectViolations(db: Db): Promise<string[]> {
   const violations: string[] = [];
-  for (const check of CHECKS) {
+  for (const check of [...CHECKS, ...USAGE_CHECKS]) {
     const rows = await db.$queryRaw<{ line: string }[]>`
       SELECT line FROM (${check.sql}) AS v LIMIT ${MAX_VIOLATIONS_PER_CHECK + 1}::int`;
     for (const row of rows.slice(0, MAX_VIOLATIONS_PER_CHECK)) {

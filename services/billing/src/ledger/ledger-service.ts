@@ -43,6 +43,7 @@ import type {
   Statement,
   Usage,
   VoidResult,
+  VoidUsage,
 } from './types.js';
 import { requireDate, requireId } from './validation.js';
 
@@ -99,7 +100,8 @@ export interface LedgerService {
    */
   placeHold(db: PrismaClient | LedgerTransactionClient, input: PlaceHoldInput): Promise<PlacedHold>;
   settleHold(holdId: string, usage: Usage): Promise<SettleResult>;
-  voidHold(holdId: string): Promise<VoidResult>;
+  /** `usage`: the usage record's outcome (failed by default) and the run's timings. */
+  voidHold(holdId: string, usage?: VoidUsage): Promise<VoidResult>;
   /** Gives a settled hold's charge back: its answer was delivered to nobody (refunds.ts). */
   refundHold(holdId: string): Promise<RefundResult>;
   getHold(holdId: string): Promise<LedgerHold | null>;
@@ -198,7 +200,7 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
     },
     settleHold: (holdId, usage) =>
       settleHoldWith((request) => settlements.submit(request), holdId, usage),
-    voidHold: (holdId) => voidHoldWith(store, holdId, clock),
+    voidHold: (holdId, usage) => voidHoldWith(store, holdId, clock, usage),
     refundHold: (holdId) => refundHoldWith(store, holdId, clock),
     getHold: (holdId) => store.findHold(requireId('holdId', holdId)),
     markHoldPublished: async (holdId, expiresAt) =>

@@ -13,17 +13,22 @@ import type {
   SettleOutcome,
   SettleRequest,
   VoidOutcome,
+  VoidReport,
 } from './store.js';
 import type { Balance, HoldStatus, LedgerHold } from './types.js';
 
+// The usage wrappers (migration 20270107090000) run the ledger functions, then complete the
+// request's usage record in the same statement.
 const SETTLE = {
-  name: 'ledger_settle_holds_v1',
-  text: `SELECT * FROM ledger_settle_holds($1::text[], $2::bigint[], $3::bigint[], $4::text[],
-                                            $5::timestamptz)`,
+  name: 'usage_settle_holds_v1',
+  text: `SELECT * FROM usage_settle_holds($1::text[], $2::bigint[], $3::bigint[], $4::text[],
+                                           $5::timestamptz, $6::bigint[], $7::timestamptz[],
+                                           $8::bigint[], $9::boolean[])`,
 };
 const VOID = {
-  name: 'ledger_void_hold_v1',
-  text: 'SELECT * FROM ledger_void_hold($1::text, $2::timestamptz)',
+  name: 'usage_void_hold_v1',
+  text: `SELECT * FROM usage_void_hold($1::text, $2::timestamptz, $3::text, $4::timestamptz,
+                                       $5::bigint)`,
 };
 const REFUND = {
   name: 'ledger_refund_hold_v1',
@@ -164,6 +169,10 @@ export class PgHotPath {
         requests.map((r) => r.outputTokens.toString()),
         requests.map((r) => r.transactionId),
         at,
+        requests.map((r) => r.reasoningTokens?.toString() ?? null),
+        requests.map((r) => r.startedAt ?? null),
+        requests.map((r) => r.generationMs ?? null),
+        requests.map((r) => r.cancelled ?? false),
       ],
     });
     const outcomes = new Array<SettleOutcome>(requests.length);
@@ -172,8 +181,17 @@ export class PgHotPath {
     return outcomes;
   }
 
-  async voidHold(holdId: string, at: Date): Promise<VoidOutcome> {
-    const { rows } = await this.pool.query<VoidRow>({ ...VOID, values: [holdId, at] });
+  async voidHold(holdId: string, at: Date, report: VoidReport = {}): Promise<VoidOutcome> {
+    const { rows } = await this.pool.query<VoidRow>({
+      ...VOID,
+      values: [
+        holdId,
+        at,
+        report.outcome ?? null,
+        report.startedAt ?? null,
+        report.generationMs ?? null,
+      ],
+    });
     const row = rows[0];
     if (!row) throw new Error('ledger_void_hold returned no row');
     if (row.outcome === 'not_found') return { outcome: 'not_found' };

@@ -60,7 +60,7 @@ export function createPrismaLedgerStore(
     catalogPrices: repo.catalogPrices,
     insertHoldAndReserve: repo.insertHoldAndReserve,
     settleHolds: (requests, at) => hot.settleHolds(requests, at),
-    voidHold: (holdId, at) => hot.voidHold(holdId, at),
+    voidHold: (holdId, at, report) => hot.voidHold(holdId, at, report),
     refundHold: (holdId, transactionId, at) => hot.refundHold(holdId, transactionId, at),
     insertJournalTransaction: repo.insertJournalTransaction,
     claimIdempotencyKey: repo.claimIdempotencyKey,

@@ -76,11 +76,26 @@ export interface EntryFilter {
 }
 
 /** One settlement to apply: the id of its journal transaction is chosen by the caller. */
-export interface SettleRequest {
+export interface SettleRequest extends RunReport {
   holdId: string;
   inputTokens: bigint;
   outputTokens: bigint;
   transactionId: string;
+  /** For the usage record only (issue 16). */
+  reasoningTokens?: bigint;
+  cancelled?: boolean;
+}
+
+/** What the worker knows of a job's run, kept in its usage record (never priced). */
+export interface RunReport {
+  /** When the worker picked the job (queue latency = this − the hold's creation). */
+  startedAt?: Date;
+  generationMs?: number;
+}
+
+/** A void's usage-record outcome (`failed` when not said) and run timings. */
+export interface VoidReport extends RunReport {
+  outcome?: 'failed' | 'cancelled' | 'refused';
 }
 
 /** What the store knows of a hold that was not (or not now) finalised by this call. */
@@ -148,7 +163,7 @@ export interface LedgerStore<Tx> {
    */
   settleHolds(requests: readonly SettleRequest[], at: Date): Promise<SettleOutcome[]>;
   /** Voids one hold in ONE statement. */
-  voidHold(holdId: string, at: Date): Promise<VoidOutcome>;
+  voidHold(holdId: string, at: Date, report?: VoidReport): Promise<VoidOutcome>;
   /** Refunds a settled hold whose answer was delivered to nobody, in ONE statement. */
   refundHold(holdId: string, transactionId: string, at: Date): Promise<RefundOutcome>;
 

@@ -108,6 +108,19 @@ export interface Usage {
   inputTokens: number | bigint;
   /** Includes reasoning tokens. */
   outputTokens: number | bigint;
+  /** For the usage record (issue 16): reasoning tokens among outputTokens, a cancellation. */
+  reasoningTokens?: number | bigint;
+  cancelled?: boolean;
+  /** Unix ms when the worker picked the job; how long the generation took. */
+  startedAtMs?: number;
+  generationMs?: number;
+}
+
+/** A void's usage-record outcome (`failed` when omitted) and the run's timings. */
+export interface VoidUsage {
+  outcome?: 'failed' | 'cancelled' | 'refused';
+  startedAtMs?: number;
+  generationMs?: number;
 }
 
 export interface SettleResult {

@@ -180,4 +180,16 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     body: OperatorUserCreateRequestSchema,
     status: 201,
   },
+  {
+    method: 'get',
+    path: '/usage',
+    target: 'billing',
+    summary: 'Usage of all accounts (?from, ?to, ?group_by=day|model|key, ?account)',
+  },
+  {
+    method: 'get',
+    path: '/usage/requests',
+    target: 'billing',
+    summary: 'Request log, newest first (?from, ?to, ?account, ?limit, ?cursor)',
+  },
 ];

@@ -149,8 +149,9 @@ export class InferenceJobs {
   ): Promise<never> {
     onFailure();
     log.error({ err: error, jobId: spec.jobId }, 'job not published; voiding its hold');
+    // Never queued: the usage record says refused (admitted, then not run).
     await this.#options.billing
-      .void(spec.admission.hold.id)
+      .void(spec.admission.hold.id, { outcome: 'refused' })
       .catch((voidError: unknown) => log.error({ err: voidError }, 'hold not voided'));
     throw new GatewayError('GATEWAY_TIMEOUT', 'The request could not be queued; retry shortly', {
       cause: error,

@@ -28,6 +28,24 @@ const TOKEN_QUERY = (required: boolean) => [
   },
 ];
 
+const USAGE_QUERY = [
+  ...['from', 'to'].map((name) => ({
+    name,
+    in: 'query',
+    required: false,
+    description:
+      'RFC 3339 time with a zone, or YYYY-MM-DD (midnight UTC). Default: to = now, from = to − ' +
+      '30 days; from < to, at most 366 days apart.',
+    schema: { type: 'string' },
+  })),
+  {
+    name: 'group_by',
+    in: 'query',
+    required: false,
+    schema: { type: 'string', enum: ['day', 'model', 'key'], default: 'day' },
+  },
+];
+
 const INFERENCE_ERRORS = errors(400, 401, 402, 403, 404, 405, 409, 413, 415, 429, 500, 503);
 const READ_ERRORS = errors(401, 403, 404, 405, 429, 500, 503);
 
@@ -149,6 +167,13 @@ export function publicPaths(): Record<string, unknown> {
       get: {
         summary: 'Account balance in DZD',
         responses: { '200': ok('Balance', json(ref('Balance'))), ...READ_ERRORS },
+      },
+    },
+    '/v1/usage': {
+      get: {
+        summary: 'Usage of the account over [from, to), grouped (API key only)',
+        parameters: USAGE_QUERY,
+        responses: { '200': ok('Usage', json(ref('UsageList'))), ...errors(400), ...READ_ERRORS },
       },
     },
     '/v1/models': {

@@ -139,6 +139,32 @@ export const ScopedTokenInspectionSchema = Type.Object(
   { $id: 'ScopedTokenInspection' },
 );
 
+/** `GET /v1/usage`: one entry per group (its key fields, then the sums). */
+export const UsageListSchema = Type.Object(
+  {
+    object: Type.Literal('list'),
+    data: Type.Array(
+      Type.Object({
+        day: Type.Optional(Type.String({ description: 'YYYY-MM-DD (UTC), group_by=day' })),
+        model: Type.Optional(Type.String({ description: 'group_by=model' })),
+        key: Type.Optional(
+          Type.Union([Type.String(), Type.Null()], { description: 'API key name, group_by=key' }),
+        ),
+        scoped_token_id: Type.Optional(
+          Type.Union([Type.String(), Type.Null()], {
+            description: 'group_by=key: the scoped token, null for the key itself',
+          }),
+        ),
+        requests: Type.Integer(),
+        prompt_tokens: Type.Integer(),
+        completion_tokens: Type.Integer(),
+        cost_dzd: Type.Number(),
+      }),
+    ),
+  },
+  { $id: 'UsageList' },
+);
+
 /** OpenAI / Cohere shaped answers of the other routes: the node's JSON plus `_service`. */
 export const MediaResultSchema = Type.Object(
   { model: Type.String(), _service: Type.Ref('ServiceBlock') },
@@ -156,5 +182,6 @@ export const RESPONSE_SCHEMAS = [
   ModelListSchema,
   ScopedTokenSchema,
   ScopedTokenInspectionSchema,
+  UsageListSchema,
   MediaResultSchema,
 ];

@@ -49,6 +49,9 @@ export async function admit(deps: EdgeDeps, req: Request, res: Response, plan: I
       ...(plan.nodeUnsupportedParameter === undefined
         ? {}
         : { nodeUnsupportedParameter: plan.nodeUnsupportedParameter }),
+      // Kept on the hold for the request's usage record.
+      endpoint: plan.endpoint,
+      ...((req as { id?: string }).id ? { requestId: (req as { id?: string }).id } : {}),
     });
   } catch (error) {
     await noteAuthentication(req, res, deps.authFailures, error);
@@ -92,7 +95,7 @@ export async function startJob(
 }
 
 async function voidAbandoned(deps: EdgeDeps, req: Request, admission: Admission): Promise<never> {
-  await deps.billing.void(admission.hold.id).catch((error: unknown) => {
+  await deps.billing.void(admission.hold.id, { outcome: 'cancelled' }).catch((error: unknown) => {
     logOf(req).error({ err: error }, 'hold of an abandoned request not voided; it will expire');
   });
   throw new GatewayError('GATEWAY_TIMEOUT', 'The client went away before the job was queued.');

@@ -8,12 +8,14 @@ import { createTestDatabase } from '@gateway/testing';
 import {
   billingDatabaseTemplate,
   createPrismaClient,
+  pgPoolOf,
   type PrismaClient,
 } from '../../../billing/src/db/client.js';
 import { mountBillingApi } from '../../../billing/src/http/billing-app.js';
 import { createDashboard, type DashboardOptions } from '../../../billing/src/dashboard/index.js';
 import { createIdentity } from '../../../billing/src/identity/index.js';
 import { createLedgerService, type LedgerService } from '../../../billing/src/ledger/index.js';
+import { createUsageService, UsageStore } from '../../../billing/src/usage/index.js';
 
 export const silentStream = new Writable({ write: (_c, _e, cb) => cb() });
 
@@ -55,9 +57,14 @@ export async function startBilling(options: BillingTestOptions = {}): Promise<Bi
     isShuttingDown: () => false,
   });
   const dashboard = createDashboard({ prisma, ...options.dashboard });
+  const usage = createUsageService({
+    store: new UsageStore(pgPoolOf(prisma)),
+    clock,
+    retentionDays: 400,
+  });
   mountBillingApi(
     app,
-    { identity, ledger, dashboard },
+    { identity, ledger, dashboard, usage },
     { edge: internalToken, worker: workerToken },
   );
   finishApp(app, logger);

@@ -2,7 +2,7 @@ import {
   createBillingClient as createSharedClient,
   type BillingClientOptions,
 } from '@gateway/billing-client';
-import { GatewayError } from '@gateway/contracts';
+import { GatewayError, type SettleRequest, type VoidRequest } from '@gateway/contracts';
 import type { CatalogEntry, SettleOutcome, VoidOutcome } from './types.js';
 import { catalogEntryFromWire } from './types.js';
 
@@ -15,11 +15,9 @@ import { catalogEntryFromWire } from './types.js';
 export interface BillingClient {
   /** The entry, fetched again when the cached one is older than `atLeastUpdatedAt`. */
   getModel(modelId: string, atLeastUpdatedAt?: string): Promise<CatalogEntry>;
-  settle(
-    holdId: string,
-    usage: { inputTokens: number; outputTokens: number },
-  ): Promise<SettleOutcome>;
-  void(holdId: string): Promise<VoidOutcome>;
+  /** `usage` may carry what the usage record keeps (timings, a cancellation). */
+  settle(holdId: string, usage: SettleRequest): Promise<SettleOutcome>;
+  void(holdId: string, usage?: VoidRequest): Promise<VoidOutcome>;
   /** Gives a settled hold's charge back: its answer reached nobody (idempotent). */
   refund(holdId: string): Promise<void>;
   /** Whether the hold is still pending (a redelivered job checks before calling a model). */
@@ -42,7 +40,7 @@ export function createBillingClient(options: WorkerBillingOptions): BillingClien
         catalogEntryFromWire(await client.getModel(modelId, atLeastUpdatedAt)),
       ),
     settle: (holdId, usage) => infrastructure('settle', () => client.settle(holdId, usage)),
-    void: (holdId) => infrastructure('void', () => client.void(holdId)),
+    void: (holdId, usage) => infrastructure('void', () => client.void(holdId, usage)),
     refund: (holdId) =>
       infrastructure('refund', async () => {
         await client.refund(holdId);

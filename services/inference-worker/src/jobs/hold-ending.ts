@@ -2,6 +2,13 @@ import type { TokenUsage } from '../backends/index.js';
 import { BillingUnavailable, type BillingClient } from '../billing/billing-client.js';
 import type { SettleOutcome } from '../billing/types.js';
 import type { JobOutbox } from './outbox.js';
+import type { SettleRequest, VoidRequest } from '@gateway/contracts';
+
+/**
+ * What the usage record keeps beyond the tokens (timings, a cancellation). A settlement queued
+ * because billing did not answer carries only the tokens: its record has no latencies.
+ */
+export type SettleReport = Omit<SettleRequest, 'inputTokens' | 'outputTokens'>;
 
 /** Billing did not answer: the caller queues what the hold needs (cost not known yet). */
 export type SettleAttempt = SettleOutcome | { kind: 'unanswered' };
@@ -16,8 +23,9 @@ export async function trySettle(
   billing: BillingClient,
   outbox: JobOutbox,
   usage: TokenUsage,
+  report: SettleReport = {},
 ): Promise<SettleAttempt> {
-  return unanswered(() => billing.settle(outbox.job.holdId, billed(usage)));
+  return unanswered(() => billing.settle(outbox.job.holdId, { ...billed(usage), ...report }));
 }
 
 /** Settles the job's hold; queued for billing when it does not answer. */
@@ -25,15 +33,20 @@ export async function settleDurably(
   billing: BillingClient,
   outbox: JobOutbox,
   usage: TokenUsage,
+  report: SettleReport = {},
 ): Promise<SettleAttempt> {
-  const settled = await trySettle(billing, outbox, usage);
+  const settled = await trySettle(billing, outbox, usage, report);
   if (settled.kind === 'unanswered') await outbox.queueSettlement({ action: 'settle', usage });
   return settled;
 }
 
 /** Voids the job's hold; queued for billing when it does not answer. */
-export async function voidDurably(billing: BillingClient, outbox: JobOutbox): Promise<void> {
-  const voided = await unanswered(() => billing.void(outbox.job.holdId));
+export async function voidDurably(
+  billing: BillingClient,
+  outbox: JobOutbox,
+  report?: VoidRequest,
+): Promise<void> {
+  const voided = await unanswered(() => billing.void(outbox.job.holdId, report));
   if (voided.kind === 'unanswered') await outbox.queueSettlement({ action: 'void' });
 }
 

@@ -59,6 +59,7 @@ export async function runJob(
       deps,
       new GatewayError('GATEWAY_TIMEOUT', 'The request was cancelled.'),
       startedMs,
+      'cancelled',
     );
     return 'cancelled';
   }
@@ -153,7 +154,7 @@ async function succeed(
   startedMs: number,
 ): Promise<JobResult> {
   const { job } = outbox;
-  const settled = await trySettle(deps.billing, outbox, result.usage);
+  const settled = await trySettle(deps.billing, outbox, result.usage, runTimings(startedMs));
   if (settled.kind === 'already_final') {
     // Edge gave up (voided) or the hold expired: the work cannot be charged, nor delivered.
     await outbox.error('GATEWAY_TIMEOUT', 'The request timed out before the model finished.');
@@ -214,11 +215,16 @@ async function cancel(
 ): Promise<JobResult> {
   const usage = partialChatUsage(ctx);
   const message = ABORT_MESSAGES[cause];
+  const byClient = cause === 'cancelled';
   if (!ctx.progress.promptAccepted && usage.completionTokens === 0) {
-    await fail(ctx.job, outbox, deps, new GatewayError('GATEWAY_TIMEOUT', message), startedMs);
+    const error = new GatewayError('GATEWAY_TIMEOUT', message);
+    await fail(ctx.job, outbox, deps, error, startedMs, byClient ? 'cancelled' : 'failed');
     return 'cancelled';
   }
-  const settled = await settleDurably(deps.billing, outbox, usage);
+  const settled = await settleDurably(deps.billing, outbox, usage, {
+    ...runTimings(startedMs),
+    ...(byClient ? { cancelled: true } : {}),
+  });
   await outbox.error('GATEWAY_TIMEOUT', message);
   if (settled.kind !== 'already_final') {
     await outbox.completed({ status: 'failed' }, Date.now() - startedMs);
@@ -232,8 +238,15 @@ async function fail(
   deps: JobRunnerDeps,
   error: GatewayError,
   startedMs: number,
+  outcome: 'failed' | 'cancelled' = 'failed',
 ): Promise<void> {
-  await voidDurably(deps.billing, outbox);
+  await voidDurably(deps.billing, outbox, { outcome, ...runTimings(startedMs) });
   await outbox.error(error.code, error.message);
   await outbox.completed({ status: 'failed' }, Date.now() - startedMs);
 }
+
+/** For the usage record: when this worker picked the job, and how long it ran. */
+const runTimings = (startedMs: number) => ({
+  startedAtMs: startedMs,
+  generationMs: Math.max(0, Date.now() - startedMs),
+});

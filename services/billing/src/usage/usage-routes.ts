@@ -1,0 +1,38 @@
+import express, { type Router } from 'express';
+import { allowInternalCallers } from '@gateway/runtime';
+import type { Identity } from '../identity/index.js';
+import type { UsageService } from './usage-service.js';
+
+/**
+ * Edge's calls for one account (`GET /v1/usage` and, later, the dashboard): the account is the
+ * authenticated caller's, taken from the path edge builds, never from the query string.
+ */
+export function accountUsageRoutes(usage: UsageService): Router {
+  const router = express.Router();
+  const EDGE = allowInternalCallers('edge');
+  router.get('/accounts/:accountId/usage', EDGE, async (req, res) => {
+    res.json(await usage.summary(req.query, { accountId: String(req.params.accountId) }));
+  });
+  router.get('/accounts/:accountId/usage/requests', EDGE, async (req, res) => {
+    res.json(await usage.log(req.query, { accountId: String(req.params.accountId) }));
+  });
+  return router;
+}
+
+/** Operators (`/admin/v1/usage`): every account, or the one named by `?account=`. */
+export function adminUsageRoutes(usage: UsageService, identity: Identity): Router {
+  const router = express.Router();
+  const knownAccount = async (query: Record<string, unknown>) => {
+    // An operator's typo is a 404, not an empty report.
+    if (typeof query.account === 'string') await identity.accounts.get(query.account);
+  };
+  router.get('/usage', async (req, res) => {
+    await knownAccount(req.query);
+    res.json(await usage.summary(req.query, {}));
+  });
+  router.get('/usage/requests', async (req, res) => {
+    await knownAccount(req.query);
+    res.json(await usage.log(req.query, {}));
+  });
+  return router;
+}
