@@ -15,7 +15,7 @@ export const TEST_DASHBOARD = {
   signInFailuresPerHour: 3,
 };
 
-type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+export type DashboardMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /** A browser: its session cookie and CSRF token, sent the way the single-page app sends them. */
 export class Browser {
@@ -31,7 +31,7 @@ export class Browser {
     return response;
   }
 
-  send(method: Method, path: string, options: { csrf?: boolean } = {}) {
+  send(method: DashboardMethod, path: string, options: { csrf?: boolean } = {}) {
     let call = this.edge.api[method](`/dashboard/api${path}`).set('Cookie', this.cookie);
     if (method !== 'get') call = call.set('Origin', ORIGIN);
     if (method !== 'get' && options.csrf !== false) {
