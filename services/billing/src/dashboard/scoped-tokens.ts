@@ -9,7 +9,7 @@ import {
 import type { PrismaClient } from '../db/client.js';
 import type { Clock } from '../identity/index.js';
 
-type Row = Awaited<ReturnType<PrismaClient['scopedToken']['findFirstOrThrow']>>;
+export type ScopedTokenRow = Awaited<ReturnType<PrismaClient['scopedToken']['findFirstOrThrow']>>;
 
 const invalid = (param: string, message: string) =>
   new GatewayError('invalid_request_body', message, { param });
@@ -25,13 +25,13 @@ export function dashboardPageSize(value: unknown): number {
 }
 
 /** Revoked wins over expired, expired over exhausted (nothing left under the limit). */
-function stateOf(row: Row, remaining: bigint | null, now: Date): ScopedTokenState {
+function stateOf(row: ScopedTokenRow, remaining: bigint | null, now: Date): ScopedTokenState {
   if (row.revokedAt !== null) return 'revoked';
   if (row.expiresAt <= now) return 'expired';
   return remaining === 0n ? 'exhausted' : 'valid';
 }
 
-function toJson(row: Row, now: Date): DashboardScopedToken {
+export function scopedTokenToJson(row: ScopedTokenRow, now: Date): DashboardScopedToken {
   const limit = row.spendingLimitMicroDzd;
   const left = limit === null ? null : limit - row.spentMicroDzd - row.reservedMicroDzd;
   const remaining = left === null ? null : left > 0n ? left : 0n;
@@ -73,7 +73,7 @@ export class DashboardScopedTokens {
     const now = this.clock();
     const list: DashboardScopedTokenList = {
       object: 'list',
-      data: rows.map((row) => toJson(row, now)),
+      data: rows.map((row) => scopedTokenToJson(row, now)),
       next_cursor: rows.length === limit ? rows[rows.length - 1]!.id : null,
     };
     return list;
@@ -88,7 +88,7 @@ export class DashboardScopedTokens {
     });
     const row = await this.prisma.scopedToken.findFirst({ where: { id, accountId } });
     if (!row) throw new GatewayError('resource_not_found', 'Scoped token not found');
-    return toJson(row, now);
+    return scopedTokenToJson(row, now);
   }
 
   async #cursor(accountId: string, value: unknown): Promise<string | null> {
