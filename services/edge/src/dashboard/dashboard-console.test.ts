@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createLogger } from '@gateway/observability';
-import { createServiceApp, finishApp, listen, type RunningServer } from '@gateway/runtime';
+import { listen, type RunningServer } from '@gateway/runtime';
 import {
   TEST_INTERNAL_TOKEN,
   completedEvent,
+  internalApiApp,
   startHarness,
   type Harness,
 } from '../../../dispatcher/src/testing/harness.suite.js';
@@ -12,7 +12,6 @@ import {
   createTestCertificates,
   type TestCertificates,
 } from '../../../dispatcher/src/testing/test-ca.suite.js';
-import { mountInternalApi } from '../../../dispatcher/src/http/internal-routes.js';
 import {
   createTenant,
   putModel,
@@ -51,16 +50,7 @@ beforeAll(async () => {
   certs = createTestCertificates();
   receiver = await startReceiver(certs);
   dispatcher = await startHarness({ extraCaPem: certs.caPem });
-  const logger = createLogger({ service: 'dispatcher', level: 'silent' });
-  const app = createServiceApp({
-    logger,
-    metrics: dispatcher.metrics,
-    readiness: [],
-    isShuttingDown: () => false,
-  });
-  mountInternalApi(app, dispatcher.dispatcher, TEST_INTERNAL_TOKEN);
-  finishApp(app, logger);
-  dispatcherApi = await listen(app, '127.0.0.1', 0);
+  dispatcherApi = await listen(internalApiApp(dispatcher), '127.0.0.1', 0);
   edge = await startEdge(billing, {
     dispatcherUrl: `http://127.0.0.1:${dispatcherApi.port}`,
     dispatcherToken: TEST_INTERNAL_TOKEN,
