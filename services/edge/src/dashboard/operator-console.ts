@@ -30,7 +30,7 @@ export function operatorConsoleRoutes(deps: EdgeDeps): Router {
   const get = (path: string) => adminCall(deps, { method: 'GET', path });
   router.use(operatorsOnly);
   router.get('/models', async (_req, res) => {
-    const { models } = await get('/models').then((a) => a as { models: unknown[] });
+    const { models } = (await get('/models')) as { models: unknown[] };
     res.json({ object: 'list', data: models });
   });
   router.put('/models/*model', ...body, async (req, res) => {
