@@ -73,6 +73,10 @@ const ROUTES: [string, string][] = [
   ['GET', '/dashboard/api/overview'],
   ['DELETE', '/dashboard/api/api-keys/{seg}'],
   ['GET', '/dashboard/api/operator/accounts/{seg}'],
+  ['POST', '/dashboard/api/scoped-tokens/{seg}/revoke'],
+  ['POST', '/dashboard/api/webhooks/deliveries/{seg}/redeliver'],
+  ['GET', '/dashboard/api/statement?from={seg}'],
+  ['PUT', '/dashboard/api/operator/models/{seg}'],
   ['GET', '/{seg}'],
 ];
 

@@ -267,3 +267,138 @@ export const DashboardCreditResultSchema = Type.Object(
   { $id: 'DashboardCreditResult' },
 );
 export type DashboardCreditResult = Static<typeof DashboardCreditResultSchema>;
+
+// --- Part 2: owner scoped tokens, webhooks, statement; operator console -------------------
+
+/** Page size of the dashboard's paginated lists: `?limit=` 1..100, default 20. */
+export const DASHBOARD_PAGE = { defaultLimit: 20, maxLimit: 100 } as const;
+
+const page = <T extends ReturnType<typeof Type.Object>>(item: T, id: string) =>
+  Type.Object(
+    {
+      object: Type.Literal('list'),
+      data: Type.Array(item),
+      next_cursor: Type.Union([Type.String(), Type.Null()]),
+    },
+    { $id: id },
+  );
+
+export const SCOPED_TOKEN_STATES = ['valid', 'expired', 'revoked', 'exhausted'] as const;
+export type ScopedTokenState = (typeof SCOPED_TOKEN_STATES)[number];
+
+/**
+ * A registered scoped token (issued by `POST /v1/scoped-jwt` or the dashboard, or client-minted
+ * and seen once). The token itself is never stored, so never shown again. `state`: revoked wins
+ * over expired, expired over exhausted (limit reached by spend and pending holds).
+ */
+export const DashboardScopedTokenSchema = Type.Object(
+  {
+    id: Type.String(),
+    api_key_name: Type.String(),
+    origin: StringEnum(['issued', 'client'] as const),
+    /** null = any model. */
+    models: Type.Union([Type.Array(Type.String()), Type.Null()]),
+    created_at: IsoDate,
+    expires_at: IsoDate,
+    revoked_at: Type.Union([IsoDate, Type.Null()]),
+    spending_limit_dzd: Type.Union([Type.Number(), Type.Null()]),
+    spent_dzd: Dzd('Settled spend.'),
+    remaining_dzd: Type.Union([Type.Number(), Type.Null()]),
+    state: StringEnum(SCOPED_TOKEN_STATES),
+  },
+  { $id: 'DashboardScopedToken' },
+);
+export type DashboardScopedToken = Static<typeof DashboardScopedTokenSchema>;
+
+/**
+ * `GET /dashboard/api/scoped-tokens?limit=&cursor=`: newest first. Create:
+ * `POST /dashboard/api/scoped-tokens` with `POST /v1/scoped-jwt`'s body (201 `{token}`, shown
+ * once). Revoke: `POST /dashboard/api/scoped-tokens/{id}/revoke` (200, the token; idempotent);
+ * the next API call with it gets 401 `token_revoked`. Another account's id: 404.
+ */
+export const DashboardScopedTokenListSchema = page(
+  DashboardScopedTokenSchema,
+  'DashboardScopedTokenList',
+);
+export type DashboardScopedTokenList = Static<typeof DashboardScopedTokenListSchema>;
+
+/** A webhook signing secret as listed: never the secret itself. */
+export const DashboardWebhookSecretSchema = Type.Object(
+  {
+    id: Type.String(),
+    created_at: IsoDate,
+    /** null: the current secret; else the end of its rotation window. */
+    expires_at: Type.Union([IsoDate, Type.Null()]),
+  },
+  { $id: 'DashboardWebhookSecret' },
+);
+export type DashboardWebhookSecret = Static<typeof DashboardWebhookSecretSchema>;
+
+/**
+ * `GET /dashboard/api/webhooks/secrets`: the active secrets without their values.
+ * `POST /dashboard/api/webhooks/secrets/reveal`: the same with `secret` (a POST, so CSRF-checked
+ * and never cached or prefetched). `POST /dashboard/api/webhooks/secrets/rotate` (201): the new
+ * secret (shown) and `previous_expires_at`, the end of the rotation window (null: first secret).
+ */
+export const DashboardWebhookSecretListSchema = Type.Object(
+  { object: Type.Literal('list'), data: Type.Array(DashboardWebhookSecretSchema) },
+  { $id: 'DashboardWebhookSecretList' },
+);
+export type DashboardWebhookSecretList = Static<typeof DashboardWebhookSecretListSchema>;
+export type DashboardRevealedWebhookSecret = DashboardWebhookSecret & { secret: string };
+export interface DashboardWebhookRotation {
+  secret: DashboardRevealedWebhookSecret;
+  previous_expires_at: string | null;
+}
+
+/** `GET` / `PUT /dashboard/api/webhooks/settings`: the payload format (decisions: A or B). */
+export const DashboardWebhookSettingsSchema = Type.Object(
+  { webhook_format: StringEnum(['A', 'B'] as const) },
+  { $id: 'DashboardWebhookSettings', ...closed },
+);
+export type DashboardWebhookSettings = Static<typeof DashboardWebhookSettingsSchema>;
+
+/**
+ * One webhook delivery (`GET /dashboard/api/webhooks/deliveries?limit=&cursor=`, newest first).
+ * `POST /dashboard/api/webhooks/deliveries/{id}/redeliver` (202): sends it again; another
+ * account's id: 404; still retrying or purged: 409 `conflict`.
+ */
+export const DashboardWebhookDeliverySchema = Type.Object(
+  {
+    id: Type.String(),
+    job_id: Type.String(),
+    status: Type.String(),
+    attempts: Type.Integer(),
+    last_response_code: Type.Union([Type.Integer(), Type.Null()]),
+    next_attempt_at: Type.Union([IsoDate, Type.Null()]),
+    created_at: IsoDate,
+  },
+  { $id: 'DashboardWebhookDelivery' },
+);
+export type DashboardWebhookDelivery = Static<typeof DashboardWebhookDeliverySchema>;
+export const DashboardWebhookDeliveryListSchema = page(
+  DashboardWebhookDeliverySchema,
+  'DashboardWebhookDeliveryList',
+);
+export type DashboardWebhookDeliveryList = Static<typeof DashboardWebhookDeliveryListSchema>;
+
+/**
+ * Statements, as the operator API's `GET /admin/v1/accounts/{id}/statement`: `?from=&to=` (ISO
+ * 8601), JSON, or CSV with `Accept: text/csv` or `?format=csv`. Owners:
+ * `GET /dashboard/api/statement`; operators: `GET /dashboard/api/operator/accounts/{id}/statement`.
+ */
+export const DASHBOARD_STATEMENT_FORMATS = ['json', 'csv'] as const;
+
+/**
+ * Operators (role `operator` writes, `finance` reads), passed through to the operator API:
+ * `GET /operator/models`, `PUT /operator/models/{id}` (body as `PUT /admin/v1/models/{id}`);
+ * `GET /operator/ledger/entries?account=&from=&to=&limit=&cursor=`; `GET /operator/ledger/check`;
+ * `GET /operator/accounts/{id}/statement`; `GET /operator/accounts/{id}/webhook-deliveries`
+ * (the dispatcher lists per account); `POST /operator/accounts/{id}/suspend|unsuspend`;
+ * `PATCH /operator/accounts/{id}` with `DashboardAccountPatchRequest`.
+ */
+export const DashboardAccountPatchRequestSchema = Type.Object(
+  { rate_limit_per_minute: Type.Integer({ minimum: 1, maximum: 100_000 }) },
+  { $id: 'DashboardAccountPatchRequest', ...closed },
+);
+export type DashboardAccountPatchRequest = Static<typeof DashboardAccountPatchRequestSchema>;

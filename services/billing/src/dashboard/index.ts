@@ -1,6 +1,7 @@
 import type { PrismaClient } from '../db/client.js';
 import { systemClock, type Clock } from '../identity/types.js';
 import type { ScryptParams } from './passwords.js';
+import { DashboardScopedTokens } from './scoped-tokens.js';
 import { DashboardSessions, type SessionTimings } from './sessions.js';
 import { DashboardUsers } from './users.js';
 
@@ -17,6 +18,7 @@ export interface Dashboard {
   clock: Clock;
   sessions: DashboardSessions;
   users: DashboardUsers;
+  scopedTokens: DashboardScopedTokens;
 }
 
 export const DASHBOARD_DEFAULTS = {
@@ -38,7 +40,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     invitationTtlMs: options.invitationTtlMs ?? DASHBOARD_DEFAULTS.invitationTtlMs,
     ...(options.scrypt ? { scrypt: options.scrypt } : {}),
   });
-  return { clock, sessions, users };
+  const scopedTokens = new DashboardScopedTokens(options.prisma, clock);
+  return { clock, sessions, users, scopedTokens };
 }
 
 export { DashboardSessions } from './sessions.js';

@@ -45,6 +45,12 @@ export function dashboardRoutes(services: BillingServices, dashboard: Dashboard)
     const deps = { prisma: identity.prisma, ledger, accounts: identity.accounts };
     res.json(await accountOverview(deps, req.params.id, dashboard.clock));
   });
+  router.get('/accounts/:id/scoped-tokens', async (req, res) => {
+    res.json(await dashboard.scopedTokens.list(req.params.id, req.query));
+  });
+  router.post('/accounts/:id/scoped-tokens/:tokenId/revoke', async (req, res) => {
+    res.json(await dashboard.scopedTokens.revoke(req.params.id, req.params.tokenId));
+  });
   return router;
 }
 

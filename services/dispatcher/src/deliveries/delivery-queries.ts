@@ -82,7 +82,8 @@ export class DeliveryQueries {
     return this.withAttempts(result.rows);
   }
 
-  private async exists(accountId: string, id: string): Promise<boolean> {
+  /** Whether the delivery is the account's (the dashboard redelivers an owner's own only). */
+  async exists(accountId: string, id: string): Promise<boolean> {
     const result = await this.pool.query(
       'SELECT 1 FROM webhook_deliveries WHERE id = $1 AND account_id = $2',
       [id, accountId],

@@ -1,30 +1,20 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createLogger } from '@gateway/observability';
-import { createServiceApp, finishApp } from '@gateway/runtime';
 import { startReceiver, type Receiver } from '../testing/receiver.suite.js';
 import { createTestCertificates, type TestCertificates } from '../testing/test-ca.suite.js';
 import {
   TEST_INTERNAL_TOKEN,
   completedEvent,
+  internalApiApp,
   startHarness,
   type Harness,
 } from '../testing/harness.suite.js';
 import { INTERNAL_TOKEN_HEADER } from '@gateway/runtime';
-import { mountInternalApi } from './internal-routes.js';
 
 const DAY_MS = 86_400_000;
 
 function apiFor(harness: Harness) {
-  const logger = createLogger({ service: 'dispatcher', level: 'silent' });
-  const app = createServiceApp({
-    logger,
-    metrics: harness.metrics,
-    readiness: [],
-    isShuttingDown: () => false,
-  });
-  mountInternalApi(app, harness.dispatcher, TEST_INTERNAL_TOKEN);
-  finishApp(app, logger);
+  const app = internalApiApp(harness);
   const api = request(app);
   return {
     api,
@@ -192,5 +182,20 @@ describe('dispatcher internal API', () => {
     const unknown = await client.post('/webhook-deliveries/whd_nope/redeliver');
     expect(unknown.status).toBe(404);
     expect(unknown.body.error.code).toBe('resource_not_found');
+  });
+
+  it("redelivers through the account's route only the account's own delivery", async () => {
+    const event = completedEvent(receiver.url('/own'), { accountId: 'usr_owner' });
+    const { deliveryId } = await harness.dispatcher.intake.accept(event);
+    await dispatchOnce(harness);
+
+    const foreign = await client.post(
+      `/accounts/usr_other/webhook-deliveries/${deliveryId}/redeliver`,
+    );
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error.code).toBe('resource_not_found');
+    const own = await client.post(`/accounts/usr_owner/webhook-deliveries/${deliveryId}/redeliver`);
+    expect(own.status).toBe(202);
+    expect(own.body).toMatchObject({ id: deliveryId, status: 'queued' });
   });
 });

@@ -52,8 +52,8 @@ function internalRoutes({ secrets, deliveries }: DispatcherServices): Router {
     });
   });
 
-  router.post('/webhook-deliveries/:deliveryId/redeliver', async (req, res) => {
-    const result = await deliveries.redeliver(req.params.deliveryId);
+  const redeliver = async (deliveryId: string, res: express.Response) => {
+    const result = await deliveries.redeliver(deliveryId);
     if (result.outcome === 'not_found') {
       throw new GatewayError('resource_not_found', 'No such webhook delivery');
     }
@@ -64,6 +64,17 @@ function internalRoutes({ secrets, deliveries }: DispatcherServices): Router {
       throw new GatewayError('conflict', 'The delivery still has attempts scheduled');
     }
     res.status(202).json(deliveryToJson(result.delivery));
+  };
+  router.post('/webhook-deliveries/:deliveryId/redeliver', async (req, res) => {
+    await redeliver(req.params.deliveryId, res);
+  });
+  // The dashboard's owner route: another account's delivery id is not found.
+  router.post('/accounts/:accountId/webhook-deliveries/:deliveryId/redeliver', async (req, res) => {
+    const accountId = accountIdParam(req.params.accountId);
+    if (!(await deliveries.exists(accountId, req.params.deliveryId))) {
+      throw new GatewayError('resource_not_found', 'No such webhook delivery');
+    }
+    await redeliver(req.params.deliveryId, res);
   });
 
   return router;

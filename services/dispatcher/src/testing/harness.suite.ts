@@ -4,11 +4,12 @@ import type pg from 'pg';
 import { loadConfig } from '@gateway/config';
 import type { InferenceCompletedPayload } from '@gateway/contracts';
 import { createLogger, createServiceMetrics } from '@gateway/observability';
-import { createPostgresPool } from '@gateway/runtime';
+import { createPostgresPool, createServiceApp, finishApp } from '@gateway/runtime';
 import { createTestDatabase } from '@gateway/testing';
 import { dispatcherConfigSchema, type DispatcherConfig } from '../config.js';
 import { dispatcherDatabaseTemplate } from '../db/migrate.js';
 import { createDispatcher, type Dispatcher } from '../dispatcher.js';
+import { mountInternalApi } from '../http/internal-routes.js';
 import type { Lookup } from '../outbound/guarded-agent.js';
 import { RECEIVER_HOST } from './test-ca.suite.js';
 
@@ -95,6 +96,20 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       await db.drop();
     },
   };
+}
+
+/** The harness's internal API (behind `TEST_INTERNAL_TOKEN`) as an app, not yet listening. */
+export function internalApiApp(harness: Harness) {
+  const logger = createLogger({ service: 'dispatcher', level: 'silent' });
+  const app = createServiceApp({
+    logger,
+    metrics: harness.metrics,
+    readiness: [],
+    isShuttingDown: () => false,
+  });
+  mountInternalApi(app, harness.dispatcher, TEST_INTERNAL_TOKEN);
+  finishApp(app, logger);
+  return app;
 }
 
 export function completedEvent(

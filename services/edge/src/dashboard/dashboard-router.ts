@@ -1,7 +1,12 @@
 import express, { type Router } from 'express';
 import type { EdgeDeps } from '../deps.js';
+import { operatorConsoleRoutes } from './operator-console.js';
 import { operatorRoutes } from './operator-routes.js';
-import { ownerRoutes } from './owner-routes.js';
+import { ownerOnly, ownerRoutes } from './owner-routes.js';
+import { scopedTokenRoutes } from './owner-scoped-tokens.js';
+import { webhookRoutes } from './owner-webhooks.js';
+import { sendStatement } from './statements.js';
+import { sessionOf } from './session-routes.js';
 import { requireSession, sessionRoutes } from './session-routes.js';
 import { DEFAULT_DASHBOARD_SETTINGS } from './settings.js';
 
@@ -20,6 +25,12 @@ export function dashboardRouter(deps: EdgeDeps): Router {
   router.use(sessionRoutes(deps, settings));
   router.use(requireSession(deps, settings));
   router.use('/operator', operatorRoutes(deps, settings));
+  router.use('/operator', operatorConsoleRoutes(deps));
   router.use(ownerRoutes(deps));
+  router.use('/scoped-tokens', ownerOnly, scopedTokenRoutes(deps));
+  router.use('/webhooks', ownerOnly, webhookRoutes(deps));
+  router.get('/statement', ownerOnly, async (req, res) => {
+    await sendStatement(deps, req, res, sessionOf(res).account?.id ?? '');
+  });
   return router;
 }

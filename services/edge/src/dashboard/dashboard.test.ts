@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Request } from 'express';
-import { DASHBOARD_CSRF_HEADER, type DashboardSession } from '@gateway/contracts';
+import { DASHBOARD_CSRF_HEADER } from '@gateway/contracts';
 import {
   createTenant,
   putModel,
@@ -8,13 +8,19 @@ import {
   type BillingUnderTest,
   type Tenant,
 } from '../test-support/billing.suite.js';
+import {
+  ORIGIN,
+  PASSWORD,
+  adminAuth,
+  invite as inviteOwner,
+  ownerOf as signedInOwner,
+  signIn as signInAs,
+} from '../test-support/dashboard.suite.js';
 import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 import { cookieMustBeSecure } from './session-cookie.js';
 
 /** The dashboard's API through edge, against the real billing (sessions, keys, operators). */
 
-const ORIGIN = 'http://127.0.0.1:8080';
-const PASSWORD = 'correct horse battery';
 const IDLE_MS = 5 * 60_000;
 const MAX_MS = 60 * 60_000;
 
@@ -45,63 +51,11 @@ afterAll(async () => {
   await billing?.close();
 });
 
-const admin = () => ({ Authorization: `Bearer ${edge.adminToken}` });
-
-/** A browser: its session cookie and CSRF token, sent the way the single-page app sends them. */
-class Browser {
-  cookie = '';
-  csrf = '';
-
-  take(response: { headers: Record<string, unknown>; body: DashboardSession }) {
-    const setCookie = (response.headers['set-cookie'] as string[] | undefined)?.[0] ?? '';
-    this.cookie = setCookie.split(';')[0] ?? '';
-    this.csrf = response.body.csrf_token;
-    return response;
-  }
-
-  send(method: 'get' | 'post' | 'delete', path: string, options: { csrf?: boolean } = {}) {
-    let call = edge.api[method](`/dashboard/api${path}`).set('Cookie', this.cookie);
-    if (method !== 'get') call = call.set('Origin', ORIGIN);
-    if (method !== 'get' && options.csrf !== false) {
-      call = call.set(DASHBOARD_CSRF_HEADER, this.csrf);
-    }
-    return call;
-  }
-}
-
-async function invite(accountId: string, email: string): Promise<string> {
-  const response = await edge.api
-    .post(`/admin/v1/accounts/${accountId}/invitations`)
-    .set(admin())
-    .send({ email });
-  expect(response.status).toBe(201);
-  expect(response.body.url).toBe(
-    `${ORIGIN}/dashboard/invitation#token=${encodeURIComponent(response.body.token as string)}`,
-  );
-  return response.body.token as string;
-}
-
-async function ownerOf(tenant: Tenant, email: string): Promise<Browser> {
-  const token = await invite(tenant.accountId, email);
-  const browser = new Browser();
-  const accepted = await edge.api
-    .post('/dashboard/api/invitations/accept')
-    .set('Origin', ORIGIN)
-    .send({ token, password: PASSWORD });
-  expect(accepted.status).toBe(200);
-  browser.take(accepted);
-  return browser;
-}
-
-async function signIn(email: string, password = PASSWORD, realm?: 'owner' | 'operator') {
-  const browser = new Browser();
-  const response = await edge.api
-    .post('/dashboard/api/session')
-    .set('Origin', ORIGIN)
-    .send({ email, password, ...(realm ? { realm } : {}) });
-  if (response.status === 200) browser.take(response);
-  return { browser, response };
-}
+const admin = () => adminAuth(edge);
+const invite = (accountId: string, email: string) => inviteOwner(edge, accountId, email);
+const ownerOf = (tenant: Tenant, email: string) => signedInOwner(edge, tenant, email);
+const signIn = (email: string, password = PASSWORD, realm?: 'owner' | 'operator') =>
+  signInAs(edge, email, password, realm);
 
 async function chat(key: string) {
   return edge.api

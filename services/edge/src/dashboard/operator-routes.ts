@@ -23,7 +23,7 @@ const validateCredit = createBodyValidator<DashboardCreditRequest>(DashboardCred
 const validateInvite = createBodyValidator<InvitationCreateRequest>(InvitationCreateRequestSchema);
 
 /** Operator users of either role read; only role `operator` writes (finance reads only). */
-const operatorsOnly: RequestHandler = (req, res, next) => {
+export const operatorsOnly: RequestHandler = (req, res, next) => {
   const { role } = sessionOf(res).user;
   if (role === 'owner') throw new GatewayError('forbidden', 'Operators only');
   if (role === 'finance' && req.method !== 'GET' && req.method !== 'HEAD') {
@@ -32,7 +32,7 @@ const operatorsOnly: RequestHandler = (req, res, next) => {
   next();
 };
 
-const account = (req: Request) => `/accounts/${pathSegment(String(req.params.id))}`;
+export const account = (req: Request) => `/accounts/${pathSegment(String(req.params.id))}`;
 
 /** The invitation link: on `PUBLIC_BASE_URL`, else on the origin the request came to. */
 export function withInvitationUrl(

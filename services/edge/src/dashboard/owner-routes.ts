@@ -21,7 +21,7 @@ const validateCreate = createBodyValidator<DashboardApiKeyCreateRequest>(
 type KeyRow = { name: string; created_at: string; last_used_at: string | null };
 
 /** Owner routes: the account is the session's, never one named in a path or a body. */
-const ownerOnly: RequestHandler = (_req, res, next) => {
+export const ownerOnly: RequestHandler = (_req, res, next) => {
   const session = sessionOf(res);
   if (session.user.role !== 'owner' || session.account === null) {
     throw new GatewayError('forbidden', 'Account owners only');
@@ -29,7 +29,7 @@ const ownerOnly: RequestHandler = (_req, res, next) => {
   next();
 };
 
-const accountPath = (res: express.Response) =>
+export const accountPath = (res: express.Response) =>
   `/accounts/${pathSegment(sessionOf(res).account?.id ?? '')}`;
 
 /** `/dashboard/api/overview` and `/dashboard/api/api-keys` (after `requireSession`). */

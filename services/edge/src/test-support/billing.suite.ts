@@ -35,6 +35,8 @@ export interface BillingUnderTest {
 export interface BillingTestOptions {
   /** The dashboard's clock and timings (e.g. to end sessions on cue). */
   dashboard?: Omit<DashboardOptions, 'prisma'>;
+  /** 0: ledger entries are listed as soon as committed (default: after a safety delay). */
+  entriesStableAfterMs?: number;
 }
 
 export async function startBilling(options: BillingTestOptions = {}): Promise<BillingUnderTest> {
@@ -48,7 +50,14 @@ export async function startBilling(options: BillingTestOptions = {}): Promise<Bi
     keyring: Keyring.parse(randomBytes(32).toString('base64')),
     clock,
   });
-  const ledger = createLedgerService({ prisma, clock, holdTtlMs: 15 * 60_000 });
+  const ledger = createLedgerService({
+    prisma,
+    clock,
+    holdTtlMs: 15 * 60_000,
+    ...(options.entriesStableAfterMs === undefined
+      ? {}
+      : { entriesStableAfterMs: options.entriesStableAfterMs }),
+  });
   const logger = createLogger({ service: 'billing', destination: silentStream });
   const app = createServiceApp({
     logger,

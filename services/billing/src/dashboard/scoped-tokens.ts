@@ -1,0 +1,103 @@
+import {
+  DASHBOARD_PAGE,
+  GatewayError,
+  microDzdToDzd,
+  type DashboardScopedToken,
+  type DashboardScopedTokenList,
+  type ScopedTokenState,
+} from '@gateway/contracts';
+import type { PrismaClient } from '../db/client.js';
+import type { Clock } from '../identity/index.js';
+
+export type ScopedTokenRow = Awaited<ReturnType<PrismaClient['scopedToken']['findFirstOrThrow']>>;
+
+const invalid = (param: string, message: string) =>
+  new GatewayError('invalid_request_body', message, { param });
+
+/** `?limit=`: 1..100, the default when absent. */
+export function dashboardPageSize(value: unknown): number {
+  if (value === undefined) return DASHBOARD_PAGE.defaultLimit;
+  const size = typeof value === 'string' && /^\d{1,3}$/.test(value) ? Number(value) : NaN;
+  if (!(size >= 1 && size <= DASHBOARD_PAGE.maxLimit)) {
+    throw invalid('limit', `limit must be an integer from 1 to ${DASHBOARD_PAGE.maxLimit}`);
+  }
+  return size;
+}
+
+/** Revoked wins over expired, expired over exhausted (nothing left under the limit). */
+function stateOf(row: ScopedTokenRow, remaining: bigint | null, now: Date): ScopedTokenState {
+  if (row.revokedAt !== null) return 'revoked';
+  if (row.expiresAt <= now) return 'expired';
+  return remaining === 0n ? 'exhausted' : 'valid';
+}
+
+export function scopedTokenToJson(row: ScopedTokenRow, now: Date): DashboardScopedToken {
+  const limit = row.spendingLimitMicroDzd;
+  const left = limit === null ? null : limit - row.spentMicroDzd - row.reservedMicroDzd;
+  const remaining = left === null ? null : left > 0n ? left : 0n;
+  return {
+    id: row.id,
+    api_key_name: row.apiKeyName,
+    origin: row.origin,
+    models: row.models.length === 0 ? null : row.models,
+    created_at: row.createdAt.toISOString(),
+    expires_at: row.expiresAt.toISOString(),
+    revoked_at: row.revokedAt?.toISOString() ?? null,
+    spending_limit_dzd: limit === null ? null : microDzdToDzd(limit),
+    spent_dzd: microDzdToDzd(row.spentMicroDzd),
+    remaining_dzd: remaining === null ? null : microDzdToDzd(remaining),
+    state: stateOf(row, remaining, now),
+  };
+}
+
+/**
+ * The registry of an account's scoped tokens for its owner: a keyset page (newest first; the
+ * cursor is the last id of the previous page, which must be the account's own) and revocation
+ * by id. Revocation writes `revoked_at`, which authentication reads on every request.
+ */
+export class DashboardScopedTokens {
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(accountId: string, query: { limit?: unknown; cursor?: unknown }) {
+    const limit = dashboardPageSize(query.limit);
+    const cursor = await this.#cursor(accountId, query.cursor);
+    const rows = await this.prisma.scopedToken.findMany({
+      where: { accountId },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: limit,
+      ...(cursor ? { cursor: { id: cursor }, skip: 1 } : {}),
+    });
+    const now = this.clock();
+    const list: DashboardScopedTokenList = {
+      object: 'list',
+      data: rows.map((row) => scopedTokenToJson(row, now)),
+      next_cursor: rows.length === limit ? rows[rows.length - 1]!.id : null,
+    };
+    return list;
+  }
+
+  /** Idempotent: a second revocation keeps the first time. Another account's id: 404. */
+  async revoke(accountId: string, id: string): Promise<DashboardScopedToken> {
+    const now = this.clock();
+    await this.prisma.scopedToken.updateMany({
+      where: { id, accountId, revokedAt: null },
+      data: { revokedAt: now },
+    });
+    const row = await this.prisma.scopedToken.findFirst({ where: { id, accountId } });
+    if (!row) throw new GatewayError('resource_not_found', 'Scoped token not found');
+    return scopedTokenToJson(row, now);
+  }
+
+  async #cursor(accountId: string, value: unknown): Promise<string | null> {
+    if (value === undefined) return null;
+    const found =
+      typeof value === 'string' && value.length <= 64
+        ? await this.prisma.scopedToken.findFirst({ where: { id: value, accountId } })
+        : null;
+    if (!found) throw invalid('cursor', 'cursor is not valid');
+    return found.id;
+  }
+}

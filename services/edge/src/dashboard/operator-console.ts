@@ -1,0 +1,71 @@
+import express, { type Router } from 'express';
+import {
+  DashboardAccountPatchRequestSchema,
+  createBodyValidator,
+  pathSegment,
+  type DashboardAccountPatchRequest,
+} from '@gateway/contracts';
+import type { EdgeDeps } from '../deps.js';
+import { jsonBody } from '../http/body.js';
+import { ModelPutRequestSchema } from '../schemas/admin.js';
+import { adminCall } from './billing-calls.js';
+import { account, operatorsOnly } from './operator-routes.js';
+import { deliveryPage } from './owner-webhooks.js';
+import { PAGE_PARAMS, pickQuery } from './query.js';
+import { sendStatement } from './statements.js';
+
+const validatePatch = createBodyValidator<DashboardAccountPatchRequest>(
+  DashboardAccountPatchRequestSchema,
+);
+const validateModel = createBodyValidator<Record<string, unknown>>(ModelPutRequestSchema);
+
+/**
+ * `/dashboard/api/operator/*`, part 2 (after `requireSession`): the catalog, the ledger, the
+ * invariant check, statements, deliveries, suspension and rate limits, passed to the operator
+ * API. Role `finance` reads only (`operatorsOnly`).
+ */
+export function operatorConsoleRoutes(deps: EdgeDeps): Router {
+  const router = express.Router();
+  const body = jsonBody(deps.limits.jsonBodyBytes);
+  const get = (path: string) => adminCall(deps, { method: 'GET', path });
+  router.use(operatorsOnly);
+  router.get('/models', async (_req, res) => {
+    const { models } = (await get('/models')) as { models: unknown[] };
+    res.json({ object: 'list', data: models });
+  });
+  router.put('/models/*model', ...body, async (req, res) => {
+    const input = validateModel(req.body);
+    const id = (req.params as { model: string[] }).model.map(pathSegment).join('/');
+    const model = await adminCall(deps, { method: 'PUT', path: `/models/${id}`, body: input });
+    deps.billing.invalidateCatalog();
+    res.json(model);
+  });
+  router.get('/ledger/entries', async (req, res) => {
+    const query = pickQuery(req.query, ['account', 'from', 'to', ...PAGE_PARAMS]);
+    const page = (await get(`/ledger/entries?${query}`)) as {
+      entries: unknown[];
+      next_cursor: string | null;
+    };
+    res.json({ object: 'list', data: page.entries, next_cursor: page.next_cursor });
+  });
+  router.get('/ledger/check', async (_req, res) => {
+    res.json(await get('/ledger/check'));
+  });
+  router.get('/accounts/:id/statement', async (req, res) => {
+    await sendStatement(deps, req, res, String(req.params.id));
+  });
+  router.get('/accounts/:id/webhook-deliveries', async (req, res) => {
+    await get(account(req)); // the dispatcher knows no accounts: 404 for a typo
+    res.json(await deliveryPage(deps, account(req), req.query));
+  });
+  for (const action of ['suspend', 'unsuspend'] as const) {
+    router.post(`/accounts/:id/${action}`, async (req, res) => {
+      res.json(await adminCall(deps, { method: 'POST', path: `${account(req)}/${action}` }));
+    });
+  }
+  router.patch('/accounts/:id', ...body, async (req, res) => {
+    const input = validatePatch(req.body);
+    res.json(await adminCall(deps, { method: 'PATCH', path: account(req), body: input }));
+  });
+  return router;
+}

@@ -1,0 +1,36 @@
+import type { Request, Response } from 'express';
+import { pathSegment } from '@gateway/contracts';
+import { headerOf } from '@gateway/runtime';
+import type { EdgeDeps } from '../deps.js';
+import { adminCall, throwIfRefused } from './billing-calls.js';
+import { pickQuery } from './query.js';
+
+/** CSV when asked by `?format=csv` (a download link cannot set headers) or `Accept: text/csv`. */
+const wantsCsv = (req: Request) =>
+  req.query.format === 'csv' || req.accepts(['application/json', 'text/csv']) === 'text/csv';
+
+/**
+ * An account's statement as the operator API gives it (`?from=&to=`, JSON or CSV); billing
+ * checks the dates. Only `from` and `to` travel on: nothing else of the URL reaches billing.
+ */
+export async function sendStatement(
+  deps: EdgeDeps,
+  req: Request,
+  res: Response,
+  accountId: string,
+): Promise<void> {
+  const query = pickQuery(req.query, ['from', 'to']);
+  const path = `/accounts/${pathSegment(accountId)}/statement?${query}`;
+  if (!wantsCsv(req)) {
+    res.json(await adminCall(deps, { method: 'GET', path }));
+    return;
+  }
+  const answer = await deps.billing.forwardAdmin({
+    method: 'GET',
+    path,
+    headers: { Accept: 'text/csv' },
+  });
+  throwIfRefused('billing', answer);
+  res.type(headerOf(answer, 'content-type') ?? 'text/csv');
+  res.attachment(`statement-${accountId}.csv`).send(answer.body);
+}
