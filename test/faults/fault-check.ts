@@ -53,7 +53,13 @@ interface HoldRow {
   account_id: string;
   status: string;
   settled: string | null;
+  /** The charge was given back: the answer reached nobody (a ledger reversal). */
+  refunded: boolean;
 }
+
+/** A hold that charged the customer and kept the charge. */
+const charged = (hold: HoldRow) =>
+  hold.status === 'settled' && BigInt(hold.settled ?? 0) > 0n && !hold.refunded;
 
 interface Delivery {
   id: string;
@@ -65,7 +71,8 @@ const priced = (usage: Usage) =>
 
 async function holdsSince(stack: FaultStack, since: Date): Promise<HoldRow[]> {
   const { rows } = await stack.sql.query<HoldRow>(
-    `SELECT account_id, status::text AS status, settled_amount_micro_dzd::text AS settled
+    `SELECT account_id, status::text AS status, settled_amount_micro_dzd::text AS settled,
+            refunded_at IS NOT NULL AS refunded
        FROM holds WHERE created_at >= $1 AND account_id = ANY($2)`,
     [since, stack.lanes.map((lane) => lane.accountId)],
   );
@@ -81,8 +88,10 @@ function deliveriesOf(stack: FaultStack, id: string): Delivery[] {
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Waits (bounded) until no hold of the round is pending, the node is idle and every accepted
- * async job got a webhook: the moment "beyond its job" begins. */
+/** Waits (bounded) until no hold of the round is pending, the node is idle, every accepted
+ * async job got a webhook and no request is charged without an answer (an answer nobody read is
+ * refunded once edge's reply queue dead-letters it, 30 s after edge died): the moment "beyond
+ * its job" begins. */
 export async function quiesce(stack: FaultStack, since: Date, sent: Sent[]): Promise<void> {
   const deadline = Date.now() + FAULTS.settleWaitMs;
   while (Date.now() < deadline) {
@@ -95,7 +104,8 @@ export async function quiesce(stack: FaultStack, since: Date, sent: Sent[]): Pro
       holds !== undefined &&
       holds.every((hold) => hold.status !== 'pending') &&
       stack.node.stats().outstanding === 0 &&
-      waitingHooks.length === 0;
+      waitingHooks.length === 0 &&
+      !sent.some((s) => chargedUnanswered(s, holds, deliveriesOf(stack, s.id)));
     if (quiet) return;
     await delay(250);
   }
@@ -108,7 +118,7 @@ interface Verdict {
 }
 
 function judge(sent: Sent, holds: HoldRow[], completed: number, hooks: Delivery[]): Verdict {
-  const settled = holds.filter((h) => h.status === 'settled' && BigInt(h.settled ?? 0) > 0n);
+  const settled = holds.filter(charged);
   const chargedMicro = settled.reduce((sum, h) => sum + BigInt(h.settled ?? 0), 0n);
   const answer = sent.outcomes.find((o) => o.kind === 'answer');
   const relayed = sent.outcomes.some((o) => o.relayed > 0);
@@ -143,6 +153,16 @@ const kindsOf = (request: Sent) => request.outcomes.map((o) => `${o.kind}/${o.st
 const gotSomething = (request: Sent) =>
   request.outcomes.some((o) => o.kind === 'left' || o.relayed > 0);
 
+const answeredOrNotified = (request: Sent, hooks: Delivery[]) =>
+  request.outcomes.some((o) => o.kind === 'answer') ||
+  hooks.some((hook) => hook.status === 'succeeded');
+
+/** Charged, though the client got nothing and did not leave. `holds`: the round's or its own. */
+function chargedUnanswered(request: Sent, holds: HoldRow[], hooks: Delivery[]): boolean {
+  const own = holds.filter((hold) => hold.account_id === request.lane.accountId);
+  return own.some(charged) && !answeredOrNotified(request, hooks) && !gotSomething(request);
+}
+
 /** Checks one repetition and adds it to the scenario's tally. */
 export async function checkRound(
   stack: FaultStack,
@@ -158,16 +178,14 @@ export async function checkRound(
     const own = holds.filter((hold) => hold.account_id === request.lane.accountId);
     const hooks = deliveriesOf(stack, request.id);
     const verdict = judge(request, own, calls[request.id]?.completed ?? 0, hooks);
-    const charges = own.filter((h) => h.status === 'settled' && BigInt(h.settled ?? 0) > 0n);
-    const answered =
-      request.outcomes.some((o) => o.kind === 'answer') ||
-      hooks.some((hook) => hook.status === 'succeeded');
+    const charges = own.filter(charged);
+    const answered = answeredOrNotified(request, hooks);
     tally.requests += 1;
     tally.answers += answered ? 1 : 0;
     tally.charges += charges.length;
     tally.modelCalls += calls[request.id]?.started ?? 0;
     tally.pendingHolds += own.filter((hold) => hold.status === 'pending').length;
-    if (charges.length > 0 && !answered && !gotSomething(request)) {
+    if (chargedUnanswered(request, own, hooks)) {
       tally.chargedUnanswered += 1;
       tally.problems.push(`charged, no answer: ${request.id} (client: ${kindsOf(request)})`);
     }

@@ -2,7 +2,11 @@ import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { makeEnvelope, type BillingSettlementPayload } from '@gateway/contracts';
 import { gatewayNames, type MessageBus } from '@gateway/messaging';
 import { waitFor } from '../support/worker-harness.js';
-import { ledgerTransactionsOf, startSettlementConsumerFor } from './settlement-consumer.suite.js';
+import {
+  ledgerTransactionsOf,
+  refunded,
+  startSettlementConsumerFor,
+} from './settlement-consumer.suite.js';
 import { chatModel, contentOf, expectedCost, useWorkerFixture } from './worker-fixture.suite.js';
 
 /*
@@ -128,6 +132,39 @@ describe('worker: settlement outbox (billing unreachable when settling)', () => 
     const hold = await fixture.billing.hold(holdId);
     expect(hold.settled).toBe(expectedCost({ promptTokens: 12, completionTokens: 7 }));
     expect(await settlementsOf(holdId)).toBe(1);
+  });
+
+  it("refunds a settled answer whose final reply edge's queue dead-lettered unread; a chunk changes nothing", async () => {
+    await fixture.putModel('acme/outbox-unread', chatModel([fixture.node.url]));
+    const holdId = await fixture.hold('acme/outbox-unread', { inputTokens: 40 });
+    consumer = await startBillingConsumer();
+    const queue = { queue: gatewayNames(fixture.prefix).queues.billingSettlements };
+    const settle: BillingSettlementPayload = {
+      holdId,
+      jobId: holdId,
+      action: 'settle',
+      inputTokens: 12,
+      outputTokens: 7,
+      producedAtMs: Date.now(),
+    };
+    await consumer.bus.publish(queue, makeEnvelope('billing.settlement', settle));
+    await waitFor(
+      async () => ((await fixture.billing.hold(holdId)).status === 'settled' ? true : undefined),
+      10_000,
+      'the settlement applied',
+    );
+    // What edge's reply queue dead-letters when its edge is gone (reply-router.ts).
+    const reply = (type: 'chunk' | 'final', seq: number) =>
+      makeEnvelope('inference.reply', { jobId: holdId, seq, type, data: {} });
+    await consumer.bus.publish(queue, reply('chunk', 0));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await refunded(fixture, holdId)).toBe(false);
+    await consumer.bus.publish(queue, reply('final', 1));
+    await waitFor(
+      async () => ((await refunded(fixture, holdId)) ? true : undefined),
+      10_000,
+      'the refund',
+    );
   });
 
   it('reports an async job failed when its hold was final before the queued settlement', async () => {

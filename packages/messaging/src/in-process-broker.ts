@@ -103,8 +103,13 @@ export class InProcessBroker {
     if (!queue || !unacked) return;
     queue.consumers.delete(consumer);
     for (const message of unacked) this.returnMessage(queue, message);
-    if (queue.decl.kind === 'transient' && queue.consumers.size === 0) this.deleteQueue(queue);
-    else this.scheduleDispatch(queue);
+    if (
+      queue.decl.kind === 'transient' &&
+      !queue.decl.outlivesConnection &&
+      queue.consumers.size === 0
+    ) {
+      this.deleteQueue(queue);
+    } else this.scheduleDispatch(queue);
   }
 
   /** Settles one delivery; false when it was no longer the consumer's (already returned). */

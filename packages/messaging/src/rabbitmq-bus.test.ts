@@ -206,3 +206,61 @@ describe('RabbitMQ dead-letter retention', () => {
     }
   }, 30_000);
 });
+
+describe('a reply queue that outlives its connection (issue 15, defect 4)', () => {
+  it('keeps replies across a closed connection, and dead-letters one nobody read in time', async () => {
+    const prefix = uniquePrefix('lasting');
+    const { queues } = gatewayNames(prefix);
+    const newBus = () =>
+      createRabbitMqBus({
+        url: testAmqpUrl(),
+        topology: gatewayTopology(prefix),
+        logger: silentLogger,
+        reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
+      });
+    const replies = `${prefix}edge.replies.test`;
+    const spec = {
+      name: replies,
+      kind: 'transient' as const,
+      outlivesConnection: {
+        expiresMs: 60_000,
+        messageTtlMs: 1_500,
+        deadLetterQueue: queues.billingSettlements,
+      },
+    };
+    const edge = newBus();
+    const worker = newBus();
+    try {
+      await Promise.all([edge.start(), worker.start()]);
+      await edge.declareQueue(spec);
+      await edge.close();
+      // Edge is away: a reply still finds its queue and waits there.
+      await worker.publish({ queue: replies }, 'while away');
+      const back = newBus();
+      try {
+        await back.start();
+        await back.declareQueue(spec);
+        const read: unknown[] = [];
+        await back.consume(replies, async (d) => (read.push(d.body), 'ack'), { prefetch: 1 });
+        await waitUntil(() => read.includes('while away'), 'the reply after the reconnect');
+      } finally {
+        await back.close();
+      }
+      // Nobody reads any more (edge died): past the TTL the reply goes to billing's queue.
+      await worker.publish({ queue: replies }, 'unread');
+      const settlements: unknown[] = [];
+      await worker.consume(
+        queues.billingSettlements,
+        async (d) => (settlements.push(d.body), 'ack'),
+        { prefetch: 1 },
+      );
+      await waitUntil(
+        () => settlements.includes('unread'),
+        'the unread reply dead-lettered',
+        10_000,
+      );
+    } finally {
+      await worker.close();
+    }
+  }, 30_000);
+});

@@ -269,6 +269,7 @@ export function createGatewayBus(
     DEAD_LETTER_MAX_LENGTH?: number;
   },
   logger: BusLogger,
+  options: Pick<RabbitMqBusOptions, 'publishConfirmTimeoutMs'> = {},
 ): MessageBus {
   const deadLetters = {
     messageTtlMs: config.DEAD_LETTER_TTL_MS ?? DEFAULT_DEAD_LETTER_RETENTION.messageTtlMs,
@@ -278,5 +279,6 @@ export function createGatewayBus(
     url: config.AMQP_URL,
     topology: gatewayTopology(config.AMQP_PREFIX, deadLetters),
     logger,
+    ...options,
   });
 }

@@ -18,6 +18,10 @@ export interface QueueDeclaration {
   bindings: Binding[];
   /** Where the `retry` outcome parks a message, and how often. */
   retry?: { queue: string; maxRetries: number };
+  /** Transient queue that survives its connection (durable, not exclusive), see QueueSpec. */
+  outlivesConnection?: boolean;
+  /** Deleted this long after its last consumer left (`x-expires`). */
+  expiresMs?: number;
 }
 
 export interface TopologyPlan {
@@ -35,6 +39,10 @@ const LIMITS = {
   retryDelayMs: [1, 24 * 60 * 60 * 1000],
   maxRetries: [0, 100],
   maxLength: [1, 10_000_000],
+} as const;
+const LASTING_LIMITS = {
+  expiresMs: [1_000, 24 * 60 * 60 * 1000],
+  messageTtlMs: [100, 60 * 60 * 1000],
 } as const;
 const DEAD_LETTER_LIMITS = {
   messageTtlMs: [1, 30 * 24 * 60 * 60 * 1000],
@@ -68,9 +76,26 @@ export function planQueue(
   const bindings = (spec.bindings ?? []).map((b) => ({ ...b }));
   if (spec.kind === 'transient') {
     const maxLength = spec.maxLength ?? DEFAULT_TRANSIENT_MAX_LENGTH;
-    return [
-      { name: spec.name, kind: 'transient', maxLength, overflow: 'reject-publish', bindings },
-    ];
+    const queue: QueueDeclaration = {
+      name: spec.name,
+      kind: 'transient',
+      maxLength,
+      overflow: 'reject-publish',
+      bindings,
+    };
+    const lasting = spec.outlivesConnection;
+    if (lasting) {
+      checkRange(spec.name, 'expiresMs', lasting.expiresMs, LASTING_LIMITS.expiresMs);
+      checkRange(spec.name, 'messageTtlMs', lasting.messageTtlMs, LASTING_LIMITS.messageTtlMs);
+      checkName(lasting.deadLetterQueue, 'queue');
+      Object.assign(queue, {
+        outlivesConnection: true,
+        expiresMs: lasting.expiresMs,
+        messageTtlMs: lasting.messageTtlMs,
+        deadLetter: { exchange: '', routingKey: lasting.deadLetterQueue },
+      });
+    }
+    return [queue];
   }
   const dead = deadQueueName(spec.name);
   const maxLength = spec.maxLength ?? DEFAULT_QUORUM_MAX_LENGTH;
@@ -117,6 +142,7 @@ export function queueArguments(queue: QueueDeclaration): Record<string, string |
   if (queue.kind === 'quorum') args['x-queue-type'] = 'quorum';
   if (queue.deliveryLimit !== undefined) args['x-delivery-limit'] = queue.deliveryLimit;
   if (queue.messageTtlMs !== undefined) args['x-message-ttl'] = queue.messageTtlMs;
+  if (queue.expiresMs !== undefined) args['x-expires'] = queue.expiresMs;
   if (queue.deadLetter) {
     args['x-dead-letter-exchange'] = queue.deadLetter.exchange;
     args['x-dead-letter-routing-key'] = queue.deadLetter.routingKey;
@@ -126,14 +152,17 @@ export function queueArguments(queue: QueueDeclaration): Record<string, string |
   return args;
 }
 
-/** Transient queues die with their connection; everything else survives broker restarts. */
+/**
+ * Transient queues die with their connection (unless they outlive it); everything else
+ * survives broker restarts.
+ */
 export function queueOptions(queue: QueueDeclaration): {
   durable: boolean;
   exclusive: boolean;
   autoDelete: boolean;
   arguments: Record<string, string | number>;
 } {
-  const transient = queue.kind === 'transient';
+  const transient = queue.kind === 'transient' && !queue.outlivesConnection;
   return {
     durable: !transient,
     exclusive: transient,
@@ -205,4 +234,15 @@ function checkUnique(names: string[], what: string): void {
 
 function invalid(message: string): never {
   throw new BusError('invalid-argument', message);
+}
+
+function checkRange(
+  queue: string,
+  key: string,
+  value: number,
+  [min, max]: readonly number[],
+): void {
+  if (!Number.isInteger(value) || value < min! || value > max!) {
+    invalid(`queue ${queue}: ${key} must be an integer in ${min}..${max}`);
+  }
 }

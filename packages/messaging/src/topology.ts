@@ -26,6 +26,13 @@ export interface QueueSpec {
   /** Messages held before publishes are rejected (quorum queues may take one more). */
   maxLength?: number;
   bindings?: Binding[];
+  /**
+   * Transient only: the queue outlives its connection and a broker restart (durable, not
+   * exclusive), so replies published during a blip wait for the process to reconnect. It is
+   * deleted `expiresMs` after its last consumer left; a message not consumed within
+   * `messageTtlMs` (its process is gone) is dead-lettered to the queue `deadLetterQueue`.
+   */
+  outlivesConnection?: { expiresMs: number; messageTtlMs: number; deadLetterQueue: string };
 }
 
 export interface Topology {

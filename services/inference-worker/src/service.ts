@@ -13,6 +13,7 @@ import { startJobConsumers } from './jobs/job-consumer.js';
 import { createWorkerMetrics } from './jobs/metrics.js';
 import { createNodeRegistry } from './upstream/node-pool.js';
 
+const PUBLISH_WAIT_MS = 60_000;
 export interface WorkerDependencies {
   /** A bus to share (local mode runs every service on one in-process bus); else RabbitMQ. */
   bus?: MessageBus;
@@ -28,7 +29,11 @@ export async function startWorkerService(
   dependencies: WorkerDependencies = {},
 ): Promise<{ port: number }> {
   const ownsBus = dependencies.bus === undefined;
-  const bus = dependencies.bus ?? createGatewayBus(config, shell.logger);
+  // A reply or settlement waits out a broker restart (a minute) rather than fail: the answer
+  // exists, and failing would make its job run again (issue 15).
+  const bus =
+    dependencies.bus ??
+    createGatewayBus(config, shell.logger, { publishConfirmTimeoutMs: PUBLISH_WAIT_MS });
   const registry = createNodeRegistry();
   const external =
     config.EXTERNAL_PROVIDER_URL && config.EXTERNAL_PROVIDER_API_KEY

@@ -7,6 +7,7 @@ import {
   parseEnvelope,
   type BillingSettlementPayload,
   type InferenceCompletedPayload,
+  type InferenceReplyPayload,
 } from '@gateway/contracts';
 import type { Consumer, Delivery, GatewayNames, MessageBus, Outcome } from '@gateway/messaging';
 import type { Logger } from '@gateway/observability';
@@ -60,9 +61,11 @@ async function handle(
   options: SettlementConsumerOptions,
   stopping: () => boolean,
 ): Promise<Outcome> {
+  const unread = unreadFinalReply(delivery.body);
+  if (unread === 'other reply') return 'ack';
   let settlement: BillingSettlementPayload;
   try {
-    settlement = parseEnvelope('billing.settlement', delivery.body).payload;
+    settlement = unread ?? parseEnvelope('billing.settlement', delivery.body).payload;
   } catch (error) {
     if (!(error instanceof EnvelopeError)) throw error;
     options.logger.error({ reason: error.reason }, 'unreadable settlement dead-lettered');
@@ -128,6 +131,25 @@ async function apply(
       costMicroDzd: microDzdToWire(settled.costMicroDzd),
     });
   }
+}
+
+/**
+ * Edge's reply queue dead-letters a reply nobody read in time here (its edge is gone; see
+ * services/edge/src/jobs/reply-router.ts): a final reply's answer reached nobody, so its charge
+ * is refunded (idempotent; `not_settled` when nothing was charged). Chunks and error replies
+ * need nothing. Undefined: not a reply (a queued settlement).
+ */
+function unreadFinalReply(body: unknown): BillingSettlementPayload | 'other reply' | undefined {
+  let reply: InferenceReplyPayload;
+  try {
+    reply = parseEnvelope('inference.reply', body).payload;
+  } catch (error) {
+    if (error instanceof EnvelopeError) return undefined;
+    throw error;
+  }
+  if (reply.type !== 'final') return 'other reply';
+  // A job's hold id is its job id (edge admits with holdId = jobId).
+  return { action: 'refund', holdId: reply.jobId, jobId: reply.jobId, producedAtMs: Date.now() };
 }
 
 /** The async job's hold was final before its settlement: its webhook reports a failure. */

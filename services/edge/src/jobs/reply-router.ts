@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EnvelopeError, parseEnvelope } from '@gateway/contracts';
 import type { InferenceReplyPayload } from '@gateway/contracts';
+import { gatewayNames } from '@gateway/messaging';
 import type { Consumer, Delivery, MessageBus, Outcome } from '@gateway/messaging';
 import type { Logger } from '@gateway/observability';
 
@@ -16,13 +17,20 @@ export interface ReplyRouterOptions {
 }
 
 const DEFAULT_PREFETCH = 256;
+/** A reply not read in this time belongs to an edge that is gone (a reconnect takes seconds). */
+export const REPLY_UNREAD_TTL_MS = 30_000;
+/** The queue of an edge that is gone is deleted this long after it stopped reading. */
+const REPLY_QUEUE_EXPIRES_MS = 10 * 60_000;
 
 /**
- * ONE transient reply queue per edge process: every synchronous job names it as `replyTo`, and
- * replies are handed to the request waiting for that job id. A reply nobody waits for any more
- * (the client left, edge timed out) is dropped: the money was already finalised by the worker.
- * The queue vanishes with the connection; the bus declares it again, empty, after a reconnect,
- * and the requests whose replies were lost end at their timeout.
+ * ONE reply queue per edge process: every synchronous job names it as `replyTo`, and replies
+ * are handed to the request waiting for that job id. A reply nobody waits for any more (the
+ * client left, edge timed out) is dropped: the money was already finalised by the worker.
+ * The queue outlives edge's connection and a broker restart (issue 15, defect 4): replies sent
+ * meanwhile wait until edge has reconnected, so its waiting requests still get their answers.
+ * A reply left unread for `REPLY_UNREAD_TTL_MS` (this edge died) is dead-lettered to
+ * `billing.settlements`, where billing refunds a final one: an answer nobody received is not
+ * charged.
  */
 export class ReplyRouter {
   readonly queue: string;
@@ -46,7 +54,15 @@ export class ReplyRouter {
 
   async start(): Promise<void> {
     const { bus } = this.#options;
-    await bus.declareQueue({ name: this.queue, kind: 'transient' });
+    await bus.declareQueue({
+      name: this.queue,
+      kind: 'transient',
+      outlivesConnection: {
+        expiresMs: REPLY_QUEUE_EXPIRES_MS,
+        messageTtlMs: REPLY_UNREAD_TTL_MS,
+        deadLetterQueue: gatewayNames(this.#options.prefix).queues.billingSettlements,
+      },
+    });
     this.#consumer = await bus.consume(this.queue, (delivery) => this.#route(delivery), {
       prefetch: this.#options.prefetch ?? DEFAULT_PREFETCH,
     });
