@@ -17,17 +17,20 @@ const COLORS = [
 export default function SpendBars({
   rows,
   metric = 'cost',
+  allDays,
 }: {
   rows: readonly DailySpendRow[];
   metric?: DailyMetric;
+  allDays?: readonly string[];
 }) {
-  const { data, models } = stackByModel(rows, metric);
+  const { data, models } = stackByModel(rows, metric, allDays);
   return (
     <BarChart
       h={280}
       data={data}
       dataKey="day"
       type="stacked"
+      maxBarWidth={48}
       withLegend
       legendProps={{ verticalAlign: 'bottom' }}
       xAxisProps={{ tickFormatter: (day: string) => formatDay(day) }}

@@ -1,6 +1,6 @@
 import { Center, Group, Loader, Paper, SegmentedControl, Text, Title } from '@mantine/core';
 import { lazy, Suspense, useState } from 'react';
-import { useDailySpend, USAGE_DAYS, type DailyMetric } from '../usage/daily-spend';
+import { recentUtcDays, useDailySpend, USAGE_DAYS, type DailyMetric } from '../usage/daily-spend';
 import { EmptyState, QueryState } from './QueryState';
 
 // Recharts is the largest library here: loaded only when there is something to draw.
@@ -44,7 +44,7 @@ export function SpendChart() {
                 </Center>
               }
             >
-              <SpendBars rows={rows} metric={metric} />
+              <SpendBars rows={rows} metric={metric} allDays={recentUtcDays()} />
             </Suspense>
           )
         }

@@ -19,9 +19,15 @@ export interface DailySpendRow {
 export const USAGE_DAYS = 30;
 const DAY_MS = 86_400_000;
 
+/** The last USAGE_DAYS UTC days, today included, oldest first (`YYYY-MM-DD`). */
+export function recentUtcDays(nowMs = Date.now()): string[] {
+  return Array.from({ length: USAGE_DAYS }, (_, i) =>
+    new Date(nowMs - (USAGE_DAYS - 1 - i) * DAY_MS).toISOString().slice(0, 10),
+  );
+}
+
 async function fetchDailySpend(): Promise<DailySpendRow[]> {
-  // From 00:00 UTC USAGE_DAYS − 1 days ago: whole UTC days, today included.
-  const from = new Date(Date.now() - (USAGE_DAYS - 1) * DAY_MS).toISOString().slice(0, 10);
+  const from = recentUtcDays()[0]!;
   const list = await api<UsageList>('GET', `/usage?group_by=day,model&from=${from}`);
   return list.data.map((group) => ({
     day: group.day ?? '',
@@ -46,13 +52,19 @@ export interface StackedDays {
 const valueOf = (row: DailySpendRow, metric: DailyMetric) =>
   metric === 'cost' ? row.cost_dzd : row.prompt_tokens + row.completion_tokens;
 
-/** Rows (day × model) pivoted into one bar per day stacked by model, days in order. */
+/**
+ * Rows (day × model) pivoted into one bar per day stacked by model, days in order; `allDays`
+ * (e.g. the last 30) get a bar slot even without usage, so the axis spans the whole period.
+ */
 export function stackByModel(
   rows: readonly DailySpendRow[],
   metric: DailyMetric = 'cost',
+  allDays: readonly string[] = [],
 ): StackedDays {
   const models = [...new Set(rows.map((row) => row.model))].sort();
-  const days = new Map<string, Record<string, string | number>>();
+  const days = new Map<string, Record<string, string | number>>(
+    allDays.map((day) => [day, { day }]),
+  );
   for (const row of rows) {
     const entry = days.get(row.day) ?? { day: row.day };
     entry[row.model] = Number(entry[row.model] ?? 0) + valueOf(row, metric);
