@@ -24,7 +24,7 @@ import { ListTable } from '../components/ListTable';
 import { LoadMore } from '../components/LoadMore';
 import { PageTitle } from '../components/PageTitle';
 import { EmptyState, ErrorAlert, QueryState } from '../components/QueryState';
-import { SecretOnce } from '../components/SecretOnce';
+import { SecretOnceModal } from '../components/SecretOnce';
 import { formatDateTime, formatDzd } from '../format';
 
 const STATE_COLORS: Record<ScopedTokenState, string> = {
@@ -211,17 +211,12 @@ export function ScopedTokensPage() {
           }}
         />
       </Modal>
-      <Modal
-        opened={issued !== null}
-        onClose={() => setIssued(null)}
+      <SecretOnceModal
         title="Scoped token"
-        closeOnClickOutside={false}
-        closeButtonProps={{ 'aria-label': 'Close' }}
-      >
-        {issued !== null && (
-          <SecretOnce label="token" value={issued} onDone={() => setIssued(null)} />
-        )}
-      </Modal>
+        label="token"
+        value={issued}
+        onClose={() => setIssued(null)}
+      />
     </>
   );
 }
