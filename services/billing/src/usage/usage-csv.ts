@@ -52,25 +52,38 @@ function lineOf(entry: UsageLogEntry): string {
   ]);
 }
 
-/** Pages through the log (`query` as for the JSON log; `limit` and `cursor` are the CSV's). */
+export interface CsvLimits {
+  maxRows: number;
+  pageRows: number;
+}
+
+const LIMITS: CsvLimits = { maxRows: USAGE_LIMITS.csvMaxRows, pageRows: USAGE_LIMITS.logPageMax };
+
+/**
+ * Pages through the log (`from`, `to` and, for operators, `account` as for the JSON log; the
+ * paging is the CSV's own). More rows than `maxRows`: the first `maxRows`, then a line saying so.
+ */
 export async function usageLogCsv(
   usage: UsageService,
   query: Record<string, unknown>,
   scope: { accountId?: string },
+  limits: CsvLimits = LIMITS,
 ): Promise<string> {
   const range = { from: query.from, to: query.to, account: query.account };
   let out = csvRow(HEADER);
   let rows = 0;
   let cursor: string | null = null;
+  let more = false;
   do {
     const page = await usage.log(
-      { ...range, limit: String(USAGE_LIMITS.logPageMax), ...(cursor ? { cursor } : {}) },
+      { ...range, limit: String(limits.pageRows), ...(cursor ? { cursor } : {}) },
       scope,
     );
-    for (const entry of page.data.slice(0, USAGE_LIMITS.csvMaxRows - rows)) out += lineOf(entry);
+    for (const entry of page.data.slice(0, limits.maxRows - rows)) out += lineOf(entry);
+    more = rows + page.data.length > limits.maxRows;
     rows += page.data.length;
     cursor = page.next_cursor;
-  } while (cursor !== null && rows < USAGE_LIMITS.csvMaxRows);
-  if (cursor !== null) out += csvRow([`# cut at ${USAGE_LIMITS.csvMaxRows} rows`]);
+  } while (cursor !== null && rows < limits.maxRows);
+  if (more || cursor !== null) out += csvRow([`# cut at ${limits.maxRows} rows`]);
   return out;
 }
