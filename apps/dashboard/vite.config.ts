@@ -12,6 +12,9 @@ export default defineConfig({
       '@gateway/contracts/dashboard-api': fileURLToPath(
         new URL('../../packages/contracts/src/dashboard-api.ts', import.meta.url),
       ),
+      '@gateway/contracts/usage-api': fileURLToPath(
+        new URL('../../packages/contracts/src/usage-api.ts', import.meta.url),
+      ),
     },
   },
   build: {

@@ -18,6 +18,28 @@ const AccountsPage = lazy(() =>
 const AccountDetailPage = lazy(() =>
   import('./pages/AccountDetailPage').then((module) => ({ default: module.AccountDetailPage })),
 );
+const CatalogPage = lazy(() =>
+  import('./pages/CatalogPage').then((module) => ({ default: module.CatalogPage })),
+);
+const LedgerPage = lazy(() =>
+  import('./pages/LedgerPage').then((module) => ({ default: module.LedgerPage })),
+);
+// Owners' heavier pages (tables, the chart) load when first opened.
+const ScopedTokensPage = lazy(() =>
+  import('./pages/ScopedTokensPage').then((module) => ({ default: module.ScopedTokensPage })),
+);
+const WebhooksPage = lazy(() =>
+  import('./pages/WebhooksPage').then((module) => ({ default: module.WebhooksPage })),
+);
+const UsagePage = lazy(() =>
+  import('./pages/UsagePage').then((module) => ({ default: module.UsagePage })),
+);
+const StatementPage = lazy(() =>
+  import('./pages/StatementPage').then((module) => ({ default: module.StatementPage })),
+);
+
+/** A lazily loaded page with the loader while its chunk arrives. */
+const later = (page: ReactNode) => <Suspense fallback={<Loading />}>{page}</Suspense>;
 
 function Loading() {
   return (
@@ -76,6 +98,10 @@ export const router = createBrowserRouter(
       children: [
         { index: true, element: <OverviewPage /> },
         { path: 'api-keys', element: <ApiKeysPage /> },
+        { path: 'scoped-tokens', element: later(<ScopedTokensPage />) },
+        { path: 'webhooks', element: later(<WebhooksPage />) },
+        { path: 'usage', element: later(<UsagePage />) },
+        { path: 'statement', element: later(<StatementPage />) },
       ],
     },
     {
@@ -83,22 +109,10 @@ export const router = createBrowserRouter(
       element: <Signed audience="operator" />,
       children: [
         { index: true, element: <Navigate to="accounts" replace /> },
-        {
-          path: 'accounts',
-          element: (
-            <Suspense fallback={<Loading />}>
-              <AccountsPage />
-            </Suspense>
-          ),
-        },
-        {
-          path: 'accounts/:accountId',
-          element: (
-            <Suspense fallback={<Loading />}>
-              <AccountDetailPage />
-            </Suspense>
-          ),
-        },
+        { path: 'accounts', element: later(<AccountsPage />) },
+        { path: 'accounts/:accountId', element: later(<AccountDetailPage />) },
+        { path: 'catalog', element: later(<CatalogPage />) },
+        { path: 'ledger', element: later(<LedgerPage />) },
       ],
     },
     { path: '*', element: <NotFoundPage /> },

@@ -92,6 +92,8 @@ export interface BillingClient {
   usage(accountId: string, query: URLSearchParams): Promise<UsageList>;
   /** The account's request log, newest first (`?from&to&limit&cursor`). */
   usageRequests(accountId: string, query: URLSearchParams): Promise<UsageLogPage>;
+  /** The same log as CSV, every page of the range (capped: USAGE_LIMITS.csvMaxRows). */
+  usageRequestsCsv(accountId: string, query: URLSearchParams): Promise<string>;
   createScopedToken(accountId: string, body: unknown): Promise<{ token: string }>;
   inspectScopedToken(accountId: string, token: string): Promise<unknown>;
   revokeScopedToken(accountId: string, token: string): Promise<unknown>;
@@ -175,6 +177,12 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     usage: (accountId, query) => get(`${account(accountId)}/usage${queryOf(query)}`),
     usageRequests: (accountId, query) =>
       get(`${account(accountId)}/usage/requests${queryOf(query)}`),
+    usageRequestsCsv: async (accountId, query) => {
+      const path = `${BILLING_API_PREFIX}${account(accountId)}/usage/requests${queryOf(query)}`;
+      const response = await http({ method: 'GET', path, headers: { Accept: 'text/csv' } });
+      if (response.status >= 400) throw errorFromAnswer('billing', response);
+      return response.body.toString('utf8');
+    },
     createScopedToken: (accountId, body) => post(`${account(accountId)}/scoped-tokens`, body),
     inspectScopedToken: (accountId, token) =>
       post(`${account(accountId)}/scoped-tokens/inspect`, { token }, true),

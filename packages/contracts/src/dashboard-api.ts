@@ -402,3 +402,12 @@ export const DashboardAccountPatchRequestSchema = Type.Object(
   { $id: 'DashboardAccountPatchRequest', ...closed },
 );
 export type DashboardAccountPatchRequest = Static<typeof DashboardAccountPatchRequestSchema>;
+
+/**
+ * Usage (answers as in usage-api.ts). Owners, the session's account: `GET /dashboard/api/usage`
+ * `?from=&to=&group_by=day|model|key|day,model` (`UsageList`; `day,model` feeds the overview's
+ * chart) and `GET /dashboard/api/usage/requests?from=&to=&limit=&cursor=` (`UsageLogPage`), or
+ * the whole range as CSV with `?format=csv` (at most `USAGE_LIMITS.csvMaxRows` rows). Operators
+ * (both roles): `GET /dashboard/api/operator/usage` and `/operator/usage/requests`, the same
+ * with `?account=` (all accounts when absent; an unknown one: 404).
+ */

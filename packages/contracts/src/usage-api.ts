@@ -5,7 +5,8 @@
  * JSON numbers with up to 6 decimals.
  */
 
-export const USAGE_GROUP_BY = ['day', 'model', 'key'] as const;
+/** `day,model`: one group per UTC day and model (the dashboard's stacked chart). */
+export const USAGE_GROUP_BY = ['day', 'model', 'key', 'day,model'] as const;
 export type UsageGroupBy = (typeof USAGE_GROUP_BY)[number];
 
 export const USAGE_OUTCOMES = ['succeeded', 'failed', 'cancelled', 'refused'] as const;
@@ -18,6 +19,8 @@ export const USAGE_LIMITS = {
   defaultRangeDays: 30,
   logPageMax: 500,
   logPageDefault: 100,
+  /** The request log as CSV (one download): at most this many rows, newest first. */
+  csvMaxRows: 10_000,
 } as const;
 
 /** One group of `GET /v1/usage`: its key (day, model or key), then the sums. */

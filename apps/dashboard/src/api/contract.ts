@@ -1,6 +1,8 @@
 // The dashboard API's types and constants, defined once in packages/contracts.
 export {
   DASHBOARD_LIMITS,
+  SCOPED_TOKEN_STATES,
+  type DashboardAccount,
   type DashboardAccountDetail,
   type DashboardAccountList,
   type DashboardApiKeyList,
@@ -8,6 +10,82 @@ export {
   type DashboardCreditResult,
   type DashboardIssuedApiKey,
   type DashboardOverview,
+  type DashboardRevealedWebhookSecret,
+  type DashboardScopedToken,
+  type DashboardScopedTokenList,
   type DashboardSession,
+  type DashboardWebhookDelivery,
+  type DashboardWebhookDeliveryList,
+  type DashboardWebhookRotation,
+  type DashboardWebhookSecretList,
+  type DashboardWebhookSettings,
   type InvitationCreated,
+  type ScopedTokenState,
 } from '@gateway/contracts/dashboard-api';
+export {
+  USAGE_LIMITS,
+  type UsageGroup,
+  type UsageGroupBy,
+  type UsageList,
+  type UsageLogEntry,
+  type UsageLogPage,
+} from '@gateway/contracts/usage-api';
+
+/** The operator API's statement (`GET …/statement`), amounts in µDZD as decimal strings. */
+export interface Statement {
+  account_id: string;
+  from: string;
+  to: string;
+  opening_balance_micro_dzd: string;
+  total_credits_micro_dzd: string;
+  total_debits_micro_dzd: string;
+  closing_balance_micro_dzd: string;
+  lines: StatementLine[];
+}
+
+export interface StatementLine {
+  entry_id: string;
+  transaction_id: string;
+  kind: string;
+  reference: string | null;
+  hold_id: string | null;
+  created_at: string;
+  amount_micro_dzd: string;
+  balance_after_micro_dzd: string;
+}
+
+/** One ledger entry as the operator API lists it. */
+export interface LedgerEntry {
+  id: string;
+  transaction_id: string;
+  account_id: string | null;
+  kind: string;
+  reference: string | null;
+  created_at: string;
+  amount_micro_dzd: string;
+}
+
+export interface Page<T> {
+  object: 'list';
+  data: T[];
+  next_cursor: string | null;
+}
+
+export interface LedgerCheck {
+  ok: boolean;
+  violations: string[];
+}
+
+/** A catalog model as the operator API answers it (prices in DZD per million tokens). */
+export interface CatalogModel {
+  id: string;
+  kind: string;
+  provider: string;
+  upstream_model: string;
+  input_price_dzd_per_m: number;
+  output_price_dzd_per_m: number;
+  max_output_tokens: number;
+  protocol?: string;
+  nodes?: { url: string; weight?: number }[];
+  [field: string]: unknown;
+}

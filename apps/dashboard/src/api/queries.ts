@@ -24,10 +24,10 @@ const keys = {
   account: (id: string) => ['operator', 'account', id] as const,
 };
 
-const segment = encodeURIComponent;
+export const segment = encodeURIComponent;
 
 /** A mutation that refreshes the given queries once it succeeded. */
-function useChange<TInput, TResult>(
+export function useChange<TInput, TResult>(
   mutationFn: (input: TInput) => Promise<TResult>,
   invalidates: (input: TInput) => QueryKey[],
 ) {

@@ -1,4 +1,4 @@
-import { Alert, Button, Code, CopyButton, Stack } from '@mantine/core';
+import { Alert, Button, Code, CopyButton, Modal, Stack } from '@mantine/core';
 
 /** A raw key or link shown once, with a copy button: it cannot be displayed again. */
 export function SecretOnce({
@@ -35,5 +35,30 @@ export function SecretOnce({
         </Button>
       )}
     </Stack>
+  );
+}
+
+/** The "shown once" dialog: closes only by its button or the close icon, never by a stray click. */
+export function SecretOnceModal({
+  title,
+  label,
+  value,
+  onClose,
+}: {
+  title: string;
+  label: string;
+  value: string | null;
+  onClose: () => void;
+}) {
+  return (
+    <Modal
+      opened={value !== null}
+      onClose={onClose}
+      title={title}
+      closeOnClickOutside={false}
+      closeButtonProps={{ 'aria-label': 'Close' }}
+    >
+      {value !== null && <SecretOnce label={label} value={value} onDone={onClose} />}
+    </Modal>
   );
 }

@@ -1,6 +1,6 @@
 import { BarChart } from '@mantine/charts';
-import { formatDay, formatDzd } from '../format';
-import { stackByModel, type DailySpendRow } from '../usage/daily-spend';
+import { formatCount, formatDay, formatDzd } from '../format';
+import { stackByModel, type DailyMetric, type DailySpendRow } from '../usage/daily-spend';
 
 const COLORS = [
   'teal.6',
@@ -14,17 +14,28 @@ const COLORS = [
 ];
 
 /** The bars themselves (Mantine's BarChart over Recharts), in a chunk of their own. */
-export default function SpendBars({ rows }: { rows: readonly DailySpendRow[] }) {
-  const { data, models } = stackByModel(rows);
+export default function SpendBars({
+  rows,
+  metric = 'cost',
+  allDays,
+}: {
+  rows: readonly DailySpendRow[];
+  metric?: DailyMetric;
+  allDays?: readonly string[];
+}) {
+  const { data, models } = stackByModel(rows, metric, allDays);
   return (
     <BarChart
       h={280}
       data={data}
       dataKey="day"
       type="stacked"
+      maxBarWidth={48}
       withLegend
+      legendProps={{ verticalAlign: 'bottom' }}
       xAxisProps={{ tickFormatter: (day: string) => formatDay(day) }}
-      valueFormatter={formatDzd}
+      yAxisProps={{ width: 80 }}
+      valueFormatter={metric === 'cost' ? formatDzd : formatCount}
       series={models.map((name, index) => ({ name, color: COLORS[index % COLORS.length]! }))}
     />
   );

@@ -1,38 +1,42 @@
-import { Center, Loader, Paper, Text, Title } from '@mantine/core';
-import { lazy, Suspense } from 'react';
-import { useDailySpend, USAGE_DAYS } from '../usage/daily-spend';
+import { Center, Group, Loader, Paper, SegmentedControl, Text, Title } from '@mantine/core';
+import { lazy, Suspense, useState } from 'react';
+import { recentUtcDays, useDailySpend, USAGE_DAYS, type DailyMetric } from '../usage/daily-spend';
 import { EmptyState, QueryState } from './QueryState';
 
 // Recharts is the largest library here: loaded only when there is something to draw.
 const SpendBars = lazy(() => import('./SpendBars'));
 
-/** Spend per day, stacked by model (Mantine's charts over Recharts). */
+/** Spend or tokens per day, stacked by model (Mantine's charts over Recharts). */
 export function SpendChart() {
   const usage = useDailySpend();
+  const [metric, setMetric] = useState<DailyMetric>('cost');
   return (
-    <Paper withBorder p="md" radius="md">
-      <Title order={4}>Spend per day</Title>
-      <Text size="sm" c="dimmed" mb="md">
-        Last {USAGE_DAYS} days (UTC days), by model
-      </Text>
+    <Paper withBorder p="md" radius="md" data-testid="usage-chart">
+      <Group justify="space-between" align="flex-start" mb="md">
+        <div>
+          <Title order={4}>{metric === 'cost' ? 'Spend per day' : 'Tokens per day'}</Title>
+          <Text size="sm" c="dimmed">
+            Last {USAGE_DAYS} days (UTC days), by model
+          </Text>
+        </div>
+        <SegmentedControl
+          size="xs"
+          aria-label="Chart metric"
+          value={metric}
+          onChange={(value) => setMetric(value as DailyMetric)}
+          data={[
+            { value: 'cost', label: 'Spend' },
+            { value: 'tokens', label: 'Tokens' },
+          ]}
+        />
+      </Group>
       <QueryState query={usage}>
-        {(rows) => {
-          if (rows === null) {
-            return (
-              <EmptyState title="Daily usage is not available yet">
-                The chart of spend per day and model comes with usage records. Your balance and
-                spend above are up to date.
-              </EmptyState>
-            );
-          }
-          if (rows.length === 0) {
-            return (
-              <EmptyState title="No usage yet">
-                Requests you make with your API keys appear here, day by day and model by model.
-              </EmptyState>
-            );
-          }
-          return (
+        {(rows) =>
+          rows.length === 0 ? (
+            <EmptyState title="No usage yet">
+              Requests you make with your API keys appear here, day by day and model by model.
+            </EmptyState>
+          ) : (
             <Suspense
               fallback={
                 <Center h={280}>
@@ -40,10 +44,10 @@ export function SpendChart() {
                 </Center>
               }
             >
-              <SpendBars rows={rows} />
+              <SpendBars rows={rows} metric={metric} allDays={recentUtcDays()} />
             </Suspense>
-          );
-        }}
+          )
+        }
       </QueryState>
     </Paper>
   );

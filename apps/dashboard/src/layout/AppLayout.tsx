@@ -7,8 +7,16 @@ import type { DashboardSession } from '../api/contract';
 const OWNER_LINKS = [
   { to: '/', label: 'Overview' },
   { to: '/api-keys', label: 'API keys' },
+  { to: '/scoped-tokens', label: 'Scoped tokens' },
+  { to: '/webhooks', label: 'Webhooks' },
+  { to: '/usage', label: 'Usage' },
+  { to: '/statement', label: 'Statement' },
 ];
-const OPERATOR_LINKS = [{ to: '/operator/accounts', label: 'Accounts' }];
+const OPERATOR_LINKS = [
+  { to: '/operator/accounts', label: 'Accounts' },
+  { to: '/operator/catalog', label: 'Catalog' },
+  { to: '/operator/ledger', label: 'Ledger' },
+];
 
 /** Header, navigation (a drawer behind a burger on phones) and the page. */
 export function AppLayout({ session }: { session: DashboardSession }) {

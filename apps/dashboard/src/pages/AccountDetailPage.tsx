@@ -6,6 +6,7 @@ import {
   Paper,
   SimpleGrid,
   Stack,
+  Tabs,
   Text,
   TextInput,
   Title,
@@ -14,12 +15,16 @@ import { notifications } from '@mantine/notifications';
 import { useState, type FormEvent } from 'react';
 import { Link, useParams } from 'react-router';
 import type { DashboardAccountDetail, InvitationCreated } from '../api/contract';
+import { useAccountDeliveries } from '../api/operator-queries';
 import { useAccount, useCredit, useInvite } from '../api/queries';
 import { useSession } from '../api/session';
+import { AccountControls } from '../components/AccountControls';
+import { DeliveriesTable } from '../components/DeliveriesTable';
 import { PageTitle } from '../components/PageTitle';
 import { ErrorAlert, QueryState } from '../components/QueryState';
 import { SecretOnce } from '../components/SecretOnce';
 import { StatCard } from '../components/StatCard';
+import { StatementView } from '../components/StatementView';
 import { formatDateTime, formatDzd } from '../format';
 
 /** 128 random bits in hex (crypto.randomUUID exists only in secure contexts). */
@@ -144,6 +149,27 @@ function Balances({ account }: { account: DashboardAccountDetail }) {
   );
 }
 
+/** The account's statement and webhook deliveries, one tab each. */
+function AccountRecords({ accountId }: { accountId: string }) {
+  const deliveries = useAccountDeliveries(accountId);
+  return (
+    <Paper withBorder p="md" radius="md">
+      <Tabs defaultValue="statement" keepMounted={false}>
+        <Tabs.List mb="md">
+          <Tabs.Tab value="statement">Statement</Tabs.Tab>
+          <Tabs.Tab value="deliveries">Webhook deliveries</Tabs.Tab>
+        </Tabs.List>
+        <Tabs.Panel value="statement">
+          <StatementView path={`/operator/accounts/${encodeURIComponent(accountId)}/statement`} />
+        </Tabs.Panel>
+        <Tabs.Panel value="deliveries">
+          <DeliveriesTable deliveries={deliveries} canRedeliver={false} />
+        </Tabs.Panel>
+      </Tabs>
+    </Paper>
+  );
+}
+
 export function AccountDetailPage() {
   const { accountId = '' } = useParams();
   const account = useAccount(accountId);
@@ -170,12 +196,15 @@ export function AccountDetailPage() {
             />
             <Balances account={detail} />
             {canWrite ? (
-              <SimpleGrid cols={{ base: 1, md: 2 }}>
+              <SimpleGrid cols={{ base: 1, md: 3 }}>
                 <Paper withBorder p="md" radius="md">
                   <CreditForm accountId={detail.id} />
                 </Paper>
                 <Paper withBorder p="md" radius="md">
                   <InviteForm accountId={detail.id} />
+                </Paper>
+                <Paper withBorder p="md" radius="md">
+                  <AccountControls key={detail.rate_limit_per_minute} account={detail} />
                 </Paper>
               </SimpleGrid>
             ) : (
@@ -183,6 +212,7 @@ export function AccountDetailPage() {
                 Your role reads only.
               </Text>
             )}
+            <AccountRecords accountId={detail.id} />
           </Stack>
         )}
       </QueryState>

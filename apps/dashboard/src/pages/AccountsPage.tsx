@@ -1,11 +1,12 @@
-import { Anchor, Badge, Button, Center, Paper, Stack, Table, TextInput } from '@mantine/core';
+import { Anchor, Badge, Paper, Stack, Table, TextInput } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { useAccounts } from '../api/queries';
 import { ListTable } from '../components/ListTable';
+import { LoadMore } from '../components/LoadMore';
 import { PageTitle } from '../components/PageTitle';
-import { EmptyState, ErrorAlert, QueryState } from '../components/QueryState';
+import { EmptyState, QueryState } from '../components/QueryState';
 import { formatDateTime } from '../format';
 
 export function AccountsPage() {
@@ -70,18 +71,7 @@ export function AccountsPage() {
             }}
           </QueryState>
         </Paper>
-        {accounts.isFetchNextPageError && <ErrorAlert error={accounts.error} />}
-        {accounts.hasNextPage && (
-          <Center>
-            <Button
-              variant="default"
-              loading={accounts.isFetchingNextPage}
-              onClick={() => void accounts.fetchNextPage()}
-            >
-              Load more
-            </Button>
-          </Center>
-        )}
+        <LoadMore query={accounts} />
       </Stack>
     </>
   );

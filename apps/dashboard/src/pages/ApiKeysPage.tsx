@@ -6,7 +6,7 @@ import { useApiKeys, useCreateApiKey, useDeleteApiKey, useRegenerateApiKey } fro
 import { ListTable } from '../components/ListTable';
 import { PageTitle } from '../components/PageTitle';
 import { EmptyState, ErrorAlert, QueryState } from '../components/QueryState';
-import { SecretOnce } from '../components/SecretOnce';
+import { SecretOnceModal } from '../components/SecretOnce';
 import { formatDateTime } from '../format';
 
 const NAME_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
@@ -140,17 +140,12 @@ export function ApiKeysPage() {
           }}
         />
       </Modal>
-      <Modal
-        opened={issued !== null}
-        onClose={() => setIssued(null)}
+      <SecretOnceModal
         title={issued === null ? '' : `API key “${issued.name}”`}
-        closeOnClickOutside={false}
-        closeButtonProps={{ 'aria-label': 'Close' }}
-      >
-        {issued !== null && (
-          <SecretOnce label="API key" value={issued.key} onDone={() => setIssued(null)} />
-        )}
-      </Modal>
+        label="API key"
+        value={issued?.key ?? null}
+        onClose={() => setIssued(null)}
+      />
     </>
   );
 }

@@ -1,13 +1,11 @@
 /**
- * The hook for the overview's chart: spend and tokens per UTC day and model.
- *
- * The usage API (issue 16, `GET /v1/usage?group_by=day|model|key`, and its dashboard twin) is
- * being built separately. When `/dashboard/api/usage` exists, fetch it in `fetchDailySpend`
- * (one row per day and model) and nothing else changes: the chart and its empty state read
- * `DailySpendRow[]`. Until then it answers null (no usage data on this gateway yet), and the
- * chart says so rather than "no usage".
+ * The overview's chart: spend and tokens per UTC day and model, from
+ * `GET /dashboard/api/usage?group_by=day,model` over the last USAGE_DAYS days (usage records:
+ * one per request, counted on the day its hold ended, like the statement's settlements).
  */
 import { useQuery } from '@tanstack/react-query';
+import { api } from '../api/client';
+import type { UsageList } from '../api/contract';
 
 export interface DailySpendRow {
   /** UTC calendar day, `YYYY-MM-DD`. */
@@ -19,27 +17,57 @@ export interface DailySpendRow {
 }
 
 export const USAGE_DAYS = 30;
+const DAY_MS = 86_400_000;
 
-async function fetchDailySpend(): Promise<DailySpendRow[] | null> {
-  return null;
+/** The last USAGE_DAYS UTC days, today included, oldest first (`YYYY-MM-DD`). */
+export function recentUtcDays(nowMs = Date.now()): string[] {
+  return Array.from({ length: USAGE_DAYS }, (_, i) =>
+    new Date(nowMs - (USAGE_DAYS - 1 - i) * DAY_MS).toISOString().slice(0, 10),
+  );
+}
+
+async function fetchDailySpend(): Promise<DailySpendRow[]> {
+  const from = recentUtcDays()[0]!;
+  const list = await api<UsageList>('GET', `/usage?group_by=day,model&from=${from}`);
+  return list.data.map((group) => ({
+    day: group.day ?? '',
+    model: group.model ?? '',
+    cost_dzd: group.cost_dzd,
+    prompt_tokens: group.prompt_tokens,
+    completion_tokens: group.completion_tokens,
+  }));
 }
 
 export const useDailySpend = () =>
   useQuery({ queryKey: ['usage', 'daily', USAGE_DAYS], queryFn: fetchDailySpend });
 
+export type DailyMetric = 'cost' | 'tokens';
+
 export interface StackedDays {
-  /** One entry per day: `{ day, [model]: cost_dzd }`, ready for a stacked bar chart. */
+  /** One entry per day: `{ day, [model]: value }`, ready for a stacked bar chart. */
   data: Record<string, string | number>[];
   models: string[];
 }
 
-/** Rows (day × model) pivoted into one bar per day stacked by model, days in order. */
-export function stackByModel(rows: readonly DailySpendRow[]): StackedDays {
+const valueOf = (row: DailySpendRow, metric: DailyMetric) =>
+  metric === 'cost' ? row.cost_dzd : row.prompt_tokens + row.completion_tokens;
+
+/**
+ * Rows (day × model) pivoted into one bar per day stacked by model, days in order; `allDays`
+ * (e.g. the last 30) get a bar slot even without usage, so the axis spans the whole period.
+ */
+export function stackByModel(
+  rows: readonly DailySpendRow[],
+  metric: DailyMetric = 'cost',
+  allDays: readonly string[] = [],
+): StackedDays {
   const models = [...new Set(rows.map((row) => row.model))].sort();
-  const days = new Map<string, Record<string, string | number>>();
+  const days = new Map<string, Record<string, string | number>>(
+    allDays.map((day) => [day, { day }]),
+  );
   for (const row of rows) {
     const entry = days.get(row.day) ?? { day: row.day };
-    entry[row.model] = Number(entry[row.model] ?? 0) + row.cost_dzd;
+    entry[row.model] = Number(entry[row.model] ?? 0) + valueOf(row, metric);
     days.set(row.day, entry);
   }
   const data = [...days.values()].sort((a, b) => String(a.day).localeCompare(String(b.day)));

@@ -9,6 +9,7 @@ import {
   expectedCost,
   type LedgerHarness,
 } from '../ledger/ledger-test-support.suite.js';
+import { usageLogCsv } from './usage-csv.js';
 import { createUsageService, type UsageService } from './usage-service.js';
 import { UsageStore } from './usage-store.js';
 
@@ -317,6 +318,29 @@ describe('the usage API over the records', () => {
     const first = (await usage.log({ ...range, limit: '1' }, { accountId })).data[0];
     expect(first).toMatchObject({ job_id: ids[4], prompt_tokens: 14, status: 'succeeded' });
     expect(Object.keys(first!)).not.toContain('account_id');
+  });
+
+  it('exports the log as CSV across pages, cut at the row limit with a last line saying so', async () => {
+    const accountId = await h.fundedAccount(10n * DZD);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      h.clock.advance(1000);
+      const hold = await placeHold(accountId);
+      await h.ledger.settleHold(hold.id, { inputTokens: 10 + i, outputTokens: 1 });
+      ids.push(hold.id);
+    }
+    const query = { to: new Date(h.clock.now().getTime() + 1).toISOString() };
+    const lines = async (maxRows: number) =>
+      (await usageLogCsv(usage, query, { accountId }, { maxRows, pageRows: 2 }))
+        .trimEnd()
+        .split('\r\n');
+    const whole = await lines(5);
+    expect(whole[0]).toMatch(/^ended_at,created_at,account_id,request_id,job_id,/);
+    expect(whole.slice(1).map((line) => line.split(',')[4])).toEqual([...ids].reverse());
+    expect(whole[1]).toContain(',14,1,0,');
+    const cut = await lines(3);
+    expect(cut.slice(1, 4).map((line) => line.split(',')[4])).toEqual(ids.slice(2).reverse());
+    expect(cut.slice(4)).toEqual(['# cut at 3 rows']);
   });
 
   it('refuses bad queries with the parameter named', async () => {

@@ -1,7 +1,22 @@
-import express, { type Router } from 'express';
+import express, { type Request, type Response, type Router } from 'express';
 import { allowInternalCallers } from '@gateway/runtime';
 import type { Identity } from '../identity/index.js';
+import { usageLogCsv } from './usage-csv.js';
 import type { UsageService } from './usage-service.js';
+
+/** CSV when asked by `?format=csv` or `Accept: text/csv`; JSON otherwise. */
+async function sendLog(
+  usage: UsageService,
+  req: Request,
+  res: Response,
+  scope: { accountId?: string },
+): Promise<void> {
+  if (req.query.format === 'csv' || req.accepts(['application/json', 'text/csv']) === 'text/csv') {
+    res.type('text/csv').send(await usageLogCsv(usage, req.query, scope));
+    return;
+  }
+  res.json(await usage.log(req.query, scope));
+}
 
 /**
  * Edge's calls for one account (`GET /v1/usage` and, later, the dashboard): the account is the
@@ -14,7 +29,7 @@ export function accountUsageRoutes(usage: UsageService): Router {
     res.json(await usage.summary(req.query, { accountId: String(req.params.accountId) }));
   });
   router.get('/accounts/:accountId/usage/requests', EDGE, async (req, res) => {
-    res.json(await usage.log(req.query, { accountId: String(req.params.accountId) }));
+    await sendLog(usage, req, res, { accountId: String(req.params.accountId) });
   });
   return router;
 }
@@ -32,7 +47,7 @@ export function adminUsageRoutes(usage: UsageService, identity: Identity): Route
   });
   router.get('/usage/requests', async (req, res) => {
     await knownAccount(req.query);
-    res.json(await usage.log(req.query, {}));
+    await sendLog(usage, req, res, {});
   });
   return router;
 }

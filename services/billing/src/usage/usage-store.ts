@@ -40,10 +40,12 @@ export interface UsageLogRow {
 }
 
 // Group keys are fixed SQL per group_by (never text from the request).
+const DAY_COLUMN = `to_char(ended_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day`;
 const GROUP_COLUMNS: Record<UsageGroupBy, string[]> = {
-  day: [`to_char(ended_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day`],
+  day: [DAY_COLUMN],
   model: ['model'],
   key: ['api_key_name AS key', 'scoped_token_id'],
+  'day,model': [DAY_COLUMN, 'model'],
 };
 
 /** Purged per statement at most, so a backlog never holds locks long. */

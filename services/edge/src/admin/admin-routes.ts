@@ -184,12 +184,13 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     method: 'get',
     path: '/usage',
     target: 'billing',
-    summary: 'Usage of all accounts (?from, ?to, ?group_by=day|model|key, ?account)',
+    summary: 'Usage of all accounts (?from, ?to, ?group_by=day|model|key|day,model, ?account)',
   },
   {
     method: 'get',
     path: '/usage/requests',
     target: 'billing',
-    summary: 'Request log, newest first (?from, ?to, ?account, ?limit, ?cursor)',
+    summary:
+      'Request log, newest first (?from, ?to, ?account, ?limit, ?cursor; CSV: ?format=csv or Accept: text/csv)',
   },
 ];

@@ -6,6 +6,7 @@ import { ownerOnly, ownerRoutes } from './owner-routes.js';
 import { scopedTokenRoutes } from './owner-scoped-tokens.js';
 import { webhookRoutes } from './owner-webhooks.js';
 import { sendStatement } from './statements.js';
+import { operatorUsageRoutes, ownerUsageRoutes } from './usage-routes.js';
 import { sessionOf } from './session-routes.js';
 import { requireSession, sessionRoutes } from './session-routes.js';
 import { DEFAULT_DASHBOARD_SETTINGS } from './settings.js';
@@ -26,9 +27,11 @@ export function dashboardRouter(deps: EdgeDeps): Router {
   router.use(requireSession(deps, settings));
   router.use('/operator', operatorRoutes(deps, settings));
   router.use('/operator', operatorConsoleRoutes(deps));
+  router.use('/operator/usage', operatorUsageRoutes(deps));
   router.use(ownerRoutes(deps));
   router.use('/scoped-tokens', ownerOnly, scopedTokenRoutes(deps));
   router.use('/webhooks', ownerOnly, webhookRoutes(deps));
+  router.use('/usage', ownerUsageRoutes(deps));
   router.get('/statement', ownerOnly, async (req, res) => {
     await sendStatement(deps, req, res, sessionOf(res).account?.id ?? '');
   });

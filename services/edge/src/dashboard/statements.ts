@@ -6,7 +6,7 @@ import { adminCall, throwIfRefused } from './billing-calls.js';
 import { pickQuery } from './query.js';
 
 /** CSV when asked by `?format=csv` (a download link cannot set headers) or `Accept: text/csv`. */
-const wantsCsv = (req: Request) =>
+export const wantsCsv = (req: Request) =>
   req.query.format === 'csv' || req.accepts(['application/json', 'text/csv']) === 'text/csv';
 
 /**

@@ -1,3 +1,4 @@
+import { USAGE_GROUP_BY } from '@gateway/contracts';
 import { TranscriptionRequestSchema } from '../schemas/media.js';
 import { errors, json, ok, ref, toComponent } from './components.js';
 
@@ -42,7 +43,7 @@ const USAGE_QUERY = [
     name: 'group_by',
     in: 'query',
     required: false,
-    schema: { type: 'string', enum: ['day', 'model', 'key'], default: 'day' },
+    schema: { type: 'string', enum: [...USAGE_GROUP_BY], default: 'day' },
   },
 ];
 

@@ -145,8 +145,10 @@ export const UsageListSchema = Type.Object(
     object: Type.Literal('list'),
     data: Type.Array(
       Type.Object({
-        day: Type.Optional(Type.String({ description: 'YYYY-MM-DD (UTC), group_by=day' })),
-        model: Type.Optional(Type.String({ description: 'group_by=model' })),
+        day: Type.Optional(
+          Type.String({ description: 'YYYY-MM-DD (UTC), group_by=day or day,model' }),
+        ),
+        model: Type.Optional(Type.String({ description: 'group_by=model or day,model' })),
         key: Type.Optional(
           Type.Union([Type.String(), Type.Null()], { description: 'API key name, group_by=key' }),
         ),

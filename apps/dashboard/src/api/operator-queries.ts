@@ -1,0 +1,91 @@
+import { useQuery } from '@tanstack/react-query';
+import { api } from './client';
+import type {
+  CatalogModel,
+  DashboardAccount,
+  DashboardWebhookDelivery,
+  LedgerCheck,
+  LedgerEntry,
+} from './contract';
+import { usePages } from './owner-queries';
+import { segment, useChange } from './queries';
+
+const keys = {
+  models: ['operator', 'models'] as const,
+  check: ['operator', 'ledger-check'] as const,
+  account: (id: string) => ['operator', 'account', id] as const,
+};
+
+export const useModels = () =>
+  useQuery({
+    queryKey: keys.models,
+    queryFn: () => api<{ data: CatalogModel[] }>('GET', '/operator/models'),
+  });
+
+/** The fields `PUT /operator/models/{id}` takes (a closed schema): the rest is the server's. */
+export function modelPutBody(model: CatalogModel, change: Partial<CatalogModel>) {
+  const next = { ...model, ...change };
+  return {
+    kind: next.kind,
+    provider: next.provider,
+    ...(typeof next.protocol === 'string' ? { protocol: next.protocol } : {}),
+    upstream_model: next.upstream_model,
+    input_price_dzd_per_m: next.input_price_dzd_per_m,
+    output_price_dzd_per_m: next.output_price_dzd_per_m,
+    max_output_tokens: next.max_output_tokens,
+    ...(next.nodes === undefined
+      ? {}
+      : {
+          nodes: next.nodes.map((node) => ({
+            url: node.url,
+            ...(typeof node.weight === 'number' ? { weight: node.weight } : {}),
+          })),
+        }),
+  };
+}
+
+export const useSaveModel = () =>
+  useChange(
+    ({ model, change }: { model: CatalogModel; change: Partial<CatalogModel> }) =>
+      api<CatalogModel>(
+        'PUT',
+        `/operator/models/${model.id.split('/').map(segment).join('/')}`,
+        modelPutBody(model, change),
+      ),
+    () => [keys.models],
+  );
+
+export const useLedgerEntries = (account: string) =>
+  usePages<LedgerEntry>(
+    ['operator', 'ledger-entries'],
+    `/operator/ledger/entries${account === '' ? '' : `?account=${segment(account)}`}`,
+    50,
+  );
+
+export const useLedgerCheck = () =>
+  useQuery({
+    queryKey: keys.check,
+    queryFn: () => api<LedgerCheck>('GET', '/operator/ledger/check'),
+  });
+
+export const useAccountDeliveries = (id: string) =>
+  usePages<DashboardWebhookDelivery>(
+    ['operator', 'deliveries', id],
+    `/operator/accounts/${segment(id)}/webhook-deliveries`,
+  );
+
+export const useSuspend = () =>
+  useChange(
+    ({ id, action }: { id: string; action: 'suspend' | 'unsuspend' }) =>
+      api<DashboardAccount>('POST', `/operator/accounts/${segment(id)}/${action}`, {}),
+    ({ id }) => [keys.account(id)],
+  );
+
+export const useRateLimit = () =>
+  useChange(
+    ({ id, perMinute }: { id: string; perMinute: number }) =>
+      api<DashboardAccount>('PATCH', `/operator/accounts/${segment(id)}`, {
+        rate_limit_per_minute: perMinute,
+      }),
+    ({ id }) => [keys.account(id)],
+  );

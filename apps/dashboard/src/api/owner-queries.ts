@@ -1,0 +1,140 @@
+import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import { api } from './client';
+import type {
+  DashboardScopedToken,
+  DashboardWebhookDelivery,
+  DashboardWebhookRotation,
+  DashboardWebhookSecretList,
+  DashboardWebhookSettings,
+  Statement,
+  UsageGroupBy,
+  UsageList,
+  UsageLogPage,
+} from './contract';
+import { segment, useChange } from './queries';
+
+/** A date range as the API takes it: RFC 3339 instants, `[from, to)`. */
+export interface Range {
+  from: string;
+  to: string;
+}
+
+const keys = {
+  scopedTokens: ['scoped-tokens'] as const,
+  secrets: ['webhooks', 'secrets'] as const,
+  settings: ['webhooks', 'settings'] as const,
+  deliveries: ['webhooks', 'deliveries'] as const,
+};
+
+/** Cursor pages of a list endpoint, "load more" style. */
+export function usePages<T>(queryKey: readonly unknown[], path: string, limit = 20) {
+  return useInfiniteQuery({
+    queryKey: [...queryKey, path, limit],
+    initialPageParam: null as string | null,
+    queryFn: ({ pageParam }) => {
+      const [base, query = ''] = path.split('?');
+      const params = new URLSearchParams(query);
+      params.set('limit', String(limit));
+      if (pageParam !== null) params.set('cursor', pageParam);
+      return api<{ data: T[]; next_cursor: string | null }>('GET', `${base}?${params}`);
+    },
+    getNextPageParam: (page) => page.next_cursor,
+  });
+}
+
+export const useScopedTokens = () =>
+  usePages<DashboardScopedToken>(keys.scopedTokens, '/scoped-tokens');
+
+export interface ScopedTokenInput {
+  api_key_name: string;
+  models?: string[];
+  expires_delta?: number;
+  spending_limit?: number;
+}
+
+export const useCreateScopedToken = () =>
+  useChange(
+    (body: ScopedTokenInput) => api<{ token: string }>('POST', '/scoped-tokens', body),
+    () => [keys.scopedTokens],
+  );
+
+export const useRevokeScopedToken = () =>
+  useChange(
+    (id: string) => api<DashboardScopedToken>('POST', `/scoped-tokens/${segment(id)}/revoke`, {}),
+    () => [keys.scopedTokens],
+  );
+
+export const useWebhookSecrets = () =>
+  useQuery({
+    queryKey: keys.secrets,
+    queryFn: () => api<DashboardWebhookSecretList>('GET', '/webhooks/secrets'),
+  });
+
+export const useRevealSecrets = () =>
+  useChange(
+    () =>
+      api<{ data: (DashboardWebhookSecretList['data'][number] & { secret: string })[] }>(
+        'POST',
+        '/webhooks/secrets/reveal',
+        {},
+      ),
+    () => [],
+  );
+
+export const useRotateSecret = () =>
+  useChange(
+    () => api<DashboardWebhookRotation>('POST', '/webhooks/secrets/rotate', {}),
+    () => [keys.secrets],
+  );
+
+export const useWebhookSettings = () =>
+  useQuery({
+    queryKey: keys.settings,
+    queryFn: () => api<DashboardWebhookSettings>('GET', '/webhooks/settings'),
+  });
+
+export const useSaveWebhookSettings = () =>
+  useChange(
+    (body: DashboardWebhookSettings) =>
+      api<DashboardWebhookSettings>('PUT', '/webhooks/settings', body),
+    () => [keys.settings],
+  );
+
+export const useDeliveries = () =>
+  usePages<DashboardWebhookDelivery>(keys.deliveries, '/webhooks/deliveries');
+
+export const useRedeliver = () =>
+  useChange(
+    (id: string) =>
+      api<DashboardWebhookDelivery>('POST', `/webhooks/deliveries/${segment(id)}/redeliver`, {}),
+    () => [keys.deliveries],
+  );
+
+const rangeQuery = (range: Range) => new URLSearchParams({ from: range.from, to: range.to });
+
+export const useUsage = (range: Range, groupBy: UsageGroupBy) =>
+  useQuery({
+    queryKey: ['usage', groupBy, range.from, range.to],
+    queryFn: () => {
+      const params = rangeQuery(range);
+      params.set('group_by', groupBy);
+      return api<UsageList>('GET', `/usage?${params}`);
+    },
+  });
+
+export const useRequestLog = (range: Range) =>
+  usePages<UsageLogPage['data'][number]>(
+    ['usage', 'requests'],
+    `/usage/requests?${rangeQuery(range)}`,
+    50,
+  );
+
+/** The CSV download's address (a plain link: the session cookie goes with it). */
+export const csvHref = (path: string, range: Range): string =>
+  `/dashboard/api${path}?${rangeQuery(range)}&format=csv`;
+
+export const useStatement = (path: string, range: Range) =>
+  useQuery({
+    queryKey: ['statement', path, range.from, range.to],
+    queryFn: () => api<Statement>('GET', `${path}?${rangeQuery(range)}`),
+  });

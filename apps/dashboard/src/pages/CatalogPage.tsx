@@ -1,0 +1,143 @@
+import { Badge, Button, Modal, Paper, Stack, Table, Text, TextInput } from '@mantine/core';
+import { notifications } from '@mantine/notifications';
+import { useState, type FormEvent } from 'react';
+import type { CatalogModel } from '../api/contract';
+import { useModels, useSaveModel } from '../api/operator-queries';
+import { useSession } from '../api/session';
+import { ListTable } from '../components/ListTable';
+import { PageTitle } from '../components/PageTitle';
+import { EmptyState, ErrorAlert, QueryState } from '../components/QueryState';
+import { formatCount, formatDzd } from '../format';
+
+const PRICE = /^[0-9]{1,10}(\.[0-9]{1,6})?$/;
+const TOKENS = /^[1-9][0-9]{0,6}$/;
+
+function EditModel({ model, onDone }: { model: CatalogModel; onDone: () => void }) {
+  const save = useSaveModel();
+  const [input, setInput] = useState(String(model.input_price_dzd_per_m));
+  const [output, setOutput] = useState(String(model.output_price_dzd_per_m));
+  const [maxTokens, setMaxTokens] = useState(String(model.max_output_tokens));
+  const valid = PRICE.test(input) && PRICE.test(output) && TOKENS.test(maxTokens);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (!valid) return;
+    const change = {
+      input_price_dzd_per_m: Number(input),
+      output_price_dzd_per_m: Number(output),
+      max_output_tokens: Number(maxTokens),
+    };
+    save.mutate(
+      { model, change },
+      {
+        onSuccess: () => {
+          notifications.show({ color: 'teal', message: `${model.id} saved.` });
+          onDone();
+        },
+      },
+    );
+  };
+  const priceError = (value: string) => (PRICE.test(value) ? null : 'Up to 6 decimals');
+  return (
+    <form onSubmit={submit} noValidate>
+      <Stack gap="sm">
+        <TextInput
+          label="Input price (DZD per million tokens)"
+          inputMode="decimal"
+          value={input}
+          error={priceError(input)}
+          onChange={(event) => setInput(event.currentTarget.value.trim())}
+        />
+        <TextInput
+          label="Output price (DZD per million tokens)"
+          inputMode="decimal"
+          value={output}
+          error={priceError(output)}
+          onChange={(event) => setOutput(event.currentTarget.value.trim())}
+        />
+        <TextInput
+          label="Max output tokens"
+          inputMode="numeric"
+          value={maxTokens}
+          error={TOKENS.test(maxTokens) ? null : 'A whole number from 1'}
+          onChange={(event) => setMaxTokens(event.currentTarget.value.trim())}
+        />
+        <Text size="xs" c="dimmed">
+          New prices apply to requests admitted from now on.
+        </Text>
+        <ErrorAlert error={save.error} />
+        <Button type="submit" loading={save.isPending} disabled={!valid}>
+          Save model
+        </Button>
+      </Stack>
+    </form>
+  );
+}
+
+function nodesOf(model: CatalogModel): string {
+  if (model.provider === 'external') return 'External provider';
+  const count = model.nodes?.length ?? 0;
+  return count === 0 ? 'No nodes' : model.nodes!.map((node) => node.url).join(', ');
+}
+
+export function CatalogPage() {
+  const models = useModels();
+  const session = useSession();
+  const canWrite = session.data?.user.role === 'operator';
+  const [editing, setEditing] = useState<CatalogModel | null>(null);
+  const headers = ['Model', 'Kind', 'Input / M', 'Output / M', 'Max output', 'Nodes'];
+  return (
+    <>
+      <PageTitle
+        title="Catalog"
+        description={
+          canWrite
+            ? 'Models, their prices (DZD per million tokens) and nodes.'
+            : 'Models, their prices and nodes. Your role reads only.'
+        }
+      />
+      <Paper withBorder radius="md">
+        <QueryState query={models}>
+          {({ data }) =>
+            data.length === 0 ? (
+              <EmptyState title="No models">
+                Add models with gatewayctl or the operator API.
+              </EmptyState>
+            ) : (
+              <ListTable headers={canWrite ? [...headers, ''] : headers} minWidthPx={860}>
+                {data.map((model) => (
+                  <Table.Tr key={model.id} data-testid={`model-${model.id}`}>
+                    <Table.Td fw={600}>{model.id}</Table.Td>
+                    <Table.Td>
+                      <Badge variant="light">{model.kind}</Badge>
+                    </Table.Td>
+                    <Table.Td>{formatDzd(model.input_price_dzd_per_m)}</Table.Td>
+                    <Table.Td>{formatDzd(model.output_price_dzd_per_m)}</Table.Td>
+                    <Table.Td>{formatCount(model.max_output_tokens)}</Table.Td>
+                    <Table.Td fz="xs" style={{ wordBreak: 'break-all' }}>
+                      {nodesOf(model)}
+                    </Table.Td>
+                    {canWrite && (
+                      <Table.Td>
+                        <Button size="xs" variant="default" onClick={() => setEditing(model)}>
+                          Edit
+                        </Button>
+                      </Table.Td>
+                    )}
+                  </Table.Tr>
+                ))}
+              </ListTable>
+            )
+          }
+        </QueryState>
+      </Paper>
+      <Modal
+        opened={editing !== null}
+        onClose={() => setEditing(null)}
+        title={editing === null ? '' : `Edit ${editing.id}`}
+        closeButtonProps={{ 'aria-label': 'Close' }}
+      >
+        {editing !== null && <EditModel model={editing} onDone={() => setEditing(null)} />}
+      </Modal>
+    </>
+  );
+}

@@ -1,0 +1,11 @@
+import { PageTitle } from '../components/PageTitle';
+import { StatementView } from '../components/StatementView';
+
+export function StatementPage() {
+  return (
+    <>
+      <PageTitle title="Statement" description="Credits and settled requests, with the balance." />
+      <StatementView path="/statement" />
+    </>
+  );
+}

@@ -1,0 +1,223 @@
+import {
+  Badge,
+  Button,
+  Center,
+  Group,
+  Loader,
+  Paper,
+  SegmentedControl,
+  Stack,
+  Table,
+  Text,
+  Title,
+} from '@mantine/core';
+import { lazy, Suspense, useState } from 'react';
+import type { UsageGroup, UsageGroupBy, UsageLogEntry } from '../api/contract';
+import { csvHref, useRequestLog, useUsage, type Range } from '../api/owner-queries';
+import { DateRangeInputs, toRange, useDayRange } from '../components/DateRange';
+import { ListTable } from '../components/ListTable';
+import { LoadMore } from '../components/LoadMore';
+import { PageTitle } from '../components/PageTitle';
+import { EmptyState, QueryState } from '../components/QueryState';
+import { formatCount, formatDateTime, formatDay, formatDzd, formatMs } from '../format';
+
+const SpendBars = lazy(() => import('../components/SpendBars'));
+
+type View = Exclude<UsageGroupBy, 'day,model'>;
+
+const GROUP_LABELS: Record<View, string> = {
+  day: 'Day (UTC)',
+  model: 'Model',
+  key: 'Key or token',
+};
+
+function groupName(group: UsageGroup, view: View): string {
+  if (view === 'day') return formatDay(group.day ?? '');
+  if (view === 'model') return group.model ?? '';
+  return group.scoped_token_id
+    ? `${group.key ?? '?'} · ${group.scoped_token_id}`
+    : (group.key ?? '—');
+}
+
+function DailyChart({ range }: { range: Range }) {
+  const usage = useUsage(range, 'day,model');
+  return (
+    <QueryState query={usage}>
+      {({ data }) =>
+        data.length === 0 ? null : (
+          <Suspense
+            fallback={
+              <Center h={280}>
+                <Loader aria-label="Loading" />
+              </Center>
+            }
+          >
+            <SpendBars rows={data.map((g) => ({ ...g, day: g.day ?? '', model: g.model ?? '' }))} />
+          </Suspense>
+        )
+      }
+    </QueryState>
+  );
+}
+
+function Summary({ range }: { range: Range }) {
+  const [view, setView] = useState<View>('day');
+  const usage = useUsage(range, view);
+  return (
+    <Paper withBorder radius="md" p="md">
+      <Group justify="space-between" mb="sm">
+        <Title order={4}>Totals</Title>
+        <SegmentedControl
+          size="xs"
+          aria-label="Group by"
+          value={view}
+          onChange={(value) => setView(value as View)}
+          data={[
+            { value: 'day', label: 'Per day' },
+            { value: 'model', label: 'Per model' },
+            { value: 'key', label: 'Per key' },
+          ]}
+        />
+      </Group>
+      <DailyChart range={range} />
+      <QueryState query={usage}>
+        {({ data }) =>
+          data.length === 0 ? (
+            <EmptyState title="No usage in this period">
+              Requests made with your keys and tokens are counted when they end.
+            </EmptyState>
+          ) : (
+            <ListTable
+              headers={[
+                GROUP_LABELS[view],
+                'Requests',
+                'Prompt tokens',
+                'Completion tokens',
+                'Cost',
+              ]}
+              minWidthPx={620}
+            >
+              {data.map((group, index) => (
+                <Table.Tr key={index} data-testid="usage-group">
+                  <Table.Td fw={600}>{groupName(group, view)}</Table.Td>
+                  <Table.Td>{formatCount(group.requests)}</Table.Td>
+                  <Table.Td>{formatCount(group.prompt_tokens)}</Table.Td>
+                  <Table.Td>{formatCount(group.completion_tokens)}</Table.Td>
+                  <Table.Td>{formatDzd(group.cost_dzd)}</Table.Td>
+                </Table.Tr>
+              ))}
+            </ListTable>
+          )
+        }
+      </QueryState>
+    </Paper>
+  );
+}
+
+const STATUS_COLORS: Record<string, string> = {
+  succeeded: 'teal',
+  failed: 'red',
+  cancelled: 'gray',
+  refused: 'orange',
+};
+
+const LOG_HEADERS = [
+  'Time',
+  'Endpoint',
+  'Model',
+  'Key or token',
+  'Tokens in',
+  'Tokens out',
+  'Cost',
+  'Status',
+  'Latency',
+];
+
+function LogRow({ entry }: { entry: UsageLogEntry }) {
+  const latency =
+    entry.generation_latency_ms === null
+      ? null
+      : entry.generation_latency_ms + (entry.queue_latency_ms ?? 0);
+  return (
+    <Table.Tr data-testid="request-row">
+      <Table.Td>{formatDateTime(entry.created_at)}</Table.Td>
+      <Table.Td>{entry.endpoint ?? '—'}</Table.Td>
+      <Table.Td>{entry.model}</Table.Td>
+      <Table.Td>
+        {entry.key ?? '—'}
+        {entry.scoped_token_id !== null && (
+          <Text fz="xs" c="dimmed" ff="monospace">
+            {entry.scoped_token_id}
+          </Text>
+        )}
+      </Table.Td>
+      <Table.Td>{formatCount(entry.prompt_tokens)}</Table.Td>
+      <Table.Td>{formatCount(entry.completion_tokens)}</Table.Td>
+      <Table.Td>{formatDzd(entry.cost_dzd)}</Table.Td>
+      <Table.Td>
+        <Badge variant="light" color={STATUS_COLORS[entry.status] ?? 'gray'}>
+          {entry.status}
+        </Badge>
+      </Table.Td>
+      <Table.Td>{formatMs(latency)}</Table.Td>
+    </Table.Tr>
+  );
+}
+
+function RequestLog({ range }: { range: Range }) {
+  const log = useRequestLog(range);
+  return (
+    <Paper withBorder radius="md" p="md">
+      <Group justify="space-between" mb="sm">
+        <div>
+          <Title order={4}>Requests</Title>
+          <Text size="xs" c="dimmed">
+            Newest first. Never prompts or outputs.
+          </Text>
+        </div>
+        <Button
+          component="a"
+          href={csvHref('/usage/requests', range)}
+          download
+          variant="default"
+          size="xs"
+        >
+          Download CSV
+        </Button>
+      </Group>
+      <QueryState query={log}>
+        {({ pages }) => {
+          const rows = pages.flatMap((page) => page.data);
+          return rows.length === 0 ? (
+            <EmptyState title="No requests in this period" />
+          ) : (
+            <ListTable headers={LOG_HEADERS} minWidthPx={980}>
+              {rows.map((entry) => (
+                <LogRow key={entry.job_id} entry={entry} />
+              ))}
+            </ListTable>
+          );
+        }}
+      </QueryState>
+      <LoadMore query={log} />
+    </Paper>
+  );
+}
+
+export function UsagePage() {
+  const [days, setDays] = useDayRange(30);
+  const range = toRange(days);
+  return (
+    <>
+      <PageTitle
+        title="Usage"
+        description="What your keys and tokens used, and every request."
+        action={<DateRangeInputs value={days} onChange={setDays} />}
+      />
+      <Stack gap="md">
+        <Summary range={range} />
+        <RequestLog range={range} />
+      </Stack>
+    </>
+  );
+}

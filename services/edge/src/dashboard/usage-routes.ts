@@ -1,0 +1,79 @@
+import express, { type Request, type Response, type Router } from 'express';
+import type { UsageList, UsageLogPage } from '@gateway/contracts';
+import type { EdgeDeps } from '../deps.js';
+import { adminCall, throwIfRefused } from './billing-calls.js';
+import { ownerOnly } from './owner-routes.js';
+import { operatorsOnly } from './operator-routes.js';
+import { PAGE_PARAMS, pickQuery } from './query.js';
+import { sessionOf } from './session-routes.js';
+import { wantsCsv } from './statements.js';
+
+// Only these travel on to billing, which checks them (400 naming the parameter).
+const SUM_PARAMS = ['from', 'to', 'group_by'] as const;
+const LOG_PARAMS = ['from', 'to', ...PAGE_PARAMS] as const;
+
+const paramsOf = (req: Request, names: readonly string[]) =>
+  new URLSearchParams(pickQuery(req.query, names));
+
+function sendCsv(res: Response, name: string, csv: string | Buffer): void {
+  res.type('text/csv').attachment(`${name}.csv`).send(csv);
+}
+
+/**
+ * `/dashboard/api/usage` (owners): the session's account's usage, as `GET /v1/usage` answers it
+ * (`?from&to&group_by=day|model|key|day,model`), and its request log (`/usage/requests`, JSON
+ * pages or the whole range as CSV with `?format=csv`). The account is the session's.
+ */
+export function ownerUsageRoutes(deps: EdgeDeps): Router {
+  const router = express.Router();
+  router.use(ownerOnly);
+  const accountOf = (res: Response) => sessionOf(res).account?.id ?? '';
+  router.get('/', async (req, res) => {
+    const list: UsageList = await deps.billing.usage(accountOf(res), paramsOf(req, SUM_PARAMS));
+    res.json(list);
+  });
+  router.get('/requests', async (req, res) => {
+    if (wantsCsv(req)) {
+      const range = paramsOf(req, ['from', 'to']);
+      sendCsv(res, 'requests', await deps.billing.usageRequestsCsv(accountOf(res), range));
+      return;
+    }
+    const page: UsageLogPage = await deps.billing.usageRequests(
+      accountOf(res),
+      paramsOf(req, LOG_PARAMS),
+    );
+    res.json(page);
+  });
+  return router;
+}
+
+/**
+ * `/dashboard/api/operator/usage` (operator and finance): every account's usage or the one named
+ * by `?account=`, and the request log across accounts, passed to the operator API.
+ */
+export function operatorUsageRoutes(deps: EdgeDeps): Router {
+  const router = express.Router();
+  router.use(operatorsOnly);
+  router.get('/', async (req, res) => {
+    const query = pickQuery(req.query, [...SUM_PARAMS, 'account']);
+    res.json(await adminCall<UsageList>(deps, { method: 'GET', path: `/usage?${query}` }));
+  });
+  router.get('/requests', async (req, res) => {
+    if (wantsCsv(req)) {
+      const query = pickQuery(req.query, ['from', 'to', 'account']);
+      const answer = await deps.billing.forwardAdmin({
+        method: 'GET',
+        path: `/usage/requests?${query}`,
+        headers: { Accept: 'text/csv' },
+      });
+      throwIfRefused('billing', answer);
+      sendCsv(res, 'requests', answer.body);
+      return;
+    }
+    const query = pickQuery(req.query, [...LOG_PARAMS, 'account']);
+    res.json(
+      await adminCall<UsageLogPage>(deps, { method: 'GET', path: `/usage/requests?${query}` }),
+    );
+  });
+  return router;
+}

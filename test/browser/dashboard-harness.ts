@@ -1,0 +1,121 @@
+import { afterAll, afterEach, beforeAll, expect } from '@jest/globals';
+import OpenAI from 'openai';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHAT_MODEL, startAbuseStack, type AbuseStack } from '../abuse/abuse-stack.js';
+import { launchChromium, newViewer } from './browser.js';
+
+/*
+ * What every dashboard browser test file shares: the deployed shape (billing, the dispatcher,
+ * the worker and edge as processes over real PostgreSQL and RabbitMQ, a stand-in model node),
+ * one Chromium, fresh profiles per viewer, and the steps of signing in. `useDashboardStack()`
+ * registers the hooks in the calling file (each test file has its own stack).
+ */
+
+export const PASSWORD = 'correct horse battery staple';
+export const OPERATOR = {
+  email: 'ops@gateway.test',
+  password: 'operator password 1',
+  role: 'operator',
+};
+
+let stack: AbuseStack;
+let browser: Browser;
+const opened: { context: BrowserContext; problems: string[] }[] = [];
+
+export function useDashboardStack(): { stack: () => AbuseStack } {
+  beforeAll(async () => {
+    stack = await startAbuseStack({
+      // The browser reaches edge on http://127.0.0.1: no `Secure` cookie there.
+      edgeEnv: { DASHBOARD_INSECURE_LOOPBACK_COOKIE: 'true' },
+    });
+    browser = await launchChromium();
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.close();
+  });
+
+  /** Every page of the test ran without a console error or CSP violation. */
+  afterEach(async () => {
+    const problems = opened.flatMap((viewer) => viewer.problems);
+    await Promise.all(opened.splice(0).map((viewer) => viewer.context.close()));
+    expect(problems).toEqual([]);
+  });
+  return { stack: () => stack };
+}
+
+export async function adminCall<T = Record<string, unknown>>(
+  method: string,
+  route: string,
+  body?: unknown,
+): Promise<T> {
+  const answer = await stack.admin(method, route, body);
+  if (answer.status >= 300) throw new Error(`${method} ${route}: ${answer.status} ${answer.body}`);
+  return JSON.parse(answer.body) as T;
+}
+
+export async function viewer(): Promise<Page> {
+  const created = await newViewer(browser, stack.edgeUrl);
+  opened.push(created);
+  return created.page;
+}
+
+/** A new account and its owner's invitation link (what an operator hands out). */
+export async function invitedOwner(
+  name: string,
+): Promise<{ accountId: string; email: string; url: string }> {
+  const account = await adminCall<{ id: string }>('POST', '/accounts', { name });
+  const email = `${name}@customer.test`;
+  const invitation = await adminCall<{ url: string }>(
+    'POST',
+    `/accounts/${account.id}/invitations`,
+    { email },
+  );
+  return { accountId: account.id, email, url: invitation.url };
+}
+
+export async function acceptInvitation(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await page.getByLabel(/^New password/).fill(PASSWORD);
+  await page.getByLabel(/^Repeat the password/).fill(PASSWORD);
+  await page.getByRole('button', { name: 'Set password and sign in' }).click();
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+}
+
+export async function signIn(page: Page, email: string, password: string, realm = 'Account owner') {
+  await page.goto('/dashboard/signin');
+  await page.getByText(realm, { exact: true }).click();
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel(/^Password/).fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+export const amountOf = (page: Page, stat: string) =>
+  page.getByTestId(`stat-${stat}`).getByTestId('amount');
+
+/** The raw key in the "shown once" dialog, then the dialog closed. */
+export async function takeShownKey(page: Page): Promise<string> {
+  const key = (await page.getByTestId('secret-value').textContent())!.trim();
+  await page.getByRole('button', { name: 'Done, I stored it' }).click();
+  await page.getByTestId('secret-value').waitFor({ state: 'detached' });
+  return key;
+}
+
+export async function chat(apiKey: string) {
+  const client = new OpenAI({ baseURL: `${stack.edgeUrl}/v1`, apiKey, maxRetries: 0 });
+  return client.chat.completions.create({
+    model: CHAT_MODEL,
+    messages: [{ role: 'user', content: 'Hello from the browser test' }],
+  });
+}
+
+export async function refusal(apiKey: string): Promise<{ status?: number; code?: unknown }> {
+  try {
+    await chat(apiKey);
+    return {};
+  } catch (error) {
+    const { status, code } = error as { status?: number; code?: unknown };
+    return { status, code };
+  }
+}

@@ -1,0 +1,265 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from '@jest/globals';
+import type { Page } from 'playwright-core';
+import { CHAT_MODEL } from '../abuse/abuse-stack.js';
+import { waitFor } from '../support/worker-harness.js';
+import { screenshots } from './browser.js';
+import {
+  acceptInvitation,
+  adminCall,
+  chat,
+  invitedOwner,
+  refusal,
+  signIn,
+  takeShownKey,
+  useDashboardStack,
+  viewer,
+} from './dashboard-harness.js';
+
+/*
+ * The dashboard's second part in Chromium against the real stack: scoped tokens, webhooks,
+ * usage and the statement for owners; the catalog, the ledger and account controls for
+ * operators, and the finance role reading only. Screenshots of every page (desktop and phone)
+ * into .artifacts/dashboard/.
+ *
+ * The rotated webhook secret's two signatures on the next delivery are asserted in
+ * services/edge/src/dashboard/dashboard-console.test.ts (a TLS receiver the dispatcher trusts);
+ * here the UI shows the previous secret's window end.
+ */
+
+useDashboardStack();
+
+/** An owner signed in, credited, with an API key `main` (raw key returned). */
+async function ownerWithKey(name: string): Promise<{ page: Page; key: string; accountId: string }> {
+  const owner = await invitedOwner(name);
+  await adminCall('POST', `/accounts/${owner.accountId}/credits`, {
+    amount_dzd: 100,
+    reference: `credit ${name}`,
+  });
+  const { key } = await adminCall<{ key: string }>(
+    'POST',
+    `/accounts/${owner.accountId}/api-keys`,
+    { name: 'main' },
+  );
+  const page = await viewer();
+  await acceptInvitation(page, owner.url);
+  return { page, key, accountId: owner.accountId };
+}
+
+async function open(page: Page, link: string, heading = link): Promise<void> {
+  await page.getByRole('navigation').getByRole('link', { name: link }).click();
+  await page.getByRole('heading', { name: heading, level: 2 }).waitFor();
+}
+
+/** The file behind a download link, as text. */
+async function download(page: Page, link: string): Promise<string> {
+  const [file] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('link', { name: link }).first().click(),
+  ]);
+  return readFileSync((await file.path())!, 'utf8');
+}
+
+describe('dashboard pages, owners', () => {
+  it('creates a scoped token (shown once), and revoking it refuses the next call', async () => {
+    const { page } = await ownerWithKey('tokens-owner');
+    await open(page, 'Scoped tokens');
+    await page.getByText('No scoped tokens yet').waitFor();
+    await screenshots(page, 'scoped-tokens-empty');
+
+    await page.getByRole('button', { name: 'Create token' }).click();
+    await page.getByPlaceholder('Pick a key').click();
+    await page.getByRole('option', { name: 'main' }).click();
+    await page.getByLabel('Spending limit (DZD)').fill('2.5');
+    await screenshots(page, 'scoped-token-form');
+    await page.getByRole('dialog').getByRole('button', { name: 'Create token' }).click();
+    await page.getByTestId('secret-value').waitFor();
+    const token = await takeShownKey(page);
+    expect(token).toMatch(/^jwt:/);
+    await expect(chat(token)).resolves.toBeDefined();
+
+    const row = page.locator('[data-testid^="token-tok_"]');
+    await expect(row.getByTestId('token-state').textContent()).resolves.toBe('valid');
+    await expect(row.textContent()).resolves.toMatch(/DZD\s2\.50/);
+    await screenshots(page, 'scoped-tokens');
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke token' }).click();
+    await waitFor(
+      async () => (await row.getByTestId('token-state').textContent()) === 'revoked',
+      10_000,
+      'the revoked state',
+    );
+    await expect(refusal(token)).resolves.toEqual({ status: 401, code: 'token_revoked' });
+  });
+
+  it('reveals, rotates (the previous window end shown) and sets the webhook format', async () => {
+    const { page } = await ownerWithKey('hooks-owner');
+    await open(page, 'Webhooks');
+    await page.getByText('No deliveries yet').waitFor();
+    await expect(page.getByTestId('revealed-secret').count()).resolves.toBe(0);
+    await screenshots(page, 'webhooks');
+    await page.getByRole('button', { name: 'Reveal' }).click();
+    await expect(page.getByTestId('revealed-secret').first().textContent()).resolves.toMatch(
+      /^whsec_/,
+    );
+    await page.getByRole('button', { name: 'Hide' }).click();
+    await page.getByTestId('revealed-secret').first().waitFor({ state: 'detached' });
+
+    await page.getByRole('button', { name: 'Rotate' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Rotate' }).click();
+    const windowEnd = await page.getByTestId('previous-expires-at').textContent();
+    expect(windowEnd).toMatch(/\d{4}/);
+    await expect(page.getByTestId('secret-value').textContent()).resolves.toMatch(/^whsec_/);
+    await screenshots(page, 'webhooks-rotated');
+    await page.getByRole('button', { name: 'Done, I stored it' }).click();
+    // Two secrets sign now: the new one (current) and the previous one until the window ends.
+    await waitFor(
+      async () => (await page.locator('[data-testid^="secret-whs_"]').count()) === 2,
+      10_000,
+      'two secrets',
+    );
+    await expect(page.getByText(windowEnd!, { exact: true }).count()).resolves.toBe(1);
+
+    await page.getByText('Format B').click();
+    await page.getByText('Format saved.').waitFor();
+    await page.reload();
+    await expect(page.getByRole('radio', { name: 'Format B' }).isChecked()).resolves.toBe(true);
+  });
+
+  it('shows API requests in the chart, the per-day/model/key totals, the request log and CSVs', async () => {
+    const { page, key } = await ownerWithKey('usage-owner');
+    await page.getByText('No usage yet').waitFor();
+    for (let i = 0; i < 3; i++) await chat(key);
+
+    // The records are written when each request's hold is settled (asynchronously).
+    await open(page, 'Usage');
+    await waitFor(
+      async () => {
+        await page.reload();
+        await page.getByRole('heading', { name: 'Requests' }).waitFor();
+        await page
+          .getByTestId('usage-group')
+          .first()
+          .waitFor({ timeout: 2_000 })
+          .catch(() => {});
+        return (await page.getByTestId('request-row').count()) === 3 || undefined;
+      },
+      30_000,
+      'three requests in the log',
+    );
+    const rows = page.getByTestId('request-row');
+    await expect(rows.first().textContent()).resolves.toContain(CHAT_MODEL);
+    await expect(rows.first().textContent()).resolves.toContain('succeeded');
+    await expect(page.getByTestId('usage-group').first().textContent()).resolves.toMatch(/^.+3/);
+    await page.getByText('Per model', { exact: true }).click();
+    await page.getByTestId('usage-group').getByText(CHAT_MODEL).waitFor();
+    await page.getByText('Per key', { exact: true }).click();
+    await page.getByTestId('usage-group').getByText('main').waitFor();
+    await page.locator('.recharts-bar-rectangle >> visible=true').first().waitFor();
+    await screenshots(page, 'usage');
+    const csv = (await download(page, 'Download CSV')).trim().split('\r\n');
+    expect(csv).toHaveLength(4);
+    expect(csv[1]).toContain(CHAT_MODEL);
+
+    await open(page, 'Statement');
+    await waitFor(
+      async () => (await page.getByTestId('statement-line').count()) === 4 || undefined,
+      10_000,
+      'a credit and three settlements',
+    );
+    await screenshots(page, 'statement');
+    const statement = await download(page, 'Download CSV');
+    expect(statement).toContain('credit usage-owner');
+
+    await open(page, 'Overview');
+    await page
+      .getByTestId('usage-chart')
+      .locator('.recharts-bar-rectangle >> visible=true')
+      .first()
+      .waitFor();
+    await page.getByText('Tokens', { exact: true }).click();
+    await page.getByRole('heading', { name: 'Tokens per day' }).waitFor();
+    await screenshots(page, 'overview-usage');
+  });
+});
+
+describe('dashboard pages, operators', () => {
+  it('an operator sees and edits the catalog, the ledger check and account controls', async () => {
+    const { accountId } = await ownerWithKey('controlled-owner');
+    const ops = { email: 'ops2@gateway.test', password: 'operator password 2', role: 'operator' };
+    await adminCall('POST', '/operator-users', ops);
+    const page = await viewer();
+    await signIn(page, ops.email, ops.password, 'Operator');
+    await page.getByRole('heading', { name: 'Accounts' }).waitFor();
+
+    await open(page, 'Catalog');
+    const model = page.getByTestId(`model-${CHAT_MODEL}`);
+    await expect(model.textContent()).resolves.toMatch(/DZD\s1,000\.00/);
+    await screenshots(page, 'operator-catalog');
+    await model.getByRole('button', { name: 'Edit' }).click();
+    await page.getByLabel('Input price (DZD per million tokens)').fill('1200.5');
+    await page.getByRole('button', { name: 'Save model' }).click();
+    await page.getByText(`${CHAT_MODEL} saved.`).waitFor();
+    await expect(model.textContent()).resolves.toMatch(/DZD\s1,200\.50/);
+
+    await open(page, 'Ledger');
+    await page.getByText('All invariants hold').waitFor();
+    // Billing lists entries once they are past its safety delay (no page skips a late commit).
+    await waitFor(
+      async () => {
+        await page.reload();
+        await page.getByTestId('ledger-check').waitFor();
+        return (await page.getByTestId('ledger-entry').count()) > 0 || undefined;
+      },
+      45_000,
+      'ledger entries',
+    );
+    await screenshots(page, 'operator-ledger');
+
+    await page.goto(`/dashboard/operator/accounts/${accountId}`);
+    await page.getByRole('heading', { name: 'controlled-owner' }).waitFor();
+    await page.getByTestId('statement-line').first().waitFor();
+    await screenshots(page, 'operator-account-detail');
+    await page.getByRole('tab', { name: 'Webhook deliveries' }).click();
+    await page.getByText('No deliveries yet').waitFor();
+    await page.getByRole('button', { name: 'Suspend account' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Suspend' }).click();
+    await page.getByRole('button', { name: 'Unsuspend account' }).waitFor();
+    const suspended = await adminCall<{ status: string }>('GET', `/accounts/${accountId}`);
+    expect(suspended.status).toBe('suspended');
+    await page.getByRole('button', { name: 'Unsuspend account' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Unsuspend' }).click();
+    await page.getByRole('button', { name: 'Suspend account' }).waitFor();
+    await page.getByLabel('Rate limit (requests per minute)').fill('42');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText('42 req / min').waitFor();
+  });
+
+  it('finance reads the catalog and the ledger check but cannot edit', async () => {
+    const finance = { email: 'fin@gateway.test', password: 'finance password 1', role: 'finance' };
+    await adminCall('POST', '/operator-users', finance);
+    const page = await viewer();
+    await signIn(page, finance.email, finance.password, 'Operator');
+    await page.getByRole('heading', { name: 'Accounts' }).waitFor();
+    await open(page, 'Catalog');
+    await page.getByTestId(`model-${CHAT_MODEL}`).waitFor();
+    await page.getByText('Your role reads only.', { exact: false }).waitFor();
+    await expect(page.getByRole('button', { name: 'Edit' }).count()).resolves.toBe(0);
+    await screenshots(page, 'finance-catalog');
+    await open(page, 'Ledger');
+    await page.getByText('All invariants hold').waitFor();
+    // The server refuses a write whatever the page shows.
+    const put = await page.evaluate(async () => {
+      const session = (await (await fetch('/dashboard/api/session')).json()) as {
+        csrf_token: string;
+      };
+      const response = await fetch('/dashboard/api/operator/models/x/y', {
+        method: 'PUT',
+        headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': session.csrf_token },
+        body: '{}',
+      });
+      return response.status;
+    });
+    expect(put).toBe(403);
+  });
+});
