@@ -82,10 +82,13 @@ export function parseRange(query: Query, now: Date): UsageRange {
   return { from, to };
 }
 
+/** What `?account=` may hold; anything else is a 400 before any lookup. */
+export const ACCOUNT_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
 function optionalAccount(query: Query): { accountId?: string } {
   const account = single(query, 'account');
   if (account === undefined) return {};
-  if (typeof account !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(account)) {
+  if (typeof account !== 'string' || !ACCOUNT_ID_PATTERN.test(account)) {
     throw bad('account', 'account must be an account id');
   }
   return { accountId: account };

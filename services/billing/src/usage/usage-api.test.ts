@@ -110,3 +110,12 @@ it('only edge reads usage', async () => {
     expect.objectContaining({ account_id: accountId, key: 'ci', requests: 3 }),
   ]);
 });
+
+it('operators: a malformed ?account= is a 400 before any lookup, an unknown one a 404', async () => {
+  for (const path of ['/admin/usage', '/admin/usage/requests']) {
+    const nul = await billing.call('get', `${path}?account=%00`);
+    expect([path, nul.status, nul.body.error?.code]).toEqual([path, 400, 'invalid_request_body']);
+    const unknown = await billing.call('get', `${path}?account=acct_unknown`);
+    expect([path, unknown.status]).toEqual([path, 404]);
+  }
+});

@@ -1,6 +1,7 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { allowInternalCallers } from '@gateway/runtime';
 import type { Identity } from '../identity/index.js';
+import { ACCOUNT_ID_PATTERN } from './query.js';
 import { usageLogCsv } from './usage-csv.js';
 import type { UsageService } from './usage-service.js';
 
@@ -38,8 +39,10 @@ export function accountUsageRoutes(usage: UsageService): Router {
 export function adminUsageRoutes(usage: UsageService, identity: Identity): Router {
   const router = express.Router();
   const knownAccount = async (query: Record<string, unknown>) => {
-    // An operator's typo is a 404, not an empty report.
-    if (typeof query.account === 'string') await identity.accounts.get(query.account);
+    // An operator's typo is a 404, not an empty report; a malformed id is the query's 400.
+    if (typeof query.account === 'string' && ACCOUNT_ID_PATTERN.test(query.account)) {
+      await identity.accounts.get(query.account);
+    }
   };
   router.get('/usage', async (req, res) => {
     await knownAccount(req.query);
