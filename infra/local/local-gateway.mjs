@@ -20,7 +20,7 @@ import { startEdgeService } from '../../services/edge/dist/service.js';
 import { workerConfigSchema } from '../../services/inference-worker/dist/config.js';
 import { startWorkerService } from '../../services/inference-worker/dist/service.js';
 import { localDatabases, localSecrets, migrateDatabases } from './local-data.mjs';
-import { printWelcome, seedDemo } from './local-seed.mjs';
+import { printWelcome, seedDemo, seedDemoUsage } from './local-seed.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const dataDir = path.resolve(process.env.GATEWAY_DATA_DIR ?? path.join(root, '.data'));
@@ -165,6 +165,7 @@ async function main() {
     standIns,
     providerModel: PROVIDER_MODEL,
   });
+  await seedDemoUsage({ baseUrl: `http://127.0.0.1:${ports.edge}`, demo });
   printWelcome({
     baseUrl: `http://127.0.0.1:${ports.edge}`,
     demo,

@@ -130,6 +130,28 @@ export async function seedDemo({ billingUrl, secrets, dataDir, standIns, provide
   };
 }
 
+/** Requests the demo account makes on its first start, so the dashboard's charts are not empty. */
+const DEMO_PROMPTS = ['Hello!', 'What is a prepaid balance?', 'Name three colours.'];
+
+/**
+ * A few real requests with the demo key through edge (billed like any other) when the account
+ * has no usage yet: the dashboard then opens on a chart and a request log, not empty states.
+ */
+export async function seedDemoUsage({ baseUrl, demo }) {
+  const headers = { Authorization: `Bearer ${demo.apiKey}`, 'Content-Type': 'application/json' };
+  const usage = await fetch(`${baseUrl}/v1/usage`, { headers });
+  if (!usage.ok) throw new Error(`reading the demo usage: ${usage.status}`);
+  if ((await usage.json()).data.length > 0) return;
+  for (const content of DEMO_PROMPTS) {
+    const answer = await fetch(`${baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ model: demo.chatModel, messages: [{ role: 'user', content }] }),
+    });
+    if (!answer.ok) throw new Error(`demo request: ${answer.status} ${await answer.text()}`);
+  }
+}
+
 export function printWelcome({ baseUrl, demo, adminToken, dataDir, startedMs }) {
   const lines = [
     '',

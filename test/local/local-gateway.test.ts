@@ -104,6 +104,16 @@ afterAll(() => {
 });
 
 describe('local gateway (infra/local/start.sh)', () => {
+  it('starts the demo account with some usage, so the dashboard charts are not empty', async () => {
+    // First in this file: nothing else has used the demo key yet.
+    const response = await fetch(`${baseUrl}/v1/usage?group_by=model`, {
+      headers: { Authorization: `Bearer ${apiKey}` },
+    });
+    expect(response.status).toBe(200);
+    const { data } = (await response.json()) as { data: { model: string; requests: number }[] };
+    expect(data).toEqual([expect.objectContaining({ model: 'demo/chat-small', requests: 3 })]);
+  });
+
   it('prints the dashboard URL and a demo owner who can sign in there', async () => {
     expect(printed('\\n  dashboard')).toBe(`${baseUrl}/dashboard/`);
     const response = await dashboardPost('/session', {

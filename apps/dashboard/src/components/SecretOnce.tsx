@@ -1,19 +1,23 @@
 import { Alert, Button, Code, CopyButton, Modal, Stack } from '@mantine/core';
 
-/** A raw key or link shown once, with a copy button: it cannot be displayed again. */
+/** A raw key or link shown once, with a copy button (webhook secrets can be revealed again: `notice`). */
 export function SecretOnce({
   label,
   value,
   onDone,
+  notice,
 }: {
   label: string;
   value: string;
   onDone?: () => void;
+  /** Replaces the "shown only once" text (a secret that can be revealed again). */
+  notice?: string;
 }) {
   return (
     <Stack gap="sm">
       <Alert color="yellow" title="Copy it now">
-        This {label} is shown only once. Store it somewhere safe: nobody can display it again.
+        {notice ??
+          `This ${label} is shown only once. Store it somewhere safe: nobody can display it again.`}
       </Alert>
       <Code
         block

@@ -88,6 +88,7 @@ function Secrets() {
           <SecretOnce
             label="secret"
             value={rotation.secret.secret}
+            notice="Give this secret to your webhook receiver now. While it signs, Reveal shows it again here."
             onDone={() => setRotation(null)}
           />
         </Stack>
