@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, expect } from '@jest/globals';
 import OpenAI from 'openai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -146,4 +147,13 @@ export async function ownerWithKey(
 export async function open(page: Page, link: string, heading = link): Promise<void> {
   await page.getByRole('navigation').getByRole('link', { name: link }).click();
   await page.getByRole('heading', { name: heading, level: 2 }).waitFor();
+}
+
+/** The file behind a download link, as text. */
+export async function download(page: Page, link: string): Promise<string> {
+  const [file] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('link', { name: link }).first().click(),
+  ]);
+  return readFileSync((await file.path())!, 'utf8');
 }

@@ -1,12 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import type { Page } from 'playwright-core';
 import { CHAT_MODEL } from '../abuse/abuse-stack.js';
 import { waitFor } from '../support/worker-harness.js';
 import { screenshots } from './browser.js';
 import {
   adminCall,
   chat,
+  download,
   open,
   ownerWithKey,
   refusal,
@@ -28,15 +27,6 @@ import {
  */
 
 useDashboardStack();
-
-/** The file behind a download link, as text. */
-async function download(page: Page, link: string): Promise<string> {
-  const [file] = await Promise.all([
-    page.waitForEvent('download'),
-    page.getByRole('link', { name: link }).first().click(),
-  ]);
-  return readFileSync((await file.path())!, 'utf8');
-}
 
 describe('dashboard pages, owners', () => {
   it('creates a scoped token (shown once), and revoking it refuses the next call', async () => {
