@@ -106,7 +106,11 @@ async function spawnReady(service: string, env: NodeJS.ProcessEnv): Promise<Serv
 }
 
 export async function startAbuseStack(
-  options: { authFailuresPerMinute?: number; edgeEnv?: NodeJS.ProcessEnv } = {},
+  options: {
+    authFailuresPerMinute?: number;
+    edgeEnv?: NodeJS.ProcessEnv;
+    dispatcherEnv?: NodeJS.ProcessEnv;
+  } = {},
 ): Promise<AbuseStack> {
   const billingDb = await createTestDatabase(billingDatabaseTemplate);
   const dispatcherDb = await createTestDatabase(dispatcherDatabaseTemplate);
@@ -130,6 +134,7 @@ export async function startAbuseStack(
     DATABASE_URL: dispatcherDb.runtimeUrl,
     INTERNAL_TOKEN: dispatcherToken,
     ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    ...options.dispatcherEnv,
   });
   const worker = await spawnReady('inference-worker', {
     ...amqp,

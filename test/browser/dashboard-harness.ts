@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, expect } from '@jest/globals';
 import OpenAI from 'openai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -22,11 +23,15 @@ let stack: AbuseStack;
 let browser: Browser;
 const opened: { context: BrowserContext; problems: string[] }[] = [];
 
-export function useDashboardStack(): { stack: () => AbuseStack } {
+/** `dispatcherEnv`: extra settings for the dispatcher (e.g. a test CA for a webhook receiver). */
+export function useDashboardStack(options: { dispatcherEnv?: () => NodeJS.ProcessEnv } = {}): {
+  stack: () => AbuseStack;
+} {
   beforeAll(async () => {
     stack = await startAbuseStack({
       // The browser reaches edge on http://127.0.0.1: no `Secure` cookie there.
       edgeEnv: { DASHBOARD_INSECURE_LOOPBACK_COOKIE: 'true' },
+      dispatcherEnv: options.dispatcherEnv?.(),
     });
     browser = await launchChromium();
   }, 120_000);
@@ -118,4 +123,37 @@ export async function refusal(apiKey: string): Promise<{ status?: number; code?:
     const { status, code } = error as { status?: number; code?: unknown };
     return { status, code };
   }
+}
+
+/** An owner signed in, credited, with an API key `main` (raw key returned). */
+export async function ownerWithKey(
+  name: string,
+): Promise<{ page: Page; key: string; accountId: string }> {
+  const owner = await invitedOwner(name);
+  await adminCall('POST', `/accounts/${owner.accountId}/credits`, {
+    amount_dzd: 100,
+    reference: `credit ${name}`,
+  });
+  const { key } = await adminCall<{ key: string }>(
+    'POST',
+    `/accounts/${owner.accountId}/api-keys`,
+    { name: 'main' },
+  );
+  const page = await viewer();
+  await acceptInvitation(page, owner.url);
+  return { page, key, accountId: owner.accountId };
+}
+
+export async function open(page: Page, link: string, heading = link): Promise<void> {
+  await page.getByRole('navigation').getByRole('link', { name: link }).click();
+  await page.getByRole('heading', { name: heading, level: 2 }).waitFor();
+}
+
+/** The file behind a download link, as text. */
+export async function download(page: Page, link: string): Promise<string> {
+  const [file] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('link', { name: link }).first().click(),
+  ]);
+  return readFileSync((await file.path())!, 'utf8');
 }

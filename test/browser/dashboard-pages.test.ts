@@ -1,14 +1,13 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import type { Page } from 'playwright-core';
 import { CHAT_MODEL } from '../abuse/abuse-stack.js';
 import { waitFor } from '../support/worker-harness.js';
 import { screenshots } from './browser.js';
 import {
-  acceptInvitation,
   adminCall,
   chat,
-  invitedOwner,
+  download,
+  open,
+  ownerWithKey,
   refusal,
   signIn,
   takeShownKey,
@@ -23,42 +22,11 @@ import {
  * into .artifacts/dashboard/.
  *
  * The rotated webhook secret's two signatures on the next delivery are asserted in
- * services/edge/src/dashboard/dashboard-console.test.ts (a TLS receiver the dispatcher trusts);
- * here the UI shows the previous secret's window end.
+ * dashboard-webhooks.test.ts (a TLS receiver the dispatcher trusts); here the UI shows the
+ * previous secret's window end.
  */
 
 useDashboardStack();
-
-/** An owner signed in, credited, with an API key `main` (raw key returned). */
-async function ownerWithKey(name: string): Promise<{ page: Page; key: string; accountId: string }> {
-  const owner = await invitedOwner(name);
-  await adminCall('POST', `/accounts/${owner.accountId}/credits`, {
-    amount_dzd: 100,
-    reference: `credit ${name}`,
-  });
-  const { key } = await adminCall<{ key: string }>(
-    'POST',
-    `/accounts/${owner.accountId}/api-keys`,
-    { name: 'main' },
-  );
-  const page = await viewer();
-  await acceptInvitation(page, owner.url);
-  return { page, key, accountId: owner.accountId };
-}
-
-async function open(page: Page, link: string, heading = link): Promise<void> {
-  await page.getByRole('navigation').getByRole('link', { name: link }).click();
-  await page.getByRole('heading', { name: heading, level: 2 }).waitFor();
-}
-
-/** The file behind a download link, as text. */
-async function download(page: Page, link: string): Promise<string> {
-  const [file] = await Promise.all([
-    page.waitForEvent('download'),
-    page.getByRole('link', { name: link }).first().click(),
-  ]);
-  return readFileSync((await file.path())!, 'utf8');
-}
 
 describe('dashboard pages, owners', () => {
   it('creates a scoped token (shown once), and revoking it refuses the next call', async () => {

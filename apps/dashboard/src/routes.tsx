@@ -24,6 +24,9 @@ const CatalogPage = lazy(() =>
 const LedgerPage = lazy(() =>
   import('./pages/LedgerPage').then((module) => ({ default: module.LedgerPage })),
 );
+const OperatorUsagePage = lazy(() =>
+  import('./pages/OperatorUsagePage').then((module) => ({ default: module.OperatorUsagePage })),
+);
 // Owners' heavier pages (tables, the chart) load when first opened.
 const ScopedTokensPage = lazy(() =>
   import('./pages/ScopedTokensPage').then((module) => ({ default: module.ScopedTokensPage })),
@@ -113,6 +116,7 @@ export const router = createBrowserRouter(
         { path: 'accounts/:accountId', element: later(<AccountDetailPage />) },
         { path: 'catalog', element: later(<CatalogPage />) },
         { path: 'ledger', element: later(<LedgerPage />) },
+        { path: 'usage', element: later(<OperatorUsagePage />) },
       ],
     },
     { path: '*', element: <NotFoundPage /> },

@@ -239,6 +239,16 @@ export const DashboardAccountListSchema = Type.Object(
 );
 export type DashboardAccountList = Static<typeof DashboardAccountListSchema>;
 
+/**
+ * `POST /dashboard/api/operator/accounts` (role `operator`; 201 with the new account), as the
+ * operator API's `POST /admin/v1/accounts`; the owner is invited afterwards.
+ */
+export const DashboardAccountCreateRequestSchema = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 200 }) },
+  { $id: 'DashboardAccountCreateRequest', ...closed },
+);
+export type DashboardAccountCreateRequest = Static<typeof DashboardAccountCreateRequestSchema>;
+
 /** `GET /dashboard/api/operator/accounts/{id}`: the account with its balance. */
 export const DashboardAccountDetailSchema = Type.Intersect(
   [DashboardAccountSchema, Type.Object(balanceFields)],

@@ -112,26 +112,42 @@ export const useRedeliver = () =>
 
 const rangeQuery = (range: Range) => new URLSearchParams({ from: range.from, to: range.to });
 
-export const useUsage = (range: Range, groupBy: UsageGroupBy) =>
+/**
+ * Whose usage: the owner's own (prefix ''), or operators' (prefix '/operator') across accounts
+ * or of the one account id in `account`.
+ */
+export interface UsageScope {
+  prefix: '' | '/operator';
+  account: string;
+}
+export const OWN_USAGE: UsageScope = { prefix: '', account: '' };
+
+const scopedQuery = (range: Range, scope: UsageScope) => {
+  const params = rangeQuery(range);
+  if (scope.account !== '') params.set('account', scope.account);
+  return params;
+};
+
+export const useUsage = (range: Range, groupBy: UsageGroupBy, scope = OWN_USAGE) =>
   useQuery({
-    queryKey: ['usage', groupBy, range.from, range.to],
+    queryKey: ['usage', scope.prefix, scope.account, groupBy, range.from, range.to],
     queryFn: () => {
-      const params = rangeQuery(range);
+      const params = scopedQuery(range, scope);
       params.set('group_by', groupBy);
-      return api<UsageList>('GET', `/usage?${params}`);
+      return api<UsageList>('GET', `${scope.prefix}/usage?${params}`);
     },
   });
 
-export const useRequestLog = (range: Range) =>
+export const useRequestLog = (range: Range, scope = OWN_USAGE) =>
   usePages<UsageLogPage['data'][number]>(
     ['usage', 'requests'],
-    `/usage/requests?${rangeQuery(range)}`,
+    `${scope.prefix}/usage/requests?${scopedQuery(range, scope)}`,
     50,
   );
 
 /** The CSV download's address (a plain link: the session cookie goes with it). */
-export const csvHref = (path: string, range: Range): string =>
-  `/dashboard/api${path}?${rangeQuery(range)}&format=csv`;
+export const csvHref = (path: string, range: Range, scope = OWN_USAGE): string =>
+  `/dashboard/api${scope.prefix}${path}?${scopedQuery(range, scope)}&format=csv`;
 
 export const useStatement = (path: string, range: Range) =>
   useQuery({

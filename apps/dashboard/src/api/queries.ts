@@ -7,6 +7,7 @@ import {
 } from '@tanstack/react-query';
 import { api } from './client';
 import type {
+  DashboardAccount,
   DashboardAccountDetail,
   DashboardAccountList,
   DashboardApiKeyList,
@@ -86,6 +87,12 @@ export const useAccounts = (q: string) =>
     },
     getNextPageParam: (page) => page.next_cursor,
   });
+
+export const useCreateAccount = () =>
+  useChange(
+    (name: string) => api<DashboardAccount>('POST', '/operator/accounts', { name }),
+    () => [['operator', 'accounts']],
+  );
 
 export const useAccount = (id: string) =>
   useQuery({

@@ -16,6 +16,7 @@ const OPERATOR_LINKS = [
   { to: '/operator/accounts', label: 'Accounts' },
   { to: '/operator/catalog', label: 'Catalog' },
   { to: '/operator/ledger', label: 'Ledger' },
+  { to: '/operator/usage', label: 'Usage' },
 ];
 
 /** Header, navigation (a drawer behind a burger on phones) and the page. */

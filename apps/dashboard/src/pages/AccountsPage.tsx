@@ -3,8 +3,10 @@ import { useDebouncedValue } from '@mantine/hooks';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { useAccounts } from '../api/queries';
+import { useSession } from '../api/session';
 import { ListTable } from '../components/ListTable';
 import { LoadMore } from '../components/LoadMore';
+import { NewAccount } from '../components/NewAccount';
 import { PageTitle } from '../components/PageTitle';
 import { EmptyState, QueryState } from '../components/QueryState';
 import { formatDateTime } from '../format';
@@ -13,9 +15,14 @@ export function AccountsPage() {
   const [search, setSearch] = useState('');
   const [q] = useDebouncedValue(search.trim(), 250);
   const accounts = useAccounts(q);
+  const canWrite = useSession().data?.user.role === 'operator';
   return (
     <>
-      <PageTitle title="Accounts" description="Every customer account of the gateway." />
+      <PageTitle
+        title="Accounts"
+        description="Every customer account of the gateway."
+        action={canWrite ? <NewAccount /> : undefined}
+      />
       <Stack gap="md">
         <TextInput
           placeholder="Search by name or exact id"
@@ -32,7 +39,7 @@ export function AccountsPage() {
                 return (
                   <EmptyState title="No accounts found">
                     {q === ''
-                      ? 'Create accounts with gatewayctl or the operator API.'
+                      ? 'Create one with “New account”, gatewayctl or the operator API.'
                       : `Nothing matches “${q}”.`}
                   </EmptyState>
                 );

@@ -13,7 +13,14 @@ import {
 } from '@mantine/core';
 import { lazy, Suspense, useState } from 'react';
 import type { UsageGroup, UsageGroupBy, UsageLogEntry } from '../api/contract';
-import { csvHref, useRequestLog, useUsage, type Range } from '../api/owner-queries';
+import {
+  csvHref,
+  OWN_USAGE,
+  useRequestLog,
+  useUsage,
+  type Range,
+  type UsageScope,
+} from '../api/owner-queries';
 import { DateRangeInputs, toRange, useDayRange } from '../components/DateRange';
 import { ListTable } from '../components/ListTable';
 import { LoadMore } from '../components/LoadMore';
@@ -31,7 +38,7 @@ const GROUP_LABELS: Record<View, string> = {
   key: 'Key or token',
 };
 
-function groupName(group: UsageGroup, view: View): string {
+function groupKey(group: UsageGroup, view: View): string {
   if (view === 'day') return formatDay(group.day ?? '');
   if (view === 'model') return group.model ?? '';
   return group.scoped_token_id
@@ -39,8 +46,19 @@ function groupName(group: UsageGroup, view: View): string {
     : (group.key ?? '—');
 }
 
-function DailyChart({ range }: { range: Range }) {
-  const usage = useUsage(range, 'day,model');
+/** Operators' groups are per account too: the row says whose. */
+const groupName = (group: UsageGroup, view: View): string =>
+  group.account_id === undefined
+    ? groupKey(group, view)
+    : `${group.account_id} · ${groupKey(group, view)}`;
+
+interface Scoped {
+  range: Range;
+  scope: UsageScope;
+}
+
+function DailyChart({ range, scope }: Scoped) {
+  const usage = useUsage(range, 'day,model', scope);
   return (
     <QueryState query={usage}>
       {({ data }) =>
@@ -60,9 +78,9 @@ function DailyChart({ range }: { range: Range }) {
   );
 }
 
-function Summary({ range }: { range: Range }) {
+function Summary({ range, scope }: Scoped) {
   const [view, setView] = useState<View>('day');
-  const usage = useUsage(range, view);
+  const usage = useUsage(range, view, scope);
   return (
     <Paper withBorder radius="md" p="md">
       <Group justify="space-between" mb="sm">
@@ -79,12 +97,12 @@ function Summary({ range }: { range: Range }) {
           ]}
         />
       </Group>
-      <DailyChart range={range} />
+      <DailyChart range={range} scope={scope} />
       <QueryState query={usage}>
         {({ data }) =>
           data.length === 0 ? (
             <EmptyState title="No usage in this period">
-              Requests made with your keys and tokens are counted when they end.
+              Requests are counted when they end.
             </EmptyState>
           ) : (
             <ListTable
@@ -133,7 +151,7 @@ const LOG_HEADERS = [
   'Latency',
 ];
 
-function LogRow({ entry }: { entry: UsageLogEntry }) {
+function LogRow({ entry, withAccount }: { entry: UsageLogEntry; withAccount: boolean }) {
   const latency =
     entry.generation_latency_ms === null
       ? null
@@ -141,6 +159,11 @@ function LogRow({ entry }: { entry: UsageLogEntry }) {
   return (
     <Table.Tr data-testid="request-row">
       <Table.Td>{formatDateTime(entry.created_at)}</Table.Td>
+      {withAccount && (
+        <Table.Td ff="monospace" fz="xs">
+          {entry.account_id}
+        </Table.Td>
+      )}
       <Table.Td>{entry.endpoint ?? '—'}</Table.Td>
       <Table.Td>{entry.model}</Table.Td>
       <Table.Td>
@@ -164,8 +187,10 @@ function LogRow({ entry }: { entry: UsageLogEntry }) {
   );
 }
 
-function RequestLog({ range }: { range: Range }) {
-  const log = useRequestLog(range);
+function RequestLog({ range, scope }: Scoped) {
+  const log = useRequestLog(range, scope);
+  const withAccount = scope.prefix === '/operator';
+  const headers = withAccount ? ['Time', 'Account', ...LOG_HEADERS.slice(1)] : LOG_HEADERS;
   return (
     <Paper withBorder radius="md" p="md">
       <Group justify="space-between" mb="sm">
@@ -177,7 +202,7 @@ function RequestLog({ range }: { range: Range }) {
         </div>
         <Button
           component="a"
-          href={csvHref('/usage/requests', range)}
+          href={csvHref('/usage/requests', range, scope)}
           download
           variant="default"
           size="xs"
@@ -191,9 +216,9 @@ function RequestLog({ range }: { range: Range }) {
           return rows.length === 0 ? (
             <EmptyState title="No requests in this period" />
           ) : (
-            <ListTable headers={LOG_HEADERS} minWidthPx={980}>
+            <ListTable headers={headers} minWidthPx={withAccount ? 1120 : 980}>
               {rows.map((entry) => (
-                <LogRow key={entry.job_id} entry={entry} />
+                <LogRow key={entry.job_id} entry={entry} withAccount={withAccount} />
               ))}
             </ListTable>
           );
@@ -201,6 +226,16 @@ function RequestLog({ range }: { range: Range }) {
       </QueryState>
       <LoadMore query={log} />
     </Paper>
+  );
+}
+
+/** Totals (with the daily chart) and the request log of `scope` over `range`. */
+export function UsageSections({ range, scope }: Scoped) {
+  return (
+    <Stack gap="md">
+      <Summary range={range} scope={scope} />
+      <RequestLog range={range} scope={scope} />
+    </Stack>
   );
 }
 
@@ -214,10 +249,7 @@ export function UsagePage() {
         description="What your keys and tokens used, and every request."
         action={<DateRangeInputs value={days} onChange={setDays} />}
       />
-      <Stack gap="md">
-        <Summary range={range} />
-        <RequestLog range={range} />
-      </Stack>
+      <UsageSections range={range} scope={OWN_USAGE} />
     </>
   );
 }

@@ -336,6 +336,53 @@ describe('isolation and roles', () => {
       (await operator.send('get', `/operator/accounts/${tenantB.accountId}`)).body.balance_dzd,
     ).toBe(12.5);
   });
+
+  it('lets role operator create an account (CSRF checked) and invite its owner; finance gets 403', async () => {
+    for (const [email, role] of [
+      ['creator@example.com', 'operator'],
+      ['reader@example.com', 'finance'],
+    ]) {
+      await edge.api
+        .post('/admin/v1/operator-users')
+        .set(admin())
+        .send({ email, role, password: PASSWORD })
+        .expect(201);
+    }
+    const operator = (await signIn('creator@example.com', PASSWORD, 'operator')).browser;
+    const finance = (await signIn('reader@example.com', PASSWORD, 'operator')).browser;
+    const refused = await finance.send('post', '/operator/accounts').send({ name: 'by finance' });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe('forbidden');
+    const noCsrf = await operator
+      .send('post', '/operator/accounts', { csrf: false })
+      .send({ name: 'no csrf' });
+    expect(noCsrf.body.error.code).toBe('csrf_failed');
+    const owner = await signIn('owner.a@example.com');
+    expect(
+      (await owner.browser.send('post', '/operator/accounts').send({ name: 'x' })).status,
+    ).toBe(403);
+    const invalid = await operator.send('post', '/operator/accounts').send({ name: '' });
+    expect(invalid.status).toBe(400);
+    const smuggled = await operator
+      .send('post', '/operator/accounts')
+      .send({ name: 'x', rate_limit_per_minute: 1 });
+    expect(smuggled.status).toBe(400);
+
+    const created = await operator.send('post', '/operator/accounts').send({ name: 'Sahara Labs' });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ name: 'Sahara Labs', status: 'active' });
+    const found = await operator.send('get', '/operator/accounts?q=sahara');
+    expect(found.body.data).toEqual([expect.objectContaining({ id: created.body.id })]);
+    for (const name of ['by finance', 'no csrf', 'x']) {
+      const none = await operator.send('get', `/operator/accounts?q=${encodeURIComponent(name)}`);
+      expect(none.body.data.filter((a: { name: string }) => a.name === name)).toEqual([]);
+    }
+    const invitation = await operator
+      .send('post', `/operator/accounts/${created.body.id}/invitations`)
+      .send({ email: 'owner@sahara.example' });
+    expect(invitation.status).toBe(201);
+    expect(invitation.body.url).toMatch(/\/dashboard\/invitation#token=/);
+  });
 });
 
 async function pollUntil<T>(read: () => Promise<T | null>, timeoutMs = 5_000): Promise<T> {

@@ -1,11 +1,14 @@
 import express, { type Request, type RequestHandler, type Router } from 'express';
 import {
+  DashboardAccountCreateRequestSchema,
   DashboardCreditRequestSchema,
   GatewayError,
   InvitationCreateRequestSchema,
   createBodyValidator,
   dashboardInvitationUrl,
   pathSegment,
+  type DashboardAccount,
+  type DashboardAccountCreateRequest,
   type DashboardAccountDetail,
   type DashboardAccountList,
   type DashboardCreditRequest,
@@ -20,6 +23,9 @@ import { sessionOf } from './session-routes.js';
 import type { DashboardSettings } from './settings.js';
 
 const validateCredit = createBodyValidator<DashboardCreditRequest>(DashboardCreditRequestSchema);
+const validateAccount = createBodyValidator<DashboardAccountCreateRequest>(
+  DashboardAccountCreateRequestSchema,
+);
 const validateInvite = createBodyValidator<InvitationCreateRequest>(InvitationCreateRequestSchema);
 
 /** Operator users of either role read; only role `operator` writes (finance reads only). */
@@ -66,6 +72,15 @@ export function operatorRoutes(deps: EdgeDeps, settings: DashboardSettings): Rou
     };
     res.json(list);
   });
+  router.post('/accounts', ...body, async (req, res) => {
+    const input = validateAccount(req.body);
+    const created = await adminCall<DashboardAccount>(deps, {
+      method: 'POST',
+      path: '/accounts',
+      body: input,
+    });
+    res.status(201).json(created);
+  });
   router.get('/accounts/:id', async (req, res) => {
     res.json(await adminCall<DashboardAccountDetail>(deps, { method: 'GET', path: account(req) }));
   });
@@ -94,10 +109,7 @@ export function operatorRoutes(deps: EdgeDeps, settings: DashboardSettings): Rou
       path: `${account(req)}/invitations`,
       body: input,
     });
-    res
-      .status(201)
-
-      .json(withInvitationUrl(invitation, req, settings.publicBaseUrl));
+    res.status(201).json(withInvitationUrl(invitation, req, settings.publicBaseUrl));
   });
   return router;
 }
