@@ -198,6 +198,10 @@ describe('dashboard pages, operators', () => {
     await expect(model.textContent()).resolves.toMatch(/DZD\s1,000\.00/);
     const healthy = async () => {
       await page.reload();
+      await model
+        .getByText(/^(healthy|down|unknown)$/)
+        .first()
+        .waitFor();
       return (await model.getByText('healthy', { exact: true }).count()) > 0 || undefined;
     };
     await waitFor(healthy, 15_000, 'node health badge');
