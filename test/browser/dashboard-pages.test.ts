@@ -153,7 +153,8 @@ describe('dashboard pages, owners', () => {
 
 describe('dashboard pages, operators', () => {
   it('an operator sees and edits the catalog, the ledger check and account controls', async () => {
-    const { accountId } = await ownerWithKey('controlled-owner');
+    const { accountId, key } = await ownerWithKey('controlled-owner');
+    await chat(key); // the worker then reports its node healthy (issue 16)
     const ops = { email: 'ops2@gateway.test', password: 'operator password 2', role: 'operator' };
     await adminCall('POST', '/operator-users', ops);
     const page = await viewer();
@@ -163,6 +164,16 @@ describe('dashboard pages, operators', () => {
     await open(page, 'Catalog');
     const model = page.getByTestId(`model-${CHAT_MODEL}`);
     await expect(model.textContent()).resolves.toMatch(/DZD\s1,000\.00/);
+    const healthy = async () => {
+      await page.reload();
+      await model
+        .getByText(/^(healthy|down|unknown)$/)
+        .first()
+        .waitFor();
+      return (await model.getByText('healthy', { exact: true }).count()) > 0 || undefined;
+    };
+    await waitFor(healthy, 15_000, 'node health badge');
+    await expect(model.textContent()).resolves.toMatch(/observed \d+ s ago/);
     await screenshots(page, 'operator-catalog');
     await model.getByRole('button', { name: 'Edit' }).click();
     await page.getByLabel('Input price (DZD per million tokens)').fill('1200.5');

@@ -22,6 +22,7 @@ import type {
   UsageLogPage,
   VoidRequest,
   VoidResponse,
+  NodeHealthReport,
 } from '@gateway/contracts';
 import {
   createInternalHttp,
@@ -100,6 +101,8 @@ export interface BillingClient {
   claimIdempotencyKey(ref: IdempotencyRef, leaseMs: number): Promise<IdempotencyClaim>;
   completeIdempotencyKey(ref: IdempotencyRef, response: StoredResponse): Promise<void>;
   releaseIdempotencyKey(ref: IdempotencyRef): Promise<void>;
+  /** The worker's node observations (issue 16); idempotent (last observation wins). */
+  reportNodeHealth(report: NodeHealthReport): Promise<void>;
   /** The operator API, passed through: billing's answer as it is. */
   forwardAdmin(request: InternalRequest): Promise<InternalResponse>;
   /** The dashboard's sessions and owner data (`/dashboard/*`): the answer, refusals thrown. */
@@ -194,6 +197,9 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     },
     releaseIdempotencyKey: async (ref) => {
       await post('/idempotency/release', ref, true);
+    },
+    reportNodeHealth: async (report) => {
+      await post('/nodes/health', report, true);
     },
     forwardAdmin: (request) =>
       http({ ...request, path: `${BILLING_API_PREFIX}/admin${request.path}` }),

@@ -266,3 +266,62 @@ export type IdempotencyRef = Static<typeof IdempotencyRefSchema>;
 
 export type IdempotencyClaim =
   { outcome: 'claimed' } | { outcome: 'replay'; response: StoredResponse };
+
+/** Issue 16: what a worker last observed of its model nodes (bounded batch). */
+export const NODE_HEALTH_BATCH_MAX = 200;
+export const NODE_HEALTH_ERROR_KINDS = [
+  'unreachable',
+  'timeout',
+  'http_error',
+  'rate_limited',
+  'bad_response',
+] as const;
+export const NodeHealthReportSchema = Type.Object(
+  {
+    workerId: Type.String({ minLength: 1, maxLength: 128 }),
+    nodes: Type.Array(
+      Type.Object(
+        {
+          /** Without userinfo, query or fragment (the worker strips them). */
+          url: Type.String({ minLength: 1, maxLength: 2048 }),
+          healthy: Type.Boolean(),
+          observedAtMs: Type.Integer({ minimum: 0 }),
+          lastErrorKind: Type.Optional(StringEnum(NODE_HEALTH_ERROR_KINDS)),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: NODE_HEALTH_BATCH_MAX },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type NodeHealthReport = Static<typeof NodeHealthReportSchema>;
+export type NodeHealthErrorKind = (typeof NODE_HEALTH_ERROR_KINDS)[number];
+
+/** One node of the catalog with what was last observed of it (operator API). */
+export interface NodeHealthView {
+  model: string;
+  url: string;
+  /** `unknown` when no report or the last one is older than the staleness bound. */
+  health: 'healthy' | 'down' | 'unknown';
+  observedAt: string | null;
+  lastErrorKind: NodeHealthErrorKind | null;
+  workerId: string | null;
+}
+
+/**
+ * A node URL as it may be stored and shown: without userinfo, query or fragment (they may carry
+ * credentials). The worker strips them before reporting; billing again before showing.
+ */
+export function publicNodeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    parsed.search = '';
+    parsed.hash = '';
+    return parsed.toString().replace(/\/+$/, '');
+  } catch {
+    return '(invalid url)';
+  }
+}

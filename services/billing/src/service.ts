@@ -10,6 +10,7 @@ import { RequestIdempotency } from './http/request-idempotency.js';
 import { createIdentity } from './identity/index.js';
 import { createLedgerService } from './ledger/index.js';
 import { createUsageService, UsageStore } from './usage/index.js';
+import { createNodeHealthService } from './nodes/index.js';
 import { instrumentBilling } from './metrics.js';
 import { startSettlementConsumer } from './settlements/settlement-consumer.js';
 
@@ -97,9 +98,10 @@ export async function startBillingService(
     clock,
     retentionDays: config.USAGE_RETENTION_DAYS,
   });
+  const nodeHealth = createNodeHealthService(pgPoolOf(prisma), identity.catalog, clock);
   mountBillingApi(
     app,
-    { identity, ledger, requestIdempotency, dashboard, usage },
+    { identity, ledger, requestIdempotency, dashboard, usage, nodeHealth },
     { edge: config.EDGE_INTERNAL_TOKEN, worker: config.WORKER_INTERNAL_TOKEN },
   );
   finishApp(app, shell.logger);
@@ -124,6 +126,9 @@ export async function startBillingService(
     Promise.all([dashboard.sessions.purgeEnded(), dashboard.users.purgeExpiredInvitations()]).catch(
       (error: unknown) => shell.logger.warn({ err: error }, 'dashboard purge failed'),
     );
+    nodeHealth
+      .prune()
+      .catch((error: unknown) => shell.logger.warn({ err: error }, 'node health prune failed'));
     usage
       .purgeExpired()
       .then((count) => count > 0 && shell.logger.info({ count }, 'old usage records purged'))

@@ -12,8 +12,14 @@ import { Cancellations } from './jobs/cancellations.js';
 import { startJobConsumers } from './jobs/job-consumer.js';
 import { createWorkerMetrics } from './jobs/metrics.js';
 import { createNodeRegistry } from './upstream/node-pool.js';
+import { startHealthReporter } from './upstream/health-reporter.js';
+import { hostname } from 'node:os';
 
 const PUBLISH_WAIT_MS = 60_000;
+/** Node health reports to billing (issue 16): on change at most once a second, else every 30 s. */
+const HEALTH_REPORT_TICK_MS = 1_000;
+const HEALTH_REPORT_REFRESH_MS = 30_000;
+
 export interface WorkerDependencies {
   /** A bus to share (local mode runs every service on one in-process bus); else RabbitMQ. */
   bus?: MessageBus;
@@ -67,6 +73,15 @@ export async function startWorkerService(
 
   if (ownsBus) await bus.start();
   registry.startHealthChecks(config.NODE_HEALTH_INTERVAL_MS);
+  const reporter = startHealthReporter({
+    registry,
+    report: (report) => billing.reportNodeHealth(report),
+    workerId: `${hostname()}:${process.pid}`,
+    intervalMs: HEALTH_REPORT_TICK_MS,
+    refreshMs: HEALTH_REPORT_REFRESH_MS,
+    onError: (error) => shell.logger.warn({ err: error }, 'node health report failed'),
+  });
+  shell.lifecycle.onShutdown('health-reporter', async () => reporter.stop());
   consumers.push(
     ...(await startJobConsumers({
       bus,

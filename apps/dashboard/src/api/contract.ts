@@ -76,6 +76,15 @@ export interface LedgerCheck {
   violations: string[];
 }
 
+/** A model node with what workers last observed of it (issue 16). */
+export interface CatalogNode {
+  url: string;
+  weight?: number;
+  health?: 'healthy' | 'down' | 'unknown';
+  observed_at?: string | null;
+  last_error_kind?: string | null;
+}
+
 /** A catalog model as the operator API answers it (prices in DZD per million tokens). */
 export interface CatalogModel {
   id: string;
@@ -86,6 +95,6 @@ export interface CatalogModel {
   output_price_dzd_per_m: number;
   max_output_tokens: number;
   protocol?: string;
-  nodes?: { url: string; weight?: number }[];
+  nodes?: CatalogNode[];
   [field: string]: unknown;
 }

@@ -1,7 +1,7 @@
-import { Badge, Button, Modal, Paper, Stack, Table, Text, TextInput } from '@mantine/core';
+import { Badge, Button, Group, Modal, Paper, Stack, Table, Text, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useState, type FormEvent } from 'react';
-import type { CatalogModel } from '../api/contract';
+import type { CatalogModel, CatalogNode } from '../api/contract';
 import { useModels, useSaveModel } from '../api/operator-queries';
 import { useSession } from '../api/session';
 import { ListTable } from '../components/ListTable';
@@ -73,10 +73,41 @@ function EditModel({ model, onDone }: { model: CatalogModel; onDone: () => void 
   );
 }
 
-function nodesOf(model: CatalogModel): string {
-  if (model.provider === 'external') return 'External provider';
-  const count = model.nodes?.length ?? 0;
-  return count === 0 ? 'No nodes' : model.nodes!.map((node) => node.url).join(', ');
+const HEALTH_COLORS = { healthy: 'teal', down: 'red', unknown: 'gray' } as const;
+
+function secondsAgo(iso: string): string {
+  return `observed ${Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000))} s ago`;
+}
+
+function NodeLine({ node }: { node: CatalogNode }) {
+  const health = node.health ?? 'unknown';
+  return (
+    <Group gap={6} wrap="nowrap" data-testid={`node-${node.url}`}>
+      <Badge size="xs" variant="light" color={HEALTH_COLORS[health]}>
+        {health}
+      </Badge>
+      <Text fz="xs" style={{ wordBreak: 'break-all' }}>
+        {node.url}
+      </Text>
+      {node.observed_at && (
+        <Text fz="xs" c="dimmed" title={node.last_error_kind ?? undefined}>
+          {secondsAgo(node.observed_at)}
+        </Text>
+      )}
+    </Group>
+  );
+}
+
+function Nodes({ model }: { model: CatalogModel }) {
+  if (model.provider === 'external') return <>External provider</>;
+  if (!model.nodes?.length) return <>No nodes</>;
+  return (
+    <Stack gap={4}>
+      {model.nodes.map((node) => (
+        <NodeLine key={node.url} node={node} />
+      ))}
+    </Stack>
+  );
 }
 
 export function CatalogPage() {
@@ -113,8 +144,8 @@ export function CatalogPage() {
                     <Table.Td>{formatDzd(model.input_price_dzd_per_m)}</Table.Td>
                     <Table.Td>{formatDzd(model.output_price_dzd_per_m)}</Table.Td>
                     <Table.Td>{formatCount(model.max_output_tokens)}</Table.Td>
-                    <Table.Td fz="xs" style={{ wordBreak: 'break-all' }}>
-                      {nodesOf(model)}
+                    <Table.Td fz="xs">
+                      <Nodes model={model} />
                     </Table.Td>
                     {canWrite && (
                       <Table.Td>

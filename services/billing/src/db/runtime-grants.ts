@@ -42,6 +42,8 @@ export const RUNTIME_TABLE_PRIVILEGES: Readonly<Record<string, readonly TablePri
   // USAGE_RETENTION_DAYS (their sums kept in usage_purged_totals). Never written otherwise.
   usage_records: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   usage_purged_totals: ['SELECT', 'INSERT', 'UPDATE'],
+  // Node health (issue 16): upserted by worker reports; pruned (gone from the catalog, or a day old).
+  node_health: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   // The migrations' bookkeeping: the service never reads it.
   _prisma_migrations: [],
 };

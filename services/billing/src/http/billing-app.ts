@@ -4,6 +4,12 @@ import { rateLimitHeaders, type RateLimitDecision } from '../identity/index.js';
 import { createDashboard } from '../dashboard/index.js';
 import { dashboardAdminRoutes, dashboardRoutes } from '../dashboard/routes.js';
 import { adminRoutes } from './admin-routes.js';
+import {
+  createNodeHealthService,
+  nodeHealthAdminRoutes,
+  nodeHealthReportRoutes,
+} from '../nodes/index.js';
+import { pgPoolOf } from '../db/client.js';
 import { idempotencyRoutes } from './idempotency-routes.js';
 import { allowInternalCallers, identifyInternalCaller, jsonBodyParser } from '@gateway/runtime';
 import { internalRoutes, type BillingServices } from './internal-routes.js';
@@ -48,6 +54,12 @@ export function mountBillingApi(
     app.use('/internal/v1/admin', edgeOnly, adminUsageRoutes(services.usage, services.identity));
     app.use('/internal/v1', accountUsageRoutes(services.usage));
   }
+  // Node health (issue 16): the worker reports, operators (through edge) read.
+  const nodeHealth =
+    services.nodeHealth ??
+    createNodeHealthService(pgPoolOf(services.identity.prisma), services.identity.catalog);
+  app.use('/internal/v1', nodeHealthReportRoutes(nodeHealth));
+  app.use('/internal/v1/admin', edgeOnly, nodeHealthAdminRoutes(nodeHealth));
   // The operator API is edge's alone: the worker's credential cannot grant credits.
   app.use('/internal/v1/admin', edgeOnly, dashboardAdminRoutes(dashboard), adminRoutes(services));
   app.use('/internal/v1/dashboard', edgeOnly, dashboardRoutes(services, dashboard));

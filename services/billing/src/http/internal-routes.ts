@@ -5,6 +5,7 @@ import type { LedgerService } from '../ledger/index.js';
 import type { RequestIdempotency } from './request-idempotency.js';
 import type { Dashboard } from '../dashboard/index.js';
 import type { UsageService } from '../usage/index.js';
+import type { NodeHealthService } from '../nodes/index.js';
 import {
   AdmissionRequestSchema,
   AuthenticateRequestSchema,
@@ -33,6 +34,8 @@ export interface BillingServices {
   requestIdempotency?: RequestIdempotency;
   /** Dashboard users and sessions; default timings over the identity's client when omitted. */
   dashboard?: Dashboard;
+  /** Node health reports (issue 16); built over the identity's client when omitted. */
+  nodeHealth?: NodeHealthService;
 }
 
 // Requests are validated against the one contract (packages/contracts/src/billing-api.ts).

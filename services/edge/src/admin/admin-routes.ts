@@ -150,6 +150,12 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
   },
   { method: 'get', path: '/models', target: 'billing', summary: 'The model catalog' },
   {
+    method: 'get',
+    path: '/nodes/health',
+    target: 'billing',
+    summary: "Each catalog node's last observed health (healthy, down, unknown)",
+  },
+  {
     method: 'put',
     path: '/models/*model',
     target: 'billing',

@@ -3,7 +3,9 @@ import {
   DashboardAccountPatchRequestSchema,
   createBodyValidator,
   pathSegment,
+  publicNodeUrl,
   type DashboardAccountPatchRequest,
+  type NodeHealthView,
 } from '@gateway/contracts';
 import type { EdgeDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
@@ -30,8 +32,11 @@ export function operatorConsoleRoutes(deps: EdgeDeps): Router {
   const get = (path: string) => adminCall(deps, { method: 'GET', path });
   router.use(operatorsOnly);
   router.get('/models', async (_req, res) => {
-    const { models } = (await get('/models')) as { models: unknown[] };
-    res.json({ object: 'list', data: models });
+    const [{ models }, { nodes }] = (await Promise.all([get('/models'), get('/nodes/health')])) as [
+      { models: CatalogModelJson[] },
+      { nodes: NodeHealthView[] },
+    ];
+    res.json({ object: 'list', data: models.map((model) => withNodeHealth(model, nodes)) });
   });
   router.put('/models/*model', ...body, async (req, res) => {
     const input = validateModel(req.body);
@@ -68,4 +73,24 @@ export function operatorConsoleRoutes(deps: EdgeDeps): Router {
     res.json(await adminCall(deps, { method: 'PATCH', path: account(req), body: input }));
   });
   return router;
+}
+
+interface CatalogModelJson {
+  id: string;
+  nodes?: { url: string; weight?: number }[];
+}
+
+/** Each node of the model gains its last observed health (issue 16; `unknown` when none). */
+function withNodeHealth(model: CatalogModelJson, health: readonly NodeHealthView[]) {
+  if (!model.nodes) return model;
+  const nodes = model.nodes.map((node) => {
+    const seen = health.find((h) => h.model === model.id && h.url === publicNodeUrl(node.url));
+    return {
+      ...node,
+      health: seen?.health ?? 'unknown',
+      observed_at: seen?.observedAt ?? null,
+      last_error_kind: seen?.lastErrorKind ?? null,
+    };
+  });
+  return { ...model, nodes };
 }

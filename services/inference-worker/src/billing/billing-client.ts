@@ -2,7 +2,12 @@ import {
   createBillingClient as createSharedClient,
   type BillingClientOptions,
 } from '@gateway/billing-client';
-import { GatewayError, type SettleRequest, type VoidRequest } from '@gateway/contracts';
+import {
+  GatewayError,
+  type NodeHealthReport,
+  type SettleRequest,
+  type VoidRequest,
+} from '@gateway/contracts';
 import type { CatalogEntry, SettleOutcome, VoidOutcome } from './types.js';
 import { catalogEntryFromWire } from './types.js';
 
@@ -22,6 +27,8 @@ export interface BillingClient {
   refund(holdId: string): Promise<void>;
   /** Whether the hold is still pending (a redelivered job checks before calling a model). */
   holdStatus(holdId: string): Promise<'pending' | 'settled' | 'voided' | 'expired'>;
+  /** What this worker observed of its model nodes (issue 16). */
+  reportNodeHealth(report: NodeHealthReport): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -46,6 +53,7 @@ export function createBillingClient(options: WorkerBillingOptions): BillingClien
         await client.refund(holdId);
       }),
     holdStatus: (holdId) => infrastructure('hold status', () => client.holdStatus(holdId)),
+    reportNodeHealth: (report) => client.reportNodeHealth(report),
     close: () => client.close(),
   };
 }

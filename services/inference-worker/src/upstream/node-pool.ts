@@ -1,5 +1,5 @@
-import { GatewayError } from '@gateway/contracts';
-import { UpstreamError } from './errors.js';
+import { GatewayError, type NodeHealthErrorKind } from '@gateway/contracts';
+import { UpstreamError, type UpstreamFailure } from './errors.js';
 
 /** What the worker knows of one model node (shared by every model it serves). */
 export interface NodeState {
@@ -8,6 +8,10 @@ export interface NodeState {
   healthy: boolean;
   /** Requests in flight from this worker. */
   outstanding: number;
+  /** When `healthy` was last observed (probe or request); 0 before any observation. */
+  observedAtMs: number;
+  /** Why the last failed observation failed (never a message: it could quote a prompt). */
+  lastErrorKind?: NodeHealthErrorKind;
 }
 
 export interface NodeRef {
@@ -20,8 +24,28 @@ export interface NodeRegistry {
   /** Picks the healthy node with the fewest outstanding requests per unit of weight. */
   pick(nodes: readonly NodeRef[], excluded: ReadonlySet<string>): NodeState | undefined;
   startHealthChecks(intervalMs: number): void;
+  /** The nodes this worker currently knows (used in the last 10 minutes). */
+  known(): readonly NodeState[];
   stop(): void;
 }
+
+/** Records an observation of a node (probe or request outcome). */
+export function observe(node: NodeState, healthy: boolean, errorKind?: NodeHealthErrorKind): void {
+  node.healthy = healthy;
+  node.observedAtMs = Date.now();
+  if (healthy) delete node.lastErrorKind;
+  else if (errorKind) node.lastErrorKind = errorKind;
+}
+
+const ERROR_KINDS: Record<UpstreamFailure, NodeHealthErrorKind> = {
+  connect: 'unreachable',
+  timeout: 'timeout',
+  server_error: 'http_error',
+  rate_limited: 'rate_limited',
+  bad_response: 'bad_response',
+  rejected: 'http_error',
+  aborted: 'timeout',
+};
 
 const HEALTH_TIMEOUT_MS = 2_000;
 /** Nodes not used for this long are forgotten (and no longer probed). */
@@ -34,7 +58,7 @@ export function createNodeRegistry(probePath = '/health'): NodeRegistry {
   const state = (url: string) => {
     let node = nodes.get(url);
     if (!node) {
-      node = { url, healthy: true, outstanding: 0, lastUsedMs: Date.now() };
+      node = { url, healthy: true, outstanding: 0, observedAtMs: 0, lastUsedMs: Date.now() };
       nodes.set(url, node);
     }
     node.lastUsedMs = Date.now();
@@ -47,9 +71,10 @@ export function createNodeRegistry(probePath = '/health'): NodeRegistry {
         signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS),
       });
       await response.body?.cancel();
-      node.healthy = response.ok;
-    } catch {
-      node.healthy = false;
+      observe(node, response.ok, 'http_error');
+    } catch (error) {
+      const timedOut = error instanceof Error && error.name === 'TimeoutError';
+      observe(node, false, timedOut ? 'timeout' : 'unreachable');
     }
   }
 
@@ -77,6 +102,7 @@ export function createNodeRegistry(probePath = '/health'): NodeRegistry {
       }, intervalMs);
       timer.unref();
     },
+    known: () => [...nodes.values()],
     stop() {
       clearInterval(timer);
       timer = undefined;
@@ -113,11 +139,11 @@ export async function withFailover<T>(options: FailoverOptions<T>): Promise<T> {
     node.outstanding += 1;
     try {
       const result = await options.attempt(node);
-      node.healthy = true;
+      observe(node, true);
       return result;
     } catch (error) {
       if (!(error instanceof UpstreamError) || !error.retryable || options.relayed()) throw error;
-      if (error.failure !== 'rate_limited') node.healthy = false;
+      if (error.failure !== 'rate_limited') observe(node, false, ERROR_KINDS[error.failure]);
       options.onAttemptFailed?.(node, error);
       failures.push(error);
     } finally {
