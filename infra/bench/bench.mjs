@@ -20,7 +20,7 @@
  *   BENCH_STREAM_REQUESTS   streaming: requests per target, one at a time   [30]
  *   BENCH_STREAM_CHUNKS     streaming: content chunks the upstream sends    [5]
  *   BENCH_STREAM_GAP_MS     streaming: milliseconds between those chunks    [20]
- *   BENCH_WEBHOOK_JOBS      webhooks: async jobs submitted (10 at a time)   [500]
+ *   BENCH_WEBHOOK_JOBS      webhooks: async jobs per run (10 at a time)    [500]
  *   BENCH_WEBHOOK_SECONDS   webhooks: longest wait for the deliveries       [90]
  *   BENCH_WEBHOOK_TICK_MS   dispatcher tick [60000, the service's default; shortened to fit
  *                           BENCH_WEBHOOK_SECONDS - 20 s if that is less]
@@ -158,6 +158,7 @@ async function runPhases(stack) {
       connections: 10,
       waitS: settings.webhookSeconds,
       tickMs: settings.webhookTickMs,
+      dispatcherPid: stack.services.dispatcher.child.pid,
     });
   });
   results.memory = Object.fromEntries(

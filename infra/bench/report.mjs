@@ -159,10 +159,10 @@ function otherRows(results) {
   if (results.webhooks) {
     const w = results.webhooks;
     rows.push([
-      'webhooks: deliveries/s (HTTPS, loopback)',
+      'webhooks: deliveries/s, draining a backlog (HTTPS)',
       '',
       '',
-      `${fmt(w.deliveriesPerS, 0)} (${w.delivered}/${w.accepted} delivered)`,
+      `${fmt(w.deliveriesPerS, 0)} (backlog ${w.backlogDelivered}; ${w.delivered}/${w.accepted} delivered)`,
       '≥ 500',
     ]);
     rows.push([

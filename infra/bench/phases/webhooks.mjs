@@ -3,7 +3,8 @@
  * settlement, completion event) to the dispatcher, which POSTs to an HTTPS receiver on loopback
  * that trusts only the run's throwaway CA. Each job's prompt is a tag; the fake upstream echoes
  * it as the generated text and logs when it answered, so each delivery is matched to its
- * completion without reading any service's database.
+ * completion without reading any service's database. Two runs: first-attempt latency with
+ * the dispatcher running, then its capacity on a backlog (see each run below).
  */
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
@@ -54,7 +55,7 @@ const answeredAt = (upstream) =>
     upstream.logs.filter((line) => line.msg === 'answered').map((line) => [line.tag, line.atMs]),
   );
 
-async function submitJobs(edgeUrl, apiKey, receiverPort, { jobs, connections }) {
+async function submitJobs(edgeUrl, apiKey, receiverPort, { jobs, connections, run }) {
   const client = createClient(
     {
       url: edgeUrl,
@@ -63,7 +64,6 @@ async function submitJobs(edgeUrl, apiKey, receiverPort, { jobs, connections }) 
     },
     { maxSockets: connections },
   );
-  const run = `wh${Date.now().toString(36)}`;
   const accepted = [];
   const errors = {};
   let next = 0;
@@ -85,50 +85,88 @@ async function submitJobs(edgeUrl, apiKey, receiverPort, { jobs, connections }) 
   return { accepted, errors };
 }
 
-export async function webhookPhase({
-  edgeUrl,
-  apiKey,
-  upstream,
-  receiver,
-  jobs,
-  connections,
-  waitS,
-  tickMs,
-}) {
+async function waitForDeliveries(receiver, accepted, waitS) {
+  const deadline = Date.now() + waitS * 1000;
+  while (Date.now() < deadline && accepted.some((tag) => !receiver.arrivals.has(tag))) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return accepted.filter((tag) => receiver.arrivals.has(tag));
+}
+
+const notDelivered = (accepted, delivered) =>
+  delivered.length < accepted.length
+    ? { 'not delivered in time': accepted.length - delivered.length }
+    : {};
+
+/**
+ * Latency: jobs submitted by 10 clients as fast as the gateway takes them, the dispatcher
+ * running; each delivery's first attempt is timed from when the upstream answered its job.
+ */
+async function latencyRun({ edgeUrl, apiKey, upstream, receiver, jobs, connections, waitS }) {
+  const run = `whl${Date.now().toString(36)}`;
   const { accepted, errors } = await submitJobs(edgeUrl, apiKey, receiver.port, {
     jobs,
     connections,
+    run,
   });
-  const deadline = Date.now() + waitS * 1000;
-  while (Date.now() < deadline && accepted.some((tag) => !receiver.arrivals.has(tag))) {
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  const delivered = await waitForDeliveries(receiver, accepted, waitS);
   const answered = answeredAt(upstream);
-  const delivered = accepted.filter((tag) => receiver.arrivals.has(tag));
   const latencies = delivered
     .filter((tag) => answered.has(tag))
     .map((tag) => receiver.arrivals.get(tag) - answered.get(tag));
-  // The rate of the burst that follows the last completion: deliveries a tick sent while jobs
-  // were still being submitted would otherwise stretch the window by the submission time.
-  const lastCompletion = delivered.reduce((last, tag) => Math.max(last, answered.get(tag) ?? 0), 0);
-  const burst = delivered
-    .map((tag) => receiver.arrivals.get(tag))
-    .filter((at) => at >= lastCompletion)
-    .sort((a, b) => a - b);
-  const spanS = burst.length > 1 ? (burst.at(-1) - burst[0]) / 1000 : NaN;
   return {
-    tickMs,
-    submitted: jobs,
     accepted: accepted.length,
     delivered: delivered.length,
-    errors: {
-      ...errors,
-      ...(delivered.length < accepted.length
-        ? { 'not delivered in time': accepted.length - delivered.length }
-        : {}),
-    },
-    burstDeliveries: burst.length,
-    deliveriesPerS: burst.length > 1 ? (burst.length - 1) / spanS : NaN,
+    errors: { ...errors, ...notDelivered(accepted, delivered) },
     firstAttemptAfterCompletion: summarize(latencies),
+  };
+}
+
+/**
+ * Capacity: the dispatcher is paused (SIGSTOP) while the jobs run, so their completion events
+ * wait in its queue; resumed, it takes, stores, signs and sends the whole backlog. The rate is
+ * deliveries over the span from the first arrival to the last, with nothing else running.
+ */
+async function capacityRun({ edgeUrl, apiKey, receiver, jobs, connections, waitS, dispatcherPid }) {
+  const run = `whc${Date.now().toString(36)}`;
+  process.kill(dispatcherPid, 'SIGSTOP');
+  let submitted;
+  try {
+    submitted = await submitJobs(edgeUrl, apiKey, receiver.port, { jobs, connections, run });
+  } finally {
+    process.kill(dispatcherPid, 'SIGCONT');
+  }
+  const { accepted, errors } = submitted;
+  const delivered = await waitForDeliveries(receiver, accepted, waitS);
+  const arrivals = delivered.map((tag) => receiver.arrivals.get(tag)).sort((a, b) => a - b);
+  const spanS = arrivals.length > 1 ? (arrivals.at(-1) - arrivals[0]) / 1000 : NaN;
+  return {
+    accepted: accepted.length,
+    delivered: delivered.length,
+    errors: { ...errors, ...notDelivered(accepted, delivered) },
+    deliveriesPerS: arrivals.length > 1 ? (arrivals.length - 1) / spanS : NaN,
+  };
+}
+
+function sumCounts(...counts) {
+  const sum = {};
+  for (const count of counts) {
+    for (const [key, n] of Object.entries(count)) sum[key] = (sum[key] ?? 0) + n;
+  }
+  return sum;
+}
+
+export async function webhookPhase(options) {
+  const latency = await latencyRun(options);
+  const capacity = await capacityRun(options);
+  return {
+    tickMs: options.tickMs,
+    submitted: options.jobs * 2,
+    accepted: latency.accepted + capacity.accepted,
+    delivered: latency.delivered + capacity.delivered,
+    errors: sumCounts(latency.errors, capacity.errors),
+    backlogDelivered: capacity.delivered,
+    deliveriesPerS: capacity.deliveriesPerS,
+    firstAttemptAfterCompletion: latency.firstAttemptAfterCompletion,
   };
 }

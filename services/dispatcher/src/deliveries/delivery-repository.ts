@@ -1,6 +1,5 @@
 import type pg from 'pg';
 import type { SealedValue } from '@gateway/crypto';
-import { inTransaction } from '../db/transaction.js';
 import type { WebhookFormat } from '../signing/signature-headers.js';
 import type { Verdict } from './schedule.js';
 
@@ -125,15 +124,16 @@ export class DeliveryRepository {
   }
 
   /**
-   * Stores an attempt's outcome and the delivery's next state together. False when the lease
-   * was lost (it lapsed and another dispatcher took over): then nothing is written.
+   * Stores an attempt's outcome and the delivery's next state together, in one statement (one
+   * round trip; a statement is atomic, so no explicit transaction). False when the lease was
+   * lost (it lapsed and another dispatcher took over): then nothing is written.
    */
-  recordAttempt(claim: ClaimedDelivery, attempt: AttemptRecord): Promise<boolean> {
+  async recordAttempt(claim: ClaimedDelivery, attempt: AttemptRecord): Promise<boolean> {
     const { verdict } = attempt;
     const delayMs = verdict.outcome === 'retry' ? verdict.delayMs : null;
-    return inTransaction(this.pool, async (client) => {
-      const updated = await client.query<{ attempt_count: number }>(
-        `UPDATE webhook_deliveries
+    const result = await this.pool.query(
+      `WITH updated AS (
+         UPDATE webhook_deliveries
             SET status = $3,
                 next_attempt_at = clock_timestamp() + $4 * interval '1 millisecond',
                 lease_id = NULL, leased_until = NULL,
@@ -141,27 +141,24 @@ export class DeliveryRepository {
                 round_attempt_count = round_attempt_count + 1,
                 updated_at = clock_timestamp()
           WHERE id = $1 AND lease_id = $2
-          RETURNING attempt_count`,
-        [claim.id, claim.leaseId, STATUS_AFTER[verdict.outcome], delayMs],
-      );
-      const row = updated.rows[0];
-      if (!row) return false;
-      await client.query(
-        `INSERT INTO webhook_attempts
-           (delivery_id, attempt, started_at, status_code, latency_ms, outcome, error)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [
-          claim.id,
-          row.attempt_count,
-          attempt.startedAt,
-          attempt.statusCode,
-          attempt.latencyMs,
-          verdict.outcome,
-          verdict.outcome === 'delivered' ? null : verdict.error,
-        ],
-      );
-      return true;
-    });
+          RETURNING id, attempt_count)
+       INSERT INTO webhook_attempts
+         (delivery_id, attempt, started_at, status_code, latency_ms, outcome, error)
+       SELECT id, attempt_count, $5::timestamptz, $6::integer, $7::integer, $8::text, $9::text
+         FROM updated`,
+      [
+        claim.id,
+        claim.leaseId,
+        STATUS_AFTER[verdict.outcome],
+        delayMs,
+        attempt.startedAt,
+        attempt.statusCode,
+        attempt.latencyMs,
+        verdict.outcome,
+        verdict.outcome === 'delivered' ? null : verdict.error,
+      ],
+    );
+    return result.rowCount === 1;
   }
 
   /** A claimed delivery whose payload is gone cannot be sent any more. */

@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startHarness, type Harness } from '../testing/harness.suite.js';
+import { DeliveryRepository } from './delivery-repository.js';
+
+describe('delivery repository: attempt records and leases', () => {
+  let harness: Harness;
+  let repository: DeliveryRepository;
+
+  beforeAll(async () => {
+    harness = await startHarness();
+    repository = new DeliveryRepository(harness.pool);
+  });
+
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  const insertDue = async (id: string) => {
+    const inserted = await repository.insert({
+      id,
+      jobId: `job_${id}`,
+      accountId: 'acct_repo',
+      format: 'A',
+      sealed: {
+        ciphertext: Buffer.from('c'),
+        nonce: Buffer.alloc(12),
+        tag: Buffer.alloc(16),
+        keyVersion: 1,
+      },
+      retentionMs: 60_000,
+      firstDelayMs: 0,
+    });
+    expect(inserted).toBe(true);
+  };
+
+  const stateOf = async (id: string) =>
+    (
+      await harness.pool.query<{ status: string; attempt_count: number; attempts: string[] }>(
+        `SELECT status, attempt_count,
+                ARRAY(SELECT attempt || ':' || outcome || ':' || coalesce(error, '-')
+                        FROM webhook_attempts WHERE delivery_id = d.id ORDER BY attempt)
+                  AS attempts
+           FROM webhook_deliveries d WHERE id = $1`,
+        [id],
+      )
+    ).rows[0];
+
+  it('writes the attempt and the next state together, numbering attempts per delivery', async () => {
+    await insertDue('dlv_repo_1');
+    const [first] = await repository.claimDue(10, 60_000);
+    expect(first?.id).toBe('dlv_repo_1');
+    const startedAt = new Date();
+    const retry = { outcome: 'retry' as const, delayMs: 0, error: 'HTTP 500' };
+    expect(
+      await repository.recordAttempt(first!, {
+        startedAt,
+        statusCode: 500,
+        latencyMs: 3,
+        verdict: retry,
+      }),
+    ).toBe(true);
+    const [second] = await repository.claimDue(10, 60_000);
+    expect(second?.id).toBe('dlv_repo_1');
+    expect(
+      await repository.recordAttempt(second!, {
+        startedAt,
+        statusCode: 204,
+        latencyMs: 2,
+        verdict: { outcome: 'delivered' },
+      }),
+    ).toBe(true);
+    expect(await stateOf('dlv_repo_1')).toEqual({
+      status: 'delivered',
+      attempt_count: 2,
+      attempts: ['1:retry:HTTP 500', '2:delivered:-'],
+    });
+  });
+
+  it('writes nothing for a claim whose lease another dispatcher took over', async () => {
+    await insertDue('dlv_repo_2');
+    // A lease of 0 ms lapses at once: the next claim (another replica) takes the delivery.
+    const [lapsed] = await repository.claimDue(10, 0);
+    const [current] = await repository.claimDue(10, 60_000);
+    expect(current?.id).toBe(lapsed?.id);
+    const record = { startedAt: new Date(), statusCode: 204, latencyMs: 1 };
+    expect(
+      await repository.recordAttempt(lapsed!, { ...record, verdict: { outcome: 'delivered' } }),
+    ).toBe(false);
+    expect(await stateOf('dlv_repo_2')).toEqual({
+      status: 'queued',
+      attempt_count: 0,
+      attempts: [],
+    });
+    expect(
+      await repository.recordAttempt(current!, { ...record, verdict: { outcome: 'delivered' } }),
+    ).toBe(true);
+    expect((await stateOf('dlv_repo_2'))?.attempts).toEqual(['1:delivered:-']);
+  });
+});
