@@ -126,6 +126,21 @@ async function startEverything() {
   return { services, upstream, certs, apiKey, targets, infraPids };
 }
 
+/** A service's V8 heap in use and reserved, from its Prometheus default metrics. */
+async function heapFigures(baseUrl) {
+  try {
+    const text = await (await fetch(`${baseUrl}/metrics`)).text();
+    const gauge = (metric) =>
+      Number(new RegExp(`^${metric}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1]);
+    return {
+      usedBytes: gauge('nodejs_heap_size_used_bytes'),
+      totalBytes: gauge('nodejs_heap_size_total_bytes'),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
 async function runPhases(stack) {
   const { targets, infraPids } = stack;
   const results = {};
@@ -170,6 +185,15 @@ async function runPhases(stack) {
           Object.entries(t.processes).map(([name, pids]) => [name, rssBytes(pids()[0])]),
         ),
       ]),
+  );
+  // What V8 holds of that resident size: live objects vs reserved heap (GC slack, young space).
+  results.heap = Object.fromEntries(
+    await Promise.all(
+      ['edge', 'billing', 'worker', 'dispatcher'].map(async (name) => [
+        name,
+        await heapFigures(stack.services[name].baseUrl),
+      ]),
+    ),
   );
   // Last: it writes straight to billing's tables as their owner.
   await phase('ledger', () =>

@@ -145,6 +145,13 @@ function otherRows(results) {
       '≤ 150 MB per service',
     ]);
   }
+  if (results.heap) {
+    const heaps = Object.entries(results.heap)
+      .filter(([, heap]) => heap)
+      .map(([name, heap]) => `${name} ${mb(heap.usedBytes)} / ${mb(heap.totalBytes)}`)
+      .join(', ');
+    rows.push(['  of which V8 heap: in use / reserved', '', '', heaps || '—', '']);
+  }
   if (results.ledger) {
     const { accounts16: many, account1: one } = results.ledger;
     const ok = many.invariantsOk && one.invariantsOk ? 'clean' : 'VIOLATED';
