@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import type { RequestHandler } from 'express';
 import pg from 'pg';
 import { createLogger, createServiceMetrics } from '@gateway/observability';
-import { createServiceApp, finishApp, jsonBodyParser, listen } from '@gateway/runtime';
+import { createServiceApp, finishApp, listen } from '@gateway/runtime';
 import { createTestDatabase } from '@gateway/testing';
 import {
   billingDatabaseTemplate,
@@ -58,8 +58,6 @@ export interface BillingHarness {
   fault: { fails?: (method: string, path: string) => boolean };
   /** Every request billing received, with the `X-Request-Id` it carried (if any). */
   received: { method: string; path: string; requestId: string | undefined }[];
-  /** The bodies of the worker's batched settlement calls (`POST /holds/settlements`). */
-  settlementBatches: { settlements: { holdId: string; requestId?: string }[] }[];
   hold(holdId: string): Promise<HoldView>;
   /** Every hold of an account, oldest first (a test that cannot know the hold id). */
   holdsOf(accountId: string): Promise<HoldView[]>;
@@ -87,10 +85,8 @@ export async function startBilling(): Promise<BillingHarness> {
   });
   const fault: BillingHarness['fault'] = {};
   const received: BillingHarness['received'] = [];
-  const settlementBatches: BillingHarness['settlementBatches'] = [];
   const chaos: RequestHandler = (req, res, next) => {
     received.push({ method: req.method, path: req.path, requestId: req.get('X-Request-Id') });
-    if (req.path === '/internal/v1/holds/settlements' && req.body) settlementBatches.push(req.body);
     if (fault.fails?.(req.method, req.path)) {
       res.status(503).json({
         error: { message: 'injected fault', type: 'service_error', code: 'service_unavailable' },
@@ -99,8 +95,6 @@ export async function startBilling(): Promise<BillingHarness> {
     }
     next();
   };
-  // Parsed here only to be recorded; billing's own parser then skips a parsed body.
-  app.use('/internal/v1/holds/settlements', ...jsonBodyParser({ limitBytes: 1024 * 1024 }));
   app.use(chaos);
   mountBillingApi(app, { identity, ledger }, { edge: internalToken, worker: workerToken });
   finishApp(app, logger);
@@ -119,7 +113,6 @@ export async function startBilling(): Promise<BillingHarness> {
     call,
     fault,
     received,
-    settlementBatches,
     async hold(holdId) {
       const { rows } = await sql.query<HoldRow>(`SELECT ${HOLD_COLUMNS} FROM holds WHERE id = $1`, [
         holdId,

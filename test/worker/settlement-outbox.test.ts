@@ -16,9 +16,7 @@ import { chatModel, contentOf, expectedCost, useWorkerFixture } from './worker-f
  */
 
 const fixture = useWorkerFixture({ billingAttempts: 2 });
-const settlePath = (path: string) =>
-  path === '/internal/v1/holds/settlements' ||
-  /^\/internal\/v1\/holds\/[^/]+\/(settle|void)$/.test(path);
+const settlePath = (path: string) => /^\/internal\/v1\/holds\/[^/]+\/(settle|void)$/.test(path);
 const startBillingConsumer = () => startSettlementConsumerFor(fixture);
 const settlementsOf = (holdId: string) => ledgerTransactionsOf(fixture, holdId);
 

@@ -1,8 +1,6 @@
 import {
   BILLING_API_PREFIX,
   GatewayError,
-  MAX_SETTLEMENTS_PER_CALL,
-  gatewayErrorFromWire,
   microDzdFromWire,
   modelIdPath,
   pathSegment,
@@ -15,7 +13,6 @@ import type {
   IdempotencyClaim,
   IdempotencyRef,
   PublishMarksResponse,
-  SettleBatchResponse,
   SettleRequest,
   SettleResponse,
   HoldStatusResponse,
@@ -29,22 +26,14 @@ import type {
 } from '@gateway/contracts';
 import {
   createInternalHttp,
-  currentRequestId,
-  withoutRequestId,
   jsonOf,
   type InternalHttpOptions,
   type InternalRequest,
   type InternalResponse,
 } from '@gateway/runtime';
 import { CatalogCache } from './catalog-cache.js';
-import { GroupCommit, type ItemResult } from './group-commit.js';
 import { PublishMarks } from './publish-marks.js';
 import { errorFromAnswer } from './wire-errors.js';
-
-interface SettlementItem {
-  usage: SettleRequest;
-  requestId: string | undefined;
-}
 
 /** An admission as callers use it: the hold amount as a bigint. */
 export type Admission = Omit<AdmissionResponse, 'hold'> & {
@@ -142,31 +131,6 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     const answer = await post<PublishMarksResponse>('/holds/published', { holds }, true);
     return new Set(answer.published);
   });
-  // The worker's settlements, group-committed like the marks (POST /holds/settlements).
-  const settlements = new GroupCommit<SettlementItem, SettleResponse>({
-    maxBatch: MAX_SETTLEMENTS_PER_CALL,
-    send: async (batch) => {
-      const body = {
-        settlements: batch.map(([holdId, { usage, requestId }]) => ({
-          holdId,
-          ...(requestId === undefined ? {} : { requestId }),
-          usage,
-        })),
-      };
-      // Several requests' call: each settlement names its own request id, the call none.
-      const answer = await withoutRequestId(() =>
-        post<SettleBatchResponse>('/holds/settlements', body, true),
-      );
-      return new Map(
-        answer.results.map((result): [string, ItemResult<SettleResponse>] => [
-          result.holdId,
-          'settled' in result
-            ? { ok: true, value: result.settled }
-            : { ok: false, error: gatewayErrorFromWire(result.error) },
-        ]),
-      );
-    },
-  });
   const catalog = new CatalogCache({
     ttlMs: options.catalogCacheTtlMs ?? 30_000,
     fetchOne: (id) => get<CatalogEntry>(`/models/${modelIdPath(id)}`),
@@ -190,7 +154,7 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     },
     settle: (holdId, usage) =>
       finalOrConflict(async () => {
-        const answer = await settlements.submit(holdId, { usage, requestId: currentRequestId() });
+        const answer = await post<SettleResponse>(`${hold(holdId)}/settle`, usage, true);
         return {
           kind: 'settled',
           costMicroDzd: BigInt(answer.costMicroDzd),
@@ -243,7 +207,7 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     dashboard: (method, path, body) =>
       call({ method, path: `/dashboard${path}`, body, retry: method === 'GET' }),
     close: async () => {
-      await Promise.all([publishMarks.flush(), settlements.flush()]);
+      await publishMarks.flush();
       await http.close();
     },
   };

@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import { MODEL_KINDS } from './envelopes.js';
-import { ErrorBodySchema } from './errors.js';
 import { StringEnum } from './schemas/common.js';
 import { LIMITS } from './schemas/limits.js';
 
@@ -175,48 +174,6 @@ export const SettleResponseSchema = Type.Object({
   replayed: Type.Boolean(),
 });
 export type SettleResponse = Static<typeof SettleResponseSchema>;
-
-/** Settlements per `POST /holds/settlements` call (the worker batches those of its jobs). */
-export const MAX_SETTLEMENTS_PER_CALL = 256;
-
-/**
- * `POST /holds/settlements` (worker only): the settlements of several jobs in one call; each is
- * what `POST /holds/{id}/settle` takes, and idempotent the same way.
- */
-export const SettleBatchRequestSchema = Type.Object(
-  {
-    settlements: Type.Array(
-      Type.Object(
-        {
-          holdId: HoldIdSchema,
-          /** The job's request id: a batch serves several requests, so it is not a header. */
-          requestId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-          usage: SettleRequestSchema,
-        },
-        { additionalProperties: false },
-      ),
-      { minItems: 1, maxItems: MAX_SETTLEMENTS_PER_CALL },
-    ),
-  },
-  { $id: 'BillingSettleBatchRequest', additionalProperties: false },
-);
-export type SettleBatchRequest = Static<typeof SettleBatchRequestSchema>;
-
-/**
- * One answer per settlement, in order: what the single route answers, or the error it would
- * have answered with (`conflict`: the hold was finalised otherwise first). A fault that is not
- * one settlement's (the database away) fails the whole call with a 5xx instead, and the worker
- * retries it whole: settling is idempotent.
- */
-export const SettleBatchResponseSchema = Type.Object({
-  results: Type.Array(
-    Type.Union([
-      Type.Object({ holdId: Type.String(), settled: SettleResponseSchema }),
-      Type.Object({ holdId: Type.String(), error: ErrorBodySchema.properties.error }),
-    ]),
-  ),
-});
-export type SettleBatchResponse = Static<typeof SettleBatchResponseSchema>;
 
 export const VoidResponseSchema = Type.Object({
   holdId: Type.String(),

@@ -16,7 +16,6 @@ export {
   requestId,
   requestIdFor,
   withRequestId,
-  withoutRequestId,
 } from './request-context.js';
 export { createPostgresPool, postgresReadiness } from './postgres.js';
 export { applyRuntimeGrants, type RuntimeGrants, type TablePrivilege } from './postgres-grants.js';

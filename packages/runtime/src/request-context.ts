@@ -30,11 +30,6 @@ export function withRequestId<T>(id: string | undefined, fn: () => T): T {
   return id === undefined ? fn() : scope.run({ requestId: id }, fn);
 }
 
-/** Runs `fn` on behalf of no single request (a batch of several, each naming its own). */
-export function withoutRequestId<T>(fn: () => T): T {
-  return scope.exit(fn);
-}
-
 /**
  * Sets `req.id`, echoes it on every response (errors included) and makes it the current request
  * id for everything the request does.

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { SettleBatchResponse } from '@gateway/contracts';
 import { INTERNAL_TOKEN_HEADER } from '@gateway/runtime';
 import { startBillingApi, type ApiMethod, type BillingApiUnderTest } from './billing-api.suite.js';
 
@@ -7,38 +6,6 @@ describe('billing internal API', () => {
   let billing: BillingApiUnderTest;
   const call = (method: ApiMethod, path: string, as?: 'edge' | 'worker') =>
     billing.call(method, path, as);
-
-  /** A funded account (10 DZD) with a key, and a chat model at the given prices per million. */
-  const fundedAccountWithModel = async (
-    name: string,
-    model: string,
-    prices: { input: number; output: number },
-  ) => {
-    const account = await call('post', '/admin/accounts').send({ name });
-    const accountId = account.body.id as string;
-    const key = await call('post', `/admin/accounts/${accountId}/api-keys`).send({ name: 'k' });
-    await call('post', `/admin/accounts/${accountId}/credits`)
-      .set('Idempotency-Key', `${name}-topup`)
-      .send({ amount_dzd: 10, reference: name });
-    await call('put', `/admin/models/${model}`).send({
-      kind: 'chat',
-      provider: 'node',
-      upstream_model: model.split('/')[1],
-      input_price_dzd_per_m: prices.input,
-      output_price_dzd_per_m: prices.output,
-      max_output_tokens: 1000,
-      nodes: [{ url: 'http://127.0.0.1:9' }],
-    });
-    const admit = (holdId: string, inputTokens: number, maxOutputTokens: number) =>
-      call('post', '/admissions').send({
-        authorization: `Bearer ${key.body.key as string}`,
-        holdId,
-        model,
-        estimate: { inputTokens, maxOutputTokens, choices: 1 },
-        priority: false,
-      });
-    return { accountId, admit };
-  };
 
   beforeAll(async () => {
     // Entries are listed at once here (the stability window has tests of its own).
@@ -205,11 +172,29 @@ describe('billing internal API', () => {
   });
 
   it('marks the holds of queued jobs published in one batch: pending ones only, bounded', async () => {
-    const { admit: admitWith } = await fundedAccountWithModel('Batch', 'acme/batch-1', {
-      input: 1,
-      output: 1,
+    const account = await call('post', '/admin/accounts').send({ name: 'Batch' });
+    const accountId = account.body.id as string;
+    const key = await call('post', `/admin/accounts/${accountId}/api-keys`).send({ name: 'b' });
+    await call('post', `/admin/accounts/${accountId}/credits`)
+      .set('Idempotency-Key', 'batch-topup')
+      .send({ amount_dzd: 10, reference: 'batch' });
+    await call('put', '/admin/models/acme/batch-1').send({
+      kind: 'chat',
+      provider: 'node',
+      upstream_model: 'batch-1',
+      input_price_dzd_per_m: 1,
+      output_price_dzd_per_m: 1,
+      max_output_tokens: 100,
+      nodes: [{ url: 'http://127.0.0.1:9' }],
     });
-    const admit = (holdId: string) => admitWith(holdId, 10, 10);
+    const admit = async (holdId: string) =>
+      call('post', '/admissions').send({
+        authorization: `Bearer ${key.body.key}`,
+        holdId,
+        model: 'acme/batch-1',
+        estimate: { inputTokens: 10, maxOutputTokens: 10, choices: 1 },
+        priority: false,
+      });
     for (const holdId of ['hld-batch-1', 'hld-batch-2', 'hld-batch-3']) {
       expect((await admit(holdId)).status).toBe(200);
     }
@@ -236,52 +221,6 @@ describe('billing internal API', () => {
       'invalid_request_body',
     ]);
     expect(await refused({ holds: marks }, 'worker')).toEqual([403, 'forbidden']);
-  });
-
-  it('settles a batch of holds in one call, each answered on its own, idempotently', async () => {
-    const { accountId, admit } = await fundedAccountWithModel('Settle batch', 'acme/settle-batch', {
-      input: 100,
-      output: 300,
-    });
-    for (const holdId of ['hld-sb-1', 'hld-sb-2', 'hld-sb-void']) {
-      expect((await admit(holdId, 1000, 500)).status).toBe(200);
-    }
-    expect((await call('post', '/holds/hld-sb-void/void')).status).toBe(200);
-    const settlements = [
-      { holdId: 'hld-sb-1', usage: { inputTokens: 1000, outputTokens: 100 } },
-      { holdId: 'hld-sb-void', usage: { inputTokens: 1, outputTokens: 1 } },
-      { holdId: 'hld-sb-unknown', usage: { inputTokens: 1, outputTokens: 1 } },
-      { holdId: 'hld-sb-2', usage: { inputTokens: 2000, outputTokens: 0 } },
-    ];
-    const settled = await call('post', '/holds/settlements', 'worker').send({ settlements });
-    expect(settled.status).toBe(200);
-    const summary = (body: SettleBatchResponse) =>
-      body.results.map((r) => [r.holdId, 'settled' in r ? r.settled.costMicroDzd : r.error.code]);
-    // (1000×100 + 100×300) / 10^6 DZD = 0.13; 2000×100 / 10^6 = 0.2.
-    expect(summary(settled.body)).toEqual([
-      ['hld-sb-1', '130000'],
-      ['hld-sb-void', 'conflict'],
-      ['hld-sb-unknown', 'resource_not_found'],
-      ['hld-sb-2', '200000'],
-    ]);
-    // Sent again (the worker retrying a call whose answer it lost): the same costs, replayed.
-    const again = await call('post', '/holds/settlements', 'worker').send({ settlements });
-    expect(summary(again.body)).toEqual(summary(settled.body));
-    expect(again.body.results[0]).toMatchObject({ settled: { replayed: true } });
-    const balance = await call('get', `/accounts/${accountId}/balance`);
-    expect(balance.body).toMatchObject({ balance_dzd: 9.67, reserved_dzd: 0 });
-
-    // Edge cannot settle; the batch is bounded.
-    const byEdge = await call('post', '/holds/settlements').send({ settlements });
-    expect([byEdge.status, byEdge.body.error.code]).toEqual([403, 'forbidden']);
-    const tooMany = Array.from({ length: 257 }, (_, i) => ({
-      holdId: `h${i}`,
-      usage: { inputTokens: 1, outputTokens: 1 },
-    }));
-    const refused = await call('post', '/holds/settlements', 'worker').send({
-      settlements: tooMany,
-    });
-    expect([refused.status, refused.body.error.code]).toEqual([400, 'invalid_request_body']);
   });
 
   it('issues scoped tokens that authenticate and are held to their model list', async () => {

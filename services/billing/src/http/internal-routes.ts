@@ -1,5 +1,5 @@
 import express, { type Router } from 'express';
-import { allowInternalCallers, withRequestId } from '@gateway/runtime';
+import { allowInternalCallers } from '@gateway/runtime';
 import type { Identity } from '../identity/index.js';
 import type { LedgerService } from '../ledger/index.js';
 import type { RequestIdempotency } from './request-idempotency.js';
@@ -10,9 +10,7 @@ import {
   AdmissionRequestSchema,
   AuthenticateRequestSchema,
   PublishMarksRequestSchema,
-  SettleBatchRequestSchema,
   SettleRequestSchema,
-  toErrorBody,
   VoidRequestSchema,
   createBodyValidator,
   GatewayError,
@@ -22,10 +20,7 @@ import {
   type HoldStatusResponse,
   type PublishMarksRequest,
   type PublishMarksResponse,
-  type SettleBatchRequest,
-  type SettleBatchResponse,
   type SettleRequest,
-  type SettleResponse,
   type VoidRequest,
 } from '@gateway/contracts';
 import { admissionToWire, balanceToJson, callerOf, requiredString, toWire } from './wire.js';
@@ -47,7 +42,6 @@ export interface BillingServices {
 const validateAuthenticate = createBodyValidator<AuthenticateRequest>(AuthenticateRequestSchema);
 const validateAdmission = createBodyValidator<AdmissionRequest>(AdmissionRequestSchema);
 const validateSettle = createBodyValidator<SettleRequest>(SettleRequestSchema);
-const validateSettleBatch = createBodyValidator<SettleBatchRequest>(SettleBatchRequestSchema);
 const validatePublishMarks = createBodyValidator<PublishMarksRequest>(PublishMarksRequestSchema);
 const validateVoid = createBodyValidator<VoidRequest>(VoidRequestSchema);
 
@@ -102,28 +96,6 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
     const usage = validateSettle(req.body);
     const result = await ledger.settleHold(param(req.params.holdId), usage);
     res.json(toWire(result));
-  });
-
-  // The worker's settlements, batched (group commit): each answered apart, in order. They join
-  // the ledger's own settle batch, so a call is one statement however many it carries.
-  router.post('/holds/settlements', WORKER, async (req, res) => {
-    const { settlements } = validateSettleBatch(req.body);
-    const answer: SettleBatchResponse = {
-      results: await Promise.all(
-        settlements.map(async ({ holdId, requestId, usage }) => {
-          try {
-            const result = await withRequestId(requestId, () => ledger.settleHold(holdId, usage));
-            const settled = toWire(result) as SettleResponse;
-            return { holdId, settled };
-          } catch (error) {
-            // Only a refusal of this one settlement is its own answer; a fault fails the call.
-            if (!(error instanceof GatewayError) || error.status >= 500) throw error;
-            return { holdId, error: toErrorBody(error).error };
-          }
-        }),
-      ),
-    };
-    res.json(answer);
   });
 
   // Edge confirms jobs reached the broker (batched): each hold then lives until its job's end.
