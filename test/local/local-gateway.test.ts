@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -99,8 +99,14 @@ beforeAll(async () => {
   adminToken = printed('admin token');
 }, READY_TIMEOUT_MS + 10_000);
 
-afterAll(() => {
-  if (child.exitCode === null) child.kill('SIGKILL');
+afterAll(async () => {
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+  // Each run's data directory holds a PostgreSQL cluster (~55 MB): left behind, they fill /tmp.
+  rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe('local gateway (infra/local/start.sh)', () => {
