@@ -57,6 +57,13 @@ export interface AbuseStack {
   admin(method: string, route: string, body?: unknown): Promise<RawAnswer>;
   /** Every line every service wrote so far, joined. */
   allOutput(): string;
+  /** Edge's access-log lines so far. */
+  edgeAccessLines(): number;
+  /**
+   * Waits (up to 5 s) until edge has logged at least `count` access lines: services write their
+   * log in buffers of up to 200 ms, and a test that greps the logs must see every request's line.
+   */
+  waitForEdgeAccessLines(count: number): Promise<number>;
   /** Paths billing was asked for (its access log). */
   billingPaths(): string[];
   pendingHolds(): Promise<number>;
@@ -201,6 +208,7 @@ export async function startAbuseStack(
 
   const sql = new pg.Client({ connectionString: billingDb.url });
   await sql.connect();
+  const edgeAccessLines = () => edge.logs.filter((line) => line.req).length;
   return {
     edgeUrl: edge.baseUrl,
     edgePort: edge.port,
@@ -215,6 +223,14 @@ export async function startAbuseStack(
       Object.values(processes)
         .map((child) => child.output())
         .join(''),
+    edgeAccessLines,
+    waitForEdgeAccessLines: async (count) => {
+      const deadline = Date.now() + 5_000;
+      while (edgeAccessLines() < count && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return edgeAccessLines();
+    },
     billingPaths: () =>
       billing.logs.flatMap((line) => {
         const url = (line.req as { url?: unknown } | undefined)?.url;

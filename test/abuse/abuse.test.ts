@@ -176,7 +176,7 @@ describe('3. credentials never reach a log line', () => {
     expect(created.status).toBe(200);
     const { token } = JSON.parse(created.body) as { token: string };
     const fakeKey = `sk_live_${'Q'.repeat(43)}`;
-    const accessLinesBefore = stack.processes.edge.logs.filter((line) => line.req).length;
+    const accessLinesBefore = stack.edgeAccessLines();
     const sent = [
       stack.send({ path: `/v1/scoped-jwt?jwt=${encodeURIComponent(token)}`, headers: bearer() }),
       stack.send({
@@ -199,14 +199,9 @@ describe('3. credentials never reach a log line', () => {
       stack.admin('GET', `/accounts/${stack.accountId}?admin=${stack.adminToken}`),
     ];
     for (const answer of await Promise.all(sent)) expect(answer.status).toBeLessThan(500);
-    // Every request's access line is there (so the grep below would see a leak). Services write
-    // their log in buffers of up to 200 ms: wait for the lines.
-    const accessLines = () => stack.processes.edge.logs.filter((line) => line.req).length;
-    const deadline = Date.now() + 5_000;
-    while (accessLines() < accessLinesBefore + sent.length && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    expect(accessLines()).toBeGreaterThanOrEqual(accessLinesBefore + sent.length);
+    // Every request's access line is there (so the grep below would see a leak).
+    const expected = accessLinesBefore + sent.length;
+    expect(await stack.waitForEdgeAccessLines(expected)).toBeGreaterThanOrEqual(expected);
     const output = stack.allOutput();
     expect(output).toContain('/v1/scoped-jwt');
     // ...but no credential, in any position.
@@ -219,6 +214,7 @@ describe('3. credentials never reach a log line', () => {
 
 describe('3b. dashboard credentials never reach a log line', () => {
   it('keeps passwords, invitation, session and CSRF tokens out of every log', async () => {
+    const accessLinesBefore = stack.edgeAccessLines();
     const invited = await stack.admin('POST', `/accounts/${stack.accountId}/invitations`, {
       email: 'logs@example.com',
     });
@@ -244,6 +240,9 @@ describe('3b. dashboard credentials never reach a log line', () => {
       stack.send({ path: `/dashboard/api/session?token=${session}`, headers: { Cookie: cookie } }),
     ];
     for (const answer of await Promise.all(sent)) expect(answer.status).toBeLessThan(500);
+    // Every access line (the invitation, its acceptance and these four) is in before the grep.
+    const expected = accessLinesBefore + 2 + sent.length;
+    expect(await stack.waitForEdgeAccessLines(expected)).toBeGreaterThanOrEqual(expected);
     const output = stack.allOutput();
     expect(output).toContain('/dashboard/api/session');
     for (const secret of [password, invitation, session, csrf]) {
