@@ -33,18 +33,17 @@
  * requests (10 ms clock ticks: short phases are coarse); memory is VmRSS after the last phase.
  * No test asserts any of these figures.
  */
-import { mkdirSync, mkdtempSync, chmodSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createTestCertificates } from '../../packages/testing/dist/index.js';
 import { closedPhase, openPhase, streamPhase } from './phases/http.mjs';
 import { ledgerPhase } from './phases/ledger.mjs';
 import { startReceiver, webhookPhase } from './phases/webhooks.mjs';
 import { installPortkey, startPortkey, PORTKEY_VERSION } from './portkey.mjs';
 import { rssBytes, withChildren } from './proc.mjs';
 import { renderTable } from './report.mjs';
-import { provision, startInfrastructure, startServices, startUpstream } from './stack.mjs';
-import { createCleanup, machineFacts, readSettings } from './settings.mjs';
+import { startGateway } from './stack.mjs';
+import { createCleanup, machineFacts, readSettings, runBench } from './settings.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const settings = readSettings(process.env, root);
@@ -74,56 +73,35 @@ async function startPortkeyTarget(upstreamUrl) {
 }
 
 async function startEverything() {
-  const baseDir = mkdtempSync(path.join(os.tmpdir(), 'gateway-bench-'));
-  chmodSync(baseDir, 0o755); // PostgreSQL's unprivileged owner must traverse it
-  cleanup.push(() => rmSync(baseDir, { recursive: true, force: true }));
   const logDir = path.join(settings.dir, 'logs');
   mkdirSync(logDir, { recursive: true });
-  const certs = createTestCertificates();
-  cleanup.push(() => certs.remove());
-  log('starting PostgreSQL, RabbitMQ and the fake upstream');
-  const run = { cleanup, logDir };
-  const [infra, upstream] = await Promise.all([
-    startInfrastructure(baseDir, run),
-    startUpstream({ chunks: settings.streamChunks, gapMs: settings.streamGapMs }, run),
-  ]);
-  log(
-    `starting billing, dispatcher, worker and edge (dispatcher tick ${settings.webhookTickMs} ms)`,
-  );
-  const services = await startServices(
-    infra,
-    { dispatchIntervalMs: settings.webhookTickMs, caFile: certs.caFile },
-    run,
-  );
-  const { apiKey } = await provision(services, upstream.baseUrl);
+  const stack = await startGateway({
+    cleanup,
+    logDir,
+    upstreamStream: { chunks: settings.streamChunks, gapMs: settings.streamGapMs },
+    dispatchIntervalMs: settings.webhookTickMs,
+    log,
+  });
+  const { infra, upstream } = stack;
   const portkey = settings.targets.includes('portkey')
     ? await startPortkeyTarget(upstream.baseUrl)
     : undefined;
-  const pid = (child) => () => [child.child.pid];
   const targets = [
     {
       name: 'direct',
       url: upstream.baseUrl,
       path: '/v1/chat/completions',
       headers: {},
-      processes: { upstream: pid(upstream) },
+      processes: { upstream: () => [upstream.child.pid] },
     },
     portkey,
-    {
-      name: 'gateway',
-      url: services.edge.baseUrl,
-      path: '/v1/chat/completions',
-      headers: { authorization: `Bearer ${apiKey}` },
-      processes: Object.fromEntries(
-        ['edge', 'billing', 'worker', 'dispatcher'].map((name) => [name, pid(services[name])]),
-      ),
-    },
+    stack.gateway,
   ].filter((target) => target && settings.targets.includes(target.name));
   const infraPids = {
     postgres: () => withChildren(infra.pids.postgres),
     rabbitmq: () => [infra.pids.rabbitmq],
   };
-  return { services, upstream, certs, apiKey, targets, infraPids };
+  return { ...stack, targets, infraPids };
 }
 
 /** A service's V8 heap in use and reserved, from its Prometheus default metrics. */
@@ -223,12 +201,4 @@ async function main() {
   console.log(`raw figures: ${path.relative(process.cwd(), file)}`);
 }
 
-cleanup.onSignals();
-try {
-  await main();
-} catch (error) {
-  console.error(error);
-  process.exitCode = 1;
-} finally {
-  await cleanup.run();
-}
+await runBench(cleanup, main);

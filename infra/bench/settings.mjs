@@ -109,3 +109,16 @@ export function createCleanup() {
   };
   return cleanup;
 }
+
+/** Runs `main`, then stops everything it started, also on Ctrl-C or failure. */
+export async function runBench(cleanup, main) {
+  cleanup.onSignals();
+  try {
+    await main();
+  } catch (error) {
+    console.error(error);
+    process.exitCode = 1;
+  } finally {
+    await cleanup.run();
+  }
+}

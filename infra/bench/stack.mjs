@@ -5,10 +5,12 @@
  * upstream as a process of its own. Everything listens on 127.0.0.1.
  */
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { chmodSync, createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import {
   createIsolatedDatabase,
+  createTestCertificates,
   spawnService,
   startPostgresCluster,
   startRabbitMqNode,
@@ -194,4 +196,39 @@ export async function provision(services, upstreamUrl) {
   );
   await admin(services, 'PATCH', `/accounts/${account.id}`, { rate_limit_per_minute: 100_000 });
   return { apiKey: key, accountId: account.id };
+}
+
+/**
+ * Everything the gateway needs, started in order: a temporary directory, a throwaway CA for the
+ * webhook receiver, PostgreSQL, RabbitMQ and the fake upstream, the four services, a funded API
+ * key. Each start pushes its stop onto `cleanup`. `gateway` is the HTTP target for the phases.
+ */
+export async function startGateway({ cleanup, logDir, upstreamStream, dispatchIntervalMs, log }) {
+  const baseDir = mkdtempSync(path.join(os.tmpdir(), 'gateway-bench-'));
+  chmodSync(baseDir, 0o755); // PostgreSQL's unprivileged owner must traverse it
+  cleanup.push(() => rmSync(baseDir, { recursive: true, force: true }));
+  const certs = createTestCertificates();
+  cleanup.push(() => certs.remove());
+  const run = { cleanup, logDir };
+  log('starting PostgreSQL, RabbitMQ and the fake upstream');
+  const [infra, upstream] = await Promise.all([
+    startInfrastructure(baseDir, run),
+    startUpstream(upstreamStream, run),
+  ]);
+  log(`starting billing, dispatcher, worker and edge (dispatcher tick ${dispatchIntervalMs} ms)`);
+  const services = await startServices(infra, { dispatchIntervalMs, caFile: certs.caFile }, run);
+  const { apiKey } = await provision(services, upstream.baseUrl);
+  const gateway = {
+    name: 'gateway',
+    url: services.edge.baseUrl,
+    path: '/v1/chat/completions',
+    headers: { authorization: `Bearer ${apiKey}` },
+    processes: Object.fromEntries(
+      ['edge', 'billing', 'worker', 'dispatcher'].map((name) => [
+        name,
+        () => [services[name].child.pid],
+      ]),
+    ),
+  };
+  return { baseDir, infra, upstream, services, certs, apiKey, gateway };
 }

@@ -8,13 +8,11 @@
  *   pnpm run build && node infra/bench/syscalls.mjs      # BENCH_SYSCALL_SECONDS=5
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createTestCertificates } from '../../packages/testing/dist/index.js';
 import { closedPhase } from './phases/http.mjs';
-import { createCleanup } from './settings.mjs';
-import { provision, startInfrastructure, startServices, startUpstream } from './stack.mjs';
+import { createCleanup, runBench } from './settings.mjs';
+import { startGateway } from './stack.mjs';
 
 const SERVICES = ['edge', 'billing', 'worker'];
 const seconds = Number(process.env.BENCH_SYSCALL_SECONDS ?? 5);
@@ -33,31 +31,15 @@ function parseSummary(text) {
 }
 
 async function main() {
-  const baseDir = mkdtempSync(path.join(os.tmpdir(), 'gateway-syscalls-'));
-  chmodSync(baseDir, 0o755);
-  cleanup.push(() => rmSync(baseDir, { recursive: true, force: true }));
-  const logDir = path.join(baseDir, 'logs');
-  mkdirSync(logDir);
-  const certs = createTestCertificates();
-  cleanup.push(() => certs.remove());
-  const run = { cleanup, logDir };
-  const [infra, upstream] = await Promise.all([
-    startInfrastructure(baseDir, run),
-    startUpstream({ chunks: 5, gapMs: 20 }, run),
-  ]);
-  const services = await startServices(
-    infra,
-    { dispatchIntervalMs: 60_000, caFile: certs.caFile },
-    run,
-  );
-  const { apiKey } = await provision(services, upstream.baseUrl);
-  const gateway = {
-    name: 'gateway',
-    url: services.edge.baseUrl,
-    path: '/v1/chat/completions',
-    headers: { authorization: `Bearer ${apiKey}` },
-    processes: {},
-  };
+  const logDir = path.resolve('.bench', 'logs');
+  mkdirSync(logDir, { recursive: true });
+  const { baseDir, services, gateway } = await startGateway({
+    cleanup,
+    logDir,
+    upstreamStream: { chunks: 5, gapMs: 20 },
+    dispatchIntervalMs: 60_000,
+    log: (message) => console.log(`[syscalls] ${message}`),
+  });
   await closedPhase([gateway], {}, { connections: 10, seconds: 3, warmupSeconds: 0 });
   const tracers = SERVICES.map((name) => {
     const file = path.join(baseDir, `${name}.strace`);
@@ -87,12 +69,4 @@ async function main() {
   }
 }
 
-cleanup.onSignals();
-try {
-  await main();
-} catch (error) {
-  console.error(error);
-  process.exitCode = 1;
-} finally {
-  await cleanup.run();
-}
+await runBench(cleanup, main);
