@@ -1,9 +1,8 @@
-import { Center, Loader } from '@mantine/core';
 import { lazy, Suspense, type ReactNode } from 'react';
 import { createBrowserRouter, Navigate, useLocation } from 'react-router';
 import { homePath, isOperator, useSession } from './api/session';
 import type { DashboardSession } from './api/contract';
-import { QueryState } from './components/QueryState';
+import { Loading, QueryState } from './components/QueryState';
 import { AppLayout } from './layout/AppLayout';
 import { ApiKeysPage } from './pages/ApiKeysPage';
 import { InvitationPage } from './pages/InvitationPage';
@@ -44,14 +43,6 @@ const StatementPage = lazy(() =>
 /** A lazily loaded page with the loader while its chunk arrives. */
 const later = (page: ReactNode) => <Suspense fallback={<Loading />}>{page}</Suspense>;
 
-function Loading() {
-  return (
-    <Center py="xl">
-      <Loader aria-label="Loading" />
-    </Center>
-  );
-}
-
 type Audience = 'owner' | 'operator';
 
 /** The signed-in area: no session → sign-in; the other audience's pages → its own home. */
@@ -74,13 +65,7 @@ function Signed({ audience }: { audience: Audience }) {
 /** Pages for signed-out visitors: a signed-in one goes home. */
 function Unsigned({ children }: { children: ReactNode }) {
   const session = useSession();
-  if (session.isPending) {
-    return (
-      <Center h="100vh">
-        <Loader aria-label="Loading" />
-      </Center>
-    );
-  }
+  if (session.isPending) return <Loading h="100vh" />;
   if (session.data) return <Navigate to={homePath(session.data)} replace />;
   return <>{children}</>;
 }

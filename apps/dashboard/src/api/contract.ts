@@ -1,7 +1,6 @@
 // The dashboard API's types and constants, defined once in packages/contracts.
 export {
   DASHBOARD_LIMITS,
-  SCOPED_TOKEN_STATES,
   type DashboardAccount,
   type DashboardAccountDetail,
   type DashboardAccountList,
@@ -12,10 +11,8 @@ export {
   type DashboardOverview,
   type DashboardRevealedWebhookSecret,
   type DashboardScopedToken,
-  type DashboardScopedTokenList,
   type DashboardSession,
   type DashboardWebhookDelivery,
-  type DashboardWebhookDeliveryList,
   type DashboardWebhookRotation,
   type DashboardWebhookSecretList,
   type DashboardWebhookSettings,
@@ -23,7 +20,6 @@ export {
   type ScopedTokenState,
 } from '@gateway/contracts/dashboard-api';
 export {
-  USAGE_LIMITS,
   type UsageGroup,
   type UsageGroupBy,
   type UsageList,

@@ -7,8 +7,7 @@ import type {
   LedgerCheck,
   LedgerEntry,
 } from './contract';
-import { usePages } from './owner-queries';
-import { segment, useChange } from './queries';
+import { segment, useChange, usePages } from './queries';
 
 const keys = {
   models: ['operator', 'models'] as const,
@@ -23,7 +22,7 @@ export const useModels = () =>
   });
 
 /** The fields `PUT /operator/models/{id}` takes (a closed schema): the rest is the server's. */
-export function modelPutBody(model: CatalogModel, change: Partial<CatalogModel>) {
+function modelPutBody(model: CatalogModel, change: Partial<CatalogModel>) {
   const next = { ...model, ...change };
   return {
     kind: next.kind,

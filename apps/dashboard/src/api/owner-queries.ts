@@ -1,6 +1,8 @@
-import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { api } from './client';
+import { DASHBOARD_API_PREFIX } from '@gateway/contracts/dashboard-api';
 import type {
+  DashboardRevealedWebhookSecret,
   DashboardScopedToken,
   DashboardWebhookDelivery,
   DashboardWebhookRotation,
@@ -11,7 +13,7 @@ import type {
   UsageList,
   UsageLogPage,
 } from './contract';
-import { segment, useChange } from './queries';
+import { segment, useChange, usePages } from './queries';
 
 /** A date range as the API takes it: RFC 3339 instants, `[from, to)`. */
 export interface Range {
@@ -25,22 +27,6 @@ const keys = {
   settings: ['webhooks', 'settings'] as const,
   deliveries: ['webhooks', 'deliveries'] as const,
 };
-
-/** Cursor pages of a list endpoint, "load more" style. */
-export function usePages<T>(queryKey: readonly unknown[], path: string, limit = 20) {
-  return useInfiniteQuery({
-    queryKey: [...queryKey, path, limit],
-    initialPageParam: null as string | null,
-    queryFn: ({ pageParam }) => {
-      const [base, query = ''] = path.split('?');
-      const params = new URLSearchParams(query);
-      params.set('limit', String(limit));
-      if (pageParam !== null) params.set('cursor', pageParam);
-      return api<{ data: T[]; next_cursor: string | null }>('GET', `${base}?${params}`);
-    },
-    getNextPageParam: (page) => page.next_cursor,
-  });
-}
 
 export const useScopedTokens = () =>
   usePages<DashboardScopedToken>(keys.scopedTokens, '/scoped-tokens');
@@ -72,12 +58,7 @@ export const useWebhookSecrets = () =>
 
 export const useRevealSecrets = () =>
   useChange(
-    () =>
-      api<{ data: (DashboardWebhookSecretList['data'][number] & { secret: string })[] }>(
-        'POST',
-        '/webhooks/secrets/reveal',
-        {},
-      ),
+    () => api<{ data: DashboardRevealedWebhookSecret[] }>('POST', '/webhooks/secrets/reveal', {}),
     () => [],
   );
 
@@ -147,7 +128,7 @@ export const useRequestLog = (range: Range, scope = OWN_USAGE) =>
 
 /** The CSV download's address (a plain link: the session cookie goes with it). */
 export const csvHref = (path: string, range: Range, scope = OWN_USAGE): string =>
-  `/dashboard/api${scope.prefix}${path}?${scopedQuery(range, scope)}&format=csv`;
+  `${DASHBOARD_API_PREFIX}${scope.prefix}${path}?${scopedQuery(range, scope)}&format=csv`;
 
 export const useStatement = (path: string, range: Range) =>
   useQuery({

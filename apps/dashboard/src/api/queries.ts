@@ -9,19 +9,19 @@ import { api } from './client';
 import type {
   DashboardAccount,
   DashboardAccountDetail,
-  DashboardAccountList,
   DashboardApiKeyList,
   DashboardCreditRequest,
   DashboardCreditResult,
   DashboardIssuedApiKey,
   DashboardOverview,
   InvitationCreated,
+  Page,
 } from './contract';
 
 const keys = {
   overview: ['overview'] as const,
   apiKeys: ['api-keys'] as const,
-  accounts: (q: string) => ['operator', 'accounts', q] as const,
+  accounts: ['operator', 'accounts'] as const,
   account: (id: string) => ['operator', 'account', id] as const,
 };
 
@@ -40,6 +40,25 @@ export function useChange<TInput, TResult>(
         invalidates(input).map((queryKey) => client.invalidateQueries({ queryKey })),
       );
     },
+  });
+}
+
+const allRows = <T>({ pages }: { pages: Page<T>[] }): T[] => pages.flatMap((page) => page.data);
+
+/** Cursor pages of a list endpoint, "load more" style; `data` is the rows loaded so far. */
+export function usePages<T>(queryKey: readonly unknown[], path: string, limit = 20) {
+  return useInfiniteQuery({
+    queryKey: [...queryKey, path, limit],
+    initialPageParam: null as string | null,
+    queryFn: ({ pageParam }) => {
+      const [base, query = ''] = path.split('?');
+      const params = new URLSearchParams(query);
+      params.set('limit', String(limit));
+      if (pageParam !== null) params.set('cursor', pageParam);
+      return api<Page<T>>('GET', `${base}?${params}`);
+    },
+    getNextPageParam: (page) => page.next_cursor,
+    select: allRows<T>,
   });
 }
 
@@ -76,22 +95,16 @@ export const useDeleteApiKey = () =>
   );
 
 export const useAccounts = (q: string) =>
-  useInfiniteQuery({
-    queryKey: keys.accounts(q),
-    initialPageParam: null as string | null,
-    queryFn: ({ pageParam }) => {
-      const params = new URLSearchParams({ limit: '50' });
-      if (q !== '') params.set('q', q);
-      if (pageParam !== null) params.set('cursor', pageParam);
-      return api<DashboardAccountList>('GET', `/operator/accounts?${params}`);
-    },
-    getNextPageParam: (page) => page.next_cursor,
-  });
+  usePages<DashboardAccount>(
+    keys.accounts,
+    q === '' ? '/operator/accounts' : `/operator/accounts?q=${segment(q)}`,
+    50,
+  );
 
 export const useCreateAccount = () =>
   useChange(
     (name: string) => api<DashboardAccount>('POST', '/operator/accounts', { name }),
-    () => [['operator', 'accounts']],
+    () => [keys.accounts],
   );
 
 export const useAccount = (id: string) =>

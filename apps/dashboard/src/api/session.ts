@@ -63,5 +63,8 @@ export function useSignOut() {
 }
 
 export const isOperator = (session: DashboardSession): boolean => session.user.role !== 'owner';
+/** Whether the session may change accounts and the catalog (role `finance` only reads). */
+export const canEdit = (session: DashboardSession | null | undefined): boolean =>
+  session?.user.role === 'operator';
 export const homePath = (session: DashboardSession): string =>
   isOperator(session) ? '/operator/accounts' : '/';

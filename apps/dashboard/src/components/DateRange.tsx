@@ -11,7 +11,7 @@ export interface DayRange {
 }
 
 /** The last `days` days, today included, in the viewer's zone. */
-export const lastDays = (days: number): DayRange => ({
+const lastDays = (days: number): DayRange => ({
   fromDay: localDay(new Date(Date.now() - (days - 1) * DAY_MS)),
   toDay: localDay(new Date()),
 });

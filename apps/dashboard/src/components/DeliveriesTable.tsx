@@ -1,7 +1,8 @@
 import { Badge, Button, Table } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import type { DashboardWebhookDelivery } from '../api/contract';
-import { useRedeliver, type usePages } from '../api/owner-queries';
+import { useRedeliver } from '../api/owner-queries';
+import type { usePages } from '../api/queries';
 import { formatDateTime } from '../format';
 import { ListTable } from './ListTable';
 import { LoadMore } from './LoadMore';
@@ -85,9 +86,8 @@ export function DeliveriesTable({
   return (
     <>
       <QueryState query={deliveries}>
-        {({ pages }) => {
-          const rows = pages.flatMap((page) => page.data);
-          return rows.length === 0 ? (
+        {(rows) =>
+          rows.length === 0 ? (
             <EmptyState title="No deliveries yet">
               Jobs with a webhook URL are delivered here, signed with your secret.
             </EmptyState>
@@ -100,8 +100,8 @@ export function DeliveriesTable({
                 <DeliveryRow key={delivery.id} delivery={delivery} canRedeliver={canRedeliver} />
               ))}
             </ListTable>
-          );
-        }}
+          )
+        }
       </QueryState>
       <LoadMore query={deliveries} />
     </>

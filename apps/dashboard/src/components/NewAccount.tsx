@@ -21,12 +21,7 @@ export function NewAccount() {
   return (
     <>
       <Button onClick={() => setOpened(true)}>New account</Button>
-      <Modal
-        opened={opened}
-        onClose={() => setOpened(false)}
-        title="New account"
-        closeButtonProps={{ 'aria-label': 'Close' }}
-      >
+      <Modal opened={opened} onClose={() => setOpened(false)} title="New account">
         <form onSubmit={submit} noValidate>
           <Stack gap="md">
             <TextInput

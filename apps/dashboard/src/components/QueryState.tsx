@@ -9,6 +9,15 @@ interface QueryLike<T> {
   refetch: () => unknown;
 }
 
+/** The spinner while something loads: padded in the flow, or centred in a box of height `h`. */
+export function Loading({ h }: { h?: number | string }) {
+  return (
+    <Center {...(h === undefined ? { py: 'xl' } : { h })}>
+      <Loader aria-label="Loading" />
+    </Center>
+  );
+}
+
 /** Loading, error (with retry) or the data: every page shows the same three states. */
 export function QueryState<T>({
   query,
@@ -17,13 +26,7 @@ export function QueryState<T>({
   query: QueryLike<T>;
   children: (data: T) => ReactNode;
 }) {
-  if (query.isPending) {
-    return (
-      <Center py="xl">
-        <Loader aria-label="Loading" />
-      </Center>
-    );
-  }
+  if (query.isPending) return <Loading />;
   if (query.data === undefined) {
     return (
       <Alert color="red" title="Could not load this page" role="alert">

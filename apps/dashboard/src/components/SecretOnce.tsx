@@ -55,13 +55,7 @@ export function SecretOnceModal({
   onClose: () => void;
 }) {
   return (
-    <Modal
-      opened={value !== null}
-      onClose={onClose}
-      title={title}
-      closeOnClickOutside={false}
-      closeButtonProps={{ 'aria-label': 'Close' }}
-    >
+    <Modal opened={value !== null} onClose={onClose} title={title} closeOnClickOutside={false}>
       {value !== null && <SecretOnce label={label} value={value} onDone={onClose} />}
     </Modal>
   );

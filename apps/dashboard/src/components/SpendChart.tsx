@@ -1,10 +1,19 @@
-import { Center, Group, Loader, Paper, SegmentedControl, Text, Title } from '@mantine/core';
-import { lazy, Suspense, useState } from 'react';
+import { Group, Paper, SegmentedControl, Text, Title } from '@mantine/core';
+import { lazy, Suspense, useState, type ComponentProps } from 'react';
 import { recentUtcDays, useDailySpend, USAGE_DAYS, type DailyMetric } from '../usage/daily-spend';
-import { EmptyState, QueryState } from './QueryState';
+import { EmptyState, Loading, QueryState } from './QueryState';
 
 // Recharts is the largest library here: loaded only when there is something to draw.
 const SpendBars = lazy(() => import('./SpendBars'));
+
+/** The stacked bars, with a loader of the chart's height while their chunk arrives. */
+export function LazySpendBars(props: ComponentProps<typeof SpendBars>) {
+  return (
+    <Suspense fallback={<Loading h={280} />}>
+      <SpendBars {...props} />
+    </Suspense>
+  );
+}
 
 /** Spend or tokens per day, stacked by model (Mantine's charts over Recharts). */
 export function SpendChart() {
@@ -37,15 +46,7 @@ export function SpendChart() {
               Requests you make with your API keys appear here, day by day and model by model.
             </EmptyState>
           ) : (
-            <Suspense
-              fallback={
-                <Center h={280}>
-                  <Loader aria-label="Loading" />
-                </Center>
-              }
-            >
-              <SpendBars rows={rows} metric={metric} allDays={recentUtcDays()} />
-            </Suspense>
+            <LazySpendBars rows={rows} metric={metric} allDays={recentUtcDays()} />
           )
         }
       </QueryState>

@@ -17,7 +17,7 @@ import { Link, useParams } from 'react-router';
 import type { DashboardAccountDetail, InvitationCreated } from '../api/contract';
 import { useAccountDeliveries } from '../api/operator-queries';
 import { useAccount, useCredit, useInvite } from '../api/queries';
-import { useSession } from '../api/session';
+import { canEdit, useSession } from '../api/session';
 import { AccountControls } from '../components/AccountControls';
 import { DeliveriesTable } from '../components/DeliveriesTable';
 import { PageTitle } from '../components/PageTitle';
@@ -173,8 +173,7 @@ function AccountRecords({ accountId }: { accountId: string }) {
 export function AccountDetailPage() {
   const { accountId = '' } = useParams();
   const account = useAccount(accountId);
-  const session = useSession();
-  const canWrite = session.data?.user.role === 'operator';
+  const canWrite = canEdit(useSession().data);
   return (
     <>
       <Anchor component={Link} to="/operator/accounts" size="sm">

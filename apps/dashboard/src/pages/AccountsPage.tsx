@@ -3,7 +3,7 @@ import { useDebouncedValue } from '@mantine/hooks';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { useAccounts } from '../api/queries';
-import { useSession } from '../api/session';
+import { canEdit, useSession } from '../api/session';
 import { ListTable } from '../components/ListTable';
 import { LoadMore } from '../components/LoadMore';
 import { NewAccount } from '../components/NewAccount';
@@ -15,7 +15,7 @@ export function AccountsPage() {
   const [search, setSearch] = useState('');
   const [q] = useDebouncedValue(search.trim(), 250);
   const accounts = useAccounts(q);
-  const canWrite = useSession().data?.user.role === 'operator';
+  const canWrite = canEdit(useSession().data);
   return (
     <>
       <PageTitle
@@ -33,8 +33,7 @@ export function AccountsPage() {
         />
         <Paper withBorder radius="md">
           <QueryState query={accounts}>
-            {({ pages }) => {
-              const rows = pages.flatMap((page) => page.data);
+            {(rows) => {
               if (rows.length === 0) {
                 return (
                   <EmptyState title="No accounts found">

@@ -127,12 +127,7 @@ export function ApiKeysPage() {
           </QueryState>
         </Paper>
       </Stack>
-      <Modal
-        opened={creating}
-        onClose={() => setCreating(false)}
-        title="Create an API key"
-        closeButtonProps={{ 'aria-label': 'Close' }}
-      >
+      <Modal opened={creating} onClose={() => setCreating(false)} title="Create an API key">
         <CreateKeyForm
           onIssued={(key) => {
             setCreating(false);

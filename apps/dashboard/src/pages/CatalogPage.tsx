@@ -3,7 +3,7 @@ import { notifications } from '@mantine/notifications';
 import { useState, type FormEvent } from 'react';
 import type { CatalogModel, CatalogNode } from '../api/contract';
 import { useModels, useSaveModel } from '../api/operator-queries';
-import { useSession } from '../api/session';
+import { canEdit, useSession } from '../api/session';
 import { ListTable } from '../components/ListTable';
 import { PageTitle } from '../components/PageTitle';
 import { EmptyState, ErrorAlert, QueryState } from '../components/QueryState';
@@ -112,8 +112,7 @@ function Nodes({ model }: { model: CatalogModel }) {
 
 export function CatalogPage() {
   const models = useModels();
-  const session = useSession();
-  const canWrite = session.data?.user.role === 'operator';
+  const canWrite = canEdit(useSession().data);
   const [editing, setEditing] = useState<CatalogModel | null>(null);
   const headers = ['Model', 'Kind', 'Input / M', 'Output / M', 'Max output', 'Nodes'];
   return (
@@ -165,7 +164,6 @@ export function CatalogPage() {
         opened={editing !== null}
         onClose={() => setEditing(null)}
         title={editing === null ? '' : `Edit ${editing.id}`}
-        closeButtonProps={{ 'aria-label': 'Close' }}
       >
         {editing !== null && <EditModel model={editing} onDone={() => setEditing(null)} />}
       </Modal>

@@ -71,9 +71,8 @@ function Entries() {
         />
       </Group>
       <QueryState query={entries}>
-        {({ pages }) => {
-          const rows = pages.flatMap((page) => page.data);
-          return rows.length === 0 ? (
+        {(rows) =>
+          rows.length === 0 ? (
             <EmptyState title="No entries" />
           ) : (
             <ListTable
@@ -102,8 +101,8 @@ function Entries() {
                 </Table.Tr>
               ))}
             </ListTable>
-          );
-        }}
+          )
+        }
       </QueryState>
       <LoadMore query={entries} />
     </Paper>

@@ -172,8 +172,7 @@ export function ScopedTokensPage() {
         <ErrorAlert error={revoke.error} />
         <Paper withBorder radius="md">
           <QueryState query={tokens}>
-            {({ pages }) => {
-              const rows = pages.flatMap((page) => page.data);
+            {(rows) => {
               if (rows.length === 0) {
                 return (
                   <EmptyState title="No scoped tokens yet">
@@ -198,12 +197,7 @@ export function ScopedTokensPage() {
         </Paper>
         <LoadMore query={tokens} />
       </Stack>
-      <Modal
-        opened={creating}
-        onClose={() => setCreating(false)}
-        title="Create a scoped token"
-        closeButtonProps={{ 'aria-label': 'Close' }}
-      >
+      <Modal opened={creating} onClose={() => setCreating(false)} title="Create a scoped token">
         <CreateTokenForm
           onIssued={(token) => {
             setCreating(false);

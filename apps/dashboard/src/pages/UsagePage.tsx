@@ -1,9 +1,7 @@
 import {
   Badge,
   Button,
-  Center,
   Group,
-  Loader,
   Paper,
   SegmentedControl,
   Stack,
@@ -11,7 +9,7 @@ import {
   Text,
   Title,
 } from '@mantine/core';
-import { lazy, Suspense, useState } from 'react';
+import { useState } from 'react';
 import type { UsageGroup, UsageGroupBy, UsageLogEntry } from '../api/contract';
 import {
   csvHref,
@@ -26,9 +24,9 @@ import { ListTable } from '../components/ListTable';
 import { LoadMore } from '../components/LoadMore';
 import { PageTitle } from '../components/PageTitle';
 import { EmptyState, QueryState } from '../components/QueryState';
+import { LazySpendBars } from '../components/SpendChart';
 import { formatCount, formatDateTime, formatDay, formatDzd, formatMs } from '../format';
-
-const SpendBars = lazy(() => import('../components/SpendBars'));
+import { toDailyRows } from '../usage/daily-spend';
 
 type View = Exclude<UsageGroupBy, 'day,model'>;
 
@@ -61,19 +59,7 @@ function DailyChart({ range, scope }: Scoped) {
   const usage = useUsage(range, 'day,model', scope);
   return (
     <QueryState query={usage}>
-      {({ data }) =>
-        data.length === 0 ? null : (
-          <Suspense
-            fallback={
-              <Center h={280}>
-                <Loader aria-label="Loading" />
-              </Center>
-            }
-          >
-            <SpendBars rows={data.map((g) => ({ ...g, day: g.day ?? '', model: g.model ?? '' }))} />
-          </Suspense>
-        )
-      }
+      {({ data }) => (data.length === 0 ? null : <LazySpendBars rows={toDailyRows(data)} />)}
     </QueryState>
   );
 }
@@ -211,9 +197,8 @@ function RequestLog({ range, scope }: Scoped) {
         </Button>
       </Group>
       <QueryState query={log}>
-        {({ pages }) => {
-          const rows = pages.flatMap((page) => page.data);
-          return rows.length === 0 ? (
+        {(rows) =>
+          rows.length === 0 ? (
             <EmptyState title="No requests in this period" />
           ) : (
             <ListTable headers={headers} minWidthPx={withAccount ? 1120 : 980}>
@@ -221,8 +206,8 @@ function RequestLog({ range, scope }: Scoped) {
                 <LogRow key={entry.job_id} entry={entry} withAccount={withAccount} />
               ))}
             </ListTable>
-          );
-        }}
+          )
+        }
       </QueryState>
       <LoadMore query={log} />
     </Paper>

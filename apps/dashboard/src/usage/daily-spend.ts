@@ -5,7 +5,7 @@
  */
 import { useQuery } from '@tanstack/react-query';
 import { api } from '../api/client';
-import type { UsageList } from '../api/contract';
+import type { UsageGroup, UsageList } from '../api/contract';
 
 export interface DailySpendRow {
   /** UTC calendar day, `YYYY-MM-DD`. */
@@ -26,16 +26,20 @@ export function recentUtcDays(nowMs = Date.now()): string[] {
   );
 }
 
-async function fetchDailySpend(): Promise<DailySpendRow[]> {
-  const from = recentUtcDays()[0]!;
-  const list = await api<UsageList>('GET', `/usage?group_by=day,model&from=${from}`);
-  return list.data.map((group) => ({
+/** `group_by=day,model` groups as chart rows (both fields are always set for that grouping). */
+export const toDailyRows = (groups: readonly UsageGroup[]): DailySpendRow[] =>
+  groups.map((group) => ({
     day: group.day ?? '',
     model: group.model ?? '',
     cost_dzd: group.cost_dzd,
     prompt_tokens: group.prompt_tokens,
     completion_tokens: group.completion_tokens,
   }));
+
+async function fetchDailySpend(): Promise<DailySpendRow[]> {
+  const from = recentUtcDays()[0]!;
+  const list = await api<UsageList>('GET', `/usage?group_by=day,model&from=${from}`);
+  return toDailyRows(list.data);
 }
 
 export const useDailySpend = () =>
