@@ -13,11 +13,6 @@ import { launchChromium, newViewer } from './browser.js';
  */
 
 export const PASSWORD = 'correct horse battery staple';
-export const OPERATOR = {
-  email: 'ops@gateway.test',
-  password: 'operator password 1',
-  role: 'operator',
-};
 
 let stack: AbuseStack;
 let browser: Browser;
@@ -94,6 +89,42 @@ export async function signIn(page: Page, email: string, password: string, realm 
   await page.getByLabel('Email').fill(email);
   await page.getByLabel(/^Password/).fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** An operator user of `role`, signed in on a fresh viewer at the Accounts page. */
+export async function operatorViewer(email: string, role: 'operator' | 'finance'): Promise<Page> {
+  const password = `${role} password for ${email}`;
+  await adminCall('POST', '/operator-users', { email, password, role });
+  const page = await viewer();
+  await signIn(page, email, password, 'Operator');
+  await page.getByRole('heading', { name: 'Accounts' }).waitFor();
+  return page;
+}
+
+/**
+ * A request from inside the page, as its own script could send one: the session cookie goes
+ * along, and the session's CSRF token unless `csrf` is false.
+ */
+export function probe(page: Page, method: string, path: string, body?: unknown, csrf = true) {
+  return page.evaluate(
+    async ({ method, path, body, csrf }) => {
+      const session = (await (await fetch('/dashboard/api/session')).json()) as {
+        csrf_token: string;
+      };
+      const response = await fetch(path, {
+        method,
+        credentials: 'same-origin',
+        headers: {
+          'Content-Type': 'application/json',
+          ...(csrf ? { 'X-CSRF-Token': session.csrf_token } : {}),
+          'Idempotency-Key': crypto.randomUUID(),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: response.status, text: await response.text() };
+    },
+    { method, path, body, csrf },
+  );
 }
 
 export const amountOf = (page: Page, stat: string) =>

@@ -7,7 +7,8 @@ import {
   adminCall,
   chat,
   download,
-  signIn,
+  open,
+  operatorViewer,
   takeShownKey,
   useDashboardStack,
   viewer,
@@ -19,16 +20,6 @@ import {
  */
 
 const { stack } = useDashboardStack();
-
-/** An operator user of `role`, signed in on a fresh viewer at the Accounts page. */
-async function operatorViewer(email: string, role: 'operator' | 'finance') {
-  const password = `${role} password for ${email}`;
-  await adminCall('POST', '/operator-users', { email, password, role });
-  const page = await viewer();
-  await signIn(page, email, password, 'Operator');
-  await page.getByRole('heading', { name: 'Accounts' }).waitFor();
-  return page;
-}
 
 describe('dashboard operators, accounts', () => {
   it('creates an account from the console and invites its owner, who signs in', async () => {
@@ -67,8 +58,7 @@ describe('dashboard operators, usage', () => {
     await chat(stack().apiKey);
 
     const page = await operatorViewer('usage@gateway.test', 'finance');
-    await page.getByRole('navigation').getByRole('link', { name: 'Usage' }).click();
-    await page.getByRole('heading', { name: 'Usage', level: 2 }).waitFor();
+    await open(page, 'Usage');
     // A request is counted when its hold ends, just after the answer.
     await waitFor(
       async () => {

@@ -7,12 +7,12 @@ import {
   chat,
   download,
   open,
+  operatorViewer,
   ownerWithKey,
+  probe,
   refusal,
-  signIn,
   takeShownKey,
   useDashboardStack,
-  viewer,
 } from './dashboard-harness.js';
 
 /*
@@ -155,11 +155,7 @@ describe('dashboard pages, operators', () => {
   it('an operator sees and edits the catalog, the ledger check and account controls', async () => {
     const { accountId, key } = await ownerWithKey('controlled-owner');
     await chat(key); // the worker then reports its node healthy (issue 16)
-    const ops = { email: 'ops2@gateway.test', password: 'operator password 2', role: 'operator' };
-    await adminCall('POST', '/operator-users', ops);
-    const page = await viewer();
-    await signIn(page, ops.email, ops.password, 'Operator');
-    await page.getByRole('heading', { name: 'Accounts' }).waitFor();
+    const page = await operatorViewer('ops2@gateway.test', 'operator');
 
     await open(page, 'Catalog');
     const model = page.getByTestId(`model-${CHAT_MODEL}`);
@@ -215,11 +211,7 @@ describe('dashboard pages, operators', () => {
   });
 
   it('finance reads the catalog and the ledger check but cannot edit', async () => {
-    const finance = { email: 'fin@gateway.test', password: 'finance password 1', role: 'finance' };
-    await adminCall('POST', '/operator-users', finance);
-    const page = await viewer();
-    await signIn(page, finance.email, finance.password, 'Operator');
-    await page.getByRole('heading', { name: 'Accounts' }).waitFor();
+    const page = await operatorViewer('fin@gateway.test', 'finance');
     await open(page, 'Catalog');
     await page.getByTestId(`model-${CHAT_MODEL}`).waitFor();
     await page.getByText('Your role reads only.', { exact: false }).waitFor();
@@ -228,17 +220,7 @@ describe('dashboard pages, operators', () => {
     await open(page, 'Ledger');
     await page.getByText('All invariants hold').waitFor();
     // The server refuses a write whatever the page shows.
-    const put = await page.evaluate(async () => {
-      const session = (await (await fetch('/dashboard/api/session')).json()) as {
-        csrf_token: string;
-      };
-      const response = await fetch('/dashboard/api/operator/models/x/y', {
-        method: 'PUT',
-        headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': session.csrf_token },
-        body: '{}',
-      });
-      return response.status;
-    });
-    expect(put).toBe(403);
+    const put = await probe(page, 'PUT', '/dashboard/api/operator/models/x/y', {});
+    expect(put.status).toBe(403);
   });
 });

@@ -9,7 +9,7 @@ import {
 import { createTestCertificates } from '../../services/dispatcher/src/testing/test-ca.suite.js';
 import { NATIVE_MODEL } from '../abuse/abuse-stack.js';
 import { waitFor } from '../support/worker-harness.js';
-import { open, ownerWithKey, useDashboardStack } from './dashboard-harness.js';
+import { open, ownerWithKey, takeShownKey, useDashboardStack } from './dashboard-harness.js';
 
 /*
  * A webhook secret rotated in the dashboard signs the very next delivery beside the previous
@@ -70,8 +70,7 @@ describe('dashboard webhooks, delivered', () => {
 
     await page.getByRole('button', { name: 'Rotate' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Rotate' }).click();
-    const shownOnce = (await page.getByTestId('secret-value').textContent())!.trim();
-    await page.getByRole('button', { name: 'Done, I stored it' }).click();
+    const shownOnce = await takeShownKey(page);
     await waitFor(
       async () => (await page.locator('[data-testid^="secret-whs_"]').count()) === 2,
       10_000,

@@ -2,13 +2,14 @@ import { describe, expect, it } from '@jest/globals';
 import { waitFor } from '../support/worker-harness.js';
 import { VIEWPORTS, screenshots } from './browser.js';
 import {
-  OPERATOR,
   PASSWORD,
   acceptInvitation,
   adminCall,
   amountOf,
   chat,
   invitedOwner,
+  operatorViewer,
+  probe,
   refusal,
   signIn,
   takeShownKey,
@@ -112,10 +113,7 @@ describe('dashboard in Chromium', () => {
     await acceptInvitation(ownerPage, owner.url);
     await expect(amountOf(ownerPage, 'balance').textContent()).resolves.toMatch(/DZD\s0\.00/);
 
-    await adminCall('POST', '/operator-users', OPERATOR);
-    const ops = await viewer();
-    await signIn(ops, OPERATOR.email, OPERATOR.password, 'Operator');
-    await ops.getByRole('heading', { name: 'Accounts' }).waitFor();
+    const ops = await operatorViewer('ops@gateway.test', 'operator');
     await ops.getByRole('link', { name: 'credited-owner' }).waitFor();
     await screenshots(ops, 'operator-accounts');
     await ops.getByLabel('Search accounts').fill('credited');
@@ -146,26 +144,6 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
     expect(page.url()).toMatch(/\/dashboard\/?$/);
 
-    const probe = (method: string, path: string, body?: unknown, csrf = true) =>
-      page.evaluate(
-        async ({ method, path, body, csrf }) => {
-          const session = (await (await fetch('/dashboard/api/session')).json()) as {
-            csrf_token: string;
-          };
-          const response = await fetch(path, {
-            method,
-            credentials: 'same-origin',
-            headers: {
-              'Content-Type': 'application/json',
-              ...(csrf ? { 'X-CSRF-Token': session.csrf_token } : {}),
-              'Idempotency-Key': crypto.randomUUID(),
-            },
-            body: body === undefined ? undefined : JSON.stringify(body),
-          });
-          return { status: response.status, text: await response.text() };
-        },
-        { method, path, body, csrf },
-      );
     const other = encodeURIComponent(theirs.accountId);
     for (const [method, path, body] of [
       ['GET', `/dashboard/api/operator/accounts/${other}`],
@@ -177,19 +155,23 @@ describe('dashboard in Chromium', () => {
       ],
       ['POST', `/dashboard/api/operator/accounts/${other}/invitations`, { email: 'x@y.test' }],
     ] as const) {
-      const answer = await probe(method, path, body);
+      const answer = await probe(page, method, path, body);
       expect({ path, status: answer.status }).toEqual({ path, status: 403 });
       expect(answer.text).not.toContain(theirs.accountId);
     }
     // The account comes from the session: a foreign id in the query or body is not obeyed.
-    const overview = await probe('GET', `/dashboard/api/overview?account_id=${other}`);
+    const overview = await probe(page, 'GET', `/dashboard/api/overview?account_id=${other}`);
     expect(JSON.parse(overview.text).account.id).toBe(mine.accountId);
-    const keys = await probe('GET', `/dashboard/api/api-keys?account_id=${other}`);
+    const keys = await probe(page, 'GET', `/dashboard/api/api-keys?account_id=${other}`);
     expect(keys.text).not.toContain('secret-b');
-    const deleted = await probe('DELETE', `/dashboard/api/api-keys/secret-b?account_id=${other}`);
+    const deleted = await probe(
+      page,
+      'DELETE',
+      `/dashboard/api/api-keys/secret-b?account_id=${other}`,
+    );
     expect(deleted.status).toBe(404);
     // A state change without the session's CSRF token is refused.
-    const forged = await probe('POST', '/dashboard/api/api-keys', { name: 'forged' }, false);
+    const forged = await probe(page, 'POST', '/dashboard/api/api-keys', { name: 'forged' }, false);
     expect(forged.status).toBe(403);
     expect(JSON.parse(forged.text).error.code).toBe('csrf_failed');
 
