@@ -117,11 +117,13 @@ export interface BillingClientOptions extends Omit<InternalHttpOptions, 'service
 
 export function createBillingClient(options: BillingClientOptions): BillingClient {
   const http = createInternalHttp({ service: 'billing', ...options });
-  const call = async <T>(request: InternalRequest): Promise<T> => {
+  /** A call to billing's internal API: its answer, or its refusal (4xx/5xx) thrown. */
+  const send = async (request: InternalRequest): Promise<InternalResponse> => {
     const response = await http({ ...request, path: `${BILLING_API_PREFIX}${request.path}` });
     if (response.status >= 400) throw errorFromAnswer('billing', response);
-    return jsonOf<T>(response);
+    return response;
   };
+  const call = async <T>(request: InternalRequest): Promise<T> => jsonOf<T>(await send(request));
   const post = <T>(path: string, body: unknown, retry = false) =>
     call<T>({ method: 'POST', path, body, retry });
   const get = <T>(path: string) => call<T>({ method: 'GET', path, retry: true });
@@ -181,9 +183,8 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     usageRequests: (accountId, query) =>
       get(`${account(accountId)}/usage/requests${queryOf(query)}`),
     usageRequestsCsv: async (accountId, query) => {
-      const path = `${BILLING_API_PREFIX}${account(accountId)}/usage/requests${queryOf(query)}`;
-      const response = await http({ method: 'GET', path, headers: { Accept: 'text/csv' } });
-      if (response.status >= 400) throw errorFromAnswer('billing', response);
+      const path = `${account(accountId)}/usage/requests${queryOf(query)}`;
+      const response = await send({ method: 'GET', path, headers: { Accept: 'text/csv' } });
       return response.body.toString('utf8');
     },
     createScopedToken: (accountId, body) => post(`${account(accountId)}/scoped-tokens`, body),

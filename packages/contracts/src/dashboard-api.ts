@@ -239,15 +239,11 @@ export const DashboardAccountListSchema = Type.Object(
 );
 export type DashboardAccountList = Static<typeof DashboardAccountListSchema>;
 
-/**
- * `POST /dashboard/api/operator/accounts` (role `operator`; 201 with the new account), as the
- * operator API's `POST /admin/v1/accounts`; the owner is invited afterwards.
+/*
+ * `POST /dashboard/api/operator/accounts` (role `operator`; 201 with the new account): body and
+ * answer as the operator API's `POST /admin/v1/accounts` (`AdminAccountCreateRequest`); the owner
+ * is invited afterwards.
  */
-export const DashboardAccountCreateRequestSchema = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 200 }) },
-  { $id: 'DashboardAccountCreateRequest', ...closed },
-);
-export type DashboardAccountCreateRequest = Static<typeof DashboardAccountCreateRequestSchema>;
 
 /** `GET /dashboard/api/operator/accounts/{id}`: the account with its balance. */
 export const DashboardAccountDetailSchema = Type.Intersect(
@@ -392,12 +388,11 @@ export const DashboardWebhookDeliveryListSchema = page(
 );
 export type DashboardWebhookDeliveryList = Static<typeof DashboardWebhookDeliveryListSchema>;
 
-/**
+/*
  * Statements, as the operator API's `GET /admin/v1/accounts/{id}/statement`: `?from=&to=` (ISO
  * 8601), JSON, or CSV with `Accept: text/csv` or `?format=csv`. Owners:
  * `GET /dashboard/api/statement`; operators: `GET /dashboard/api/operator/accounts/{id}/statement`.
  */
-export const DASHBOARD_STATEMENT_FORMATS = ['json', 'csv'] as const;
 
 /**
  * Operators (role `operator` writes, `finance` reads), passed through to the operator API:

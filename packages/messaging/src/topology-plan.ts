@@ -85,8 +85,13 @@ export function planQueue(
     };
     const lasting = spec.outlivesConnection;
     if (lasting) {
-      checkRange(spec.name, 'expiresMs', lasting.expiresMs, LASTING_LIMITS.expiresMs);
-      checkRange(spec.name, 'messageTtlMs', lasting.messageTtlMs, LASTING_LIMITS.messageTtlMs);
+      checkRange(`queue ${spec.name}`, 'expiresMs', lasting.expiresMs, LASTING_LIMITS.expiresMs);
+      checkRange(
+        `queue ${spec.name}`,
+        'messageTtlMs',
+        lasting.messageTtlMs,
+        LASTING_LIMITS.messageTtlMs,
+      );
       checkName(lasting.deadLetterQueue, 'queue');
       Object.assign(queue, {
         outlivesConnection: true,
@@ -184,11 +189,8 @@ function checkSpec(spec: QueueSpec, knownExchanges: readonly string[]): void {
   }
   for (const key of Object.keys(LIMITS) as (keyof typeof LIMITS)[]) {
     const value = spec[key];
-    const [min, max] = LIMITS[key];
     if (value === undefined) continue;
-    if (!Number.isInteger(value) || value < min || value > max) {
-      invalid(`queue ${spec.name}: ${key} must be an integer in ${min}..${max}`);
-    }
+    checkRange(`queue ${spec.name}`, key, value, LIMITS[key]);
     if (spec.kind === 'transient' && key !== 'maxLength') {
       invalid(`queue ${spec.name}: ${key} applies to quorum queues only`);
     }
@@ -198,11 +200,7 @@ function checkSpec(spec: QueueSpec, knownExchanges: readonly string[]): void {
 
 function checkDeadLetters(retention: Topology['deadLetters']): void {
   for (const key of Object.keys(DEAD_LETTER_LIMITS) as (keyof typeof DEAD_LETTER_LIMITS)[]) {
-    const value = retention[key];
-    const [min, max] = DEAD_LETTER_LIMITS[key];
-    if (!Number.isInteger(value) || value < min || value > max) {
-      invalid(`dead letters: ${key} must be an integer in ${min}..${max}`);
-    }
+    checkRange('dead letters', key, retention[key], DEAD_LETTER_LIMITS[key]);
   }
 }
 
@@ -236,13 +234,14 @@ function invalid(message: string): never {
   throw new BusError('invalid-argument', message);
 }
 
+/** `value` an integer in `min..max`, else refused as `<label>: <key> must be an integer in …`. */
 function checkRange(
-  queue: string,
+  label: string,
   key: string,
   value: number,
-  [min, max]: readonly number[],
+  [min, max]: readonly [number, number],
 ): void {
-  if (!Number.isInteger(value) || value < min! || value > max!) {
-    invalid(`queue ${queue}: ${key} must be an integer in ${min}..${max}`);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    invalid(`${label}: ${key} must be an integer in ${min}..${max}`);
   }
 }

@@ -39,9 +39,9 @@ export function createServiceShell(
   config: ShellConfig,
   options: ShellOptions = {},
 ): ServiceShell {
+  const metrics = createServiceMetrics(name);
   if (options.embedded) {
     const logger = createLogger({ service: name, level: config.LOG_LEVEL });
-    const metrics = createServiceMetrics(name);
     // Several services in one process (local mode): the host owns signals and the exit.
     const lifecycle = new Lifecycle({
       logger,
@@ -52,7 +52,6 @@ export function createServiceShell(
   }
   const output = bufferedStdout();
   const logger = createLogger({ service: name, level: config.LOG_LEVEL, destination: output });
-  const metrics = createServiceMetrics(name);
   const lifecycle = new Lifecycle({ logger, shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS });
   lifecycle.installSignalHandlers();
   process.on('unhandledRejection', (reason) => {

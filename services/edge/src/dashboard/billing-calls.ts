@@ -1,6 +1,7 @@
 import { errorFromAnswer } from '@gateway/billing-client';
 import { GatewayError } from '@gateway/contracts';
-import type { InternalRequest, InternalResponse } from '@gateway/runtime';
+import { jsonOf, type InternalRequest, type InternalResponse } from '@gateway/runtime';
+import type { Response } from 'express';
 import type { EdgeDeps } from '../deps.js';
 
 type Target = 'billing' | 'dispatcher';
@@ -16,7 +17,7 @@ export function throwIfRefused(target: Target, answer: InternalResponse): void {
 /** The JSON answer (empty object without a body), or the refusal thrown. */
 function answerOf<T>(target: Target, answer: InternalResponse): T {
   throwIfRefused(target, answer);
-  return (answer.body.length === 0 ? {} : JSON.parse(answer.body.toString('utf8'))) as T;
+  return jsonOf<T>(answer);
 }
 
 /**
@@ -30,4 +31,28 @@ export async function adminCall<T>(deps: EdgeDeps, request: InternalRequest): Pr
 /** A call to the dispatcher's internal API (webhook secrets and deliveries), likewise. */
 export async function dispatcherCall<T>(deps: EdgeDeps, request: InternalRequest): Promise<T> {
   return answerOf<T>('dispatcher', await deps.dispatcher.forward(request));
+}
+
+/** A CSV download: the attachment `<name>.csv` (`res.attachment` sets the type from the name). */
+export function sendCsv(res: Response, name: string, csv: string | Buffer): void {
+  res.type('text/csv').attachment(`${name}.csv`).send(csv);
+}
+
+/**
+ * An operator-API CSV answer passed through (`GET` with `Accept: text/csv`): the refusal thrown
+ * as billing decided it, else its body sent as the attachment `<name>.csv`.
+ */
+export async function sendAdminCsv(
+  deps: EdgeDeps,
+  res: Response,
+  path: string,
+  name: string,
+): Promise<void> {
+  const answer = await deps.billing.forwardAdmin({
+    method: 'GET',
+    path,
+    headers: { Accept: 'text/csv' },
+  });
+  throwIfRefused('billing', answer);
+  sendCsv(res, name, answer.body);
 }

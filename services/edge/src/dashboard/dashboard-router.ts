@@ -1,7 +1,7 @@
 import express, { type Router } from 'express';
 import type { EdgeDeps } from '../deps.js';
 import { operatorConsoleRoutes } from './operator-console.js';
-import { operatorRoutes } from './operator-routes.js';
+import { operatorRoutes, operatorsOnly } from './operator-routes.js';
 import { ownerOnly, ownerRoutes } from './owner-routes.js';
 import { scopedTokenRoutes } from './owner-scoped-tokens.js';
 import { webhookRoutes } from './owner-webhooks.js';
@@ -10,6 +10,9 @@ import { operatorUsageRoutes, ownerUsageRoutes } from './usage-routes.js';
 import { sessionOf } from './session-routes.js';
 import { requireSession, sessionRoutes } from './session-routes.js';
 import { DEFAULT_DASHBOARD_SETTINGS } from './settings.js';
+
+/** The owners' sections (`GET /statement` is guarded on its route: other methods stay 404). */
+const OWNER_PATHS = ['/overview', '/api-keys', '/scoped-tokens', '/webhooks', '/usage'];
 
 /**
  * `/dashboard/api` (contract: packages/contracts/src/dashboard-api.ts): sign-in and invitation
@@ -25,12 +28,15 @@ export function dashboardRouter(deps: EdgeDeps): Router {
   });
   router.use(sessionRoutes(deps, settings));
   router.use(requireSession(deps, settings));
+  // The role guards, each applied once here: the routers below assume them.
+  router.use('/operator', operatorsOnly);
+  router.use(OWNER_PATHS, ownerOnly);
   router.use('/operator', operatorRoutes(deps, settings));
   router.use('/operator', operatorConsoleRoutes(deps));
   router.use('/operator/usage', operatorUsageRoutes(deps));
   router.use(ownerRoutes(deps));
-  router.use('/scoped-tokens', ownerOnly, scopedTokenRoutes(deps));
-  router.use('/webhooks', ownerOnly, webhookRoutes(deps));
+  router.use('/scoped-tokens', scopedTokenRoutes(deps));
+  router.use('/webhooks', webhookRoutes(deps));
   router.use('/usage', ownerUsageRoutes(deps));
   router.get('/statement', ownerOnly, async (req, res) => {
     await sendStatement(deps, req, res, sessionOf(res).account?.id ?? '');

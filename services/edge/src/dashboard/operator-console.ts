@@ -11,7 +11,7 @@ import type { EdgeDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
 import { ModelPutRequestSchema } from '../schemas/admin.js';
 import { adminCall } from './billing-calls.js';
-import { account, operatorsOnly } from './operator-routes.js';
+import { account } from './operator-routes.js';
 import { deliveryPage } from './owner-webhooks.js';
 import { PAGE_PARAMS, pickQuery } from './query.js';
 import { sendStatement } from './statements.js';
@@ -22,7 +22,7 @@ const validatePatch = createBodyValidator<DashboardAccountPatchRequest>(
 const validateModel = createBodyValidator<Record<string, unknown>>(ModelPutRequestSchema);
 
 /**
- * `/dashboard/api/operator/*`, part 2 (after `requireSession`): the catalog, the ledger, the
+ * `/dashboard/api/operator/*`, part 2 (after `requireSession` and `operatorsOnly`): the catalog, the ledger, the
  * invariant check, statements, deliveries, suspension and rate limits, passed to the operator
  * API. Role `finance` reads only (`operatorsOnly`).
  */
@@ -30,7 +30,6 @@ export function operatorConsoleRoutes(deps: EdgeDeps): Router {
   const router = express.Router();
   const body = jsonBody(deps.limits.jsonBodyBytes);
   const get = (path: string) => adminCall(deps, { method: 'GET', path });
-  router.use(operatorsOnly);
   router.get('/models', async (_req, res) => {
     const [{ models }, { nodes }] = (await Promise.all([get('/models'), get('/nodes/health')])) as [
       { models: CatalogModelJson[] },

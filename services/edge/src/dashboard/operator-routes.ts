@@ -1,6 +1,5 @@
 import express, { type Request, type RequestHandler, type Router } from 'express';
 import {
-  DashboardAccountCreateRequestSchema,
   DashboardCreditRequestSchema,
   GatewayError,
   InvitationCreateRequestSchema,
@@ -8,7 +7,6 @@ import {
   dashboardInvitationUrl,
   pathSegment,
   type DashboardAccount,
-  type DashboardAccountCreateRequest,
   type DashboardAccountDetail,
   type DashboardAccountList,
   type DashboardCreditRequest,
@@ -18,14 +16,14 @@ import {
 } from '@gateway/contracts';
 import type { EdgeDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
+import { AccountCreateRequestSchema } from '../schemas/admin.js';
 import { adminCall } from './billing-calls.js';
+import { PAGE_PARAMS, pickQuery } from './query.js';
 import { sessionOf } from './session-routes.js';
 import type { DashboardSettings } from './settings.js';
 
 const validateCredit = createBodyValidator<DashboardCreditRequest>(DashboardCreditRequestSchema);
-const validateAccount = createBodyValidator<DashboardAccountCreateRequest>(
-  DashboardAccountCreateRequestSchema,
-);
+const validateAccount = createBodyValidator<Record<string, unknown>>(AccountCreateRequestSchema);
 const validateInvite = createBodyValidator<InvitationCreateRequest>(InvitationCreateRequestSchema);
 
 /** Operator users of either role read; only role `operator` writes (finance reads only). */
@@ -50,21 +48,16 @@ export function withInvitationUrl(
   return { ...invitation, url: dashboardInvitationUrl(base, invitation.token) };
 }
 
-/** `/dashboard/api/operator/*` (after `requireSession`). */
+/** `/dashboard/api/operator/*` (after `requireSession` and `operatorsOnly`). */
 export function operatorRoutes(deps: EdgeDeps, settings: DashboardSettings): Router {
   const router = express.Router();
   const body = jsonBody(deps.limits.jsonBodyBytes);
-  router.use(operatorsOnly);
   router.get('/accounts', async (req, res) => {
-    const query = new URLSearchParams();
-    for (const name of ['q', 'limit', 'cursor']) {
-      const value = req.query[name];
-      if (typeof value === 'string') query.set(name, value);
-    }
+    const query = pickQuery(req.query, ['q', ...PAGE_PARAMS]);
     const page = await adminCall<{
       accounts: DashboardAccountList['data'];
       next_cursor: string | null;
-    }>(deps, { method: 'GET', path: `/accounts?${query.toString()}` });
+    }>(deps, { method: 'GET', path: `/accounts?${query}` });
     const list: DashboardAccountList = {
       object: 'list',
       data: page.accounts,

@@ -32,10 +32,9 @@ export const ownerOnly: RequestHandler = (_req, res, next) => {
 export const accountPath = (res: express.Response) =>
   `/accounts/${pathSegment(sessionOf(res).account?.id ?? '')}`;
 
-/** `/dashboard/api/overview` and `/dashboard/api/api-keys` (after `requireSession`). */
+/** `/dashboard/api/overview` and `/dashboard/api/api-keys` (after `requireSession` and `ownerOnly`). */
 export function ownerRoutes(deps: EdgeDeps): Router {
   const router = express.Router();
-  router.use(['/overview', '/api-keys'], ownerOnly);
   router.get('/overview', async (_req, res) => {
     res.json(
       await deps.billing.dashboard<DashboardOverview>('GET', `${accountPath(res)}/overview`),

@@ -1,8 +1,7 @@
 import type { Request, Response } from 'express';
 import { pathSegment } from '@gateway/contracts';
-import { headerOf } from '@gateway/runtime';
 import type { EdgeDeps } from '../deps.js';
-import { adminCall, throwIfRefused } from './billing-calls.js';
+import { adminCall, sendAdminCsv } from './billing-calls.js';
 import { pickQuery } from './query.js';
 
 /** CSV when asked by `?format=csv` (a download link cannot set headers) or `Accept: text/csv`. */
@@ -25,12 +24,5 @@ export async function sendStatement(
     res.json(await adminCall(deps, { method: 'GET', path }));
     return;
   }
-  const answer = await deps.billing.forwardAdmin({
-    method: 'GET',
-    path,
-    headers: { Accept: 'text/csv' },
-  });
-  throwIfRefused('billing', answer);
-  res.type(headerOf(answer, 'content-type') ?? 'text/csv');
-  res.attachment(`statement-${accountId}.csv`).send(answer.body);
+  await sendAdminCsv(deps, res, path, `statement-${accountId}`);
 }

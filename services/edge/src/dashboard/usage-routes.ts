@@ -1,9 +1,7 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { UsageList, UsageLogPage } from '@gateway/contracts';
 import type { EdgeDeps } from '../deps.js';
-import { adminCall, throwIfRefused } from './billing-calls.js';
-import { ownerOnly } from './owner-routes.js';
-import { operatorsOnly } from './operator-routes.js';
+import { adminCall, sendAdminCsv, sendCsv } from './billing-calls.js';
 import { PAGE_PARAMS, pickQuery } from './query.js';
 import { sessionOf } from './session-routes.js';
 import { wantsCsv } from './statements.js';
@@ -15,10 +13,6 @@ const LOG_PARAMS = ['from', 'to', ...PAGE_PARAMS] as const;
 const paramsOf = (req: Request, names: readonly string[]) =>
   new URLSearchParams(pickQuery(req.query, names));
 
-function sendCsv(res: Response, name: string, csv: string | Buffer): void {
-  res.type('text/csv').attachment(`${name}.csv`).send(csv);
-}
-
 /**
  * `/dashboard/api/usage` (owners): the session's account's usage, as `GET /v1/usage` answers it
  * (`?from&to&group_by=day|model|key|day,model`), and its request log (`/usage/requests`, JSON
@@ -26,7 +20,6 @@ function sendCsv(res: Response, name: string, csv: string | Buffer): void {
  */
 export function ownerUsageRoutes(deps: EdgeDeps): Router {
   const router = express.Router();
-  router.use(ownerOnly);
   const accountOf = (res: Response) => sessionOf(res).account?.id ?? '';
   router.get('/', async (req, res) => {
     const list: UsageList = await deps.billing.usage(accountOf(res), paramsOf(req, SUM_PARAMS));
@@ -53,7 +46,6 @@ export function ownerUsageRoutes(deps: EdgeDeps): Router {
  */
 export function operatorUsageRoutes(deps: EdgeDeps): Router {
   const router = express.Router();
-  router.use(operatorsOnly);
   router.get('/', async (req, res) => {
     const query = pickQuery(req.query, [...SUM_PARAMS, 'account']);
     res.json(await adminCall<UsageList>(deps, { method: 'GET', path: `/usage?${query}` }));
@@ -61,13 +53,7 @@ export function operatorUsageRoutes(deps: EdgeDeps): Router {
   router.get('/requests', async (req, res) => {
     if (wantsCsv(req)) {
       const query = pickQuery(req.query, ['from', 'to', 'account']);
-      const answer = await deps.billing.forwardAdmin({
-        method: 'GET',
-        path: `/usage/requests?${query}`,
-        headers: { Accept: 'text/csv' },
-      });
-      throwIfRefused('billing', answer);
-      sendCsv(res, 'requests', answer.body);
+      await sendAdminCsv(deps, res, `/usage/requests?${query}`, 'requests');
       return;
     }
     const query = pickQuery(req.query, [...LOG_PARAMS, 'account']);

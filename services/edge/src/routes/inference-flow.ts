@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Admission } from '@gateway/billing-client';
 import { GatewayError } from '@gateway/contracts';
+import { currentRequestId } from '@gateway/runtime';
 import type { InferenceEndpoint, ModelKind, ModelProvider } from '@gateway/contracts';
 import type { EdgeDeps } from '../deps.js';
 import { noteAuthentication } from '../http/auth.js';
@@ -34,6 +35,7 @@ export interface InferencePlan {
  */
 export async function admit(deps: EdgeDeps, req: Request, res: Response, plan: InferencePlan) {
   deps.jobs.assertReady();
+  const requestId = currentRequestId();
   let admission: Admission;
   try {
     admission = await deps.billing.admit({
@@ -51,7 +53,7 @@ export async function admit(deps: EdgeDeps, req: Request, res: Response, plan: I
         : { nodeUnsupportedParameter: plan.nodeUnsupportedParameter }),
       // Kept on the hold for the request's usage record.
       endpoint: plan.endpoint,
-      ...((req as { id?: string }).id ? { requestId: (req as { id?: string }).id } : {}),
+      ...(requestId ? { requestId } : {}),
     });
   } catch (error) {
     await noteAuthentication(req, res, deps.authFailures, error);
