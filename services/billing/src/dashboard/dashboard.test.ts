@@ -2,7 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GatewayError } from '@gateway/contracts';
 import { createTestDatabase } from '@gateway/testing';
 import { billingDatabaseTemplate, createPrismaClient } from '../db/client.js';
-import { startBillingApi, type BillingApiUnderTest } from '../http/billing-api.suite.js';
+import {
+  fundedAccountWithModel,
+  startBillingApi,
+  type BillingApiUnderTest,
+} from '../http/billing-api.suite.js';
 import { createDashboard } from './index.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 
@@ -127,24 +131,19 @@ describe('the dashboard calls', () => {
 
   it('give the overview with the spend of settled requests today and this month', async () => {
     const accountId = await newAccount();
-    const key = await billing.call('post', `/admin/accounts/${accountId}/api-keys`).send({
-      name: 'auto',
-    });
-    await billing
-      .call('post', `/admin/accounts/${accountId}/credits`)
-      .set('Idempotency-Key', `overview-${accountId}`)
-      .send({ amount_dzd: 10, reference: 'wire' });
-    await billing.call('put', '/admin/models/acme/overview').send({
-      kind: 'chat',
-      provider: 'node',
-      upstream_model: 'o',
-      input_price_dzd_per_m: 100,
-      output_price_dzd_per_m: 300,
-      max_output_tokens: 1000,
-      nodes: [{ url: 'http://127.0.0.1:9' }],
+    const { key } = await fundedAccountWithModel(billing, {
+      account: { accountId },
+      keyName: 'auto',
+      topUp: { idempotencyKey: `overview-${accountId}`, reference: 'wire' },
+      model: {
+        id: 'acme/overview',
+        inputPriceDzdPerM: 100,
+        outputPriceDzdPerM: 300,
+        maxOutputTokens: 1000,
+      },
     });
     const admitted = await billing.call('post', '/admissions').send({
-      authorization: `Bearer ${key.body.key}`,
+      authorization: `Bearer ${key}`,
       holdId: `chatcmpl-${accountId}`,
       model: 'acme/overview',
       estimate: { inputTokens: 1000, maxOutputTokens: 500, choices: 1 },

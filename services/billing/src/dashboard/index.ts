@@ -21,7 +21,7 @@ export interface Dashboard {
   scopedTokens: DashboardScopedTokens;
 }
 
-export const DASHBOARD_DEFAULTS = {
+const DASHBOARD_DEFAULTS = {
   sessionIdleMs: 30 * 60_000,
   sessionMaxMs: 12 * 3_600_000,
   invitationTtlMs: 72 * 3_600_000,
@@ -43,8 +43,3 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   const scopedTokens = new DashboardScopedTokens(options.prisma, clock);
   return { clock, sessions, users, scopedTokens };
 }
-
-export { DashboardSessions } from './sessions.js';
-export type { StartedSession } from './sessions.js';
-export { DashboardUsers } from './users.js';
-export { hashPassword, verifyPassword } from './passwords.js';

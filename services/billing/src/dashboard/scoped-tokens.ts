@@ -8,20 +8,13 @@ import {
 } from '@gateway/contracts';
 import type { PrismaClient } from '../db/client.js';
 import type { Clock } from '../identity/index.js';
+import { invalid, queryLimit } from '../ledger/validation.js';
 
 export type ScopedTokenRow = Awaited<ReturnType<PrismaClient['scopedToken']['findFirstOrThrow']>>;
 
-const invalid = (param: string, message: string) =>
-  new GatewayError('invalid_request_body', message, { param });
-
 /** `?limit=`: 1..100, the default when absent. */
 export function dashboardPageSize(value: unknown): number {
-  if (value === undefined) return DASHBOARD_PAGE.defaultLimit;
-  const size = typeof value === 'string' && /^\d{1,3}$/.test(value) ? Number(value) : NaN;
-  if (!(size >= 1 && size <= DASHBOARD_PAGE.maxLimit)) {
-    throw invalid('limit', `limit must be an integer from 1 to ${DASHBOARD_PAGE.maxLimit}`);
-  }
-  return size;
+  return queryLimit(value, DASHBOARD_PAGE.maxLimit, DASHBOARD_PAGE.defaultLimit);
 }
 
 /** Revoked wins over expired, expired over exhausted (nothing left under the limit). */

@@ -76,3 +76,57 @@ export async function startBillingApi(
     },
   };
 }
+
+/** A chat model (`acme/<upstream>`) served by `nodes`; one node that answers nobody by default. */
+export interface ChatModelSetup {
+  id: string;
+  inputPriceDzdPerM: number;
+  outputPriceDzdPerM: number;
+  maxOutputTokens: number;
+  nodes?: string[];
+}
+
+/** PUTs the model into the catalog through the operator API; its upstream name is the id's last part. */
+export function putChatModel(billing: BillingApiUnderTest, model: ChatModelSetup): request.Test {
+  return billing.call('put', `/admin/models/${model.id}`).send({
+    kind: 'chat',
+    provider: 'node',
+    upstream_model: model.id.slice(model.id.lastIndexOf('/') + 1),
+    input_price_dzd_per_m: model.inputPriceDzdPerM,
+    output_price_dzd_per_m: model.outputPriceDzdPerM,
+    max_output_tokens: model.maxOutputTokens,
+    nodes: (model.nodes ?? ['http://127.0.0.1:9']).map((url) => ({ url })),
+  });
+}
+
+export interface FundedAccountSetup {
+  /** A new account of this name, or the existing `accountId`. */
+  account: { name: string } | { accountId: string };
+  keyName: string;
+  /** The top-up of 10 DZD, sent under this Idempotency-Key. */
+  topUp: { idempotencyKey: string; reference: string };
+  model: ChatModelSetup;
+}
+
+/** Account → API key → 10 DZD top-up → chat model, over the operator API. */
+export async function fundedAccountWithModel(
+  billing: BillingApiUnderTest,
+  setup: FundedAccountSetup,
+): Promise<{ accountId: string; key: string }> {
+  const { call } = billing;
+  const accountId =
+    'accountId' in setup.account
+      ? setup.account.accountId
+      : ((await call('post', '/admin/accounts').send({ name: setup.account.name })).body
+          .id as string);
+  const key = (
+    await call('post', `/admin/accounts/${accountId}/api-keys`).send({
+      name: setup.keyName,
+    })
+  ).body.key as string;
+  await call('post', `/admin/accounts/${accountId}/credits`)
+    .set('Idempotency-Key', setup.topUp.idempotencyKey)
+    .send({ amount_dzd: 10, reference: setup.topUp.reference });
+  await putChatModel(billing, setup.model);
+  return { accountId, key };
+}

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { INTERNAL_TOKEN_HEADER } from '@gateway/runtime';
-import { startBillingApi, type ApiMethod, type BillingApiUnderTest } from './billing-api.suite.js';
+import {
+  fundedAccountWithModel,
+  putChatModel,
+  startBillingApi,
+  type ApiMethod,
+  type BillingApiUnderTest,
+} from './billing-api.suite.js';
 
 describe('billing internal API', () => {
   let billing: BillingApiUnderTest;
@@ -63,14 +69,11 @@ describe('billing internal API', () => {
     expect(first.body.balance_dzd).toBe(10);
     expect(again.body).toEqual(first.body);
 
-    const model = await call('put', '/admin/models/acme/chat-1').send({
-      kind: 'chat',
-      provider: 'node',
-      upstream_model: 'chat-1',
-      input_price_dzd_per_m: 100,
-      output_price_dzd_per_m: 300,
-      max_output_tokens: 1000,
-      nodes: [{ url: 'http://127.0.0.1:9' }],
+    const model = await putChatModel(billing, {
+      id: 'acme/chat-1',
+      inputPriceDzdPerM: 100,
+      outputPriceDzdPerM: 300,
+      maxOutputTokens: 1000,
     });
     expect(model.status).toBe(200);
     expect((await call('get', '/models/acme/chat-1')).body.id).toBe('acme/chat-1');
@@ -172,24 +175,20 @@ describe('billing internal API', () => {
   });
 
   it('marks the holds of queued jobs published in one batch: pending ones only, bounded', async () => {
-    const account = await call('post', '/admin/accounts').send({ name: 'Batch' });
-    const accountId = account.body.id as string;
-    const key = await call('post', `/admin/accounts/${accountId}/api-keys`).send({ name: 'b' });
-    await call('post', `/admin/accounts/${accountId}/credits`)
-      .set('Idempotency-Key', 'batch-topup')
-      .send({ amount_dzd: 10, reference: 'batch' });
-    await call('put', '/admin/models/acme/batch-1').send({
-      kind: 'chat',
-      provider: 'node',
-      upstream_model: 'batch-1',
-      input_price_dzd_per_m: 1,
-      output_price_dzd_per_m: 1,
-      max_output_tokens: 100,
-      nodes: [{ url: 'http://127.0.0.1:9' }],
+    const { key } = await fundedAccountWithModel(billing, {
+      account: { name: 'Batch' },
+      keyName: 'b',
+      topUp: { idempotencyKey: 'batch-topup', reference: 'batch' },
+      model: {
+        id: 'acme/batch-1',
+        inputPriceDzdPerM: 1,
+        outputPriceDzdPerM: 1,
+        maxOutputTokens: 100,
+      },
     });
     const admit = async (holdId: string) =>
       call('post', '/admissions').send({
-        authorization: `Bearer ${key.body.key}`,
+        authorization: `Bearer ${key}`,
         holdId,
         model: 'acme/batch-1',
         estimate: { inputTokens: 10, maxOutputTokens: 10, choices: 1 },

@@ -65,7 +65,8 @@ function holdConflict(hold: HoldState, attempted: 'settle' | 'void'): GatewayErr
   );
 }
 
-function holdNotFound(holdId: string): GatewayError {
+/** 404 `resource_not_found`: no hold has this id. */
+export function holdNotFound(holdId: string): GatewayError {
   return new GatewayError('resource_not_found', `Hold ${holdId} does not exist.`);
 }
 
@@ -274,6 +275,21 @@ function runReport(run: { startedAtMs?: number; generationMs?: number }): RunRep
   };
 }
 
+/**
+ * Runs one store statement, again (up to MAX_ATTEMPTS in all) when the whole statement failed
+ * retryably (connection, timeout: nothing of it was applied); other errors mapped.
+ */
+export async function retryStatement<T>(statement: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await statement();
+    } catch (error) {
+      if (attempt < MAX_ATTEMPTS && isRetryable(error)) continue;
+      throw mapDatabaseError(error);
+    }
+  }
+}
+
 export async function voidHoldWith<Tx>(
   store: LedgerStore<Tx>,
   holdId: string,
@@ -285,16 +301,7 @@ export async function voidHoldWith<Tx>(
     ...(usage.outcome === undefined ? {} : { outcome: usage.outcome }),
     ...runReport(usage),
   };
-  let outcome;
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      outcome = await store.voidHold(holdId, at(), report);
-      break;
-    } catch (error) {
-      if (attempt < MAX_ATTEMPTS && isRetryable(error)) continue;
-      throw mapDatabaseError(error);
-    }
-  }
+  const outcome = await retryStatement(() => store.voidHold(holdId, at(), report));
   if (outcome.outcome === 'not_found') throw holdNotFound(holdId);
   if (outcome.outcome === 'conflict') throw holdConflict(outcome.hold, 'void');
   const { hold } = outcome;

@@ -106,12 +106,10 @@ export interface LedgerService {
   refundHold(holdId: string): Promise<RefundResult>;
   getHold(holdId: string): Promise<LedgerHold | null>;
   /**
-   * Edge published the hold's job: the sweeper no longer releases it after the publish grace,
-   * and it lasts at least until `expiresAt` (the job's end + settlement time). False when the
-   * hold is already final.
+   * Edge published these holds' jobs: the sweeper no longer releases them after the publish
+   * grace, and each lasts at least until its `expiresAt` (the job's end + settlement time). One
+   * statement; returns the ids marked (a hold already final is not).
    */
-  markHoldPublished(holdId: string, expiresAt: Date): Promise<boolean>;
-  /** The same for many holds in one statement; returns the ids marked. */
   markHoldsPublished(marks: readonly PublishMark[]): Promise<Set<string>>;
   /** Expires pending holds whose expiry is at or before `now`; returns how many. */
   expireHolds(now: Date): Promise<number>;
@@ -203,8 +201,6 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
     voidHold: (holdId, usage) => voidHoldWith(store, holdId, clock, usage),
     refundHold: (holdId) => refundHoldWith(store, holdId, clock),
     getHold: (holdId) => store.findHold(requireId('holdId', holdId)),
-    markHoldPublished: async (holdId, expiresAt) =>
-      (await markHoldsPublished([{ holdId, expiresAt }])).has(holdId),
     markHoldsPublished,
     expireHolds,
     startSweeper: (options) => startSweeperWith(expireHolds, clock, options),

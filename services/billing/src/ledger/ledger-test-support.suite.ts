@@ -48,6 +48,8 @@ export interface LedgerHarness {
   /** An account credited with `amount` µDZD. */
   fundedAccount(amount: bigint): Promise<string>;
   createToken(accountId: string, limit: bigint | null): Promise<string>;
+  /** One hold's publish mark (ledger.markHoldsPublished); false when the hold is already final. */
+  markPublished(holdId: string, expiresAt: Date): Promise<boolean>;
   /** Asserts checkInvariants() reports nothing, then closes and drops the database. */
   finish(): Promise<void>;
 }
@@ -121,6 +123,8 @@ export async function createLedgerHarness(
       });
       return token.id;
     },
+    markPublished: async (holdId, expiresAt) =>
+      (await ledger.markHoldsPublished([{ holdId, expiresAt }])).has(holdId),
     finish: async () => {
       try {
         const report = await ledger.checkInvariants();

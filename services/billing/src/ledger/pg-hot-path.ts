@@ -206,7 +206,6 @@ export class PgHotPath {
   async refundHold(holdId: string, transactionId: string, at: Date): Promise<RefundOutcome> {
     const { rows } = await this.pool.query<{
       outcome: string;
-      status: HoldStatus;
       refunded_micro_dzd: Int8;
     }>({ ...REFUND, values: [holdId, transactionId, at] });
     const row = rows[0];
@@ -217,7 +216,6 @@ export class PgHotPath {
     }
     return {
       outcome: row.outcome,
-      status: row.status,
       refundedMicroDzd: BigInt(row.refunded_micro_dzd ?? '0'),
     };
   }

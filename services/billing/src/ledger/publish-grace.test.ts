@@ -39,7 +39,7 @@ it('releases a hold never published once the grace has passed, not before', asyn
   expect((await h.ledger.getHold(hold.id))?.status).toBe('expired');
   expect((await h.ledger.getBalance(accountId)).availableMicroDzd).toBe(5n * DZD);
   // The edge that published late learns the hold is gone; the worker cannot settle it.
-  expect(await h.ledger.markHoldPublished(hold.id, new Date(placedMs + HOLD_TTL_MS))).toBe(false);
+  expect(await h.markPublished(hold.id, new Date(placedMs + HOLD_TTL_MS))).toBe(false);
   await expect(h.ledger.settleHold(hold.id, usage)).rejects.toBeInstanceOf(GatewayError);
 });
 
@@ -48,7 +48,7 @@ it('keeps a published hold past the grace and its TTL until the expiry its job n
   const hold = await placeHold(accountId);
   const placedMs = h.clock.now().getTime();
   const jobEndMs = placedMs + 3 * HOLD_TTL_MS;
-  expect(await h.ledger.markHoldPublished(hold.id, new Date(jobEndMs))).toBe(true);
+  expect(await h.markPublished(hold.id, new Date(jobEndMs))).toBe(true);
   expect(await h.ledger.expireHolds(new Date(placedMs + HOLD_TTL_MS + 1))).toBe(0);
   const settled = await h.ledger.settleHold(hold.id, usage);
   expect(settled.status).toBe('settled');
@@ -67,7 +67,7 @@ it('a publish racing the sweeper at the grace: each hold is released or kept, ne
   const atGrace = new Date(h.clock.now().getTime() + GRACE_MS);
   const farMs = atGrace.getTime() + 10 * HOLD_TTL_MS;
   const [published, released] = await Promise.all([
-    Promise.all(holds.map((hold) => h.ledger.markHoldPublished(hold.id, new Date(farMs)))),
+    Promise.all(holds.map((hold) => h.markPublished(hold.id, new Date(farMs)))),
     h.ledger.expireHolds(atGrace),
   ]);
   expect(published.filter((ok) => !ok)).toHaveLength(released);

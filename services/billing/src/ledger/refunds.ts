@@ -1,11 +1,8 @@
-import { GatewayError } from '@gateway/contracts';
-import { isRetryable, mapDatabaseError } from './db-errors.js';
+import { holdNotFound, retryStatement } from './holds.js';
 import { newId } from './ids.js';
-import type { LedgerStore, RefundOutcome } from './store.js';
+import type { LedgerStore } from './store.js';
 import type { RefundResult } from './types.js';
 import { requireId } from './validation.js';
-
-const MAX_ATTEMPTS = 3;
 
 /**
  * Refunds a settled hold whose answer was delivered to nobody (issue 15, defect 4): a
@@ -19,19 +16,8 @@ export async function refundHoldWith<Tx>(
   at: () => Date,
 ): Promise<RefundResult> {
   requireId('holdId', holdId);
-  let outcome: RefundOutcome;
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      outcome = await store.refundHold(holdId, newId('txn'), at());
-      break;
-    } catch (error) {
-      if (attempt < MAX_ATTEMPTS && isRetryable(error)) continue;
-      throw mapDatabaseError(error);
-    }
-  }
-  if (outcome.outcome === 'not_found') {
-    throw new GatewayError('resource_not_found', `Hold ${holdId} does not exist.`);
-  }
+  const outcome = await retryStatement(() => store.refundHold(holdId, newId('txn'), at()));
+  if (outcome.outcome === 'not_found') throw holdNotFound(holdId);
   const settled = outcome.outcome !== 'not_settled';
   return {
     holdId,

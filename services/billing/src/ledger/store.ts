@@ -9,6 +9,7 @@
  * deadlocks; a caller that wraps placeHold in its own transaction must not lock a scoped_tokens
  * row before the balance row.
  */
+import type { VoidOutcomeReason } from '@gateway/contracts';
 import type { EntryCursor } from './cursor.js';
 import type { Leg } from './ledger-accounts.js';
 import type { Balance, HoldPrices, LedgerEntryView, LedgerHold, TransactionKind } from './types.js';
@@ -95,7 +96,7 @@ export interface RunReport {
 
 /** A void's usage-record outcome (`failed` when not said) and run timings. */
 export interface VoidReport extends RunReport {
-  outcome?: 'failed' | 'cancelled' | 'refused';
+  outcome?: VoidOutcomeReason;
 }
 
 /** What the store knows of a hold that was not (or not now) finalised by this call. */
@@ -132,7 +133,6 @@ export type RefundOutcome =
   | { outcome: 'not_found' }
   | {
       outcome: 'refunded' | 'replayed' | 'not_settled';
-      status: HoldState['status'];
       refundedMicroDzd: bigint;
     };
 

@@ -2,6 +2,7 @@
  * Public types of the ledger domain. Amounts are integer micro-dinar (µDZD) as `bigint`;
  * conversion to DZD happens only at the JSON edges (`microDzdToDzd` in @gateway/contracts).
  */
+import type { VoidOutcomeReason } from '@gateway/contracts';
 
 export type HoldStatus = 'pending' | 'settled' | 'voided' | 'expired';
 
@@ -118,7 +119,7 @@ export interface Usage {
 
 /** A void's usage-record outcome (`failed` when omitted) and the run's timings. */
 export interface VoidUsage {
-  outcome?: 'failed' | 'cancelled' | 'refused';
+  outcome?: VoidOutcomeReason;
   startedAtMs?: number;
   generationMs?: number;
 }

@@ -4,7 +4,8 @@ import { GatewayError, MAX_EXACT_JSON_MICRO_DZD } from '@gateway/contracts';
 export const MAX_TEXT_LENGTH = 200;
 export const MAX_REFERENCE_LENGTH = 500;
 
-function invalid(param: string, message: string): GatewayError {
+/** 400 `invalid_request_body` naming the offending parameter. */
+export function invalid(param: string, message: string): GatewayError {
   return new GatewayError('invalid_request_body', message, { param });
 }
 
@@ -62,4 +63,14 @@ export function requireLimit(value: unknown, max: number, fallback: number): num
     throw invalid('limit', `limit must be an integer between 1 and ${max}`);
   }
   return value;
+}
+
+/** A query string's `?limit=`: decimal digits, 1..max, `fallback` when absent. */
+export function queryLimit(value: unknown, max: number, fallback: number): number {
+  if (value === undefined) return fallback;
+  const limit = typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : NaN;
+  if (!(limit >= 1 && limit <= max)) {
+    throw invalid('limit', `limit must be an integer from 1 to ${max}`);
+  }
+  return limit;
 }

@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { NODE_HEALTH_BATCH_MAX } from '@gateway/contracts';
-import { startBillingApi, type BillingApiUnderTest } from '../http/billing-api.suite.js';
+import {
+  putChatModel,
+  startBillingApi,
+  type BillingApiUnderTest,
+} from '../http/billing-api.suite.js';
 
 describe('node health (issue 16)', () => {
   let billing: BillingApiUnderTest;
@@ -12,14 +16,12 @@ describe('node health (issue 16)', () => {
 
   beforeAll(async () => {
     billing = await startBillingApi({ entriesStableAfterMs: 0 });
-    const model = await billing.call('put', '/admin/models/acme/health-1').send({
-      kind: 'chat',
-      provider: 'node',
-      upstream_model: 'health-1',
-      input_price_dzd_per_m: 1,
-      output_price_dzd_per_m: 1,
-      max_output_tokens: 100,
-      nodes: [{ url: secretNode }, { url: 'http://127.0.0.1:10' }],
+    const model = await putChatModel(billing, {
+      id: 'acme/health-1',
+      inputPriceDzdPerM: 1,
+      outputPriceDzdPerM: 1,
+      maxOutputTokens: 100,
+      nodes: [secretNode, 'http://127.0.0.1:10'],
     });
     expect(model.status).toBe(200);
   });

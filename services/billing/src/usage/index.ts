@@ -1,4 +1,3 @@
 export { createUsageService, type UsageService } from './usage-service.js';
 export { UsageStore } from './usage-store.js';
 export { accountUsageRoutes, adminUsageRoutes } from './usage-routes.js';
-export { USAGE_CHECKS } from './usage-checks.js';

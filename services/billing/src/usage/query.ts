@@ -4,7 +4,8 @@
  * `group_by`; the request log's `limit` and `cursor`. Every refusal is 400
  * `invalid_request_body` naming its parameter.
  */
-import { GatewayError, USAGE_GROUP_BY, USAGE_LIMITS, type UsageGroupBy } from '@gateway/contracts';
+import { USAGE_GROUP_BY, USAGE_LIMITS, type UsageGroupBy } from '@gateway/contracts';
+import { invalid, queryLimit } from '../ledger/validation.js';
 
 const DAY_MS = 86_400_000;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -37,10 +38,6 @@ export interface UsageLogQuery extends UsageRange {
 
 type Query = Record<string, unknown>;
 
-function bad(param: string, message: string): GatewayError {
-  return new GatewayError('invalid_request_body', message, { param });
-}
-
 /** A calendar date that exists (no 2026-02-30). */
 function validDay(year: string, month: string, day: string): boolean {
   const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
@@ -56,14 +53,17 @@ export function parseUsageDate(value: unknown, param: string): Date {
   const match = DATE.exec(text) ?? DATE_TIME.exec(text);
   const time = match && validDay(match[1]!, match[2]!, match[3]!) ? Date.parse(text) : NaN;
   if (Number.isNaN(time) || (match?.[4] !== undefined && Number(match[4]) > 23)) {
-    throw bad(param, `${param} must be an RFC 3339 time with a zone or a YYYY-MM-DD date (UTC)`);
+    throw invalid(
+      param,
+      `${param} must be an RFC 3339 time with a zone or a YYYY-MM-DD date (UTC)`,
+    );
   }
   return new Date(time);
 }
 
 function single(query: Query, name: string): unknown {
   const value = query[name];
-  if (Array.isArray(value)) throw bad(name, `${name} must be given once`);
+  if (Array.isArray(value)) throw invalid(name, `${name} must be given once`);
   return value;
 }
 
@@ -75,9 +75,9 @@ export function parseRange(query: Query, now: Date): UsageRange {
     fromValue === undefined
       ? new Date(to.getTime() - USAGE_LIMITS.defaultRangeDays * DAY_MS)
       : parseUsageDate(fromValue, 'from');
-  if (from.getTime() >= to.getTime()) throw bad('from', 'from must be before to');
+  if (from.getTime() >= to.getTime()) throw invalid('from', 'from must be before to');
   if (to.getTime() - from.getTime() > USAGE_LIMITS.maxRangeDays * DAY_MS) {
-    throw bad('to', `The range may span at most ${USAGE_LIMITS.maxRangeDays} days`);
+    throw invalid('to', `The range may span at most ${USAGE_LIMITS.maxRangeDays} days`);
   }
   return { from, to };
 }
@@ -89,7 +89,7 @@ function optionalAccount(query: Query): { accountId?: string } {
   const account = single(query, 'account');
   if (account === undefined) return {};
   if (typeof account !== 'string' || !ACCOUNT_ID_PATTERN.test(account)) {
-    throw bad('account', 'account must be an account id');
+    throw invalid('account', 'account must be an account id');
   }
   return { accountId: account };
 }
@@ -97,7 +97,7 @@ function optionalAccount(query: Query): { accountId?: string } {
 export function parseUsageQuery(query: Query, now: Date, operator: boolean): UsageQuery {
   const groupBy = single(query, 'group_by') ?? 'day';
   if (!USAGE_GROUP_BY.includes(groupBy as UsageGroupBy)) {
-    throw bad('group_by', `group_by must be one of ${USAGE_GROUP_BY.join(', ')}`);
+    throw invalid('group_by', `group_by must be one of ${USAGE_GROUP_BY.join(', ')}`);
   }
   return {
     ...parseRange(query, now),
@@ -116,24 +116,15 @@ function decodeLogCursor(text: unknown): LogCursor {
   const match = /^(\d{1,15})\.([A-Za-z0-9._:-]{1,128})$/.exec(
     Buffer.from(raw, 'base64url').toString('latin1'),
   );
-  if (!match) throw bad('cursor', 'cursor is not a cursor this API returned');
+  if (!match) throw invalid('cursor', 'cursor is not a cursor this API returned');
   return { endedAt: new Date(Number(match[1])), holdId: match[2]! };
-}
-
-function parseLimit(value: unknown): number {
-  if (value === undefined) return USAGE_LIMITS.logPageDefault;
-  const limit = typeof value === 'string' && /^\d{1,4}$/.test(value) ? Number(value) : NaN;
-  if (!(limit >= 1 && limit <= USAGE_LIMITS.logPageMax)) {
-    throw bad('limit', `limit must be an integer from 1 to ${USAGE_LIMITS.logPageMax}`);
-  }
-  return limit;
 }
 
 export function parseLogQuery(query: Query, now: Date, operator: boolean): UsageLogQuery {
   const cursor = single(query, 'cursor');
   return {
     ...parseRange(query, now),
-    limit: parseLimit(single(query, 'limit')),
+    limit: queryLimit(single(query, 'limit'), USAGE_LIMITS.logPageMax, USAGE_LIMITS.logPageDefault),
     ...(cursor === undefined ? {} : { after: decodeLogCursor(cursor) }),
     ...(operator ? optionalAccount(query) : {}),
   };

@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { startBillingApi, type BillingApiUnderTest } from '../http/billing-api.suite.js';
+import {
+  fundedAccountWithModel,
+  startBillingApi,
+  type BillingApiUnderTest,
+} from '../http/billing-api.suite.js';
 
 /*
  * Issue 16 over billing's internal API: admission keeps the request's context for its usage
@@ -13,22 +17,17 @@ let accountId: string;
 
 beforeAll(async () => {
   billing = await startBillingApi();
-  const { call } = billing;
-  accountId = (await call('post', '/admin/accounts').send({ name: 'Usage' })).body.id as string;
-  key = (await call('post', `/admin/accounts/${accountId}/api-keys`).send({ name: 'ci' })).body
-    .key as string;
-  await call('post', `/admin/accounts/${accountId}/credits`)
-    .set('Idempotency-Key', 'usage-topup')
-    .send({ amount_dzd: 10, reference: 'test' });
-  await call('put', '/admin/models/acme/usage-1').send({
-    kind: 'chat',
-    provider: 'node',
-    upstream_model: 'usage-1',
-    input_price_dzd_per_m: 100,
-    output_price_dzd_per_m: 300,
-    max_output_tokens: 1000,
-    nodes: [{ url: 'http://127.0.0.1:9' }],
-  });
+  ({ accountId, key } = await fundedAccountWithModel(billing, {
+    account: { name: 'Usage' },
+    keyName: 'ci',
+    topUp: { idempotencyKey: 'usage-topup', reference: 'test' },
+    model: {
+      id: 'acme/usage-1',
+      inputPriceDzdPerM: 100,
+      outputPriceDzdPerM: 300,
+      maxOutputTokens: 1000,
+    },
+  }));
 });
 
 afterAll(async () => {

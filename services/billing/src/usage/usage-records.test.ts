@@ -61,6 +61,18 @@ async function recordOf(holdId: string): Promise<RecordRow | undefined> {
   return rows[0];
 }
 
+/** Five holds settled 1 s apart (10..14 input tokens, 1 output); their ids, oldest first. */
+async function fiveSettledHolds(accountId: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i += 1) {
+    h.clock.advance(1000);
+    const hold = await placeHold(accountId);
+    await h.ledger.settleHold(hold.id, { inputTokens: 10 + i, outputTokens: 1 });
+    ids.push(hold.id);
+  }
+  return ids;
+}
+
 async function settledCharge(holdId: string): Promise<bigint> {
   const { rows } = await pgPoolOf(h.prisma).query<{ charged: string }>(
     `SELECT COALESCE(-SUM(e.amount_micro_dzd), 0)::text AS charged
@@ -156,7 +168,7 @@ describe('a usage record per ended hold', () => {
     const unpublished = await placeHold(accountId);
     const published = await placeHold(accountId);
     const placedMs = h.clock.now().getTime();
-    expect(await h.ledger.markHoldPublished(published.id, new Date(placedMs + 1))).toBe(true);
+    expect(await h.markPublished(published.id, new Date(placedMs + 1))).toBe(true);
     await h.ledger.expireHolds(new Date(placedMs + HOLD_TTL_MS + 1));
     expect(await recordOf(unpublished.id)).toMatchObject({
       hold_status: 'expired',
@@ -295,13 +307,7 @@ describe('the usage API over the records', () => {
 
   it('pages the request log newest first with a cursor, never repeating a request', async () => {
     const accountId = await h.fundedAccount(10n * DZD);
-    const ids: string[] = [];
-    for (let i = 0; i < 5; i += 1) {
-      h.clock.advance(1000);
-      const hold = await placeHold(accountId);
-      await h.ledger.settleHold(hold.id, { inputTokens: 10 + i, outputTokens: 1 });
-      ids.push(hold.id);
-    }
+    const ids = await fiveSettledHolds(accountId);
     const range = { to: new Date(h.clock.now().getTime() + 1).toISOString() };
     const seen: string[] = [];
     let cursor: string | null = null;
@@ -322,13 +328,7 @@ describe('the usage API over the records', () => {
 
   it('exports the log as CSV across pages, cut at the row limit with a last line saying so', async () => {
     const accountId = await h.fundedAccount(10n * DZD);
-    const ids: string[] = [];
-    for (let i = 0; i < 5; i += 1) {
-      h.clock.advance(1000);
-      const hold = await placeHold(accountId);
-      await h.ledger.settleHold(hold.id, { inputTokens: 10 + i, outputTokens: 1 });
-      ids.push(hold.id);
-    }
+    const ids = await fiveSettledHolds(accountId);
     const query = { to: new Date(h.clock.now().getTime() + 1).toISOString() };
     const lines = async (maxRows: number) =>
       (await usageLogCsv(usage, query, { accountId }, { maxRows, pageRows: 2 }))
