@@ -54,7 +54,7 @@ export interface AbuseStack {
   processes: Record<'billing' | 'dispatcher' | 'worker' | 'edge', ServiceProcess>;
   node: StandInModelNode;
   send(request: RawRequest): Promise<RawAnswer>;
-  admin(method: string, route: string, body?: unknown): Promise<RawAnswer>;
+  admin: AdminCall;
   /** Every line every service wrote so far, joined. */
   allOutput(): string;
   /** Edge's access-log lines so far. */
@@ -104,6 +104,88 @@ export function rawRequest(port: number, options: RawRequest): Promise<RawAnswer
     if (options.body !== undefined) req.write(options.body);
     req.end();
   });
+}
+
+/** Edge's admin API as the operator; `headers` are added (an Idempotency-Key). */
+export type AdminCall = (
+  method: string,
+  route: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+) => Promise<RawAnswer>;
+
+export function adminCaller(edgePort: number, adminToken: string): AdminCall {
+  return (method, route, body, headers = {}) =>
+    rawRequest(edgePort, {
+      method,
+      path: `/admin/v1${route}`,
+      headers: {
+        Authorization: `Bearer ${adminToken}`,
+        'Content-Type': 'application/json',
+        ...headers,
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+}
+
+/** The stand-in models' prices, DZD per million tokens. */
+export const STAND_IN_PRICES = { input: 1_000, output: 2_000 } as const;
+
+/** A chat and a TGI completion model, both served by the stand-in node at `nodeUrl`. */
+export async function putStandInModels(
+  admin: AdminCall,
+  nodeUrl: string,
+  ids: { chat: string; native: string },
+): Promise<void> {
+  const common = {
+    provider: 'node',
+    nodes: [{ url: nodeUrl }],
+    max_output_tokens: 64,
+    input_price_dzd_per_m: STAND_IN_PRICES.input,
+    output_price_dzd_per_m: STAND_IN_PRICES.output,
+  };
+  for (const [id, model] of [
+    [ids.chat, { ...common, kind: 'chat', upstream_model: 'stand-in' }],
+    [ids.native, { ...common, kind: 'completion', protocol: 'tgi', upstream_model: 'm' }],
+  ] as const) {
+    const put = await admin('PUT', `/models/${id}`, model);
+    if (put.status !== 200) throw new Error(`catalog: ${put.status} ${put.body}`);
+  }
+}
+
+/** A new account with an API key and `creditDzd` of credit (`Idempotency-Key`: `creditKey`). */
+export async function openAccount(
+  admin: AdminCall,
+  options: {
+    name: string;
+    keyName: string;
+    creditDzd: number;
+    reference: string;
+    creditKey: string;
+    rateLimitPerMinute?: number;
+  },
+): Promise<{ accountId: string; apiKey: string }> {
+  const json = async (answer: Promise<RawAnswer>) => {
+    const { status, body } = await answer;
+    if (status !== 200 && status !== 201) throw new Error(`account setup: ${status} ${body}`);
+    return JSON.parse(body) as Record<string, unknown>;
+  };
+  const account = await json(admin('POST', '/accounts', { name: options.name }));
+  const accountId = String(account.id);
+  if (options.rateLimitPerMinute !== undefined) {
+    const limit = { rate_limit_per_minute: options.rateLimitPerMinute };
+    await json(admin('PATCH', `/accounts/${accountId}`, limit));
+  }
+  const key = await json(
+    admin('POST', `/accounts/${accountId}/api-keys`, { name: options.keyName }),
+  );
+  const credit = { amount_dzd: options.creditDzd, reference: options.reference };
+  await json(
+    admin('POST', `/accounts/${accountId}/credits`, credit, {
+      'Idempotency-Key': options.creditKey,
+    }),
+  );
+  return { accountId, apiKey: String(key.key) };
 }
 
 async function spawnReady(service: string, env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
@@ -161,50 +243,15 @@ export async function startAbuseStack(
   });
   const processes = { billing, dispatcher, worker, edge };
   const send = (request: RawRequest) => rawRequest(edge.port, request);
-  const admin = (method: string, route: string, body?: unknown) =>
-    send({
-      method,
-      path: `/admin/v1${route}`,
-      headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-
-  const prices = { input_price_dzd_per_m: 1_000, output_price_dzd_per_m: 2_000 };
-  const nodes = [{ url: node.url }];
-  for (const [id, model] of [
-    [CHAT_MODEL, { kind: 'chat', provider: 'node', upstream_model: 'stand-in', nodes, ...prices }],
-    [
-      NATIVE_MODEL,
-      {
-        kind: 'completion',
-        provider: 'node',
-        protocol: 'tgi',
-        upstream_model: 'm',
-        nodes,
-        ...prices,
-      },
-    ],
-  ] as const) {
-    const put = await admin('PUT', `/models/${id}`, { max_output_tokens: 64, ...model });
-    if (put.status !== 200) throw new Error(`catalog: ${put.status} ${put.body}`);
-  }
-  const account = JSON.parse((await admin('POST', '/accounts', { name: 'abuse' })).body) as {
-    id: string;
-  };
-  const key = JSON.parse(
-    (await admin('POST', `/accounts/${account.id}/api-keys`, { name: 'main' })).body,
-  ) as { key: string };
-  const credit = await send({
-    method: 'POST',
-    path: `/admin/v1/accounts/${account.id}/credits`,
-    headers: {
-      Authorization: `Bearer ${adminToken}`,
-      'Content-Type': 'application/json',
-      'Idempotency-Key': 'abuse-credit',
-    },
-    body: JSON.stringify({ amount_dzd: 5_000, reference: 'abuse suite' }),
+  const admin = adminCaller(edge.port, adminToken);
+  await putStandInModels(admin, node.url, { chat: CHAT_MODEL, native: NATIVE_MODEL });
+  const { accountId, apiKey } = await openAccount(admin, {
+    name: 'abuse',
+    keyName: 'main',
+    creditDzd: 5_000,
+    reference: 'abuse suite',
+    creditKey: 'abuse-credit',
   });
-  if (credit.status !== 200) throw new Error(`credit: ${credit.status} ${credit.body}`);
 
   const sql = new pg.Client({ connectionString: billingDb.url });
   await sql.connect();
@@ -213,8 +260,8 @@ export async function startAbuseStack(
     edgeUrl: edge.baseUrl,
     edgePort: edge.port,
     adminToken,
-    accountId: account.id,
-    apiKey: key.key,
+    accountId,
+    apiKey,
     processes,
     node,
     send,

@@ -22,7 +22,13 @@ import {
   startReceiver,
   type Receiver,
 } from '../../services/dispatcher/src/testing/receiver.suite.js';
-import { rawRequest, type RawAnswer } from '../abuse/abuse-stack.js';
+import {
+  adminCaller,
+  openAccount,
+  putStandInModels,
+  STAND_IN_PRICES,
+  type AdminCall,
+} from '../abuse/abuse-stack.js';
 import { FAULTS } from './fault-settings.js';
 
 /*
@@ -37,7 +43,7 @@ export const LOG_DIR = path.resolve('.faults', 'logs');
 export const CHAT_MODEL = 'faults/chat';
 export const NATIVE_MODEL = 'faults/tgi';
 /** DZD per million tokens = µDZD per token. */
-export const PRICES = { input: 1_000, output: 2_000 } as const;
+export const PRICES = STAND_IN_PRICES;
 
 export type ServiceName = 'billing' | 'dispatcher' | 'worker' | 'edge';
 
@@ -124,7 +130,7 @@ export interface FaultStack {
   lanes: Lane[];
   /** The billing database as its owner: the suite reads holds directly. */
   sql: pg.Pool;
-  admin(method: string, route: string, body?: unknown, headers?: object): Promise<RawAnswer>;
+  admin: AdminCall;
   webhookUrl(id: string): string;
   close(): Promise<void>;
 }
@@ -185,43 +191,6 @@ async function servicesFor(
   return { services, billingOwnerUrl: billingDb.url };
 }
 
-async function putModels(stack: Pick<FaultStack, 'admin'>, nodeUrl: string): Promise<void> {
-  const common = {
-    provider: 'node',
-    nodes: [{ url: nodeUrl }],
-    max_output_tokens: 64,
-    input_price_dzd_per_m: PRICES.input,
-    output_price_dzd_per_m: PRICES.output,
-  };
-  for (const [id, model] of [
-    [CHAT_MODEL, { ...common, kind: 'chat', upstream_model: 'stand-in' }],
-    [NATIVE_MODEL, { ...common, kind: 'completion', protocol: 'tgi', upstream_model: 'm' }],
-  ] as const) {
-    const put = await stack.admin('PUT', `/models/${id}`, model);
-    if (put.status !== 200) throw new Error(`catalog: ${put.status} ${put.body}`);
-  }
-}
-
-async function openLane(stack: Pick<FaultStack, 'admin'>, index: number): Promise<Lane> {
-  const json = async (answer: Promise<RawAnswer>) => {
-    const { status, body } = await answer;
-    if (status !== 200 && status !== 201) throw new Error(`lane setup: ${status} ${body}`);
-    return JSON.parse(body) as Record<string, unknown>;
-  };
-  const account = await json(stack.admin('POST', '/accounts', { name: `lane-${index}` }));
-  const accountId = String(account.id);
-  // The suite sends far more than the default 100 requests per minute per account.
-  await json(stack.admin('PATCH', `/accounts/${accountId}`, { rate_limit_per_minute: 100_000 }));
-  const key = await json(stack.admin('POST', `/accounts/${accountId}/api-keys`, { name: 'k' }));
-  const credit = { amount_dzd: 10_000, reference: 'fault suite' };
-  await json(
-    stack.admin('POST', `/accounts/${accountId}/credits`, credit, {
-      'Idempotency-Key': `lane-${index}`,
-    }),
-  );
-  return { index, accountId, apiKey: String(key.key) };
-}
-
 export async function startFaultStack(): Promise<FaultStack> {
   const infra = await startTestInfrastructure();
   // createTestDatabase and friends read these, as in the normal suite's workers.
@@ -235,20 +204,21 @@ export async function startFaultStack(): Promise<FaultStack> {
   for (const name of ['billing', 'dispatcher', 'worker', 'edge'] as const) {
     await services[name].start();
   }
-  const admin = (method: string, route: string, body?: unknown, headers: object = {}) =>
-    rawRequest(services.edge.port, {
-      method,
-      path: `/admin/v1${route}`,
-      headers: {
-        Authorization: `Bearer ${FAULTS.adminToken}`,
-        'Content-Type': 'application/json',
-        ...headers,
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-  await putModels({ admin }, node.url);
+  const admin = adminCaller(services.edge.port, FAULTS.adminToken);
+  await putStandInModels(admin, node.url, { chat: CHAT_MODEL, native: NATIVE_MODEL });
   const lanes: Lane[] = [];
-  for (let i = 0; i < FAULTS.concurrency; i += 1) lanes.push(await openLane({ admin }, i));
+  for (let index = 0; index < FAULTS.concurrency; index += 1) {
+    const account = await openAccount(admin, {
+      name: `lane-${index}`,
+      keyName: 'k',
+      creditDzd: 10_000,
+      reference: 'fault suite',
+      creditKey: `lane-${index}`,
+      // The suite sends far more than the default 100 requests per minute per account.
+      rateLimitPerMinute: 100_000,
+    });
+    lanes.push({ index, ...account });
+  }
   const sql = new pg.Pool({ connectionString: billingOwnerUrl, max: 2 });
   // A restarted PostgreSQL ends idle pool connections; the pool replaces them.
   sql.on('error', () => undefined);

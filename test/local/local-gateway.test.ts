@@ -172,9 +172,9 @@ describe('local gateway (infra/local/start.sh)', () => {
   });
 
   it('serves the dashboard at the printed address, on the API origin', async () => {
-    const dashboard = /^ {2}dashboard\s+(\S+)$/m.exec(output)?.[1];
+    const dashboard = printed('\\n  dashboard');
     expect(dashboard).toBe(`${baseUrl}/dashboard/`);
-    const page = await fetch(dashboard!);
+    const page = await fetch(dashboard);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
     const script = /src="(\/dashboard\/assets\/[^"]+\.js)"/.exec(await page.text());

@@ -61,6 +61,12 @@ export interface BillingHarness {
   hold(holdId: string): Promise<HoldView>;
   /** Every hold of an account, oldest first (a test that cannot know the hold id). */
   holdsOf(accountId: string): Promise<HoldView[]>;
+  /** Journal transactions naming the hold (its settlement: at most one). */
+  ledgerTransactionsOf(holdId: string): Promise<number>;
+  /** Whether the hold's settlement was refunded (its answer reached nobody). */
+  refunded(holdId: string): Promise<boolean>;
+  /** The account's posted balance (credits − debits), µDZD. */
+  postedBalance(accountId: string): Promise<bigint>;
   close(): Promise<void>;
 }
 
@@ -126,6 +132,28 @@ export async function startBilling(): Promise<BillingHarness> {
       );
       return rows.map(holdView);
     },
+    async ledgerTransactionsOf(holdId) {
+      const { rows } = await sql.query<{ n: string }>(
+        'SELECT count(*) AS n FROM ledger_transactions WHERE hold_id = $1',
+        [holdId],
+      );
+      return Number(rows[0]!.n);
+    },
+    async refunded(holdId) {
+      const { rows } = await sql.query<{ refunded: boolean }>(
+        'SELECT refunded_at IS NOT NULL AS refunded FROM holds WHERE id = $1',
+        [holdId],
+      );
+      return rows[0]?.refunded === true;
+    },
+    async postedBalance(accountId) {
+      const { rows } = await sql.query<{ balance: string }>(
+        `SELECT posted_credits_micro_dzd - posted_debits_micro_dzd AS balance
+           FROM account_balances WHERE account_id = $1`,
+        [accountId],
+      );
+      return BigInt(rows[0]!.balance);
+    },
     async close() {
       const report = await ledger.checkInvariants();
       await sql.end();
@@ -164,7 +192,7 @@ export interface FundedAccount {
 
 /** An account with an API key and `creditDzd` of prepaid credit. */
 export async function fundedAccount(
-  billing: BillingHarness,
+  billing: Pick<BillingHarness, 'call'>,
   creditDzd: number,
 ): Promise<FundedAccount> {
   const account = await billing.call<{ id: string }>('POST', '/admin/accounts', {
@@ -183,7 +211,7 @@ export async function fundedAccount(
 }
 
 export async function admitHold(
-  billing: BillingHarness,
+  billing: Pick<BillingHarness, 'call'>,
   account: FundedAccount,
   model: string,
   estimate: { inputTokens: number; maxOutputTokens?: number | null; choices?: number },

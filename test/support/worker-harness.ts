@@ -34,18 +34,24 @@ export interface WorkerOptions {
   healthIntervalMs?: number;
 }
 
-/** The worker's real job consumers, in process (the kill -9 test runs it as a real process). */
-export async function startWorker(
-  billing: BillingHarness,
-  prefix: string,
-  options: WorkerOptions = {},
-): Promise<{ bus: MessageBus; stop(): Promise<void> }> {
+/** A started connection to the test broker, with the gateway's topology under `prefix`. */
+export async function startTestBus(prefix: string): Promise<MessageBus> {
   const bus = createRabbitMqBus({
     url: testAmqpUrl(),
     topology: gatewayTopology(prefix),
     logger: silentLogger,
   });
   await bus.start();
+  return bus;
+}
+
+/** The worker's real job consumers, in process (the kill -9 test runs it as a real process). */
+export async function startWorker(
+  billing: Pick<BillingHarness, 'url' | 'workerToken'>,
+  prefix: string,
+  options: WorkerOptions = {},
+): Promise<{ bus: MessageBus; stop(): Promise<void> }> {
+  const bus = await startTestBus(prefix);
   const registry = createNodeRegistry();
   registry.startHealthChecks(options.healthIntervalMs ?? 100);
   await startJobConsumers({
@@ -116,12 +122,7 @@ export class JobClient {
   }
 
   static async start(prefix: string): Promise<JobClient> {
-    const bus = createRabbitMqBus({
-      url: testAmqpUrl(),
-      topology: gatewayTopology(prefix),
-      logger: silentLogger,
-    });
-    await bus.start();
+    const bus = await startTestBus(prefix);
     const client = new JobClient(bus, prefix);
     await bus.declareQueue({ name: client.replyQueue, kind: 'transient' });
     await bus.consume(

@@ -36,20 +36,19 @@ const workerToken = randomBytes(32).toString('hex');
 let db: TestDatabase;
 let billingProcess: ServiceProcess;
 let sql: pg.Client;
-let billing: BillingHarness;
+let billing: BillingSlice;
 let node: StandInModelNode;
 let client: JobClient;
 let worker: { stop(): Promise<void> };
 let account: FundedAccount;
 
 /** The slice of the in-process harness the helpers use, over the spawned billing. */
-const harnessOf = (url: string): BillingHarness =>
-  ({
-    url,
-    workerToken,
-    internalToken: edgeToken,
-    call: billingCaller(url, edgeToken, workerToken),
-  }) as unknown as BillingHarness;
+type BillingSlice = Pick<BillingHarness, 'url' | 'workerToken' | 'call'>;
+const harnessOf = (url: string): BillingSlice => ({
+  url,
+  workerToken,
+  call: billingCaller(url, edgeToken, workerToken),
+});
 
 async function holdRow(holdId: string) {
   const { rows } = await sql.query<{ status: string; settled: string | null; txns: string }>(

@@ -2,11 +2,7 @@ import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { makeEnvelope, type BillingSettlementPayload } from '@gateway/contracts';
 import { gatewayNames, type MessageBus } from '@gateway/messaging';
 import { waitFor } from '../support/worker-harness.js';
-import {
-  ledgerTransactionsOf,
-  refunded,
-  startSettlementConsumerFor,
-} from './settlement-consumer.suite.js';
+import { startSettlementConsumerFor } from './settlement-consumer.suite.js';
 import { chatModel, contentOf, expectedCost, useWorkerFixture } from './worker-fixture.suite.js';
 
 /*
@@ -18,7 +14,7 @@ import { chatModel, contentOf, expectedCost, useWorkerFixture } from './worker-f
 const fixture = useWorkerFixture({ billingAttempts: 2 });
 const settlePath = (path: string) => /^\/internal\/v1\/holds\/[^/]+\/(settle|void)$/.test(path);
 const startBillingConsumer = () => startSettlementConsumerFor(fixture);
-const settlementsOf = (holdId: string) => ledgerTransactionsOf(fixture, holdId);
+const settlementsOf = (holdId: string) => fixture.billing.ledgerTransactionsOf(holdId);
 
 const modelCalls = () =>
   fixture.node.requests().filter((request) => request.path.endsWith('/chat/completions')).length;
@@ -158,10 +154,10 @@ describe('worker: settlement outbox (billing unreachable when settling)', () => 
       makeEnvelope('inference.reply', { jobId: holdId, seq, type, data: {} });
     await consumer.bus.publish(queue, reply('chunk', 0));
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(await refunded(fixture, holdId)).toBe(false);
+    expect(await fixture.billing.refunded(holdId)).toBe(false);
     await consumer.bus.publish(queue, reply('final', 1));
     await waitFor(
-      async () => ((await refunded(fixture, holdId)) ? true : undefined),
+      async () => ((await fixture.billing.refunded(holdId)) ? true : undefined),
       10_000,
       'the refund',
     );

@@ -1,12 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { waitFor } from '../support/worker-harness.js';
-import {
-  postedBalance,
-  refunded,
-  startSettlementConsumerFor,
-  type BillingConsumer,
-} from './settlement-consumer.suite.js';
+import { startSettlementConsumerFor, type BillingConsumer } from './settlement-consumer.suite.js';
 import { chatModel, useWorkerFixture } from './worker-fixture.suite.js';
 
 /*
@@ -45,16 +40,16 @@ describe('worker: a final reply nobody can receive is not charged', () => {
   });
 
   it('refunds the settlement of a non-streamed answer whose reply was unroutable', async () => {
-    const before = await postedBalance(fixture);
+    const before = await fixture.billing.postedBalance(fixture.account.accountId);
     const holdId = await answerToNobody('acme/nobody');
-    await waitFor(() => refunded(fixture, holdId), 15_000, 'the refund');
+    await waitFor(() => fixture.billing.refunded(holdId), 15_000, 'the refund');
     expect((await fixture.billing.hold(holdId)).status).toBe('settled');
-    expect(await postedBalance(fixture)).toBe(before);
+    expect(await fixture.billing.postedBalance(fixture.account.accountId)).toBe(before);
     expect(modelCalls()).toBe(1);
   });
 
   it('voids the hold when billing was away and the reply found nobody', async () => {
-    const before = await postedBalance(fixture);
+    const before = await fixture.billing.postedBalance(fixture.account.accountId);
     fixture.billing.fault.fails = (_method, path) => /\/holds\/[^/]+\/settle$/.test(path);
     const holdId = await answerToNobody('acme/nobody-queued');
     await waitFor(() => modelCalls() === 1 || undefined, 10_000, 'the model call');
@@ -66,8 +61,8 @@ describe('worker: a final reply nobody can receive is not charged', () => {
       10_000,
       'the queued void',
     );
-    expect(await refunded(fixture, holdId)).toBe(false);
-    expect(await postedBalance(fixture)).toBe(before);
+    expect(await fixture.billing.refunded(holdId)).toBe(false);
+    expect(await fixture.billing.postedBalance(fixture.account.accountId)).toBe(before);
     expect(modelCalls()).toBe(1);
   });
 });

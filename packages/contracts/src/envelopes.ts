@@ -168,6 +168,24 @@ export const InferenceCompletedPayloadSchema = Type.Object(
   },
 );
 
+/** Fixed text of a failed job's event: clients must not branch on it (spec, Events). */
+export const INFERENCE_FAILED_MESSAGE = 'Inference failed.';
+
+/**
+ * A failed job's `inference.completed` payload: `common` (the job's identity, webhook and
+ * timings, no results) with no usage, no cost and the fixed error. Built by the worker, and by
+ * billing when a queued settlement's hold was final already.
+ */
+export function failedCompletion<Common extends object>(common: Common) {
+  return {
+    ...common,
+    status: 'failed' as const,
+    usage: { promptTokens: 0, completionTokens: 0 },
+    costMicroDzd: null,
+    error: { type: 'inference_failed' as const, message: INFERENCE_FAILED_MESSAGE },
+  };
+}
+
 /**
  * The settlement outbox (issue 15, defect 6): the worker queues the end of a hold when billing
  * did not answer, and billing applies it when it can. `producedAtMs`: when the worker decided

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   EnvelopeError,
+  failedCompletion,
   GatewayError,
   makeEnvelope,
   microDzdToWire,
@@ -26,8 +27,6 @@ export interface SettlementConsumerOptions {
 }
 
 const DEFAULT_PREFETCH = 32;
-/** The spec's fixed text of a failed job's webhook (the worker sends the same). */
-const INFERENCE_FAILED_MESSAGE = 'Inference failed.';
 const SUCCESS_ONLY = new Set(['results', 'embeddings', 'usage', 'costMicroDzd', 'status']);
 
 /**
@@ -164,13 +163,7 @@ async function publishFailure(
     Object.entries(settlement.completed).filter(([key]) => !SUCCESS_ONLY.has(key)),
   );
   try {
-    await publishCompletion(options, settlement.jobId, {
-      ...common,
-      status: 'failed',
-      usage: { promptTokens: 0, completionTokens: 0 },
-      costMicroDzd: null,
-      error: { type: 'inference_failed', message: INFERENCE_FAILED_MESSAGE },
-    });
+    await publishCompletion(options, settlement.jobId, failedCompletion(common));
     return true;
   } catch (error) {
     log.warn({ err: error }, 'failure event not published; retrying the settlement');

@@ -82,8 +82,8 @@ export class DeliveryQueries {
     return this.withAttempts(result.rows);
   }
 
-  /** Whether the delivery is the account's (the dashboard redelivers an owner's own only). */
-  async exists(accountId: string, id: string): Promise<boolean> {
+  /** Whether the delivery is the account's (an unknown page cursor is not found). */
+  private async exists(accountId: string, id: string): Promise<boolean> {
     const result = await this.pool.query(
       'SELECT 1 FROM webhook_deliveries WHERE id = $1 AND account_id = $2',
       [id, accountId],
@@ -94,17 +94,19 @@ export class DeliveryQueries {
   /**
    * Queues a finished delivery again, due at once, with a fresh retry budget and the same
    * delivery id (receivers deduplicate on it). Only within the retention: a purged result
-   * cannot be sent; a delivery that still has attempts scheduled is left alone.
+   * cannot be sent; a delivery that still has attempts scheduled is left alone. With
+   * `accountId` (the dashboard's owner route), another account's delivery is not found.
    */
-  async redeliver(id: string): Promise<RedeliverResult> {
+  async redeliver(id: string, accountId?: string): Promise<RedeliverResult> {
     const updated = await this.pool.query<DeliveryRow>(
       `UPDATE webhook_deliveries
           SET status = 'queued', next_attempt_at = clock_timestamp(), round_attempt_count = 0,
               updated_at = clock_timestamp()
-        WHERE id = $1 AND status IN ('delivered', 'failed', 'dropped')
+        WHERE id = $1 AND ($2::text IS NULL OR account_id = $2)
+          AND status IN ('delivered', 'failed', 'dropped')
           AND payload_ciphertext IS NOT NULL AND purge_at > clock_timestamp()
         RETURNING ${DELIVERY_COLUMNS}`,
-      [id],
+      [id, accountId ?? null],
     );
     if (updated.rows[0]) {
       const [delivery] = await this.withAttempts(updated.rows);
@@ -112,8 +114,8 @@ export class DeliveryQueries {
     }
     const found = await this.pool.query<{ status: DeliveryStatus; purgeable: boolean }>(
       `SELECT status, (payload_ciphertext IS NULL OR purge_at <= clock_timestamp()) AS purgeable
-         FROM webhook_deliveries WHERE id = $1`,
-      [id],
+         FROM webhook_deliveries WHERE id = $1 AND ($2::text IS NULL OR account_id = $2)`,
+      [id, accountId ?? null],
     );
     const row = found.rows[0];
     if (!row) return { outcome: 'not_found' };

@@ -52,8 +52,8 @@ function internalRoutes({ secrets, deliveries }: DispatcherServices): Router {
     });
   });
 
-  const redeliver = async (deliveryId: string, res: express.Response) => {
-    const result = await deliveries.redeliver(deliveryId);
+  const redeliver = async (res: express.Response, deliveryId: string, accountId?: string) => {
+    const result = await deliveries.redeliver(deliveryId, accountId);
     if (result.outcome === 'not_found') {
       throw new GatewayError('resource_not_found', 'No such webhook delivery');
     }
@@ -66,15 +66,11 @@ function internalRoutes({ secrets, deliveries }: DispatcherServices): Router {
     res.status(202).json(deliveryToJson(result.delivery));
   };
   router.post('/webhook-deliveries/:deliveryId/redeliver', async (req, res) => {
-    await redeliver(req.params.deliveryId, res);
+    await redeliver(res, req.params.deliveryId);
   });
   // The dashboard's owner route: another account's delivery id is not found.
   router.post('/accounts/:accountId/webhook-deliveries/:deliveryId/redeliver', async (req, res) => {
-    const accountId = accountIdParam(req.params.accountId);
-    if (!(await deliveries.exists(accountId, req.params.deliveryId))) {
-      throw new GatewayError('resource_not_found', 'No such webhook delivery');
-    }
-    await redeliver(req.params.deliveryId, res);
+    await redeliver(res, req.params.deliveryId, accountIdParam(req.params.accountId));
   });
 
   return router;

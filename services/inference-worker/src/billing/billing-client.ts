@@ -1,5 +1,6 @@
 import {
   createBillingClient as createSharedClient,
+  type BillingClient as SharedBillingClient,
   type BillingClientOptions,
 } from '@gateway/billing-client';
 import {
@@ -24,13 +25,16 @@ export interface BillingClient {
   settle(holdId: string, usage: SettleRequest): Promise<SettleOutcome>;
   void(holdId: string, usage?: VoidRequest): Promise<VoidOutcome>;
   /** Gives a settled hold's charge back: its answer reached nobody (idempotent). */
-  refund(holdId: string): Promise<void>;
+  refund(holdId: string): Promise<RefundOutcome>;
   /** Whether the hold is still pending (a redelivered job checks before calling a model). */
   holdStatus(holdId: string): Promise<'pending' | 'settled' | 'voided' | 'expired'>;
   /** What this worker observed of its model nodes (issue 16). */
   reportNodeHealth(report: NodeHealthReport): Promise<void>;
   close(): Promise<void>;
 }
+
+/** Billing's answer to a refund (`not_settled`: the hold charged nothing). */
+export type RefundOutcome = Awaited<ReturnType<SharedBillingClient['refund']>>;
 
 export class BillingUnavailable extends Error {
   override readonly name = 'BillingUnavailable';
@@ -48,10 +52,7 @@ export function createBillingClient(options: WorkerBillingOptions): BillingClien
       ),
     settle: (holdId, usage) => infrastructure('settle', () => client.settle(holdId, usage)),
     void: (holdId, usage) => infrastructure('void', () => client.void(holdId, usage)),
-    refund: (holdId) =>
-      infrastructure('refund', async () => {
-        await client.refund(holdId);
-      }),
+    refund: (holdId) => infrastructure('refund', () => client.refund(holdId)),
     holdStatus: (holdId) => infrastructure('hold status', () => client.holdStatus(holdId)),
     reportNodeHealth: (report) => client.reportNodeHealth(report),
     close: () => client.close(),

@@ -52,11 +52,8 @@ export async function voidDurably(
 
 /** Gives the settled charge back (its answer reached nobody); queued when billing is away. */
 export async function refundDurably(billing: BillingClient, outbox: JobOutbox): Promise<void> {
-  const refunded = await unanswered(async () => {
-    await billing.refund(outbox.job.holdId);
-    return { kind: 'refunded' as const };
-  });
-  if (refunded.kind === 'unanswered') await outbox.queueSettlement({ action: 'refund' });
+  const refunded = await unanswered(() => billing.refund(outbox.job.holdId));
+  if ('kind' in refunded) await outbox.queueSettlement({ action: 'refund' });
 }
 
 async function unanswered<T>(call: () => Promise<T>): Promise<T | { kind: 'unanswered' }> {
@@ -68,7 +65,8 @@ async function unanswered<T>(call: () => Promise<T>): Promise<T | { kind: 'unans
   }
 }
 
-const billed = (usage: TokenUsage) => ({
+/** The usage in billing's terms (settle requests and queued settlements). */
+export const billed = (usage: TokenUsage) => ({
   inputTokens: usage.promptTokens,
   outputTokens: usage.completionTokens,
 });

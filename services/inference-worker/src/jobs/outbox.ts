@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  failedCompletion,
   makeEnvelope,
   microDzdToWire,
   type BillingSettlementPayload,
@@ -9,9 +10,7 @@ import {
 } from '@gateway/contracts';
 import { BusError, type GatewayNames, type MessageBus } from '@gateway/messaging';
 import type { TokenUsage } from '../backends/index.js';
-
-/** Fixed text: clients must not branch on it (spec, Events). */
-export const INFERENCE_FAILED_MESSAGE = 'Inference failed.';
+import { billed } from './hold-ending.js';
 
 export type CompletionOutcome =
   | {
@@ -113,12 +112,7 @@ export class JobOutbox {
       jobId: job.jobId,
       ...(job.requestId === undefined ? {} : { requestId: job.requestId }),
       action: settlement.action,
-      ...(settlement.action === 'settle'
-        ? {
-            inputTokens: settlement.usage.promptTokens,
-            outputTokens: settlement.usage.completionTokens,
-          }
-        : {}),
+      ...(settlement.action === 'settle' ? billed(settlement.usage) : {}),
       producedAtMs: Date.now(),
       ...(completed ? { completed } : {}),
     };
@@ -146,15 +140,7 @@ export class JobOutbox {
       runtimeMs: Math.max(0, Math.round(runtimeMs)),
       completedAtMs: Date.now(),
     };
-    if (outcome.status === 'failed') {
-      return {
-        ...common,
-        status: 'failed',
-        usage: { promptTokens: 0, completionTokens: 0 },
-        costMicroDzd: null,
-        error: { type: 'inference_failed', message: INFERENCE_FAILED_MESSAGE },
-      };
-    }
+    if (outcome.status === 'failed') return failedCompletion(common);
     return {
       ...common,
       status: 'succeeded',

@@ -29,8 +29,6 @@ export interface UpstreamResponse {
   close(consumed?: boolean): void;
   /** The reason the attempt was aborted, as an UpstreamError, once it was. */
   abortError(): UpstreamError | undefined;
-  /** Aborted with the attempt (job cancelled or capped, a timer ran out). */
-  signal: AbortSignal;
 }
 
 const TIMEOUT = Symbol('timeout');
@@ -153,7 +151,6 @@ export async function openUpstream(request: UpstreamRequest): Promise<UpstreamRe
       body: response.body,
       touch,
       close,
-      signal: controller.signal,
       abortError: () =>
         controller.signal.aborted ? classifyError(undefined, controller) : undefined,
     };
