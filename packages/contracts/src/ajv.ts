@@ -21,6 +21,8 @@ export const ajv = new Ajv({
   verbose: true,
   ownProperties: true,
   allErrors: false,
+  // Chat roles and content parts are discriminated unions: only the named branch is checked.
+  discriminator: true,
 });
 addFormats(ajv);
 
@@ -30,11 +32,25 @@ addFormats(ajv);
  */
 ajv.addFormat('http-url', {
   type: 'string',
-  validate: (value: string) => {
-    if (!/^https?:\/\//i.test(value) || !URL.canParse(value)) return false;
-    return new URL(value).hostname !== '';
-  },
+  validate: isHttpUrl,
 });
+
+const IMAGE_DATA_URL = /^data:image\/[a-z0-9.+-]{1,64};base64,/i;
+
+/**
+ * `image-url`: an image as the chat API takes it: a base64 `data:image/...` URL, or an absolute
+ * http(s) URL (whether remote URLs are allowed is the model's catalog setting, checked at
+ * admission). The payload's characters are not checked here: the model node decodes it.
+ */
+ajv.addFormat('image-url', {
+  type: 'string',
+  validate: (value: string) => IMAGE_DATA_URL.test(value.slice(0, 128)) || isHttpUrl(value),
+});
+
+function isHttpUrl(value: string): boolean {
+  if (!/^https?:\/\//i.test(value) || !URL.canParse(value)) return false;
+  return new URL(value).hostname !== '';
+}
 
 export function compile<T>(schema: AnySchemaObject): ValidateFunction<T> {
   return ajv.compile<T>(schema);
@@ -81,6 +97,7 @@ function describeType(schema: AnySchemaObject): string {
 
 const FORMAT_NOUNS: Record<string, string> = {
   'http-url': 'an absolute http(s) URL',
+  'image-url': 'a data:image/...;base64 URL or an absolute http(s) URL',
   uri: 'a valid URI',
 };
 
@@ -144,6 +161,17 @@ export function describeViolation(errors: readonly ErrorObject[]): SchemaViolati
     case 'if':
       // The failing `then`/`else` branch's own errors precede this one and say more.
       return describeViolation(errors.slice(0, -1));
+    case 'discriminator': {
+      // A chat role or content part type that is missing, not a string, or not one we know.
+      const tag = String(last.params.tag);
+      const field = pointerToParam(last.instancePath, tag);
+      if (last.params.error === 'mapping') {
+        return { param: field, message: `${field} must be one of: ${tagValues(last, tag)}` };
+      }
+      return last.params.tagValue === undefined
+        ? { param: field, message: `${field} is required` }
+        : { param: field, message: `${field} must be a string` };
+    }
     case 'required': {
       const field = pointerToParam(last.instancePath, String(last.params.missingProperty));
       return { param: field, message: `${field} is required` };
@@ -169,6 +197,12 @@ export function describeViolation(errors: readonly ErrorObject[]): SchemaViolati
       return { param, message: `${subject} must have at least ${last.params.limit} item(s)` };
     case 'maxItems':
       return { param, message: `${subject} must have at most ${last.params.limit} item(s)` };
+    case 'uniqueItems':
+      return { param, message: `${subject} must not list an item twice` };
+    case 'contains': {
+      const wanted = (last.schema as AnySchemaObject | undefined)?.const;
+      return { param, message: `${subject} must include ${JSON.stringify(wanted)}` };
+    }
     case 'minLength':
       return last.params.limit === 1
         ? { param, message: `${subject} must not be empty` }
@@ -192,4 +226,11 @@ export function describeViolation(errors: readonly ErrorObject[]): SchemaViolati
     default:
       return { param, message: `${subject} is invalid (${last.keyword})` };
   }
+}
+
+/** The values a discriminated union's branches take for `tag`, in schema order. */
+function tagValues(error: ErrorObject, tag: string): string {
+  const branches = ((error.parentSchema as AnySchemaObject | undefined)?.oneOf ??
+    []) as AnySchemaObject[];
+  return branches.map((branch) => String(branch.properties?.[tag]?.const)).join(', ');
 }

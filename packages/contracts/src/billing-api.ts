@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
+import { MEDIA_KINDS } from './chat-content.js';
 import { MODEL_KINDS } from './envelopes.js';
 import { StringEnum } from './schemas/common.js';
 import { LIMITS } from './schemas/limits.js';
@@ -101,6 +102,29 @@ export const AdmissionRequestSchema = Type.Object(
     kinds: Type.Optional(Type.Array(StringEnum(MODEL_KINDS), { maxItems: MODEL_KINDS.length })),
     /** The first parameter default models refuse: 400 for a model of provider `node`. */
     nodeUnsupportedParameter: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    /**
+     * Chat content beyond text (issue 21): each kind with its first part, refused with 400
+     * naming the part unless the model declares it; every image adds the model's per-image
+     * token ceiling to the hold.
+     */
+    media: Type.Optional(
+      Type.Object(
+        {
+          kinds: Type.Array(
+            Type.Object(
+              {
+                kind: StringEnum(MEDIA_KINDS),
+                param: Type.String({ minLength: 1, maxLength: 64 }),
+              },
+              { additionalProperties: false },
+            ),
+            { maxItems: MEDIA_KINDS.length },
+          ),
+          imageCount: Type.Integer({ minimum: 0, maximum: LIMITS.mediaPartsMaxItems }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     /** Kept on the hold for the request's usage record (issue 16). */
     endpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
     requestId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),

@@ -26,6 +26,8 @@ const chat = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
+const CALL = { id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } };
+
 describe('validateChatCompletion: accepted', () => {
   it.each<[string, Record<string, unknown>]>([
     ['minimal', {}],
@@ -68,8 +70,84 @@ describe('validateChatCompletion: accepted', () => {
     ['unknown fields (dropped later with warnings)', { usage: true, stream_options: {} }],
     ['message extra fields', { messages: [{ role: 'user', content: 'x', name: 'bob' }] }],
     [
-      'all roles',
-      { messages: ['system', 'user', 'assistant'].map((role) => ({ role, content: '' })) },
+      'text roles',
+      {
+        messages: ['system', 'developer', 'user', 'assistant'].map((role) => ({
+          role,
+          content: '',
+        })),
+      },
+    ],
+    // Issue 21: what agents send at their second turn, as the client libraries send it.
+    [
+      'a tool round trip (AI SDK: content null; LangChain: content "" and a named tool result)',
+      {
+        messages: [
+          { role: 'user', content: 'weather?' },
+          { role: 'assistant', content: null, tool_calls: [CALL] },
+          { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+          { role: 'assistant', content: '', tool_calls: [CALL] },
+          {
+            role: 'tool',
+            tool_call_id: 'call_1',
+            content: [{ type: 'text', text: 'sunny' }],
+            name: 'f',
+          },
+        ],
+      },
+    ],
+    [
+      'legacy function call and result',
+      {
+        messages: [
+          { role: 'assistant', content: null, function_call: { name: 'f', arguments: '{}' } },
+          { role: 'function', name: 'f', content: 'sunny' },
+          { role: 'function', name: 'f', content: null },
+        ],
+      },
+    ],
+    [
+      'assistant refusal and parts',
+      {
+        messages: [
+          { role: 'assistant', content: null, refusal: 'no', tool_calls: [CALL] },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'text', text: 'a' },
+              { type: 'refusal', refusal: 'b' },
+            ],
+          },
+        ],
+      },
+    ],
+    [
+      'user content parts of every type',
+      {
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'look' },
+              { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+              { type: 'image_url', image_url: { url: 'https://img.example/a.png', detail: 'low' } },
+              { type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } },
+              { type: 'file', file: { file_data: 'JVBERi0=', filename: 'a.pdf' } },
+              { type: 'file', file: { file_id: 'file-1' } },
+            ],
+          },
+        ],
+      },
+    ],
+    [
+      'cost-free reference parameters',
+      {
+        store: false,
+        metadata: { team: 'a' },
+        prompt_cache_key: 'k',
+        safety_identifier: 'user-hash',
+        verbosity: 'low',
+      },
     ],
     [
       'max messages',
@@ -143,16 +221,181 @@ describe('validateChatCompletion: invalid_request_body', () => {
     ],
     ['message not object', { messages: ['hi'] }, 'messages[0]', 'messages[0] must be an object'],
     [
-      'role tool',
+      'role unknown',
       {
         messages: [
           { role: 'user', content: 'a' },
-          { role: 'tool', content: 'b' },
+          { role: 'robot', content: 'b' },
         ],
       },
       'messages[1].role',
-      'messages[1].role must be one of: system, user, assistant',
+      'messages[1].role must be one of: system, developer, user, assistant, tool, function',
     ],
+    [
+      'role number',
+      { messages: [{ role: 1, content: 'a' }] },
+      'messages[0].role',
+      'messages[0].role must be a string',
+    ],
+    [
+      'tool result without tool_call_id',
+      { messages: [{ role: 'tool', content: 'b' }] },
+      'messages[0].tool_call_id',
+      'messages[0].tool_call_id is required',
+    ],
+    [
+      'assistant with neither content nor calls',
+      { messages: [{ role: 'assistant', content: null }] },
+      'messages[0].content',
+      'messages[0].content is required unless tool_calls or function_call is present',
+    ],
+    [
+      'tool call of another type',
+      {
+        messages: [
+          {
+            role: 'assistant',
+            tool_calls: [{ id: 'c', type: 'custom', function: { name: 'f', arguments: '{}' } }],
+          },
+        ],
+      },
+      'messages[0].tool_calls[0].type',
+      'messages[0].tool_calls[0].type must be "function"',
+    ],
+    [
+      'tool call without arguments',
+      {
+        messages: [
+          {
+            role: 'assistant',
+            tool_calls: [{ id: 'c', type: 'function', function: { name: 'f' } }],
+          },
+        ],
+      },
+      'messages[0].tool_calls[0].function.arguments',
+      'messages[0].tool_calls[0].function.arguments is required',
+    ],
+    [
+      'image part in a system message',
+      { messages: [{ role: 'system', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] },
+      'messages[0].content[0].type',
+      'messages[0].content[0].type must be one of: text',
+    ],
+    [
+      'unknown part type',
+      { messages: [{ role: 'user', content: [{ type: 'video_url', video_url: {} }] }] },
+      'messages[0].content[0].type',
+      'messages[0].content[0].type must be one of: text, image_url, input_audio, file',
+    ],
+    [
+      'text part without text',
+      { messages: [{ role: 'user', content: [{ type: 'text' }] }] },
+      'messages[0].content[0].text',
+      'messages[0].content[0].text is required',
+    ],
+    [
+      'image URL of another scheme',
+      {
+        messages: [
+          { role: 'user', content: [{ type: 'image_url', image_url: { url: 'file:///etc/x' } }] },
+        ],
+      },
+      'messages[0].content[0].image_url.url',
+      'messages[0].content[0].image_url.url must be a data:image/...;base64 URL or an absolute http(s) URL',
+    ],
+    [
+      'image detail unknown',
+      {
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'image_url', image_url: { url: 'data:image/png;base64,AA', detail: 'max' } },
+            ],
+          },
+        ],
+      },
+      'messages[0].content[0].image_url.detail',
+      'messages[0].content[0].image_url.detail must be one of: auto, low, high',
+    ],
+    [
+      'too many parts',
+      {
+        messages: [
+          {
+            role: 'user',
+            content: Array.from({ length: LIMITS.contentPartsMaxItems + 1 }, () => ({
+              type: 'text',
+              text: 'x',
+            })),
+          },
+        ],
+      },
+      'messages[0].content',
+      `messages[0].content must have at most ${LIMITS.contentPartsMaxItems} item(s)`,
+    ],
+    [
+      'too many media parts',
+      {
+        messages: [
+          {
+            role: 'user',
+            content: Array.from({ length: LIMITS.mediaPartsMaxItems + 1 }, () => ({
+              type: 'image_url',
+              image_url: { url: 'data:image/png;base64,AA' },
+            })),
+          },
+        ],
+      },
+      `messages[0].content[${LIMITS.mediaPartsMaxItems}]`,
+      `a request may carry at most ${LIMITS.mediaPartsMaxItems} image, audio and file parts`,
+    ],
+    [
+      'data URL too long',
+      {
+        messages: [
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'image_url',
+                image_url: {
+                  url: `data:image/png;base64,${'A'.repeat(LIMITS.dataUrlMaxLength)}`,
+                },
+              },
+            ],
+          },
+        ],
+      },
+      'messages[0].content[0].image_url.url',
+      `messages[0].content[0].image_url.url must be at most ${LIMITS.dataUrlMaxLength} characters long`,
+    ],
+    [
+      'audio of another format',
+      {
+        messages: [
+          {
+            role: 'user',
+            content: [{ type: 'input_audio', input_audio: { data: 'AA', format: 'ogg' } }],
+          },
+        ],
+      },
+      'messages[0].content[0].input_audio.format',
+      'messages[0].content[0].input_audio.format must be one of: wav, mp3',
+    ],
+    [
+      'verbosity unknown',
+      { verbosity: 'loud' },
+      'verbosity',
+      'verbosity must be one of: low, medium, high',
+    ],
+    [
+      'metadata value not a string',
+      { metadata: { a: 1 } },
+      'metadata.a',
+      'metadata.a must be a string',
+    ],
+    ['store string', { store: 'yes' }, 'store', 'store must be a boolean'],
     [
       'role missing',
       { messages: [{ content: 'a' }] },
@@ -169,7 +412,7 @@ describe('validateChatCompletion: invalid_request_body', () => {
       'content number',
       { messages: [{ role: 'user', content: 5 }] },
       'messages[0].content',
-      'messages[0].content must be a string',
+      'messages[0].content must be a string or an array of objects',
     ],
     ['temperature -0.0001', { temperature: -0.0001 }, 'temperature', 'temperature must be >= 0'],
     ['temperature 2.0001', { temperature: 2.0001 }, 'temperature', 'temperature must be <= 2'],

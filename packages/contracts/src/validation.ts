@@ -1,5 +1,6 @@
 import type { AnySchemaObject, ValidateFunction } from 'ajv';
 import { compile, describeViolation } from './ajv.js';
+import { checkChatMessageRules } from './chat-content.js';
 import { GatewayError } from './errors.js';
 import { dzdToMicroDzd } from './money.js';
 import { ChatCompletionRequestSchema } from './schemas/chat-completion.js';
@@ -62,7 +63,9 @@ export function validateChatCompletion(body: unknown): ChatCompletionRequest {
   if (typeof body.model !== 'string') {
     throw new GatewayError('missing_model', 'model must be a string', { param: 'model' });
   }
-  return check(chatCompletionValidator, body);
+  const request = check(chatCompletionValidator, body);
+  checkChatMessageRules(request.messages);
+  return request;
 }
 
 export function validateNativeInference(body: unknown): NativeInferenceRequest {

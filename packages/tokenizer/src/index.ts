@@ -101,24 +101,49 @@ export async function estimateTextTokens(texts: readonly string[]): Promise<numb
   return counter.total;
 }
 
-function contentText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (content === undefined || content === null) return '';
-  // Structured content (parts, tool calls) is counted by its JSON text: an over-estimate, which
-  // is the safe side for a hold.
-  return JSON.stringify(content);
+/** A content part as the hold counts it: its text, or a fixed bound for base64 media. */
+function* partTokens(part: unknown): Generator<string | number> {
+  const { type, ...fields } = (part ?? {}) as Record<string, unknown> & { type?: unknown };
+  if (type === 'text' && typeof fields.text === 'string') yield fields.text;
+  else if (type === 'refusal' && typeof fields.refusal === 'string') yield fields.refusal;
+  // Images are bounded by the model's per-image ceiling (catalog `image_tokens`), which billing
+  // adds at admission: the URL's text says nothing of the image's size.
+  else if (type === 'image_url') return;
+  else if (type === 'input_audio' || type === 'file') {
+    // A base64 payload never encodes to more tokens than it has characters; no model bills an
+    // audio clip or a document above that, so its length is a safe (if generous) bound.
+    const { data, file_data: fileData, ...rest } = (fields[type] ?? {}) as Record<string, unknown>;
+    const payload = typeof data === 'string' ? data : typeof fileData === 'string' ? fileData : '';
+    yield payload.length;
+    yield JSON.stringify(rest);
+  } else yield JSON.stringify(part);
 }
 
-/** The texts of a chat prompt and its fixed framing, in one place for both counters below. */
+function* contentTokens(content: unknown): Generator<string | number> {
+  if (typeof content === 'string') yield content;
+  else if (Array.isArray(content)) for (const part of content) yield* partTokens(part);
+  else if (content !== undefined && content !== null) yield JSON.stringify(content);
+}
+
+/**
+ * The texts of a chat prompt and its fixed framing, in one place for both counters below. Every
+ * field a model reads is counted: the content, the name, and the JSON text of everything else
+ * (tool calls with their arguments, `tool_call_id`, `function_call`, `refusal`, ...), an
+ * over-estimate of how a chat template renders them, which is the safe side for a hold.
+ */
 function* chatPromptParts(messages: readonly ChatMessageLike[]): Generator<string | number> {
   yield REPLY_PRIMING_TOKENS;
   for (const message of messages) {
+    const { role, content, name, ...others } = message as ChatMessageLike & Record<string, unknown>;
     yield TOKENS_PER_MESSAGE;
-    yield message.role;
-    yield contentText(message.content);
-    if (typeof message.name === 'string') {
+    yield role;
+    yield* contentTokens(content);
+    if (typeof name === 'string') {
       yield TOKENS_PER_NAME;
-      yield message.name;
+      yield name;
+    }
+    for (const [field, value] of Object.entries(others)) {
+      if (value !== undefined && value !== null) yield `${field}: ${JSON.stringify(value)}`;
     }
   }
 }

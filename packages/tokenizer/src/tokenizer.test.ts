@@ -27,11 +27,49 @@ describe('tokenizer', () => {
     );
   });
 
-  it('counts non-string content by its JSON text rather than ignoring it', () => {
-    const parts = [{ type: 'text', text: 'a long piece of text to count' }];
-    expect(countChatPromptTokens([{ role: 'user', content: parts }])).toBeGreaterThan(
-      countChatPromptTokens([{ role: 'user', content: '' }]) + 5,
+  it('counts text parts by their text, as if the content were one string', () => {
+    const text = 'a long piece of text to count';
+    const parts = [{ type: 'text', text }];
+    expect(countChatPromptTokens([{ role: 'user', content: parts }])).toBe(
+      countChatPromptTokens([{ role: 'user', content: text }]),
     );
+  });
+
+  // Issue 21: the hold is an upper bound of everything a model reads at an agent's second turn.
+  it('counts tool calls, tool results and every other message field', () => {
+    const args = JSON.stringify({ city: 'Algiers', units: 'celsius', days: [1, 2, 3] });
+    const call = {
+      id: 'call_abc',
+      type: 'function',
+      function: { name: 'get_weather', arguments: args },
+    };
+    const bare = countChatPromptTokens([{ role: 'assistant', content: null }]);
+    const withCall = countChatPromptTokens([
+      { role: 'assistant', content: null, tool_calls: [call] },
+    ]);
+    expect(withCall - bare).toBeGreaterThanOrEqual(
+      countTextTokens(args) + countTextTokens('get_weather'),
+    );
+    const result = { role: 'tool', tool_call_id: 'call_abc', content: 'sunny, 21 C' };
+    expect(countChatPromptTokens([result])).toBeGreaterThanOrEqual(
+      countChatPromptTokens([{ role: 'tool', content: 'sunny, 21 C' }]) +
+        countTextTokens('call_abc'),
+    );
+  });
+
+  it('bounds audio and file parts by their base64 length, and leaves images to the catalog', () => {
+    const data = 'UklGRiQAAABXQVZFZm10IBAAAAABAAEA'.repeat(100);
+    const empty = countChatPromptTokens([{ role: 'user', content: [] }]);
+    const audio = [{ type: 'input_audio', input_audio: { data, format: 'wav' } }];
+    expect(countChatPromptTokens([{ role: 'user', content: audio }])).toBeGreaterThanOrEqual(
+      empty + data.length,
+    );
+    const file = [{ type: 'file', file: { file_data: data, filename: 'a.pdf' } }];
+    expect(countChatPromptTokens([{ role: 'user', content: file }])).toBeGreaterThanOrEqual(
+      empty + data.length,
+    );
+    const image = [{ type: 'image_url', image_url: { url: `data:image/png;base64,${data}` } }];
+    expect(countChatPromptTokens([{ role: 'user', content: image }])).toBe(empty);
   });
 
   it('splits text into pieces that join back exactly, multi-byte characters included', () => {

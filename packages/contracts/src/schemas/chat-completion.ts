@@ -1,29 +1,18 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
+import { ChatMessageSchema } from './chat-messages.js';
 import { clipParamName, OpenObject, StringEnum } from './common.js';
 import { LIMITS } from './limits.js';
 
-export const CHAT_ROLES = ['system', 'user', 'assistant'] as const;
 export const SERVICE_TIERS = ['auto', 'default', 'priority'] as const;
 /** Spec: `max` is not accepted; `none` is not accepted by every model (decided per model later). */
 export const REASONING_EFFORTS = ['none', 'low', 'medium', 'high', 'xhigh'] as const;
+export const VERBOSITIES = ['low', 'medium', 'high'] as const;
 
 const TokenCount = (description: string) =>
   Type.Integer({ minimum: 1, maximum: LIMITS.tokensMax, description });
 
 const StopSequence = Type.String({ maxLength: LIMITS.stopSequenceMaxLength });
-
-export const ChatMessageSchema = Type.Object(
-  {
-    role: StringEnum(CHAT_ROLES),
-    content: Type.String({ maxLength: LIMITS.textMaxLength }),
-  },
-  {
-    // Extra message fields (e.g. `name`) pass through; model adapters decide what to forward.
-    additionalProperties: true,
-    description: 'One conversation turn.',
-  },
-);
 
 /**
  * `POST /v1/chat/completions`. Unknown top-level fields pass the schema: for external-provider
@@ -78,6 +67,19 @@ export const ChatCompletionRequestSchema = Type.Object(
       OpenObject({ description: 'Accepted; the gateway always asks nodes for usage itself.' }),
     ),
     parallel_tool_calls: Type.Optional(Type.Boolean()),
+    store: Type.Optional(
+      Type.Boolean({ description: 'Accepted; the gateway stores no completions for later use.' }),
+    ),
+    metadata: Type.Optional(
+      Type.Record(
+        Type.String({ maxLength: LIMITS.metadataKeyMaxLength }),
+        Type.String({ maxLength: LIMITS.metadataValueMaxLength }),
+        { maxProperties: LIMITS.metadataMaxEntries, description: 'Accepted with `store`.' },
+      ),
+    ),
+    prompt_cache_key: Type.Optional(Type.String({ maxLength: LIMITS.userMaxLength })),
+    safety_identifier: Type.Optional(Type.String({ maxLength: LIMITS.userMaxLength })),
+    verbosity: Type.Optional(StringEnum(VERBOSITIES)),
     webhook: Type.Optional(
       Type.Unknown({ description: 'Accepted and silently ignored on this endpoint (spec).' }),
     ),
@@ -89,7 +91,6 @@ export const ChatCompletionRequestSchema = Type.Object(
   },
 );
 
-export type ChatMessage = Static<typeof ChatMessageSchema>;
 export type ChatCompletionRequest = Static<typeof ChatCompletionRequestSchema>;
 
 /** Chat parameters the gateway handles itself for default models: never forwarded as sent. */
@@ -124,6 +125,20 @@ export const NODE_FORWARDED_CHAT_PARAMETERS: readonly string[] = [
 ];
 
 /**
+ * Accepted for default models and not sent to the node: they ask the reference API for things
+ * that cost a node nothing and that it has no use for (storing the completion and its metadata
+ * for distillation, a prompt-cache routing key, an abuse-tracking id, GPT-5's answer verbosity).
+ * Nodes cache prompt prefixes on their own, and `user` is forwarded.
+ */
+export const NODE_DROPPED_CHAT_PARAMETERS = [
+  'store',
+  'metadata',
+  'prompt_cache_key',
+  'safety_identifier',
+  'verbosity',
+] as const;
+
+/**
  * Top-level chat parameters a default model (a node) accepts: the spec's table for default models
  * plus fields of the reference API that cost nothing extra. `n` multiplies compute, but the hold
  * and the settlement count every choice. Anything else (`best_of`, `use_beam_search`,
@@ -132,6 +147,7 @@ export const NODE_FORWARDED_CHAT_PARAMETERS: readonly string[] = [
 export const NODE_CHAT_PARAMETERS: ReadonlySet<string> = new Set([
   ...GATEWAY_CHAT_PARAMETERS,
   ...NODE_FORWARDED_CHAT_PARAMETERS,
+  ...NODE_DROPPED_CHAT_PARAMETERS,
 ]);
 
 /**

@@ -13,6 +13,22 @@ export const LIMITS = {
   textMaxLength: 4_000_000,
   /** Spec: up to 4 stop sequences. */
   stopMaxItems: 4,
+  /** `name` of a message, tool call or function call. */
+  messageNameMaxLength: 256,
+  /** Content parts in one message (the AI SDK sends one per text or file piece). */
+  contentPartsMaxItems: 256,
+  /** Image, audio and file parts in one request; each adds its token ceiling to the hold. */
+  mediaPartsMaxItems: 64,
+  /**
+   * Characters of an image data URL or a base64 audio / file payload: 8 MiB decoded. Data URLs
+   * also count toward the JSON body limit (edge's JSON_BODY_LIMIT_BYTES), which is usually the
+   * tighter bound.
+   */
+  dataUrlMaxLength: 11_184_900,
+  /** Assistant tool calls in one message (the tools limit: one call per declared tool). */
+  toolCallsMaxItems: 128,
+  /** `tool_calls[].id` / `tool_call_id`: ids are ~40 characters in practice. */
+  toolCallIdMaxLength: 256,
   /** Characters per stop sequence. */
   stopSequenceMaxLength: 1024,
   /**
@@ -32,6 +48,10 @@ export const LIMITS = {
   toolsMaxItems: 128,
   /** End-user identifier (`user`). */
   userMaxLength: 256,
+  /** `metadata`: the reference API's own bounds (16 pairs, 64-character keys, 512 values). */
+  metadataMaxEntries: 16,
+  metadataKeyMaxLength: 64,
+  metadataValueMaxLength: 512,
   /** Inputs per native request (embedding batches). */
   inputsMaxItems: 2048,
   /** Webhook URL length. */

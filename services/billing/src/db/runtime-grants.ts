@@ -91,6 +91,22 @@ export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
       'bigint, integer, boolean, text[], text[], text, text, timestamptz, timestamptz, text, text',
     privileges: ['EXECUTE'],
   },
+  // Issue 21: admission with the request's chat content (migration 20270109090000); the v1
+  // functions above stay granted for a billing of the previous release during a rolling update.
+  billing_admit_v2: {
+    args:
+      'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +
+      'bigint, integer, boolean, text[], text[], text, text[], integer, text, timestamptz, ' +
+      'timestamptz',
+    privileges: ['EXECUTE'],
+  },
+  billing_admit_with_context_v2: {
+    args:
+      'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +
+      'bigint, integer, boolean, text[], text[], text, text[], integer, text, timestamptz, ' +
+      'timestamptz, text, text',
+    privileges: ['EXECUTE'],
+  },
   usage_settle_holds: {
     args:
       'text[], bigint[], bigint[], text[], timestamptz, bigint[], timestamptz[], bigint[], ' +

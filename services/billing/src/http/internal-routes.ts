@@ -85,6 +85,7 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
       ...(body.nodeUnsupportedParameter === undefined
         ? {}
         : { nodeUnsupportedParameter: body.nodeUnsupportedParameter }),
+      ...(body.media === undefined ? {} : { media: body.media }),
       ...(body.endpoint === undefined ? {} : { endpoint: body.endpoint }),
       ...(body.requestId === undefined ? {} : { requestId: body.requestId }),
     });

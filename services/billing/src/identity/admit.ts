@@ -1,4 +1,5 @@
 import { costMicroDzd, GatewayError, LIMITS } from '@gateway/contracts';
+import type { ChatMediaUse, MediaKind, MediaUse } from '@gateway/contracts';
 import { modelNotFound } from './catalog.js';
 import { rateLimitError, type RateLimiter, type RateLimitDecision } from './rate-limit.js';
 import type { IdentityStore } from './store.js';
@@ -75,6 +76,12 @@ export interface AdmitRequest {
    * token's model list and the hold. External-provider models drop such parameters with a warning.
    */
   nodeUnsupportedParameter?: string;
+  /**
+   * Chat content beyond text (issue 21): a kind the model does not declare is refused with 400
+   * naming its first part, at the same step; every image adds the model's `imageTokens` to the
+   * input of the worst case.
+   */
+  media?: ChatMediaUse;
 }
 
 export interface Admission {
@@ -140,6 +147,9 @@ export class Admitter<Tx = unknown> {
         if (!servesEndpoint(model, request)) throw modelNotOnEndpoint(model.id);
         const refused = request.nodeUnsupportedParameter;
         if (refused !== undefined && model.provider === 'node') throw unsupportedParameter(refused);
+        const media = request.media;
+        const refusedKind = media?.kinds.find((use) => !modelReads(model, use.kind));
+        if (refusedKind) throw unsupportedContent(model, refusedKind);
         const allowed = principal.token?.models ?? null;
         if (allowed !== null && !allowed.includes(model.id))
           throw modelNotAllowed(model.id, allowed);
@@ -149,7 +159,7 @@ export class Admitter<Tx = unknown> {
         );
         const reservedOutputTokens = perChoice * estimate.choices;
         const worstCaseMicroDzd = costMicroDzd({
-          inputTokens: estimate.inputTokens,
+          inputTokens: estimate.inputTokens + (media?.imageCount ?? 0) * model.imageTokens,
           outputTokens: reservedOutputTokens,
           inputPriceMicroDzdPerM: model.inputPriceMicroDzdPerM,
           outputPriceMicroDzdPerM: model.outputPriceMicroDzdPerM,
@@ -256,6 +266,28 @@ export const unsupportedParameter = (name: string): GatewayError =>
   new GatewayError('invalid_request_body', `Unrecognized request argument supplied: ${name}`, {
     param: name,
   });
+
+/** Whether the model declares a kind of content (remote images need `remoteImages` too). */
+export function modelReads(
+  model: Pick<CatalogModel, 'inputModalities' | 'remoteImages'>,
+  kind: MediaKind,
+): boolean {
+  if (kind === 'remote_image') return model.inputModalities.includes('image') && model.remoteImages;
+  return model.inputModalities.includes(kind);
+}
+
+/** 400 naming the first part of a kind the model does not read, before any hold. */
+export function unsupportedContent(
+  model: Pick<CatalogModel, 'id' | 'inputModalities'>,
+  use: MediaUse,
+): GatewayError {
+  const message =
+    use.kind === 'remote_image'
+      ? `Model '${model.id}' takes images only as data: URLs (data:image/...;base64,...)`
+      : `Model '${model.id}' does not take ${use.kind} input; it reads: ` +
+        model.inputModalities.join(', ');
+  return new GatewayError('invalid_request_body', message, { param: use.param });
+}
 
 export function withRateLimit(error: GatewayError, rateLimit: RateLimitDecision): GatewayError {
   return new GatewayError(error.code, error.message, {

@@ -50,6 +50,9 @@ describe('catalog', () => {
       input_price_dzd_per_m: 150,
       output_price_dzd_per_m: 600.5,
       max_output_tokens: 8192,
+      input_modalities: ['text'],
+      image_tokens: 1445,
+      remote_images: false,
       nodes: [{ url: 'http://127.0.0.1:9000', weight: 2 }, { url: 'https://node-b.internal/v1' }],
       updated_at: got.updatedAt.toISOString(),
     });
@@ -62,7 +65,10 @@ describe('catalog', () => {
 
   it('replaces a model on a second put (PUT semantics: omitted fields take defaults)', async () => {
     const id = 'org/replaced';
-    await catalog().put(id, body({ protocol: 'tgi' }));
+    await catalog().put(
+      id,
+      body({ protocol: 'tgi', input_modalities: ['text', 'image'], remote_images: true }),
+    );
     const replaced = await catalog().put(id, {
       kind: 'embedding',
       provider: 'external',
@@ -78,8 +84,29 @@ describe('catalog', () => {
       inputPriceMicroDzdPerM: 1n,
       outputPriceMicroDzdPerM: 0n,
       nodes: [],
+      inputModalities: ['text'],
+      imageTokens: 1445,
+      remoteImages: false,
     });
     expect(await catalog().get(id)).toEqual(replaced);
+  });
+
+  it('stores what a model reads besides text (issue 21)', async () => {
+    const id = 'org/vision';
+    const put = await catalog().put(
+      id,
+      body({ input_modalities: ['text', 'image', 'file'], image_tokens: 765, remote_images: true }),
+    );
+    expect(put).toMatchObject({
+      inputModalities: ['text', 'image', 'file'],
+      imageTokens: 765,
+      remoteImages: true,
+    });
+    expect(modelToJson(await catalog().get(id))).toMatchObject({
+      input_modalities: ['text', 'image', 'file'],
+      image_tokens: 765,
+      remote_images: true,
+    });
   });
 
   it('lists the catalog by id', async () => {
@@ -117,6 +144,13 @@ describe('catalog', () => {
       [body({ nodes: [{ url: 'http://x', extra: 1 }] }), 'nodes[0].extra'],
       [body({ nodes: 'http://x' }), 'nodes'],
       [body({ upstream_model: '' }), 'upstream_model'],
+      [body({ input_modalities: ['image'] }), 'input_modalities'],
+      [body({ input_modalities: ['text', 'text'] }), 'input_modalities'],
+      [body({ input_modalities: ['text', 'video'] }), 'input_modalities[1]'],
+      [body({ input_modalities: [] }), 'input_modalities'],
+      [body({ image_tokens: 0 }), 'image_tokens'],
+      [body({ image_tokens: 100_001 }), 'image_tokens'],
+      [body({ remote_images: 'yes' }), 'remote_images'],
       [body({ surprise: true }), 'surprise'],
     ];
     for (const [bad, param] of cases) {

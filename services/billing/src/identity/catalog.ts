@@ -1,62 +1,17 @@
-import { Type } from '@sinclair/typebox';
-import type { Static } from '@sinclair/typebox';
 import {
   createBodyValidator,
+  DEFAULT_IMAGE_TOKENS,
   dzdToMicroDzd,
   GatewayError,
   isValidModelId,
   LIMITS,
   microDzdToDzd,
   MODEL_ID_RULE,
-  StringEnum,
+  ModelPutRequestSchema,
 } from '@gateway/contracts';
+import type { ModelPutRequest } from '@gateway/contracts';
 import type { IdentityStore } from './store.js';
-import {
-  MODEL_KINDS,
-  MODEL_PROVIDERS,
-  NODE_PROTOCOLS,
-  type CatalogModel,
-  type ModelNode,
-} from './types.js';
-
-export const MAX_OUTPUT_TOKENS_LIMIT = 1_000_000;
-export const MODEL_NODES_MAX_ITEMS = 64;
-export const NODE_WEIGHT_MAX = 1_000;
-/** DZD per million tokens; keeps the µDZD price within exact JSON rendering. */
-export const PRICE_MAX_DZD_PER_M = 1_000_000_000;
-
-const Price = (description: string) =>
-  Type.Number({ minimum: 0, maximum: PRICE_MAX_DZD_PER_M, description });
-
-/** `PUT /admin/v1/models/{model}` body (decisions §4). */
-export const ModelPutRequestSchema = Type.Object(
-  {
-    kind: StringEnum(MODEL_KINDS),
-    provider: StringEnum(MODEL_PROVIDERS),
-    protocol: Type.Optional(
-      StringEnum(NODE_PROTOCOLS, { description: 'Node API flavour; openai by default.' }),
-    ),
-    upstream_model: Type.String({ minLength: 1, maxLength: LIMITS.modelIdMaxLength }),
-    input_price_dzd_per_m: Price('DZD per million input tokens, at most 6 decimals.'),
-    output_price_dzd_per_m: Price('DZD per million output tokens, at most 6 decimals.'),
-    max_output_tokens: Type.Integer({ minimum: 1, maximum: MAX_OUTPUT_TOKENS_LIMIT }),
-    nodes: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            url: Type.String({ format: 'http-url', maxLength: LIMITS.urlMaxLength }),
-            weight: Type.Optional(Type.Integer({ minimum: 1, maximum: NODE_WEIGHT_MAX })),
-          },
-          { additionalProperties: false },
-        ),
-        { maxItems: MODEL_NODES_MAX_ITEMS },
-      ),
-    ),
-  },
-  { $id: 'ModelPutRequest', additionalProperties: false },
-);
-
-export type ModelPutRequest = Static<typeof ModelPutRequestSchema>;
+import type { CatalogModel, ModelNode } from './types.js';
 
 const validateModelPut = createBodyValidator<ModelPutRequest>(ModelPutRequestSchema);
 
@@ -70,6 +25,9 @@ export interface ModelJson {
   input_price_dzd_per_m: number;
   output_price_dzd_per_m: number;
   max_output_tokens: number;
+  input_modalities: CatalogModel['inputModalities'];
+  image_tokens: number;
+  remote_images: boolean;
   nodes: ModelNode[];
   updated_at: string;
 }
@@ -84,6 +42,9 @@ export function modelToJson(model: CatalogModel): ModelJson {
     input_price_dzd_per_m: microDzdToDzd(model.inputPriceMicroDzdPerM),
     output_price_dzd_per_m: microDzdToDzd(model.outputPriceMicroDzdPerM),
     max_output_tokens: model.maxOutputTokens,
+    input_modalities: model.inputModalities,
+    image_tokens: model.imageTokens,
+    remote_images: model.remoteImages,
     nodes: model.nodes,
     updated_at: model.updatedAt.toISOString(),
   };
@@ -107,7 +68,8 @@ export class Catalog<Tx = unknown> {
 
   /**
    * Creates or replaces a model (PUT semantics: omitted optional fields take their defaults,
-   * `protocol` openai and `nodes` []). `body` is the raw JSON body; 400 `invalid_request_body`
+   * `protocol` openai, `nodes` [], `input_modalities` ["text"], `image_tokens` 1445,
+   * `remote_images` false). `body` is the raw JSON body; 400 `invalid_request_body`
    * when it or the id is not valid.
    */
   async put(id: string, body: unknown): Promise<CatalogModel> {
@@ -124,6 +86,9 @@ export class Catalog<Tx = unknown> {
       inputPriceMicroDzdPerM: price(request.input_price_dzd_per_m, 'input_price_dzd_per_m'),
       outputPriceMicroDzdPerM: price(request.output_price_dzd_per_m, 'output_price_dzd_per_m'),
       maxOutputTokens: request.max_output_tokens,
+      inputModalities: request.input_modalities ?? ['text'],
+      imageTokens: request.image_tokens ?? DEFAULT_IMAGE_TOKENS,
+      remoteImages: request.remote_images ?? false,
       nodes: (request.nodes ?? []).map((node) =>
         node.weight === undefined ? { url: node.url } : { url: node.url, weight: node.weight },
       ),

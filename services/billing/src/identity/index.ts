@@ -110,8 +110,8 @@ export type { AccountJson, AccountPage, AccountPatch, IssuedApiKey } from './acc
 export { Admitter } from './admit.js';
 export type { Admission, AdmitRequest, PlaceHold, PlaceHoldInput, PlacedHold } from './admit.js';
 export { Authenticator, isoSeconds } from './authenticate.js';
-export { Catalog, ModelPutRequestSchema, modelToJson } from './catalog.js';
-export type { ModelJson, ModelPutRequest } from './catalog.js';
+export { Catalog, modelToJson } from './catalog.js';
+export type { ModelJson } from './catalog.js';
 export { DEFAULT_TOKEN_PREFIX } from './jwt.js';
 export { PgAdmission } from './pg-admission.js';
 export type { CredentialAdmitRequest } from './pg-admission.js';

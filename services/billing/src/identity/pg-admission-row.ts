@@ -1,3 +1,4 @@
+import type { InputModality, MediaKind } from '@gateway/contracts';
 import type { Admission } from './admit.js';
 import type { RateLimitDecision } from './rate-limit.js';
 import type { CatalogModel, ModelNode } from './types.js';
@@ -36,6 +37,11 @@ export interface AdmitRow {
   hold_amount_micro_dzd: Int8;
   hold_expires_at: Date | null;
   hold_status: string | null;
+  /** `unsupported_content`: the first kind of content the model does not declare. */
+  refused_media_kind: MediaKind | null;
+  model_input_modalities: InputModality[] | null;
+  model_image_tokens: number | null;
+  model_remote_images: boolean | null;
   /** When the call was made (the clock's time), for the rate-limit numbers. */
   nowMs: number;
 }
@@ -57,6 +63,9 @@ function modelOf(row: AdmitRow): CatalogModel {
     maxOutputTokens: required(row.model_max_output_tokens, 'model_max_output_tokens'),
     // Validated on the way in (catalog.ts); stored as a JSON array.
     nodes: (Array.isArray(row.model_nodes) ? row.model_nodes : []) as ModelNode[],
+    inputModalities: required(row.model_input_modalities, 'model_input_modalities'),
+    imageTokens: required(row.model_image_tokens, 'model_image_tokens'),
+    remoteImages: required(row.model_remote_images, 'model_remote_images'),
     updatedAt: required(row.model_updated_at, 'model_updated_at'),
   };
 }

@@ -199,6 +199,63 @@ describe('admission in one round trip', () => {
     expect(after.admission.hold.amountMicroDzd).toBe(2_000_000n);
   });
 
+  // Issue 21: content beyond text is refused before any hold unless the model declares it.
+  it('refuses content the model does not declare, naming the part, and holds nothing', async () => {
+    const t = await fundedAccount(h);
+    const image = { kind: 'image' as const, param: 'messages[1].content[2]' };
+    const refused = await gatewayErrorOf(
+      admit(t.key, { holdId: 'hold_pg_media', media: { kinds: [image], imageCount: 1 } }),
+    );
+    expect(refused).toMatchObject({
+      code: 'invalid_request_body',
+      param: 'messages[1].content[2]',
+      message: `Model '${MODEL}' does not take image input; it reads: text`,
+    });
+    const audio = { kind: 'audio' as const, param: 'messages[0].content[0]' };
+    expect(
+      await gatewayErrorOf(admit(t.key, { media: { kinds: [audio], imageCount: 0 } })),
+    ).toMatchObject({ param: 'messages[0].content[0]' });
+    expect(await pending(t.accountId)).toBe(0n);
+    const { rows } = await h.sql.query('SELECT 1 FROM holds WHERE id = $1', ['hold_pg_media']);
+    expect(rows).toHaveLength(0);
+  });
+
+  it('holds every image at the model’s per-image ceiling; remote URLs only where allowed', async () => {
+    const t = await fundedAccount(h);
+    const model = 'org/pg-vision';
+    const put = (remote: boolean) =>
+      h.identity.catalog.put(model, {
+        kind: 'chat',
+        provider: 'node',
+        upstream_model: 'x',
+        input_price_dzd_per_m: 1_000,
+        output_price_dzd_per_m: 1_000,
+        max_output_tokens: 10,
+        input_modalities: ['text', 'image'],
+        image_tokens: 500,
+        remote_images: remote,
+      });
+    await put(false);
+    const image = { kind: 'image' as const, param: 'messages[0].content[1]' };
+    const estimate = { inputTokens: 990, maxOutputTokens: 10 };
+    const held = await admit(t.key, { model, estimate, media: { kinds: [image], imageCount: 3 } });
+    // (990 + 3 × 500 + 10) tokens × 1,000 DZD per million = 2.5 DZD.
+    expect(held.admission.hold.amountMicroDzd).toBe(2_500_000n);
+    const remote = { kind: 'remote_image' as const, param: 'messages[0].content[0]' };
+    const refused = await gatewayErrorOf(
+      admit(t.key, { model, media: { kinds: [remote], imageCount: 1 } }),
+    );
+    expect(refused).toMatchObject({
+      code: 'invalid_request_body',
+      param: 'messages[0].content[0]',
+    });
+    expect(refused.message).toMatch(/only as data: URLs/);
+    await put(true);
+    await expect(
+      admit(t.key, { model, media: { kinds: [remote], imageCount: 1 } }),
+    ).resolves.toBeDefined();
+  });
+
   it('never overspends under concurrent admissions on one account (two replicas)', async () => {
     const t = await fundedAccount(h, { creditDzd: 3n }); // six holds of 0.45 DZD fit, not seven
     const token = mint(t, { spending_limit: 2 }); // four fit the token's limit

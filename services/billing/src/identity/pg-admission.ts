@@ -14,6 +14,7 @@ import {
   checkEstimate,
   modelNotAllowed,
   modelNotOnEndpoint,
+  unsupportedContent,
   unsupportedParameter,
   withRateLimit,
   type Admission,
@@ -35,14 +36,15 @@ import { constantTimeEqual, looksLikeApiKey, newScopedTokenId, sha256Hex } from 
 import type { SigningKey, SigningKeyCache } from './signing-keys.js';
 import type { Clock, Principal } from './types.js';
 
-// billing_admit, then the request's context (endpoint, request id, key name) on the hold for its
-// usage record: migration 20270107090000.
+// billing_admit_v2, then the request's context (endpoint, request id, key name) on the hold for
+// its usage record: migrations 20270107090000 and 20270109090000 (chat content).
 const ADMIT = {
-  name: 'billing_admit_with_context_v1',
-  text: `SELECT * FROM billing_admit_with_context($1::text, $2::text, $3::text, $4::text, $5::text,
-           $6::text[], $7::bigint, $8::timestamptz, $9::text, $10::bigint, $11::text, $12::bigint,
-           $13::bigint, $14::integer, $15::boolean, $16::text[], $17::text[], $18::text, $19::text,
-           $20::timestamptz, $21::timestamptz, $22::text, $23::text)`,
+  name: 'billing_admit_with_context_v2',
+  text: `SELECT * FROM billing_admit_with_context_v2($1::text, $2::text, $3::text, $4::text,
+           $5::text, $6::text[], $7::bigint, $8::timestamptz, $9::text, $10::bigint, $11::text,
+           $12::bigint, $13::bigint, $14::integer, $15::boolean, $16::text[], $17::text[],
+           $18::text, $19::text[], $20::integer, $21::text, $22::timestamptz, $23::timestamptz,
+           $24::text, $25::text)`,
 };
 
 /**
@@ -182,6 +184,8 @@ export class PgAdmission {
         request.providers ?? null,
         request.kinds ?? null,
         request.nodeUnsupportedParameter ?? null,
+        request.media?.kinds.map((use) => use.kind) ?? null,
+        request.media?.imageCount ?? 0,
         request.holdId,
         new Date(now.getTime() + this.#holdTtlMs),
         now,
@@ -245,6 +249,8 @@ function refusalAfterCount(row: AdmitRow, request: CredentialAdmitRequest): Gate
       return modelNotOnEndpoint(row.model_id ?? request.model);
     case 'unsupported_parameter':
       return unsupportedParameter(request.nodeUnsupportedParameter ?? '');
+    case 'unsupported_content':
+      return unsupportedContentOf(row, request);
     case 'model_not_allowed':
       return modelNotAllowed(row.model_id ?? request.model, row.token_models ?? []);
     case 'token_revoked':
@@ -271,6 +277,16 @@ function refusalAfterCount(row: AdmitRow, request: CredentialAdmitRequest): Gate
 }
 
 const big = (value: string | null): bigint => BigInt(value ?? 0);
+
+function unsupportedContentOf(row: AdmitRow, request: CredentialAdmitRequest): GatewayError {
+  const use = request.media?.kinds.find((entry) => entry.kind === row.refused_media_kind);
+  if (!use) throw new Error(`billing_admit: refused content ${row.refused_media_kind} not sent`);
+  const model = {
+    id: row.model_id ?? request.model,
+    inputModalities: row.model_input_modalities ?? [],
+  };
+  return unsupportedContent(model, use);
+}
 
 function principalOf(row: AdmitRow, credential: Credential): Principal {
   const base = {

@@ -1,3 +1,4 @@
+import type { InputModality } from '@gateway/contracts';
 import { Prisma } from '../db/client.js';
 import type { PrismaClient } from '../db/client.js';
 import type { IdentityStore } from './store.js';
@@ -47,7 +48,10 @@ type ApiKeyRow = {
 
 type ScopedTokenRow = Omit<ScopedTokenRecord, 'models'> & { models: string[] };
 
-type ModelRow = Omit<CatalogModel, 'nodes'> & { nodes: Prisma.JsonValue };
+type ModelRow = Omit<CatalogModel, 'nodes' | 'inputModalities'> & {
+  nodes: Prisma.JsonValue;
+  inputModalities: string[];
+};
 
 const toAccount = (row: AccountRow): Account => ({
   id: row.id,
@@ -98,6 +102,10 @@ const toModel = (row: ModelRow): CatalogModel => ({
   maxOutputTokens: row.maxOutputTokens,
   // Validated on the way in (catalog.ts); stored as a JSON array.
   nodes: (Array.isArray(row.nodes) ? row.nodes : []) as unknown as ModelNode[],
+  // Checked by the column's constraint on the way in.
+  inputModalities: row.inputModalities as InputModality[],
+  imageTokens: row.imageTokens,
+  remoteImages: row.remoteImages,
   updatedAt: row.updatedAt,
 });
 
@@ -331,6 +339,9 @@ export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
       outputPriceMicroDzdPerM: model.outputPriceMicroDzdPerM,
       maxOutputTokens: model.maxOutputTokens,
       nodes: model.nodes as unknown as Prisma.InputJsonValue,
+      inputModalities: model.inputModalities,
+      imageTokens: model.imageTokens,
+      remoteImages: model.remoteImages,
     };
     const row = await this.#prisma.model.upsert({
       where: { id: model.id },

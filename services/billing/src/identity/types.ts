@@ -1,3 +1,4 @@
+import type { InputModality } from '@gateway/contracts';
 /**
  * Domain types of billing's identity part: accounts, API keys, scoped tokens, the model catalog
  * and rate-limit state. Framework-free: no Express and no Prisma types here (the Prisma store maps
@@ -97,6 +98,12 @@ export interface CatalogModel {
   outputPriceMicroDzdPerM: bigint;
   maxOutputTokens: number;
   nodes: ModelNode[];
+  /** What the model reads besides text (issue 21); always includes `text`. */
+  inputModalities: InputModality[];
+  /** The hold's token ceiling per image part. */
+  imageTokens: number;
+  /** Whether image parts may be remote http(s) URLs, which the model's nodes fetch. */
+  remoteImages: boolean;
   updatedAt: Date;
 }
 

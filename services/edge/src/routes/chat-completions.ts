@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import {
+  chatMediaUse,
   GATEWAY_CHAT_PARAMETERS,
+  NODE_DROPPED_CHAT_PARAMETERS,
   unsupportedNodeChatParameter,
   validateChatCompletion,
 } from '@gateway/contracts';
@@ -42,12 +44,15 @@ export function chatCompletionsRouter(deps: EdgeDeps): Router {
 
 /**
  * The hold is sized for the prompt (real tokenizer, counted without holding the event loop) plus
- * `n` × the output cap. The prompt is everything the model reads: the messages and the JSON text
- * of every other field that reaches it (tools, tool_choice, response_format, ...), so the hold
- * bounds what the node will bill.
+ * `n` × the output cap. The prompt is everything the model reads: the messages (tool calls and
+ * results included) and the JSON text of every other field that reaches it (tools, tool_choice,
+ * response_format, ...), so the hold bounds what the node will bill. Images are not text: billing
+ * adds the model's per-image ceiling for each at admission, where it also refuses content the
+ * model does not declare.
  */
 export async function chatPlan(body: ChatCompletionRequest): Promise<InferencePlan> {
   const refused = unsupportedNodeChatParameter(body);
+  const media = chatMediaUse(body.messages);
   // Spec: `webhook` is silently ignored here; the worker never sees it.
   return {
     endpoint: 'chat.completions',
@@ -63,12 +68,20 @@ export async function chatPlan(body: ChatCompletionRequest): Promise<InferencePl
     request: omit(body, 'webhook'),
     kinds: ['chat', 'completion'],
     ...(refused === undefined ? {} : { nodeUnsupportedParameter: refused }),
+    ...(media.kinds.length === 0 ? {} : { media }),
   };
 }
 
-/** The fields besides `messages` that reach the model (the gateway's own are not sent as is). */
+/**
+ * The fields besides `messages` that reach the model (the gateway's own are not sent as is, and
+ * the cost-free ones nodes do not take reach no model: the external provider drops them too).
+ */
 function modelReadFields(body: ChatCompletionRequest): Record<string, unknown> {
-  const gateway = new Set<string>([...GATEWAY_CHAT_PARAMETERS, 'messages']);
+  const gateway = new Set<string>([
+    ...GATEWAY_CHAT_PARAMETERS,
+    ...NODE_DROPPED_CHAT_PARAMETERS,
+    'messages',
+  ]);
   return Object.fromEntries(Object.entries(body).filter(([name]) => !gateway.has(name)));
 }
 

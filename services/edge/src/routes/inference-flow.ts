@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { Admission } from '@gateway/billing-client';
 import { GatewayError } from '@gateway/contracts';
 import { currentRequestId } from '@gateway/runtime';
-import type { InferenceEndpoint, ModelKind, ModelProvider } from '@gateway/contracts';
+import type { ChatMediaUse, InferenceEndpoint, ModelKind, ModelProvider } from '@gateway/contracts';
 import type { EdgeDeps } from '../deps.js';
 import { noteAuthentication } from '../http/auth.js';
 import { callerOf, logOf, stateOf } from '../http/context.js';
@@ -25,6 +25,8 @@ export interface InferencePlan {
   kinds?: ModelKind[];
   /** Chat: the first parameter outside the default-model table; billing refuses it on nodes. */
   nodeUnsupportedParameter?: string;
+  /** Chat: content beyond text; billing refuses kinds the model does not declare. */
+  media?: ChatMediaUse;
 }
 
 /**
@@ -51,6 +53,7 @@ export async function admit(deps: EdgeDeps, req: Request, res: Response, plan: I
       ...(plan.nodeUnsupportedParameter === undefined
         ? {}
         : { nodeUnsupportedParameter: plan.nodeUnsupportedParameter }),
+      ...(plan.media === undefined ? {} : { media: plan.media }),
       // Kept on the hold for the request's usage record.
       endpoint: plan.endpoint,
       ...(requestId ? { requestId } : {}),

@@ -86,7 +86,28 @@ const CHAT_CASES: Case[] = [
   ['webhook ignored', { webhook: 'https://example.com/hook' }, 'valid'],
   ['unknown fields pass (external allowlist drops them)', { foo: 1 }, 'valid'],
   ['no messages', { messages: [] }, 'messages'],
-  ['role tool', { messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].role'],
+  ['role unknown', { messages: [{ role: 'robot', content: 'x' }] }, 'messages[0].role'],
+  [
+    'tool result without its call id',
+    { messages: [{ role: 'tool', content: 'x' }] },
+    'messages[0].tool_call_id',
+  ],
+  [
+    'a tool round trip',
+    {
+      messages: [
+        { role: 'developer', content: 'd' },
+        { role: 'user', content: [{ type: 'text', text: 'u' }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }],
+        },
+        { role: 'tool', tool_call_id: 'c', content: 'r' },
+      ],
+    },
+    'valid',
+  ],
   ['content not a string', { messages: [{ role: 'user', content: 3 }] }, 'messages[0].content'],
   [
     'roles system/user/assistant',

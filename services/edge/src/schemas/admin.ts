@@ -1,11 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import {
-  DASHBOARD_LIMITS,
-  LIMITS,
-  MODEL_KINDS,
-  OPERATOR_ROLES,
-  StringEnum,
-} from '@gateway/contracts';
+import { DASHBOARD_LIMITS, OPERATOR_ROLES, StringEnum } from '@gateway/contracts';
 
 /*
  * Bodies of the operator API (decisions §4). Edge checks their shape with these schemas (which
@@ -14,8 +8,6 @@ import {
  */
 
 const closed = { additionalProperties: false } as const;
-const Dzd = (description: string) =>
-  Type.Number({ minimum: 0, maximum: 1_000_000_000, description });
 
 export const AccountCreateRequestSchema = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 200 }) },
@@ -58,30 +50,8 @@ export const ScopedTokenRevokeRequestSchema = Type.Object(
   { $id: 'AdminScopedTokenRevokeRequest', ...closed },
 );
 
-export const ModelPutRequestSchema = Type.Object(
-  {
-    kind: StringEnum(MODEL_KINDS),
-    provider: StringEnum(['node', 'external'] as const),
-    protocol: Type.Optional(StringEnum(['openai', 'tgi'] as const)),
-    upstream_model: Type.String({ minLength: 1, maxLength: LIMITS.modelIdMaxLength }),
-    input_price_dzd_per_m: Dzd('DZD per million input tokens, at most 6 decimals.'),
-    output_price_dzd_per_m: Dzd('DZD per million output tokens, at most 6 decimals.'),
-    max_output_tokens: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
-    nodes: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            url: Type.String({ format: 'http-url', maxLength: LIMITS.urlMaxLength }),
-            weight: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000 })),
-          },
-          closed,
-        ),
-        { maxItems: 64 },
-      ),
-    ),
-  },
-  { $id: 'AdminModelPutRequest', ...closed },
-);
+/** `PUT /admin/v1/models/{model}`: defined once, in the contracts (billing checks it too). */
+export { ModelPutRequestSchema } from '@gateway/contracts';
 
 /** `gatewayctl operator-users create`: a dashboard user of the platform team. */
 export const OperatorUserCreateRequestSchema = Type.Object(

@@ -24,6 +24,7 @@ function nodeTarget(ctx: ExecutionContext): ChatTarget {
   for (const name of NODE_FORWARDED_CHAT_PARAMETERS) {
     if (request[name] !== undefined) body[name] = request[name];
   }
+  body.messages = developerAsSystem(request.messages);
   const asked = request.max_completion_tokens ?? request.max_tokens;
   // The catalog's output cap bounds every request; reaching it ends with finish_reason "length".
   body.max_tokens =
@@ -35,6 +36,20 @@ function nodeTarget(ctx: ExecutionContext): ChatTarget {
     body.stream_options = { include_usage: true };
   }
   return { nodes: ctx.model.nodes, path: '/v1/chat/completions', headers: {}, body, warnings: [] };
+}
+
+/**
+ * `developer` is the reference API's newer name for system instructions; the chat templates of
+ * open models (what vLLM and TGI render) know `system` only, and refuse or drop other roles. The
+ * external provider receives the messages as sent.
+ */
+function developerAsSystem(messages: unknown): unknown {
+  if (!Array.isArray(messages)) return messages;
+  return messages.map((message: unknown) =>
+    (message as { role?: unknown } | null)?.role === 'developer'
+      ? { ...(message as object), role: 'system' }
+      : message,
+  );
 }
 
 function externalTarget(ctx: ExecutionContext): ChatTarget {
@@ -113,10 +128,10 @@ async function completeOnce(
   return { usage, warnings, buildData: () => data };
 }
 
+/** Everything generated in a whole answer: content, reasoning, refusals and tool calls. */
 function choiceTexts(choices: unknown[]): string {
   return choices
-    .map((choice) => (choice as { message?: { content?: unknown } }).message?.content)
-    .filter((content): content is string => typeof content === 'string')
+    .map((choice) => generatedText((choice as { message?: Record<string, unknown> }).message))
     .join('');
 }
 
@@ -128,18 +143,21 @@ function toolCallText(call: unknown): string {
   return [fn?.name, fn?.arguments].filter((part) => typeof part === 'string').join('');
 }
 
+/** The generated text of a message or a streamed delta. */
+function generatedText(message: Record<string, unknown> | undefined): string {
+  if (!message) return '';
+  const texts = DELTA_TEXT_FIELDS.map((field) => message[field]).filter(
+    (text): text is string => typeof text === 'string',
+  );
+  const calls = Array.isArray(message.tool_calls) ? message.tool_calls.map(toolCallText) : [];
+  return [...texts, ...calls].join('');
+}
+
 /** Everything generated in one streamed event: content, reasoning, refusals and tool calls. */
 function deltaText(event: StreamEvent): string {
   const choices = Array.isArray(event.choices) ? event.choices : [];
   return choices
-    .map((choice) => {
-      const delta = (choice as { delta?: Record<string, unknown> }).delta ?? {};
-      const texts = DELTA_TEXT_FIELDS.map((field) => delta[field]).filter(
-        (text): text is string => typeof text === 'string',
-      );
-      const calls = Array.isArray(delta.tool_calls) ? delta.tool_calls.map(toolCallText) : [];
-      return [...texts, ...calls].join('');
-    })
+    .map((choice) => generatedText((choice as { delta?: Record<string, unknown> }).delta))
     .join('');
 }
 
