@@ -143,6 +143,42 @@ describe('worker: chat completion jobs on model nodes', () => {
     expect(sent).toEqual({ model: 'stand-in-model', messages, ...allowed, max_tokens: 4096 });
   });
 
+  // Issue 21: open models' chat templates know `system`, not `developer`; the reference API's
+  // cost-free parameters are accepted by edge but mean nothing to a node.
+  it('sends a node developer messages as system, the rest of the history as is, and no cost-free parameters', async () => {
+    await f.putModel('acme/chat', chatModel([f.node.url]));
+    const call = { id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } };
+    const history = [
+      { role: 'developer', content: [{ type: 'text', text: 'Be brief.' }] },
+      { role: 'user', content: 'Weather in Oran?' },
+      { role: 'assistant', content: null, tool_calls: [call] },
+      { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+    ];
+    const jobId = await f.client.publish({
+      accountId: f.account.accountId,
+      holdId: await f.hold('acme/chat'),
+      model: 'acme/chat',
+      modelKind: 'chat',
+      endpoint: 'chat.completions',
+      request: {
+        model: 'acme/chat',
+        messages: history,
+        store: true,
+        metadata: { a: 'b' },
+        prompt_cache_key: 'k',
+        safety_identifier: 's',
+        verbosity: 'low',
+      },
+    });
+    expect((await f.client.waitForEnd(jobId)).end.type).toBe('final');
+    const sent = f.node.requests().at(-1)!.body as Record<string, unknown>;
+    expect(sent).toEqual({
+      model: 'stand-in-model',
+      messages: [{ ...history[0], role: 'system' }, ...history.slice(1)],
+      max_tokens: 4096,
+    });
+  });
+
   it('fails a job whose deadline passed while queued: hold voided, no model call', async () => {
     await f.putModel('acme/chat', chatModel([f.node.url]));
     const holdId = await f.hold('acme/chat');

@@ -80,6 +80,27 @@ describe('OpenAPI document', () => {
     expect(validate(base)).toBe(true);
     expect(validate({ ...base, temperature: 2.5 })).toBe(false);
     expect(validate({ ...base, stop: ['a', 'b', 'c', 'd', 'e'] })).toBe(false);
+    // Issue 21: the full message schema, tool round trips included.
+    const call = { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } };
+    const roundTrip = [
+      { role: 'developer', content: [{ type: 'text', text: 'be brief' }] },
+      { role: 'user', content: 'x' },
+      { role: 'assistant', content: null, tool_calls: [call] },
+      { role: 'tool', tool_call_id: 'c1', content: 'r' },
+    ];
+    expect(validate({ ...base, messages: roundTrip })).toBe(true);
+    expect(validate({ ...base, messages: [{ role: 'tool', content: 'r' }] })).toBe(false);
+  });
+
+  it('documents every chat role and content part', () => {
+    const chat = doc.components.schemas.ChatCompletionRequest as {
+      properties: { messages: { items: { oneOf: { properties: Record<string, unknown> }[] } } };
+    };
+    const branches = chat.properties.messages.items.oneOf;
+    const roles = branches.map((branch) => (branch.properties.role as { const: string }).const);
+    expect(roles).toEqual(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
+    expect(JSON.stringify(branches)).toContain('"image_url"');
+    expect(JSON.stringify(branches)).toContain('"tool_call_id"');
   });
 
   it('resolves every $ref and gives every operation an error response in the one shape', () => {

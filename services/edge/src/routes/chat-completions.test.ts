@@ -149,6 +149,19 @@ describe('JSON', () => {
       .set(bearer(tenant.key))
       .send({ model: 'acme/chat', messages, seed: 1, top_logprobs: 2, logprobs: true, user: 'u' });
     expect(accepted.status).toBe(200);
+    // Issue 21: the reference API's cost-free parameters (the worker does not forward them).
+    const costFree = {
+      store: true,
+      metadata: { team: 'a' },
+      prompt_cache_key: 'k',
+      safety_identifier: 's',
+      verbosity: 'low',
+    };
+    const alsoAccepted = await edge.api
+      .post('/v1/chat/completions')
+      .set(bearer(tenant.key))
+      .send({ model: 'acme/chat', messages, ...costFree });
+    expect(alsoAccepted.status).toBe(200);
   });
 
   it('passes unknown parameters on to external-provider models (dropped there with a warning)', async () => {
