@@ -151,6 +151,12 @@ describe('dashboard pages, owners', () => {
   });
 });
 
+/** The chat model as the operator API (`GET /admin/v1/models`) answers it. */
+async function catalogModel(): Promise<Record<string, unknown> | undefined> {
+  const { models } = await adminCall<{ models: { id: string }[] }>('GET', '/models');
+  return models.find((entry) => entry.id === CHAT_MODEL);
+}
+
 describe('dashboard pages, operators', () => {
   it('an operator sees and edits the catalog, the ledger check and account controls', async () => {
     const { accountId, key } = await ownerWithKey('controlled-owner');
@@ -171,11 +177,43 @@ describe('dashboard pages, operators', () => {
     await waitFor(healthy, 15_000, 'node health badge');
     await expect(model.textContent()).resolves.toMatch(/observed \d+ s ago/);
     await screenshots(page, 'operator-catalog');
+    await expect(model.getByTestId('model-modalities').textContent()).resolves.toBe('text');
+
+    // Images on: the operator API answers the model with them, the defaults for the rest.
+    const dialog = page.getByRole('dialog');
     await model.getByRole('button', { name: 'Edit' }).click();
-    await page.getByLabel('Input price (DZD per million tokens)').fill('1200.5');
-    await page.getByRole('button', { name: 'Save model' }).click();
+    await dialog.getByRole('checkbox', { name: 'Image', exact: true }).check();
+    await screenshots(page, 'operator-catalog-edit');
+    await dialog.getByRole('button', { name: 'Save model' }).click();
     await page.getByText(`${CHAT_MODEL} saved.`).waitFor();
-    await expect(model.textContent()).resolves.toMatch(/DZD\s1,200\.50/);
+    await dialog.waitFor({ state: 'detached' });
+    await expect(model.getByTestId('model-modalities').textContent()).resolves.toBe('textimage');
+    await screenshots(page, 'operator-catalog-media');
+    await expect(catalogModel()).resolves.toMatchObject({
+      input_modalities: ['text', 'image'],
+      image_tokens: 1445,
+      remote_images: false,
+    });
+
+    // A price edit afterwards keeps them (PUT replaces the model: the page sends them back).
+    await model.getByRole('button', { name: 'Edit' }).click();
+    await expect(
+      dialog.getByRole('checkbox', { name: 'Image', exact: true }).isChecked(),
+    ).resolves.toBe(true);
+    await dialog.getByLabel('Input price (DZD per million tokens)').fill('1200.5');
+    await dialog.getByRole('button', { name: 'Save model' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await waitFor(
+      async () => /DZD\s1,200\.50/.test((await model.textContent()) ?? '') || undefined,
+      10_000,
+      'the new price',
+    );
+    await expect(catalogModel()).resolves.toMatchObject({
+      input_price_dzd_per_m: 1200.5,
+      input_modalities: ['text', 'image'],
+      image_tokens: 1445,
+      remote_images: false,
+    });
 
     await open(page, 'Ledger');
     await page.getByText('All invariants hold').waitFor();

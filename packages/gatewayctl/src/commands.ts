@@ -136,13 +136,20 @@ export const COMMANDS: Record<string, Command> = {
     usage: 'models list',
     async run(ctx) {
       const { body } = await ctx.client.request('GET', '/models');
-      const models = (body as { models: Json[] }).models;
+      // Modalities as `text,image` (a gateway without the field shows `-`).
+      const models = (body as { models: Json[] }).models.map((model) => ({
+        ...model,
+        input_modalities: Array.isArray(model.input_modalities)
+          ? model.input_modalities.join(',')
+          : undefined,
+      }));
       show(ctx.out, body, () =>
         table(models, [
           'id',
           'kind',
           'provider',
           'protocol',
+          'input_modalities',
           'input_price_dzd_per_m',
           'output_price_dzd_per_m',
           'max_output_tokens',
@@ -151,7 +158,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'models put': {
-    usage: "models put --file models.yaml | models put <model> --json-body '{...}'",
+    usage: "models put --file models.yaml | models put <model> --json-body '{...}'  (fields below)",
     async run(ctx) {
       const file = option(ctx, 'file');
       const specs = file

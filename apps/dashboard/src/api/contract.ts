@@ -81,6 +81,23 @@ export interface CatalogNode {
   last_error_kind?: string | null;
 }
 
+/*
+ * The catalog's media fields, as `packages/contracts/src/catalog-api.ts` defines them (not
+ * imported: that module pulls in node-only code through the envelopes).
+ */
+
+/** The content parts a model accepts in chat messages (`input_modalities`); `text` always. */
+export const INPUT_MODALITIES = ['text', 'image', 'audio', 'file'] as const;
+export type InputModality = (typeof INPUT_MODALITIES)[number];
+
+/** What `PUT /admin/v1/models/{id}` takes when a media field is omitted. */
+export const MODEL_MEDIA_DEFAULTS = {
+  input_modalities: ['text'] as InputModality[],
+  image_tokens: 1445,
+  remote_images: false,
+};
+export const IMAGE_TOKENS_MAX = 100_000;
+
 /** A catalog model as the operator API answers it (prices in DZD per million tokens). */
 export interface CatalogModel {
   id: string;
@@ -92,5 +109,11 @@ export interface CatalogModel {
   max_output_tokens: number;
   protocol?: string;
   nodes?: CatalogNode[];
+  /** Absent from a server older than the media fields (then: the defaults). */
+  input_modalities?: InputModality[];
+  /** The per-image token ceiling the hold counts for each image part (1–100 000). */
+  image_tokens?: number;
+  /** Image parts may reference http(s) URLs (forwarded as sent); else `data:` URLs only. */
+  remote_images?: boolean;
   [field: string]: unknown;
 }

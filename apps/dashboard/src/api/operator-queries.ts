@@ -32,6 +32,10 @@ function modelPutBody(model: CatalogModel, change: Partial<CatalogModel>) {
     input_price_dzd_per_m: next.input_price_dzd_per_m,
     output_price_dzd_per_m: next.output_price_dzd_per_m,
     max_output_tokens: next.max_output_tokens,
+    // PUT replaces the model: a field left out is reset to its default, so send what we have.
+    ...(Array.isArray(next.input_modalities) ? { input_modalities: next.input_modalities } : {}),
+    ...(typeof next.image_tokens === 'number' ? { image_tokens: next.image_tokens } : {}),
+    ...(typeof next.remote_images === 'boolean' ? { remote_images: next.remote_images } : {}),
     ...(next.nodes === undefined
       ? {}
       : {

@@ -5,6 +5,7 @@ import type { CatalogModel, CatalogNode } from '../api/contract';
 import { useModels, useSaveModel } from '../api/operator-queries';
 import { canEdit, useSession } from '../api/session';
 import { ListTable } from '../components/ListTable';
+import { MediaFields, ModalityBadges, useMediaForm } from '../components/ModelMedia';
 import { PageTitle } from '../components/PageTitle';
 import { EmptyState, ErrorAlert, QueryState } from '../components/QueryState';
 import { formatCount, formatDzd } from '../format';
@@ -17,7 +18,8 @@ function EditModel({ model, onDone }: { model: CatalogModel; onDone: () => void 
   const [input, setInput] = useState(String(model.input_price_dzd_per_m));
   const [output, setOutput] = useState(String(model.output_price_dzd_per_m));
   const [maxTokens, setMaxTokens] = useState(String(model.max_output_tokens));
-  const valid = PRICE.test(input) && PRICE.test(output) && TOKENS.test(maxTokens);
+  const media = useMediaForm(model);
+  const valid = PRICE.test(input) && PRICE.test(output) && TOKENS.test(maxTokens) && media.valid;
   const submit = (event: FormEvent) => {
     event.preventDefault();
     if (!valid) return;
@@ -25,6 +27,7 @@ function EditModel({ model, onDone }: { model: CatalogModel; onDone: () => void 
       input_price_dzd_per_m: Number(input),
       output_price_dzd_per_m: Number(output),
       max_output_tokens: Number(maxTokens),
+      ...media.change,
     };
     save.mutate(
       { model, change },
@@ -61,8 +64,9 @@ function EditModel({ model, onDone }: { model: CatalogModel; onDone: () => void 
           error={TOKENS.test(maxTokens) ? null : 'A whole number from 1'}
           onChange={(event) => setMaxTokens(event.currentTarget.value.trim())}
         />
+        <MediaFields form={media} />
         <Text size="xs" c="dimmed">
-          New prices apply to requests admitted from now on.
+          New prices and inputs apply to requests admitted from now on.
         </Text>
         <ErrorAlert error={save.error} />
         <Button type="submit" loading={save.isPending} disabled={!valid}>
@@ -83,7 +87,7 @@ function NodeLine({ node }: { node: CatalogNode }) {
   const health = node.health ?? 'unknown';
   return (
     <Group gap={6} wrap="nowrap" data-testid={`node-${node.url}`}>
-      <Badge size="xs" variant="light" color={HEALTH_COLORS[health]}>
+      <Badge size="xs" variant="light" color={HEALTH_COLORS[health]} style={{ flexShrink: 0 }}>
         {health}
       </Badge>
       <Text fz="xs" style={{ wordBreak: 'break-all' }}>
@@ -114,15 +118,15 @@ export function CatalogPage() {
   const models = useModels();
   const canWrite = canEdit(useSession().data);
   const [editing, setEditing] = useState<CatalogModel | null>(null);
-  const headers = ['Model', 'Kind', 'Input / M', 'Output / M', 'Max output', 'Nodes'];
+  const headers = ['Model', 'Kind', 'Inputs', 'Input / M', 'Output / M', 'Max output', 'Nodes'];
   return (
     <>
       <PageTitle
         title="Catalog"
         description={
           canWrite
-            ? 'Models, their prices (DZD per million tokens) and nodes.'
-            : 'Models, their prices and nodes. Your role reads only.'
+            ? 'Models, the inputs they accept, their prices (DZD per million tokens) and nodes.'
+            : 'Models, their inputs, prices and nodes. Your role reads only.'
         }
       />
       <Paper withBorder radius="md">
@@ -133,12 +137,15 @@ export function CatalogPage() {
                 Add models with gatewayctl or the operator API.
               </EmptyState>
             ) : (
-              <ListTable headers={canWrite ? [...headers, ''] : headers} minWidthPx={860}>
+              <ListTable headers={canWrite ? [...headers, ''] : headers} minWidthPx={980}>
                 {data.map((model) => (
                   <Table.Tr key={model.id} data-testid={`model-${model.id}`}>
                     <Table.Td fw={600}>{model.id}</Table.Td>
                     <Table.Td>
                       <Badge variant="light">{model.kind}</Badge>
+                    </Table.Td>
+                    <Table.Td>
+                      <ModalityBadges model={model} />
                     </Table.Td>
                     <Table.Td>{formatDzd(model.input_price_dzd_per_m)}</Table.Td>
                     <Table.Td>{formatDzd(model.output_price_dzd_per_m)}</Table.Td>
