@@ -21,6 +21,7 @@ const WORDS = [
 
 const SENTENCE_WORDS_MIN = 4;
 const SENTENCE_WORDS_MAX = 10;
+const SHORT_SENTENCE_WORDS = 6;
 
 export interface AnswerLength {
   /** Natural answer length range in tokens; the hash of the seed picks a value inside it. */
@@ -45,15 +46,21 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-function pick(random: () => number): string {
+/** One vocabulary word (a single o200k token), chosen by random. */
+export function pickWord(random: () => number): string {
   return WORDS[Math.floor(random() * WORDS.length)] ?? 'the';
 }
 
 function sentence(random: () => number, wordCount: number): string {
-  const words = Array.from({ length: wordCount }, () => pick(random));
+  const words = Array.from({ length: wordCount }, () => pickWord(random));
   const first = words[0] ?? 'the';
   words[0] = first.charAt(0).toUpperCase() + first.slice(1);
   return `${words.join(' ')}.`;
+}
+
+/** A six-word sentence chosen by the seed text (a closing remark, not a whole answer). */
+export function shortSentence(seedText: string): string {
+  return sentence(seededRandom(hash32(seedText)), SHORT_SENTENCE_WORDS);
 }
 
 /** The full, uncut answer for a seed text. Its token count lies near the chosen length. */

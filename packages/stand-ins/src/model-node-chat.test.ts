@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { countChatPromptTokens, countTextTokens, splitIntoTokens } from '@gateway/tokenizer';
+import { countTextTokens, splitIntoTokens } from '@gateway/tokenizer';
 import { standInAnswer } from './answer.js';
+import { textPromptTokens } from './chat-stream.suite.js';
 import { postJson, postStream, type Json } from './http-client.suite.js';
 import { createStandInModelNode, type StandInModelNode } from './model-node.js';
 
@@ -30,9 +31,9 @@ describe('stand-in model node: chat completions', () => {
       model: 'm',
       choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
       usage: {
-        prompt_tokens: countChatPromptTokens(messages),
+        prompt_tokens: textPromptTokens(messages),
         completion_tokens: countTextTokens(content),
-        total_tokens: countChatPromptTokens(messages) + countTextTokens(content),
+        total_tokens: textPromptTokens(messages) + countTextTokens(content),
       },
     });
     expect(first.body.id).toMatch(/^chatcmpl-standin-/);
@@ -49,7 +50,7 @@ describe('stand-in model node: chat completions', () => {
     const full = standInAnswer('Tell me about rivers.');
     expect(head + rest.body.choices[0].message.content).toBe(full);
     expect(rest.body.usage.completion_tokens).toBe(splitIntoTokens(full).length - 5);
-    expect(rest.body.usage.prompt_tokens).toBe(countChatPromptTokens(more));
+    expect(rest.body.usage.prompt_tokens).toBe(textPromptTokens(more));
   });
 
   it('cuts at a stop sequence (not included) with finish reason stop', async () => {
@@ -87,7 +88,7 @@ describe('stand-in model node: chat completions', () => {
     expect(chunks.at(-1)).toMatchObject({
       choices: [],
       usage: {
-        prompt_tokens: countChatPromptTokens(messages),
+        prompt_tokens: textPromptTokens(messages),
         completion_tokens: countTextTokens(text),
       },
     });

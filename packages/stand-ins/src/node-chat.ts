@@ -1,88 +1,86 @@
 import type { Request, Response } from 'express';
 import { Router } from 'express';
-import { countChatPromptTokens, countTextTokens } from '@gateway/tokenizer';
-import { choiceAnswer, readConversation, type ChatMessage, type Conversation } from './answer.js';
+import { countTextTokens } from '@gateway/tokenizer';
+import { choiceAnswer, type Conversation } from './answer.js';
+import { validateChatMessages } from './chat-messages.js';
+import { readChatOptions } from './chat-options.js';
+import {
+  chatFinishReason,
+  chatReply,
+  planReply,
+  readChatTurn,
+  type ChatReply,
+} from './chat-reply.js';
 import { badRequest } from './errors.js';
 import { MAX_CHOICES } from './limits.js';
 import { generationParams, respondWithPlans, type ChoiceShape } from './node-generation.js';
 import type { StandInNodeSettings } from './node-settings.js';
 import { planGeneration, type Plan } from './plan.js';
+import { chatPromptTokens } from './prompt-tokens.js';
 import { requireObject, requireString } from './validate.js';
 
 /* POST /v1/chat/completions and POST /v1/completions of the stand-in model node (vLLM-like). */
 
-const CHAT_SHAPE: ChoiceShape = {
+const CHAT_OBJECTS = {
   object: 'chat.completion',
   chunkObject: 'chat.completion.chunk',
   idPrefix: 'chatcmpl-standin-',
-  opening: (index) => ({
-    index,
-    delta: { role: 'assistant', content: '' },
-    logprobs: null,
-    finish_reason: null,
-  }),
-  delta: (index, content) => ({ index, delta: { content }, logprobs: null, finish_reason: null }),
-  closing: (index, reason) => ({ index, delta: {}, logprobs: null, finish_reason: reason }),
-  whole: (index, content, reason) => ({
-    index,
-    message: { role: 'assistant', content },
-    logprobs: null,
-    finish_reason: reason,
-  }),
 };
 
-/**
- * A chat answer given as a call of the function `tool_choice` names (vLLM's named function
- * calling): the answer's tokens stream as the call's arguments, after a delta naming the function.
- */
-function toolCallShape(name: string): ChoiceShape {
-  // The first delta of a call carries its id and type; the following ones only arguments.
-  const call = (index: number, fn: Record<string, string>, first = false) => ({
-    index: 0,
-    ...(first ? { id: `call_standin_${index}`, type: 'function' } : {}),
-    function: fn,
-  });
+type ToolCallReply = Extract<ChatReply, { kind: 'tool_call' }>;
+
+const choiceDelta = (index: number, delta: object) => ({
+  index,
+  delta,
+  logprobs: null,
+  finish_reason: null,
+});
+
+/** A call's first delta names it (id, type, name); later ones carry pieces of its arguments. */
+function callOpening(call: ToolCallReply) {
+  const fn = { name: call.name, arguments: '' };
   return {
-    ...CHAT_SHAPE,
-    opening: (index) => ({
-      index,
-      delta: { role: 'assistant', tool_calls: [call(index, { name, arguments: '' }, true)] },
-      logprobs: null,
-      finish_reason: null,
-    }),
-    delta: (index, piece) => ({
-      index,
-      delta: { tool_calls: [call(index, { arguments: piece })] },
-      logprobs: null,
-      finish_reason: null,
-    }),
-    whole: (index, text, reason) => ({
-      index,
-      message: {
-        role: 'assistant',
-        content: null,
-        tool_calls: [call(index, { name, arguments: text }, true)],
-      },
-      logprobs: null,
-      finish_reason: reason,
-    }),
+    role: 'assistant',
+    tool_calls: [{ index: 0, id: call.id, type: 'function', function: fn }],
   };
 }
 
-/** The function a request forces with `tool_choice: {type: "function", function: {name}}`. */
-function forcedFunction(body: Record<string, unknown>): string | undefined {
-  const choice = body.tool_choice as { function?: { name?: unknown } } | undefined;
-  const name = choice?.function?.name;
-  return typeof name === 'string' && name.length > 0 ? name : undefined;
+function callMessage(call: ToolCallReply, args: string) {
+  const fn = { name: call.name, arguments: args };
+  return {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: call.id, type: 'function', function: fn }],
+  };
 }
 
-/** Fields a real chat template renders into the prompt besides the messages (billed as input). */
-const RENDERED_FIELDS = ['tools', 'tool_choice', 'response_format', 'functions'] as const;
-
-function renderedFieldTokens(body: Record<string, unknown>): number {
-  return RENDERED_FIELDS.filter((name) => body[name] !== undefined)
-    .map((name) => countTextTokens(JSON.stringify(body[name])))
-    .reduce((sum, tokens) => sum + tokens, 0);
+/** Chat choices as vLLM writes them: content, or one tool call whose arguments stream. */
+function chatShape(replies: readonly ChatReply[]): ChoiceShape {
+  const callOf = (index: number) => {
+    const reply = replies[index];
+    return reply?.kind === 'tool_call' ? reply : undefined;
+  };
+  return {
+    ...CHAT_OBJECTS,
+    opening: (index) => {
+      const call = callOf(index);
+      return choiceDelta(index, call ? callOpening(call) : { role: 'assistant', content: '' });
+    },
+    delta: (index, piece) =>
+      choiceDelta(
+        index,
+        callOf(index)
+          ? { tool_calls: [{ index: 0, function: { arguments: piece } }] }
+          : { content: piece },
+      ),
+    closing: (index, reason) => ({ index, delta: {}, logprobs: null, finish_reason: reason }),
+    whole: (index, text, reason) => {
+      const call = callOf(index);
+      const message = call ? callMessage(call, text) : { role: 'assistant', content: text };
+      return { index, message, logprobs: null, finish_reason: reason };
+    },
+    finishReason: (index, reason) => chatFinishReason(replies[index], reason),
+  };
 }
 
 const TEXT_SHAPE: ChoiceShape = {
@@ -95,32 +93,10 @@ const TEXT_SHAPE: ChoiceShape = {
   whole: (index, text, reason) => ({ index, text, logprobs: null, finish_reason: reason }),
 };
 
-const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 const MAX_PROMPT_CHARS = 4 * 1024 * 1024;
 const LEGACY_COMPLETIONS_MAX_TOKENS = 16;
 
-export function chatMessages(value: unknown): ChatMessage[] {
-  if (!Array.isArray(value) || value.length === 0) {
-    throw badRequest(
-      "Invalid 'messages': expected a non-empty array.",
-      'messages',
-      'invalid_value',
-    );
-  }
-  value.forEach((message: unknown, index) => {
-    const role = (message as { role?: unknown } | null)?.role;
-    if (typeof role !== 'string' || !ROLES.has(role)) {
-      throw badRequest(
-        `Invalid 'messages[${index}].role'.`,
-        `messages[${index}].role`,
-        'invalid_value',
-      );
-    }
-  });
-  return value as ChatMessage[];
-}
-
-export function plansFor(
+function plansFor(
   conversation: Conversation,
   n: number,
   maxTokens: number,
@@ -139,20 +115,14 @@ export function plansFor(
 
 async function chat(settings: () => StandInNodeSettings, req: Request, res: Response) {
   const body = requireObject(req.body);
-  const messages = chatMessages(body.messages);
-  const promptTokens = countChatPromptTokens(messages) + renderedFieldTokens(body);
+  const messages = validateChatMessages(body.messages);
+  const turn = readChatTurn(messages, readChatOptions(body));
+  const promptTokens = chatPromptTokens(messages, body);
   const current = settings();
   const params = generationParams(body, promptTokens, current);
-  const plans = plansFor(
-    readConversation(messages),
-    params.n,
-    params.maxTokens,
-    params.stop,
-    current,
-  );
-  const forced = forcedFunction(body);
-  const shape = forced === undefined ? CHAT_SHAPE : toolCallShape(forced);
-  await respondWithPlans(res, settings, shape, params, promptTokens, plans);
+  const replies = Array.from({ length: params.n }, (_, i) => chatReply(turn, i, current));
+  const plans = replies.map((reply) => planReply(reply, params.maxTokens, params.stop));
+  await respondWithPlans(res, settings, chatShape(replies), params, promptTokens, plans);
 }
 
 async function completion(settings: () => StandInNodeSettings, req: Request, res: Response) {

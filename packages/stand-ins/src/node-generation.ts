@@ -4,7 +4,13 @@ import { StandInHttpError, badRequest } from './errors.js';
 import { MAX_CHOICES, MAX_GENERATED_TOKENS, MAX_STOP_SEQUENCES } from './limits.js';
 import type { StandInNodeSettings } from './node-settings.js';
 import { runSteps } from './pacing.js';
-import { longestPlan, openAiFinishReason, totalGenerated, type Plan } from './plan.js';
+import {
+  longestPlan,
+  openAiFinishReason,
+  totalGenerated,
+  type FinishReason,
+  type Plan,
+} from './plan.js';
 import { endSse, nowS, openSse, writeEvent } from './sse.js';
 import { exchangeOf } from './traffic.js';
 import {
@@ -30,6 +36,8 @@ export interface ChoiceShape {
   delta(index: number, piece: string): unknown;
   closing(index: number, finishReason: string): unknown;
   whole(index: number, text: string, finishReason: string): unknown;
+  /** The finish_reason a choice reports (default: OpenAI's `stop` / `length`). */
+  finishReason?(index: number, reason: FinishReason): string;
 }
 
 export interface GenerationParams {
@@ -120,12 +128,13 @@ export async function respondWithPlans(
   const exchange = exchangeOf(res);
   const head = { id: `${shape.idPrefix}${randomUUID()}`, created: nowS(), model: params.model };
   const usage = usageOf(promptTokens, totalGenerated(plans));
-  const finish = (plan: Plan) => openAiFinishReason(plan.finishReason);
+  const finish = (plan: Plan, index: number) =>
+    shape.finishReason?.(index, plan.finishReason) ?? openAiFinishReason(plan.finishReason);
   if (!params.stream) {
     const steps = longestPlan(plans);
     if (!(await runSteps(exchange, settings, steps, (step) => piecesAt(plans, step)))) return;
     exchange.tokensSent = exchange.tokensGenerated;
-    const choices = plans.map((plan, i) => shape.whole(i, plan.pieces.join(''), finish(plan)));
+    const choices = plans.map((plan, i) => shape.whole(i, plan.pieces.join(''), finish(plan, i)));
     res.json({ ...head, object: shape.object, choices, usage });
     return;
   }
@@ -148,7 +157,7 @@ export async function respondWithPlans(
     return sent;
   });
   if (!completed) return;
-  plans.forEach((plan, i) => chunk([shape.closing(i, finish(plan))]));
+  plans.forEach((plan, i) => chunk([shape.closing(i, finish(plan, i))]));
   // The usage chunk of `stream_options.include_usage`: no choices, real counts.
   if (params.includeUsage)
     writeEvent(res, { ...head, object: shape.chunkObject, choices: [], usage });

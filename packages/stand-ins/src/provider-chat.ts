@@ -1,10 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { countChatPromptTokens, countTextTokens } from '@gateway/tokenizer';
-import { choiceAnswer, readConversation, type AnswerLength, type Conversation } from './answer.js';
+import type { AnswerLength } from './answer.js';
+import {
+  chatFinishReason,
+  chatReply,
+  planReply,
+  readChatTurn,
+  type ChatReply,
+  type ChatTurn,
+} from './chat-reply.js';
 import { MAX_GENERATED_TOKENS } from './limits.js';
 import { runSteps, type Pacing } from './pacing.js';
-import { openAiFinishReason, planGeneration } from './plan.js';
+import type { FinishReason } from './plan.js';
 import {
   REASONING_TOKENS_BY_EFFORT,
   validateProviderRequest,
@@ -17,35 +24,38 @@ import { exchangeOf } from './traffic.js';
 /*
  * POST /v1/chat/completions of the stand-in reasoning-model provider. Each choice first spends
  * reasoning tokens (invisible, but counted and timed against max_completion_tokens), then
- * answers, calls the forced tool, or, when reasoning ate the budget, returns '' with `length`.
+ * answers or calls a tool as the node does (chat-reply.ts), or, when reasoning ate the budget,
+ * returns '' with `length`.
  */
 
 export interface ProviderBehaviour extends Pacing, AnswerLength {
   models: readonly StandInProviderModel[];
 }
 
-interface ToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
-
 interface Choice {
   reasoningTokens: number;
+  /** Content tokens, or the pieces of the call's arguments. */
   pieces: string[];
-  toolCall: ToolCall | null;
+  toolCall: { id: string; name: string } | null;
   /** Visible tokens generated after reasoning. */
   outputTokens: number;
   finishReason: string;
 }
 
-function exhausted(reasoningTokens: number, outputTokens: number): Choice {
-  return { reasoningTokens, pieces: [], toolCall: null, outputTokens, finishReason: 'length' };
+function exhausted(reasoningTokens: number): Choice {
+  return { reasoningTokens, pieces: [], toolCall: null, outputTokens: 0, finishReason: 'length' };
+}
+
+/** OpenAI ends a call that tool_choice named with `stop`, one the model chose with `tool_calls`. */
+function finishReasonOf(turn: ChatTurn, reply: ChatReply, reason: FinishReason): string {
+  const named = typeof turn.toolChoice === 'object';
+  if (reply.kind === 'tool_call' && named && reason === 'stop') return 'stop';
+  return chatFinishReason(reply, reason);
 }
 
 function planChoice(
   request: ProviderRequest,
-  conversation: Conversation,
+  turn: ChatTurn,
   index: number,
   length: AnswerLength,
 ): Choice {
@@ -55,37 +65,15 @@ function planChoice(
   );
   const reasoningTokens = Math.min(REASONING_TOKENS_BY_EFFORT[request.effort], budget);
   const left = budget - reasoningTokens;
-  if (left === 0) return exhausted(reasoningTokens, 0);
-  if (request.forcedTool !== null) {
-    const { name, named } = request.forcedTool;
-    const toolTokens = countTextTokens(name) + countTextTokens('{}');
-    if (toolTokens > left) return exhausted(reasoningTokens, left);
-    const toolCall: ToolCall = {
-      id: `call_standin_${randomUUID().replaceAll('-', '')}`,
-      type: 'function',
-      function: { name, arguments: '{}' },
-    };
-    // A tool named by tool_choice finishes with `stop`; one the model was required to pick, `tool_calls`.
-    return {
-      reasoningTokens,
-      pieces: [],
-      toolCall,
-      outputTokens: toolTokens,
-      finishReason: named ? 'stop' : 'tool_calls',
-    };
-  }
-  const plan = planGeneration({
-    ...choiceAnswer(conversation, index, length),
-    maxTokens: left,
-    stop: [],
-    keepStop: false,
-  });
+  if (left === 0) return exhausted(reasoningTokens);
+  const reply = chatReply(turn, index, length);
+  const plan = planReply(reply, left, []);
   return {
     reasoningTokens,
     pieces: plan.pieces,
-    toolCall: null,
+    toolCall: reply.kind === 'tool_call' ? { id: reply.id, name: reply.name } : null,
     outputTokens: plan.generatedTokens,
-    finishReason: openAiFinishReason(plan.finishReason),
+    finishReason: finishReasonOf(turn, reply, plan.finishReason),
   };
 }
 
@@ -107,11 +95,14 @@ function usageOf(promptTokens: number, choices: readonly Choice[]) {
 }
 
 function message(choice: Choice) {
-  if (choice.toolCall !== null) {
+  const call = choice.toolCall;
+  if (call !== null) {
+    const fn = { name: call.name, arguments: choice.pieces.join('') };
+    const toolCalls = [{ id: call.id, type: 'function', function: fn }];
     return {
       role: 'assistant',
       content: null,
-      tool_calls: [choice.toolCall],
+      tool_calls: toolCalls,
       refusal: null,
       annotations: [],
     };
@@ -119,22 +110,22 @@ function message(choice: Choice) {
   return { role: 'assistant', content: choice.pieces.join(''), refusal: null, annotations: [] };
 }
 
-/** Visible steps of a choice: one per content token, one for a whole tool call. */
+/** Visible steps of a choice: one per content or argument token; a call takes at least one. */
 function visibleSteps(choice: Choice): number {
-  return choice.toolCall !== null ? 1 : choice.pieces.length;
+  return choice.toolCall !== null ? Math.max(1, choice.pieces.length) : choice.pieces.length;
 }
 
-/** Stream deltas of a choice at one visible step: a content token, or the whole tool call. */
+/** Stream deltas of a choice at one visible step; a call's first one names it, like OpenAI's. */
 function deltasAt(choice: Choice, visibleStep: number): object[] {
-  const call = choice.toolCall;
-  if (call !== null) {
-    if (visibleStep !== 0) return [];
-    const opening = { index: 0, ...call, function: { name: call.function.name, arguments: '' } };
-    const args = { index: 0, function: { arguments: call.function.arguments } };
-    return [{ tool_calls: [opening] }, { tool_calls: [args] }];
-  }
   const piece = choice.pieces[visibleStep];
-  return piece === undefined ? [] : [{ content: piece }];
+  const call = choice.toolCall;
+  if (call === null) return piece === undefined ? [] : [{ content: piece }];
+  const args =
+    piece === undefined ? [] : [{ tool_calls: [{ index: 0, function: { arguments: piece } }] }];
+  if (visibleStep !== 0) return args;
+  const fn = { name: call.name, arguments: '' };
+  const opening = { index: 0, id: call.id, type: 'function', function: fn };
+  return [{ role: 'assistant', content: null, tool_calls: [opening], refusal: null }, ...args];
 }
 
 interface Answer {
@@ -148,16 +139,16 @@ interface Answer {
 
 function prepare(behaviour: ProviderBehaviour, body: unknown): Answer {
   const request = validateProviderRequest(body, behaviour.models);
-  const conversation = readConversation(request.messages);
+  const turn = readChatTurn(request.messages, request.options);
   const choices = Array.from({ length: request.n }, (_, i) =>
-    planChoice(request, conversation, i, behaviour),
+    planChoice(request, turn, i, behaviour),
   );
   // Every choice reasons with the same effort, so the reasoning phase is shared.
   const reasoningSteps = choices[0]?.reasoningTokens ?? 0;
   return {
     request,
     choices,
-    usage: usageOf(countChatPromptTokens(request.messages), choices),
+    usage: usageOf(request.promptTokens, choices),
     head: {
       id: `chatcmpl-standin-${randomUUID()}`,
       created: nowS(),
@@ -196,7 +187,10 @@ async function answerStream(behaviour: () => ProviderBehaviour, res: Response, a
   const delta = (index: number, content: object, finishReason: string | null = null) =>
     chunk({ index, delta: content, logprobs: null, finish_reason: finishReason });
   openSse(res);
-  choices.forEach((_, index) => delta(index, { role: 'assistant', content: '', refusal: null }));
+  // Content choices announce the role at once; a call announces it with its first delta.
+  choices.forEach((choice, index) => {
+    if (choice.toolCall === null) delta(index, { role: 'assistant', content: '', refusal: null });
+  });
   const completed = await runSteps(exchange, behaviour, answer.steps, (step) => {
     let sent = 0;
     choices.forEach((choice, index) => {

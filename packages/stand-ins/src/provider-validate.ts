@@ -8,7 +8,9 @@ import {
   requireObject,
   type Body,
 } from './validate.js';
-import type { ChatMessage } from './answer.js';
+import { validateChatMessages, type ChatMessageParam } from './chat-messages.js';
+import { readChatOptions, type ChatOptions } from './chat-options.js';
+import { chatPromptTokens } from './prompt-tokens.js';
 
 /*
  * The request checks of an OpenAI-like reasoning-model API, strict as the real one is: what
@@ -34,14 +36,14 @@ export interface StandInProviderModel {
 
 export interface ProviderRequest {
   model: string;
-  messages: ChatMessage[];
+  messages: ChatMessageParam[];
   n: number;
   stream: boolean;
   includeUsage: boolean;
   maxCompletionTokens: number | null;
   effort: ReasoningEffort;
-  /** Function the model must call (tool_choice forces one), or null. */
-  forcedTool: { name: string; named: boolean } | null;
+  options: ChatOptions;
+  promptTokens: number;
 }
 
 const KNOWN_FIELDS = new Set([
@@ -52,7 +54,6 @@ const KNOWN_FIELDS = new Set([
   'modalities', 'prediction', 'prompt_cache_key', 'safety_identifier', 'verbosity',
 ]); // prettier-ignore
 
-const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
 const EFFORTS = Object.keys(REASONING_TOKENS_BY_EFFORT);
 
 function unsupportedParameter(name: string): StandInHttpError {
@@ -107,30 +108,6 @@ function checkModel(body: Body, models: readonly StandInProviderModel[]): StandI
   return model;
 }
 
-function checkMessages(value: unknown): ChatMessage[] {
-  if (value === undefined || value === null) {
-    throw badRequest(
-      "Missing required parameter: 'messages'.",
-      'messages',
-      'missing_required_parameter',
-    );
-  }
-  if (!Array.isArray(value) || value.length === 0) {
-    throw badRequest("Invalid 'messages': expected a non-empty array.", 'messages', 'empty_array');
-  }
-  value.forEach((message: unknown, index) => {
-    const role = (message as { role?: unknown } | null)?.role;
-    if (typeof role !== 'string' || !ROLES.has(role)) {
-      throw badRequest(
-        `Invalid value for 'messages[${index}].role'.`,
-        `messages[${index}].role`,
-        'invalid_value',
-      );
-    }
-  });
-  return value as ChatMessage[];
-}
-
 function checkEffort(body: Body, model: StandInProviderModel): ReasoningEffort {
   if (!present(body, 'reasoning_effort')) return 'medium';
   const effort = body.reasoning_effort;
@@ -151,49 +128,22 @@ function checkEffort(body: Body, model: StandInProviderModel): ReasoningEffort {
   return effort as ReasoningEffort;
 }
 
-function toolNames(body: Body): string[] {
-  if (!present(body, 'tools')) return [];
+/** OpenAI refuses tool settings without tools, even those that would change nothing. */
+function checkToolSettings(body: Body): void {
   const tools = body.tools;
-  const valid =
-    Array.isArray(tools) &&
-    tools.length <= MAX_TOOLS &&
-    tools.every((t) => t?.type === 'function' && typeof t.function?.name === 'string');
-  if (!valid)
+  if (Array.isArray(tools) && tools.length > 0) return;
+  for (const name of ['parallel_tool_calls', 'tool_choice']) {
+    if (!present(body, name)) continue;
     throw badRequest(
-      "Invalid 'tools': expected an array of function tools.",
-      'tools',
-      'invalid_value',
+      `Invalid value for '${name}': '${name}' is only allowed when 'tools' are specified.`,
+      name,
     );
-  return (tools as { function: { name: string } }[]).map((t) => t.function.name);
+  }
 }
 
-function checkTools(body: Body): ProviderRequest['forcedTool'] {
-  const names = toolNames(body);
-  if (present(body, 'parallel_tool_calls') && names.length === 0) {
-    throw badRequest(
-      "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified.",
-      'parallel_tool_calls',
-    );
-  }
-  const choice = body.tool_choice;
-  if (choice === undefined || choice === null) return null;
-  if (names.length === 0) {
-    throw badRequest(
-      "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
-      'tool_choice',
-    );
-  }
-  if (choice === 'none' || choice === 'auto') return null;
-  if (choice === 'required') return { name: names[0] ?? '', named: false };
-  const name = (choice as { function?: { name?: unknown } }).function?.name;
-  if (typeof name !== 'string' || !names.includes(name)) {
-    throw badRequest(
-      "Invalid value for 'tool_choice': no function with that name in 'tools'.",
-      'tool_choice',
-      'invalid_value',
-    );
-  }
-  return { name, named: true };
+function readProviderOptions(body: Body): ChatOptions {
+  checkToolSettings(body);
+  return readChatOptions(body, MAX_TOOLS);
 }
 
 export function validateProviderRequest(
@@ -203,7 +153,7 @@ export function validateProviderRequest(
   const body = requireObject(value);
   checkFields(body);
   const model = checkModel(body, models);
-  const messages = checkMessages(body.messages);
+  const messages = validateChatMessages(body.messages);
   const effort = checkEffort(body, model);
   const stream = optionalBoolean(body, 'stream') ?? false;
   const streamOptions = optionalObject(body, 'stream_options');
@@ -227,6 +177,7 @@ export function validateProviderRequest(
     maxCompletionTokens:
       optionalInteger(body, 'max_completion_tokens', 1, Number.MAX_SAFE_INTEGER) ?? null,
     effort,
-    forcedTool: checkTools(body),
+    options: readProviderOptions(body),
+    promptTokens: chatPromptTokens(messages, body),
   };
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { countChatPromptTokens, countTextTokens } from '@gateway/tokenizer';
+import { countTextTokens } from '@gateway/tokenizer';
 import { standInAnswer } from './answer.js';
+import { textPromptTokens } from './chat-stream.suite.js';
 import { postJson, postStream, type Json } from './http-client.suite.js';
 import { createStandInProvider, type StandInProvider } from './provider.js';
 
@@ -109,9 +110,9 @@ describe('stand-in provider: reasoning and usage', () => {
     expect(res.body.choices[0].finish_reason).toBe('stop');
     const output = countTextTokens(content);
     expect(res.body.usage).toMatchObject({
-      prompt_tokens: countChatPromptTokens(messages),
+      prompt_tokens: textPromptTokens(messages),
       completion_tokens: 64 + output,
-      total_tokens: countChatPromptTokens(messages) + 64 + output,
+      total_tokens: textPromptTokens(messages) + 64 + output,
       completion_tokens_details: { reasoning_tokens: 64 },
     });
   });
@@ -155,7 +156,7 @@ describe('stand-in provider: reasoning and usage', () => {
     });
   });
 
-  it('calls a forced function tool', async () => {
+  it('calls a forced function tool (OpenAI ends a named call with stop)', async () => {
     const tools = [
       { type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } },
     ];
@@ -164,12 +165,11 @@ describe('stand-in provider: reasoning and usage', () => {
       tool_choice: { type: 'function', function: { name: 'lookup' } },
     });
     expect(named.body.choices[0]).toMatchObject({
-      message: {
-        content: null,
-        tool_calls: [{ type: 'function', function: { name: 'lookup', arguments: '{}' } }],
-      },
+      message: { content: null, tool_calls: [{ type: 'function', function: { name: 'lookup' } }] },
       finish_reason: 'stop',
     });
+    const args = named.body.choices[0].message.tool_calls[0].function.arguments;
+    expect(JSON.parse(args)).toEqual({ answer: standInAnswer('Why is the sky blue?') });
     const required = await ask({ tools, tool_choice: 'required', parallel_tool_calls: false });
     expect(required.body.choices[0].finish_reason).toBe('tool_calls');
     const { events } = await postStream(

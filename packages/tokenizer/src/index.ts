@@ -20,6 +20,8 @@ export interface ChatMessageLike {
   role: string;
   content?: unknown;
   name?: unknown;
+  /** Tool calls, `tool_call_id`, `refusal`, ...: every other field is counted too. */
+  [field: string]: unknown;
 }
 
 /**
