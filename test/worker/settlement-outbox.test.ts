@@ -132,35 +132,47 @@ describe('worker: settlement outbox (billing unreachable when settling)', () => 
 
   it("refunds a settled answer whose final reply edge's queue dead-lettered unread; a chunk changes nothing", async () => {
     await fixture.putModel('acme/outbox-unread', chatModel([fixture.node.url]));
-    const holdId = await fixture.hold('acme/outbox-unread', { inputTokens: 40 });
     consumer = await startBillingConsumer();
     const queue = { queue: gatewayNames(fixture.prefix).queues.billingSettlements };
-    const settle: BillingSettlementPayload = {
-      holdId,
-      jobId: holdId,
-      action: 'settle',
-      inputTokens: 12,
-      outputTokens: 7,
-      producedAtMs: Date.now(),
+    const settled = async () => {
+      const holdId = await fixture.hold('acme/outbox-unread', { inputTokens: 40 });
+      const settle: BillingSettlementPayload = {
+        holdId,
+        jobId: holdId,
+        action: 'settle',
+        inputTokens: 12,
+        outputTokens: 7,
+        producedAtMs: Date.now(),
+      };
+      await consumer!.bus.publish(queue, makeEnvelope('billing.settlement', settle));
+      await waitFor(
+        async () => ((await fixture.billing.hold(holdId)).status === 'settled' ? true : undefined),
+        10_000,
+        'the settlement applied',
+      );
+      return holdId;
     };
-    await consumer.bus.publish(queue, makeEnvelope('billing.settlement', settle));
-    await waitFor(
-      async () => ((await fixture.billing.hold(holdId)).status === 'settled' ? true : undefined),
-      10_000,
-      'the settlement applied',
-    );
     // What edge's reply queue dead-letters when its edge is gone (reply-router.ts).
-    const reply = (type: 'chunk' | 'final', seq: number) =>
+    const reply = (holdId: string, type: 'chunk' | 'final', seq: number) =>
       makeEnvelope('inference.reply', { jobId: holdId, seq, type, data: {} });
-    await consumer.bus.publish(queue, reply('chunk', 0));
+    const answered = await settled();
+    const streamed = await settled();
+    await consumer.bus.publish(queue, reply(answered, 'chunk', 0));
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(await fixture.billing.refunded(holdId)).toBe(false);
-    await consumer.bus.publish(queue, reply('final', 1));
+    expect(await fixture.billing.refunded(answered)).toBe(false);
+    // Issue 22, item 5: a stream's final reply follows its chunks (seq > 0), which were relayed
+    // and are charged by the stream billing policy; only the usage chunk went unread.
+    await consumer.bus.publish(queue, reply(streamed, 'chunk', 0));
+    await consumer.bus.publish(queue, reply(streamed, 'final', 1));
+    // A non-streamed answer's final reply is the answer: it reached nobody.
+    await consumer.bus.publish(queue, reply(answered, 'final', 0));
     await waitFor(
-      async () => ((await fixture.billing.refunded(holdId)) ? true : undefined),
+      async () => ((await fixture.billing.refunded(answered)) ? true : undefined),
       10_000,
       'the refund',
     );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await fixture.billing.refunded(streamed)).toBe(false);
   });
 
   it('reports an async job failed when its hold was final before the queued settlement', async () => {

@@ -134,9 +134,12 @@ async function apply(
 
 /**
  * Edge's reply queue dead-letters a reply nobody read in time here (its edge is gone; see
- * services/edge/src/jobs/reply-router.ts): a final reply's answer reached nobody, so its charge
- * is refunded (idempotent; `not_settled` when nothing was charged). Chunks and error replies
- * need nothing. Undefined: not a reply (a queued settlement).
+ * services/edge/src/jobs/reply-router.ts): a non-streamed final reply is the answer, which
+ * reached nobody, so its charge is refunded (idempotent; `not_settled` when nothing was charged).
+ * A stream's final reply comes after its chunks (`seq` > 0 in the attempt): they were relayed and
+ * stay charged, as the stream billing policy says (docs/decisions.md); only the closing usage
+ * chunk went unread. Chunks and error replies need nothing. Undefined: not a reply (a queued
+ * settlement).
  */
 function unreadFinalReply(body: unknown): BillingSettlementPayload | 'other reply' | undefined {
   let reply: InferenceReplyPayload;
@@ -146,7 +149,7 @@ function unreadFinalReply(body: unknown): BillingSettlementPayload | 'other repl
     if (error instanceof EnvelopeError) return undefined;
     throw error;
   }
-  if (reply.type !== 'final') return 'other reply';
+  if (reply.type !== 'final' || reply.seq > 0) return 'other reply';
   // A job's hold id is its job id (edge admits with holdId = jobId).
   return { action: 'refund', holdId: reply.jobId, jobId: reply.jobId, producedAtMs: Date.now() };
 }
