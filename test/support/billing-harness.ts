@@ -3,6 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { RequestHandler } from 'express';
 import pg from 'pg';
+import type { InferenceJobPayload } from '@gateway/contracts';
 import { createLogger, createServiceMetrics } from '@gateway/observability';
 import { createServiceApp, finishApp, listen } from '@gateway/runtime';
 import { createTestDatabase } from '@gateway/testing';
@@ -216,20 +217,28 @@ export async function admitHold(
   model: string,
   estimate: { inputTokens: number; maxOutputTokens?: number | null; choices?: number },
   priority = false,
-): Promise<{ holdId: string; amountMicroDzd: bigint }> {
-  const admission = await billing.call<{ hold: { id: string; amountMicroDzd: string } }>(
-    'POST',
-    '/admissions',
-    {
-      authorization: `Bearer ${account.apiKey}`,
-      holdId: `hold-${randomUUID()}`,
-      model,
-      estimate: { maxOutputTokens: null, choices: 1, ...estimate },
-      priority,
-    },
-  );
-  return { holdId: admission.hold.id, amountMicroDzd: BigInt(admission.hold.amountMicroDzd) };
+): Promise<{ holdId: string; amountMicroDzd: bigint; pricing?: JobPricing }> {
+  const admission = await billing.call<{
+    hold: { id: string; amountMicroDzd: string };
+    prices?: { inputMicroDzdPerM: string; outputMicroDzdPerM: string };
+  }>('POST', '/admissions', {
+    authorization: `Bearer ${account.apiKey}`,
+    holdId: `hold-${randomUUID()}`,
+    model,
+    estimate: { maxOutputTokens: null, choices: 1, ...estimate },
+    priority,
+  });
+  return {
+    holdId: admission.hold.id,
+    amountMicroDzd: BigInt(admission.hold.amountMicroDzd),
+    // What edge puts in the job: the hold's prices and amount.
+    ...(admission.prices
+      ? { pricing: { ...admission.prices, holdMicroDzd: admission.hold.amountMicroDzd } }
+      : {}),
+  };
 }
+
+type JobPricing = NonNullable<InferenceJobPayload['pricing']>;
 
 export async function balanceMicroDzd(billing: BillingHarness, accountId: string): Promise<bigint> {
   const balance = await billing.call<{ balance_dzd: number }>(

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { makeEnvelope, type BillingSettlementPayload } from '@gateway/contracts';
 import { gatewayNames, type MessageBus } from '@gateway/messaging';
+import { admitHold } from '../support/billing-harness.js';
 import { waitFor } from '../support/worker-harness.js';
 import { startSettlementConsumerFor } from './settlement-consumer.suite.js';
 import { chatModel, contentOf, expectedCost, useWorkerFixture } from './worker-fixture.suite.js';
@@ -32,7 +33,9 @@ describe('worker: settlement outbox (billing unreachable when settling)', () => 
 
   it('answers once, runs the model once, and settles once billing is back', async () => {
     await fixture.putModel('acme/outbox', chatModel([fixture.node.url]));
-    const holdId = await fixture.hold('acme/outbox', { inputTokens: 40 });
+    const { holdId, pricing } = await admitHold(fixture.billing, fixture.account, 'acme/outbox', {
+      inputTokens: 40,
+    });
     fixture.node.clearRequests();
     // Billing's settle and void answer 503 (its database or process away): every retry fails.
     fixture.billing.fault.fails = (_method, path) => settlePath(path);
@@ -43,12 +46,16 @@ describe('worker: settlement outbox (billing unreachable when settling)', () => 
       modelKind: 'chat',
       endpoint: 'chat.completions',
       request: { model: 'acme/outbox', messages: [{ role: 'user', content: 'Hello dunes.' }] },
+      ...(pricing ? { pricing } : {}),
     });
     const { end } = await fixture.client.waitForEnd(jobId, 20_000);
     expect(end.type).toBe('final');
     expect(contentOf(end.data).length).toBeGreaterThan(0);
-    // The cost is not known until billing priced the queued settlement.
-    expect(end.costMicroDzd).toBeUndefined();
+    // Issue 22, item 9: the cost is known from the hold's prices (what billing will settle); the
+    // balance is not, and the answer says the settlement is pending.
+    expect(pricing).toBeDefined();
+    expect(end.costMicroDzd).toBe(String(expectedCost(end.usage!)));
+    expect(end.settlementPending).toBe(true);
     expect(end.balanceMicroDzd).toBeUndefined();
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(modelCalls()).toBe(1);

@@ -148,6 +148,12 @@ export const AdmissionResponseSchema = Type.Object({
   rateLimit: RateLimitDecisionSchema,
   /** The hold already existed (a retried call): nothing was reserved again. */
   replayed: Type.Boolean(),
+  /**
+   * The prices the hold snapshotted (µDZD per million tokens), so the worker can state the cost
+   * of an answer whose settlement had to be queued (issue 22, item 9). Absent on a replayed
+   * admission, whose hold may have snapshotted other prices.
+   */
+  prices: Type.Optional(Type.Object({ inputMicroDzdPerM: MicroDzd, outputMicroDzdPerM: MicroDzd })),
 });
 export type AdmissionResponse = Static<typeof AdmissionResponseSchema>;
 

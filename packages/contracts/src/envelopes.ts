@@ -85,6 +85,20 @@ export const InferenceJobPayloadSchema = Type.Object({
         'reports no usage, e.g. a stream cancelled before its usage chunk.',
     }),
   ),
+  pricing: Type.Optional(
+    Type.Object(
+      {
+        inputMicroDzdPerM: MicroDzdWire,
+        outputMicroDzdPerM: MicroDzdWire,
+        holdMicroDzd: MicroDzdWire,
+      },
+      {
+        description:
+          "The hold's prices and amount: the cost of an answer whose settlement is queued " +
+          '(billing unreachable) is stated with them, as billing will settle it.',
+      },
+    ),
+  ),
 });
 
 export const InferenceCancelPayloadSchema = Type.Object({
@@ -117,6 +131,13 @@ export const InferenceReplyPayloadSchema = Type.Object(
     costMicroDzd: Type.Optional(MicroDzdWire),
     balanceMicroDzd: Type.Optional(MicroDzdWire),
     warnings: Type.Optional(Type.Array(Type.String())),
+    settlementPending: Type.Optional(
+      Type.Boolean({
+        description:
+          'Billing did not answer: the settlement is queued; `costMicroDzd` is what it will ' +
+          'charge, and the balance is not known.',
+      }),
+    ),
     error: Type.Optional(
       Type.Object({
         // A string, not the ErrorCode enum: a code unknown to an older reader must not make the

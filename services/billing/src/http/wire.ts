@@ -69,6 +69,14 @@ export function admissionToWire(principal: Principal, admission: Admission): Adm
     },
     rateLimit: admission.rateLimit,
     replayed: admission.hold.replayed,
+    ...(admission.hold.replayed
+      ? {}
+      : {
+          prices: {
+            inputMicroDzdPerM: admission.model.inputPriceMicroDzdPerM.toString(),
+            outputMicroDzdPerM: admission.model.outputPriceMicroDzdPerM.toString(),
+          },
+        }),
   };
 }
 

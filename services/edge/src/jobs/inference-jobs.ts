@@ -1,4 +1,4 @@
-import { GatewayError } from '@gateway/contracts';
+import { GatewayError, microDzdToWire } from '@gateway/contracts';
 import type { InferenceEndpoint, InferenceJobPayload } from '@gateway/contracts';
 import type { Logger } from '@gateway/observability';
 import { currentRequestId } from '@gateway/runtime';
@@ -114,6 +114,14 @@ export class InferenceJobs {
       request: spec.request,
       deadlineAtMs,
       promptTokens: spec.promptTokens,
+      ...(spec.admission.prices === undefined
+        ? {}
+        : {
+            pricing: {
+              ...spec.admission.prices,
+              holdMicroDzd: microDzdToWire(spec.admission.hold.amountMicroDzd),
+            },
+          }),
     };
   }
 

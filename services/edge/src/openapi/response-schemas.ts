@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { StringEnum } from '@gateway/contracts';
 
 /*
  * Shapes of edge's answers, for the OpenAPI document only (requests are validated with the
@@ -9,8 +10,20 @@ const Dzd = (description: string) => Type.Number({ description });
 
 export const ServiceBlockSchema = Type.Object(
   {
-    cost_dzd: Dzd('Settled cost of the request in DZD (up to 6 decimals).'),
-    balance_dzd: Dzd('Account balance after settlement, in DZD.'),
+    cost_dzd: Dzd(
+      'Cost of the request in DZD (up to 6 decimals): settled, or what the pending settlement ' +
+        'will charge.',
+    ),
+    balance_dzd: Type.Optional(
+      Dzd('Account balance after settlement, in DZD; absent while the settlement is pending.'),
+    ),
+    settlement: Type.Optional(
+      StringEnum(['pending'] as const, {
+        description:
+          'Present when billing could not be reached: the settlement is queued and applied once ' +
+          'it is back (the cost is already exact).',
+      }),
+    ),
     warnings: Type.Optional(
       Type.Array(Type.String(), {
         description: 'Parameters the external provider dropped, sorted; absent when none.',

@@ -4,6 +4,8 @@ import type { InferenceReplyPayload } from '@gateway/contracts';
 export interface ServiceBlock {
   cost_dzd?: number;
   balance_dzd?: number;
+  /** `pending`: billing was unreachable; the cost is what the queued settlement will charge. */
+  settlement?: 'pending';
   warnings?: string[];
 }
 
@@ -20,6 +22,7 @@ export function serviceBlock(final: InferenceReplyPayload): ServiceBlock {
   if (final.balanceMicroDzd !== undefined) {
     block.balance_dzd = microDzdToDzd(microDzdFromWire(final.balanceMicroDzd));
   }
+  if (final.settlementPending === true) block.settlement = 'pending';
   if (final.warnings && final.warnings.length > 0) block.warnings = [...final.warnings].sort();
   return block;
 }

@@ -2,7 +2,8 @@ import type { TokenUsage } from '../backends/index.js';
 import { BillingUnavailable, type BillingClient } from '../billing/billing-client.js';
 import type { SettleOutcome } from '../billing/types.js';
 import type { JobOutbox } from './outbox.js';
-import type { SettleRequest, VoidRequest } from '@gateway/contracts';
+import { costMicroDzd, microDzdFromWire } from '@gateway/contracts';
+import type { InferenceJobPayload, SettleRequest, VoidRequest } from '@gateway/contracts';
 
 /**
  * What the usage record keeps beyond the tokens (timings, a cancellation). A settlement queued
@@ -70,3 +71,26 @@ export const billed = (usage: TokenUsage) => ({
   inputTokens: usage.promptTokens,
   outputTokens: usage.completionTokens,
 });
+
+/**
+ * What billing will charge when it applies a queued settlement (issue 22, item 9): the usage at
+ * the hold's snapshotted prices, capped at the hold, by the one cost function billing's own
+ * worst case and settlement agree with. Undefined when the job does not carry its pricing (an
+ * admission that was a replay).
+ */
+export function pendingCostMicroDzd(
+  job: InferenceJobPayload,
+  usage: TokenUsage,
+): bigint | undefined {
+  const { pricing } = job;
+  if (!pricing) return undefined;
+  const cost = costMicroDzd({
+    inputTokens: usage.promptTokens,
+    outputTokens: usage.completionTokens,
+    inputPriceMicroDzdPerM: microDzdFromWire(pricing.inputMicroDzdPerM),
+    outputPriceMicroDzdPerM: microDzdFromWire(pricing.outputMicroDzdPerM),
+    priority: job.serviceTier === 'priority',
+  });
+  const hold = microDzdFromWire(pricing.holdMicroDzd);
+  return cost < hold ? cost : hold;
+}

@@ -28,6 +28,8 @@ export interface FinalReply {
   /** Both absent when the settlement was queued (billing unreachable): not known yet. */
   costMicroDzd?: bigint;
   balanceMicroDzd?: bigint;
+  /** The settlement is queued: `costMicroDzd`, when known, is what billing will charge. */
+  settlementPending?: boolean;
   warnings: string[];
   data: Record<string, unknown>;
 }
@@ -71,6 +73,7 @@ export class JobOutbox {
             ),
           }),
       ...(reply.warnings.length > 0 ? { warnings: reply.warnings } : {}),
+      ...(reply.settlementPending === true ? { settlementPending: true } : {}),
     });
     return routed || this.job.replyTo === undefined;
   }

@@ -12,7 +12,13 @@ import { UpstreamError } from '../upstream/errors.js';
 import type { NodeRegistry } from '../upstream/node-pool.js';
 import type { Cancellations } from './cancellations.js';
 import { JobAborted, type AbortCause } from './cancellations.js';
-import { refundDurably, settleDurably, trySettle, voidDurably } from './hold-ending.js';
+import {
+  pendingCostMicroDzd,
+  refundDurably,
+  settleDurably,
+  trySettle,
+  voidDurably,
+} from './hold-ending.js';
 import type { JobOutbox } from './outbox.js';
 
 export interface JobRunnerDeps {
@@ -162,13 +168,17 @@ async function succeed(
     return 'expired';
   }
   const priced = settled.kind === 'settled' ? settled : undefined;
+  // Billing did not answer: the cost is still known (the hold's prices and the usage, capped at
+  // the hold, as billing will settle it); only the balance is not.
+  const costMicroDzd = priced?.costMicroDzd ?? pendingCostMicroDzd(job, result.usage);
   const delivered =
     (await outbox.final({
       usage: result.usage,
-      costMicroDzd: priced?.costMicroDzd,
+      costMicroDzd,
       balanceMicroDzd: priced?.balanceMicroDzd,
+      ...(priced ? {} : { settlementPending: true }),
       warnings: result.warnings,
-      data: result.buildData(priced ? microDzdToDzd(priced.costMicroDzd) : null),
+      data: result.buildData(costMicroDzd === undefined ? null : microDzdToDzd(costMicroDzd)),
     })) || job.stream;
   const success = {
     status: 'succeeded' as const,
