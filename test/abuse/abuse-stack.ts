@@ -67,6 +67,11 @@ export interface AbuseStack {
   /** Paths billing was asked for (its access log). */
   billingPaths(): string[];
   pendingHolds(): Promise<number>;
+  /** A read of billing's database (rows as node-postgres returns them). */
+  billingQuery<Row extends Record<string, unknown>>(
+    text: string,
+    values?: unknown[],
+  ): Promise<Row[]>;
   ledgerCheck(): Promise<{ ok: boolean; violations: unknown[] }>;
   close(): Promise<void>;
 }
@@ -289,6 +294,8 @@ export async function startAbuseStack(
       );
       return Number(rows[0]!.n);
     },
+    billingQuery: async <Row extends Record<string, unknown>>(text: string, values?: unknown[]) =>
+      (await sql.query<Row>(text, values)).rows,
     ledgerCheck: async () => JSON.parse((await admin('GET', '/ledger/check')).body),
     close: async () => {
       await Promise.all(Object.values(processes).map((child) => child.stop('SIGTERM')));
