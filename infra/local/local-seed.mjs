@@ -38,7 +38,11 @@ function demoCatalog(standIns, providerModel) {
     nodes: [{ url: standIns.nodeUrl }],
   });
   return {
-    'demo/chat-small': node('chat', 'openai', 20, 60, 1024),
+    // Reads images too (data URLs; the stand-in counts 85 or 765 tokens each, by detail).
+    'demo/chat-small': {
+      ...node('chat', 'openai', 20, 60, 1024),
+      input_modalities: ['text', 'image'],
+    },
     'demo/base-tgi': node('completion', 'tgi', 15, 45, 512),
     'demo/embed-small': node('embedding', 'openai', 2, 0, 1),
     'ext/reasoner-mini': {

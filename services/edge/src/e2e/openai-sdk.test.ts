@@ -11,14 +11,17 @@ import { clientToken, nowS } from '../test-support/tokens.suite.js';
  */
 
 const MODEL = 'acme/llama-stand-in';
+const VISION = 'acme/vision-stand-in';
+const chatPrices = {
+  kind: 'chat',
+  input_price_dzd_per_m: 1_000,
+  output_price_dzd_per_m: 2_000,
+  max_output_tokens: 256,
+};
 const stack = useRealStack(
   {
-    [MODEL]: {
-      kind: 'chat',
-      input_price_dzd_per_m: 1_000,
-      output_price_dzd_per_m: 2_000,
-      max_output_tokens: 256,
-    },
+    [MODEL]: chatPrices,
+    [VISION]: { ...chatPrices, input_modalities: ['text', 'image'], image_tokens: 1_000 },
   },
   { answerTokensMin: 5, answerTokensMax: 8 },
 );
@@ -66,6 +69,66 @@ describe('openai SDK against the gateway', () => {
     const costDzd = (usage.prompt_tokens * 1_000 + usage.completion_tokens * 2_000) / 1e6;
     const service = (completion as unknown as { _service: { cost_dzd: number } })._service;
     expect(service.cost_dzd).toBeCloseTo(costDzd, 6);
+  });
+
+  // Issue 21: an agent's second turn, as the SDK's own types build it.
+  it('completes a tool round trip: the tool result is sent back and reaches the model', async () => {
+    const sdk = client(stack.tenant.key);
+    const tools: OpenAI.ChatCompletionTool[] = [
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          parameters: {
+            type: 'object',
+            properties: { city: { type: 'string' } },
+            required: ['city'],
+          },
+        },
+      },
+    ];
+    const history: OpenAI.ChatCompletionMessageParam[] = [
+      { role: 'developer', content: 'Answer with the tool.' },
+      { role: 'user', content: [{ type: 'text', text: 'Weather in Tamanrasset?' }] },
+    ];
+    const first = await sdk.chat.completions.create({ model: MODEL, messages: history, tools });
+    expect(first.choices[0]?.finish_reason).toBe('tool_calls');
+    const call = first.choices[0]!.message.tool_calls![0]!;
+    expect(
+      JSON.parse((call as { function: { arguments: string } }).function.arguments),
+    ).toHaveProperty('city');
+    history.push(first.choices[0]!.message, {
+      role: 'tool',
+      tool_call_id: call.id,
+      content: 'sunny, 31 C',
+    });
+    const second = await sdk.chat.completions.create({ model: MODEL, messages: history, tools });
+    expect(second.choices[0]?.finish_reason).toBe('stop');
+    expect(second.choices[0]?.message.content).toContain('sunny, 31 C');
+    expect((await balanceOf(stack.billing, stack.tenant.accountId)).reserved_dzd).toBe(0);
+  });
+
+  it('answers an image part on a vision model within its hold, and refuses it elsewhere before any hold', async () => {
+    const sdk = client(stack.tenant.key);
+    const pixel =
+      'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What is in this picture?' },
+          { type: 'image_url', image_url: { url: pixel, detail: 'high' } },
+        ],
+      },
+    ];
+    const answered = await sdk.chat.completions.create({ model: VISION, messages });
+    // The stand-in bills a high-detail image as 765 tokens; the hold counted 1,000.
+    expect(answered.usage!.prompt_tokens).toBeGreaterThan(765);
+    const refused = await sdk.chat.completions.create({ model: MODEL, messages }).catch((e) => e);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(refused).toMatchObject({ status: 400, code: 'invalid_request_body' });
+    expect((refused as { param?: string }).param).toBe('messages[0].content[1]');
+    expect((await balanceOf(stack.billing, stack.tenant.accountId)).reserved_dzd).toBe(0);
   });
 
   it('streams chunks, ending with a usage chunk', async () => {
