@@ -21,7 +21,14 @@ import { StringEnum } from './schemas/common.js';
  */
 
 export const DASHBOARD_API_PREFIX = '/dashboard/api';
-export const DASHBOARD_SESSION_COOKIE = 'gw_session';
+/**
+ * The session cookie (issue 22, item 8). `__Host-`: the browser accepts it only with `Secure`,
+ * `Path=/` and no `Domain`, so no sibling subdomain or plain-HTTP page can set or shadow it.
+ * `DASHBOARD_DEV_SESSION_COOKIE` is the plain-HTTP loopback development cookie (local mode,
+ * Compose), which cannot be `Secure` and so cannot carry the prefix.
+ */
+export const DASHBOARD_SESSION_COOKIE = '__Host-gw_session';
+export const DASHBOARD_DEV_SESSION_COOKIE = 'gw_session';
 export const DASHBOARD_CSRF_HEADER = 'X-CSRF-Token';
 /** Where an invitation link points; the token travels in the fragment (never sent to a server). */
 export const DASHBOARD_INVITATION_PATH = '/dashboard/invitation';

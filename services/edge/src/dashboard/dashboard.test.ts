@@ -116,6 +116,28 @@ describe('invitation, session and API keys', () => {
     expect(cookieMustBeSecure(req('10.0.0.7'), true)).toBe(true);
   });
 
+  // Issue 22, item 8: outside loopback development the cookie carries the `__Host-` prefix, and
+  // only that cookie is read (a plain-named cookie planted by a sibling host counts for nothing).
+  it('uses a __Host- cookie (Secure, Path=/) wherever the cookie must be Secure', async () => {
+    await ownerOf(tenantA, 'host.prefix@example.com');
+    const signedIn = await edge.api
+      .post('/dashboard/api/session')
+      .set('Host', 'gateway.example')
+      .set('Origin', ORIGIN)
+      .send({ email: 'host.prefix@example.com', password: PASSWORD });
+    expect(signedIn.status).toBe(200);
+    const cookie = (signedIn.headers['set-cookie'] as unknown as string[])[0]!;
+    expect(cookie).toMatch(/^__Host-gw_session=[\w-]{43}; Max-Age=\d+; Path=\/; HttpOnly; Secure;/);
+    const token = /^__Host-gw_session=([\w-]+);/.exec(cookie)![1]!;
+    const session = (name: string) =>
+      edge.api
+        .get('/dashboard/api/session')
+        .set('Host', 'gateway.example')
+        .set('Cookie', `${name}=${token}`);
+    expect((await session('__Host-gw_session')).status).toBe(200);
+    expect((await session('gw_session')).status).toBe(401);
+  });
+
   it('shows the overview and creates, lists, regenerates and deletes keys, effective at once', async () => {
     const owner = await ownerOf(tenantA, 'keys.a@example.com');
     const overview = await owner.send('get', '/overview');

@@ -1,15 +1,24 @@
 import { isIP } from 'node:net';
 import type { Request, Response } from 'express';
 import { parse as parseCookies, serialize } from 'cookie';
-import { DASHBOARD_SESSION_COOKIE } from '@gateway/contracts';
+import { DASHBOARD_DEV_SESSION_COOKIE, DASHBOARD_SESSION_COOKIE } from '@gateway/contracts';
 
-/** The cookie is sent to the dashboard only (not to `/v1`, `/admin`). */
-const COOKIE_PATH = '/dashboard';
+/**
+ * The `__Host-` cookie must have `Path=/` (it then also travels to `/v1` and `/admin`, which
+ * authenticate with bearer credentials only and never read it); the development cookie stays on
+ * the dashboard's path.
+ */
+function cookieOf(req: Request, insecureLoopback: boolean) {
+  return cookieMustBeSecure(req, insecureLoopback)
+    ? { name: DASHBOARD_SESSION_COOKIE, path: '/', secure: true }
+    : { name: DASHBOARD_DEV_SESSION_COOKIE, path: '/dashboard', secure: false };
+}
 
-export function sessionTokenOf(req: Request): string | undefined {
+/** The session token of the cookie this request may carry (only that one: never a fallback). */
+export function sessionTokenOf(req: Request, insecureLoopback: boolean): string | undefined {
   const header = req.get('Cookie');
   if (!header) return undefined;
-  const token = parseCookies(header)[DASHBOARD_SESSION_COOKIE];
+  const token = parseCookies(header)[cookieOf(req, insecureLoopback).name];
   return token && token.length <= 128 ? token : undefined;
 }
 
@@ -38,27 +47,17 @@ export function setSessionCookie(
   insecureLoopback: boolean,
 ): void {
   const maxAgeS = Math.max(0, Math.floor((Date.parse(expiresAt) - Date.now()) / 1000));
+  const { name, path, secure } = cookieOf(req, insecureLoopback);
   res.append(
     'Set-Cookie',
-    serialize(DASHBOARD_SESSION_COOKIE, token, {
-      httpOnly: true,
-      sameSite: 'strict',
-      secure: cookieMustBeSecure(req, insecureLoopback),
-      path: COOKIE_PATH,
-      maxAge: maxAgeS,
-    }),
+    serialize(name, token, { httpOnly: true, sameSite: 'strict', secure, path, maxAge: maxAgeS }),
   );
 }
 
 export function clearSessionCookie(req: Request, res: Response, insecureLoopback: boolean): void {
+  const { name, path, secure } = cookieOf(req, insecureLoopback);
   res.append(
     'Set-Cookie',
-    serialize(DASHBOARD_SESSION_COOKIE, '', {
-      httpOnly: true,
-      sameSite: 'strict',
-      secure: cookieMustBeSecure(req, insecureLoopback),
-      path: COOKIE_PATH,
-      maxAge: 0,
-    }),
+    serialize(name, '', { httpOnly: true, sameSite: 'strict', secure, path, maxAge: 0 }),
   );
 }

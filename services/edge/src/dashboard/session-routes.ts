@@ -37,7 +37,7 @@ export function sessionOf(res: Response): DashboardSession {
  */
 export function requireSession(deps: EdgeDeps, settings: DashboardSettings): RequestHandler {
   return async (req, res, next) => {
-    const token = sessionTokenOf(req);
+    const token = sessionTokenOf(req, settings.insecureLoopbackCookie);
     if (token === undefined) throw new GatewayError('session_required', 'Sign in to continue');
     const session = await deps.billing.dashboard<DashboardSession>('POST', '/sessions/resolve', {
       token,
