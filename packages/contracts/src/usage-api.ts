@@ -21,6 +21,12 @@ export const USAGE_LIMITS = {
   logPageDefault: 100,
   /** The request log as CSV (one download): at most this many rows, newest first. */
   csvMaxRows: 10_000,
+  /**
+   * Groups in one summary (issue 22, item 6): an operator's account × day × model summary over a
+   * year of a large tenant base is refused beyond this (400 naming what to narrow) instead of
+   * answered unbounded.
+   */
+  summaryMaxGroups: 10_000,
 } as const;
 
 /** One group of `GET /v1/usage`: its key (day, model or key), then the sums. */

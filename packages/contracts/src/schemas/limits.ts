@@ -56,6 +56,11 @@ export const LIMITS = {
   inputsMaxItems: 2048,
   /** Webhook URL length. */
   urlMaxLength: 2048,
+  /**
+   * API keys per account (issue 22, item 6): far above any team's use, and it bounds the key
+   * listing, which is answered whole.
+   */
+  apiKeysPerAccountMax: 100,
   /** API key names (they travel base64-encoded in the scoped token's `kid`). */
   apiKeyNameMaxLength: 256,
   /** Models listed in one scoped token (the token's length is bounded too, below). */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { LIMITS } from '@gateway/contracts';
 import { accountToJson } from './accounts.js';
 import { gatewayErrorOf, setUpIdentity, type IdentityHarness } from './fixtures.suite.js';
 import { apiKeySecretAad, sha256Hex } from './secrets.js';
@@ -158,6 +159,25 @@ describe('API keys', () => {
     await expect(accounts().createApiKey(other.id, { name: 'auto' })).resolves.toBeDefined();
     await accounts().createApiKey(id, { name: 'ci.build-2_x' });
     expect((await accounts().listApiKeys(id)).map((k) => k.name)).toEqual(['auto', 'ci.build-2_x']);
+  });
+
+  // Issue 22, item 6: keys per account are bounded, exactly, even when creations race.
+  it(`caps an account at ${LIMITS.apiKeysPerAccountMax} keys under concurrent creation`, async () => {
+    const { id } = await accounts().create({ name: 'Many keys' });
+    const attempts = LIMITS.apiKeysPerAccountMax + 20;
+    const results = await Promise.allSettled(
+      Array.from({ length: attempts }, (_, i) => accounts().createApiKey(id, { name: `k${i}` })),
+    );
+    const created = results.filter((result) => result.status === 'fulfilled');
+    expect(created).toHaveLength(LIMITS.apiKeysPerAccountMax);
+    const refused = results.filter((result) => result.status === 'rejected');
+    expect(refused).toHaveLength(20);
+    for (const result of refused) {
+      expect((result as PromiseRejectedResult).reason).toMatchObject({ code: 'conflict' });
+    }
+    expect(await accounts().listApiKeys(id)).toHaveLength(LIMITS.apiKeysPerAccountMax);
+    await accounts().deleteApiKey(id, 'k0');
+    await expect(accounts().createApiKey(id, { name: 'again' })).resolves.toBeDefined();
   });
 
   it('validates key names: 1..64 characters from [A-Za-z0-9._-]', async () => {

@@ -1,5 +1,5 @@
 import type { Keyring } from '@gateway/crypto';
-import { GatewayError } from '@gateway/contracts';
+import { GatewayError, LIMITS } from '@gateway/contracts';
 import { API_KEY_NAME_PATTERN } from './jwt.js';
 import {
   apiKeySecretAad,
@@ -138,21 +138,34 @@ export class AccountService<Tx = unknown> {
 
   // --- API keys ---
 
-  /** A new named key; 409 `conflict` when the account already has a key of that name. */
+  /**
+   * A new named key; 409 `conflict` when the account already has a key of that name, or already
+   * has `LIMITS.apiKeysPerAccountMax` keys.
+   */
   async createApiKey(accountId: string, input: { name: unknown }): Promise<IssuedApiKey> {
     const name = apiKeyName(input.name);
     await this.get(accountId);
     const key = generateApiKey();
-    const outcome = await this.#store.insertApiKey({
-      id: newApiKeyId(),
-      accountId,
-      name,
-      keyDigest: sha256Hex(key),
-      secret: this.#box.seal(key, apiKeySecretAad(accountId, name)),
-      createdAt: this.#clock(),
-    });
+    const outcome = await this.#store.insertApiKey(
+      {
+        id: newApiKeyId(),
+        accountId,
+        name,
+        keyDigest: sha256Hex(key),
+        secret: this.#box.seal(key, apiKeySecretAad(accountId, name)),
+        createdAt: this.#clock(),
+      },
+      LIMITS.apiKeysPerAccountMax,
+    );
     if (outcome === 'name_taken') {
       throw new GatewayError('conflict', `API key '${name}' already exists`, { param: 'name' });
+    }
+    if (outcome === 'limit_reached') {
+      throw new GatewayError(
+        'conflict',
+        `An account has at most ${LIMITS.apiKeysPerAccountMax} API keys; delete one first`,
+        { param: 'name' },
+      );
     }
     return { name, key };
   }

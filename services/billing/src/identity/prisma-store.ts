@@ -91,6 +91,18 @@ const toScopedToken = (row: ScopedTokenRow): ScopedTokenRecord => ({
   createdAt: row.createdAt,
 });
 
+const apiKeyRow = (key: ApiKeyRecord) => ({
+  id: key.id,
+  accountId: key.accountId,
+  name: key.name,
+  keyDigest: key.keyDigest,
+  secretCiphertext: bytes(key.secret.ciphertext),
+  secretNonce: bytes(key.secret.nonce),
+  secretAuthTag: bytes(key.secret.tag),
+  secretKeyVersion: key.secret.keyVersion,
+  createdAt: key.createdAt,
+});
+
 const toModel = (row: ModelRow): CatalogModel => ({
   id: row.id,
   kind: row.kind,
@@ -200,22 +212,20 @@ export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
 
   // --- API keys ---
 
-  async insertApiKey(key: ApiKeyRecord): Promise<'created' | 'name_taken'> {
+  async insertApiKey(
+    key: ApiKeyRecord,
+    maxPerAccount: number,
+  ): Promise<'created' | 'name_taken' | 'limit_reached'> {
     try {
-      await this.#prisma.apiKey.create({
-        data: {
-          id: key.id,
-          accountId: key.accountId,
-          name: key.name,
-          keyDigest: key.keyDigest,
-          secretCiphertext: bytes(key.secret.ciphertext),
-          secretNonce: bytes(key.secret.nonce),
-          secretAuthTag: bytes(key.secret.tag),
-          secretKeyVersion: key.secret.keyVersion,
-          createdAt: key.createdAt,
-        },
-      });
-      return 'created';
+      return await this.#prisma.$transaction(async (tx) => {
+        // The account's row lock serialises its key creations: the count below is exact even
+        // when creations race (two edge replicas, two browser tabs).
+        await tx.$queryRaw`SELECT 1 FROM accounts WHERE id = ${key.accountId} FOR UPDATE`;
+        const existing = await tx.apiKey.count({ where: { accountId: key.accountId } });
+        if (existing >= maxPerAccount) return 'limit_reached' as const;
+        await tx.apiKey.create({ data: apiKeyRow(key) });
+        return 'created' as const;
+      }, TRANSACTION_OPTIONS);
     } catch (error) {
       if (isKnownError(error, 'P2002')) return 'name_taken';
       throw error;

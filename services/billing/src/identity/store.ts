@@ -42,7 +42,11 @@ export interface IdentityStore<Tx> {
 
   // --- API keys ---
   /** 'name_taken' when the account already has a key of that name. */
-  insertApiKey(key: ApiKeyRecord): Promise<'created' | 'name_taken'>;
+  /** `limit_reached`: the account already has `maxPerAccount` keys (exact under concurrency). */
+  insertApiKey(
+    key: ApiKeyRecord,
+    maxPerAccount: number,
+  ): Promise<'created' | 'name_taken' | 'limit_reached'>;
   /** Replaces digest and sealed secret in place; false when no such key. */
   replaceApiKey(
     accountId: string,

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GatewayError } from '@gateway/contracts';
 import { pgPoolOf } from '../db/client.js';
+import { gatewayErrorOf } from '../identity/fixtures.suite.js';
 import {
   DZD,
   HOLD_TTL_MS,
@@ -303,6 +304,33 @@ describe('the usage API over the records', () => {
     // A customer's account cannot be widened by the query string.
     const sneaky = await usage.summary({ ...range, account: accountId }, { accountId: other });
     expect(sneaky.data).toEqual([]);
+  });
+
+  // Issue 22, item 6: an operator's account × day × model summary is bounded.
+  it('refuses a summary with more groups than its bound, naming what to narrow', async () => {
+    const accounts = [await h.fundedAccount(10n * DZD), await h.fundedAccount(10n * DZD)];
+    for (const accountId of accounts) {
+      const hold = await placeHold(accountId);
+      await h.ledger.settleHold(hold.id, { inputTokens: 10, outputTokens: 1 });
+    }
+    const day = h.clock.now().toISOString().slice(0, 10);
+    const range = { from: day, to: new Date(h.clock.now().getTime() + 1).toISOString() };
+    const bounded = (summaryMaxGroups: number) =>
+      createUsageService({
+        store: new UsageStore(pgPoolOf(h.prisma)),
+        clock: h.clock.now,
+        retentionDays: 400,
+        summaryMaxGroups,
+      });
+    const all = await usage.summary({ ...range, group_by: 'day' }, {});
+    expect(all.data.length).toBeGreaterThanOrEqual(2);
+    const tight = await gatewayErrorOf(
+      bounded(all.data.length - 1).summary({ ...range, group_by: 'day' }, {}),
+    );
+    expect(tight).toMatchObject({ code: 'invalid_request_body', param: 'from' });
+    expect(tight.message).toMatch(/more than \d+ groups/);
+    const exact = await bounded(all.data.length).summary({ ...range, group_by: 'day' }, {});
+    expect(exact.data).toEqual(all.data);
   });
 
   it('pages the request log newest first with a cursor, never repeating a request', async () => {

@@ -4,7 +4,9 @@
  * (usage-api.ts). Money stays integer µDZD until the answer is rendered.
  */
 import {
+  GatewayError,
   microDzdToDzd,
+  USAGE_LIMITS,
   type UsageGroup,
   type UsageList,
   type UsageLogEntry,
@@ -34,6 +36,8 @@ export interface UsageServiceDeps {
   store: UsageStore;
   clock: () => Date;
   retentionDays: number;
+  /** Groups one summary may answer; `USAGE_LIMITS.summaryMaxGroups` by default. */
+  summaryMaxGroups?: number;
 }
 
 function groupOf(row: UsageSumRow): UsageGroup {
@@ -83,7 +87,16 @@ export function createUsageService(deps: UsageServiceDeps): UsageService {
     async summary(query, scope) {
       const operator = scope.accountId === undefined;
       const parsed = scoped(parseUsageQuery(query, deps.clock(), operator), scope);
-      const rows = await deps.store.sums(parsed, operator);
+      const max = deps.summaryMaxGroups ?? USAGE_LIMITS.summaryMaxGroups;
+      const rows = await deps.store.sums(parsed, operator, max + 1);
+      if (rows.length > max) {
+        throw new GatewayError(
+          'invalid_request_body',
+          `The summary has more than ${max} groups: narrow from/to, filter by account_id, or ` +
+            'group by fewer fields',
+          { param: 'from' },
+        );
+      }
       return { object: 'list', data: rows.map(groupOf) };
     },
     async log(query, scope) {

@@ -55,7 +55,8 @@ const PURGE_MAX_STATEMENTS = 50;
 export class UsageStore {
   constructor(private readonly pool: pg.Pool) {}
 
-  async sums(query: UsageQuery, perAccount: boolean): Promise<UsageSumRow[]> {
+  /** At most `limit` groups, in key order (the caller asks one more to tell it overflowed). */
+  async sums(query: UsageQuery, perAccount: boolean, limit: number): Promise<UsageSumRow[]> {
     const columns = [...(perAccount ? ['account_id'] : []), ...GROUP_COLUMNS[query.groupBy]];
     const keys = columns.map((_c, i) => String(i + 1)).join(', ');
     const { rows } = await this.pool.query<UsageSumRow>(
@@ -65,8 +66,8 @@ export class UsageStore {
               sum(cost_micro_dzd)::text AS cost_micro_dzd
          FROM usage_records
         WHERE ended_at >= $1 AND ended_at < $2 AND ($3::text IS NULL OR account_id = $3)
-        GROUP BY ${keys} ORDER BY ${keys}`,
-      [query.from, query.to, query.accountId ?? null],
+        GROUP BY ${keys} ORDER BY ${keys} LIMIT $4`,
+      [query.from, query.to, query.accountId ?? null, limit],
     );
     return rows;
   }
