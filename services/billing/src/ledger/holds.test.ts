@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GatewayError } from '@gateway/contracts';
+import { REFUND_WINDOW_MS } from './refunds.js';
 import type { HoldConflictResult, HoldStatus } from './types.js';
 import {
   DZD,
@@ -525,6 +526,28 @@ describe('refundHold', () => {
     await expect(h.ledger.refundHold('hold-unknown')).rejects.toMatchObject({
       code: 'resource_not_found',
     });
+  });
+
+  // Issue 22, item 7: a refund credential (edge's, the worker's) reaches recent settlements only.
+  it('refuses a refund more than REFUND_WINDOW_MS after the settlement', async () => {
+    const accountId = await h.fundedAccount(5n * DZD);
+    const place = () =>
+      h.ledger.placeHold(h.prisma, {
+        accountId,
+        amountMicroDzd: DZD,
+        model: MODEL,
+        priority: false,
+      });
+    const old = await place();
+    await h.ledger.settleHold(old.id, { inputTokens: 1_000, outputTokens: 500 });
+    h.clock.advance(REFUND_WINDOW_MS + 1_000);
+    const recent = await place();
+    await h.ledger.settleHold(recent.id, { inputTokens: 1_000, outputTokens: 500 });
+    await expect(h.ledger.refundHold(old.id)).rejects.toMatchObject({ code: 'conflict' });
+    expect(await h.ledger.refundHold(recent.id)).toMatchObject({ status: 'refunded' });
+    expect((await h.ledger.getBalance(accountId)).balanceMicroDzd).toBe(
+      5n * DZD - expectedCost(1_000n, 500n),
+    );
   });
 });
 
