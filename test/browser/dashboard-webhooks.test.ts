@@ -13,9 +13,10 @@ import { open, ownerWithKey, takeShownKey, useDashboardStack } from './dashboard
 
 /*
  * A webhook secret rotated in the dashboard signs the very next delivery beside the previous
- * one. The receiver is HTTPS on 127.0.0.1 with a certificate from a throwaway CA; only the
- * browser stack's dispatcher is told to trust it (WEBHOOK_CA_FILE) and to allow loopback
- * destinations (WEBHOOK_ALLOW_INSECURE_LOOPBACK), the product's defaults stay strict.
+ * one; after "Expire previous now" only the current one signs. The receiver is HTTPS on
+ * 127.0.0.1 with a certificate from a throwaway CA; only the browser stack's dispatcher is told
+ * to trust it (WEBHOOK_CA_FILE) and to allow loopback destinations
+ * (WEBHOOK_ALLOW_INSECURE_LOOPBACK), the product's defaults stay strict.
  */
 
 // Made before the stack starts: the dispatcher reads the CA file when it boots.
@@ -102,5 +103,68 @@ describe('dashboard webhooks, delivered', () => {
     expect(signaturesBy(current, delivery)).toBe(1);
     expect(signaturesBy(previous!, delivery)).toBe(1);
     expect(signaturesBy('whsec_not-the-secret', delivery)).toBe(0);
+  });
+
+  it('"Expire previous now" (confirmed) leaves one signature on the next delivery, the current secret\'s', async () => {
+    const { page, key } = await ownerWithKey('expiring-owner');
+    await open(page, 'Webhooks');
+    const [previous] = await revealedSecrets(page);
+    // One secret: nothing to expire yet.
+    await expect(page.getByRole('button', { name: 'Expire previous now' }).count()).resolves.toBe(
+      0,
+    );
+
+    await page.getByRole('button', { name: 'Rotate' }).click();
+    await expect(page.getByTestId('rotate-drops-previous').count()).resolves.toBe(0);
+    await page.getByRole('dialog').getByRole('button', { name: 'Rotate' }).click();
+    const current = await takeShownKey(page);
+    await waitFor(
+      async () => (await page.locator('[data-testid^="secret-whs_"]').count()) === 2,
+      10_000,
+      'two secrets',
+    );
+
+    // A second rotation would drop the previous secret at once: the confirmation says so.
+    await page.getByRole('button', { name: 'Rotate' }).click();
+    await page.getByTestId('rotate-drops-previous').waitFor();
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+
+    await page.getByRole('button', { name: 'Expire previous now' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByText('only the current secret signs').waitFor();
+    await dialog.getByRole('button', { name: 'Expire previous now' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByText('The previous secret no longer signs.').waitFor();
+    await waitFor(
+      async () => (await page.locator('[data-testid^="secret-whs_"]').count()) === 1,
+      10_000,
+      'one secret',
+    );
+    await expect(page.getByRole('button', { name: 'Expire previous now' }).count()).resolves.toBe(
+      0,
+    );
+    expect(await revealedSecrets(page)).toEqual([current]);
+
+    const submitted = await fetch(`${stack().edgeUrl}/v1/inference/${NATIVE_MODEL}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        input: 'Hello after expiring the previous secret',
+        parameters: { max_new_tokens: 8 },
+        webhook: `https://127.0.0.1:${receiver.port}/expired-previous`,
+      }),
+    });
+    expect(submitted.status).toBe(200);
+    const delivery = await waitFor(
+      () => receiver.requestsTo('/expired-previous')[0],
+      30_000,
+      'the delivery after expiring the previous secret',
+    );
+    const header = String(delivery.headers['x-service-signature']);
+    expect(header.split(',').filter((part) => part.startsWith('v1='))).toHaveLength(1);
+    expect(signaturesBy(current, delivery)).toBe(1);
+    expect(signaturesBy(previous!, delivery)).toBe(0);
+    expect(String(delivery.headers['webhook-signature']).split(' ')).toHaveLength(1);
   });
 });

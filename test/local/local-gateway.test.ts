@@ -253,6 +253,16 @@ describe('local gateway (infra/local/start.sh)', () => {
     const rotated = await cli('webhooks', 'rotate', accountId, '--json');
     expect(String(rotated.json().secret)).toMatch(/^whsec_/);
     expect((await cli('webhooks', 'secrets', accountId, '--json')).json().secrets).toHaveLength(2);
+    // Ending the previous secret's window now leaves the current one alone.
+    const expired = (await cli('webhooks', 'expire-previous', accountId, '--json')).json();
+    expect(expired).toMatchObject({ expired: 1, secrets: [{ secret: rotated.json().secret }] });
+    expect((await cli('webhooks', 'secrets', accountId, '--json')).json().secrets).toHaveLength(1);
+    // Rotations are limited per account and hour (5 by default; one made above).
+    for (let i = 0; i < 4; i++) expect((await cli('webhooks', 'rotate', accountId)).code).toBe(0);
+    const limited = await cli('webhooks', 'rotate', accountId);
+    expect(limited.code).toBe(EXIT.refused);
+    expect(limited.stderr).toMatch(/\(rate_limit_exceeded\); retry after \d+ s/);
+    expect((await cli('webhooks', 'secrets', accountId, '--json')).json().secrets).toHaveLength(2);
     expect((await cli('deliveries', 'list', accountId, '--json')).json()).toMatchObject({
       deliveries: [],
     });

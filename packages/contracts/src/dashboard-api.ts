@@ -348,10 +348,14 @@ export const DashboardWebhookSecretSchema = Type.Object(
 export type DashboardWebhookSecret = Static<typeof DashboardWebhookSecretSchema>;
 
 /**
- * `GET /dashboard/api/webhooks/secrets`: the active secrets without their values.
+ * `GET /dashboard/api/webhooks/secrets`: the active secrets without their values, oldest first:
+ * at most two, the current one (`expires_at` null) and the previous one in its rotation window.
  * `POST /dashboard/api/webhooks/secrets/reveal`: the same with `secret` (a POST, so CSRF-checked
  * and never cached or prefetched). `POST /dashboard/api/webhooks/secrets/rotate` (201): the new
- * secret (shown) and `previous_expires_at`, the end of the rotation window (null: first secret).
+ * secret (shown) and `previous_expires_at`, the end of the rotation window (null: first secret);
+ * the secret that was current becomes the previous one, and a previous one still in its window
+ * stops signing at once. Rotations are limited per account (dispatcher
+ * `SECRET_ROTATIONS_PER_HOUR`, 5 an hour): beyond, 429 `rate_limit_exceeded` with `Retry-After`.
  */
 export const DashboardWebhookSecretListSchema = Type.Object(
   { object: Type.Literal('list'), data: Type.Array(DashboardWebhookSecretSchema) },
@@ -363,6 +367,22 @@ export interface DashboardWebhookRotation {
   secret: DashboardRevealedWebhookSecret;
   previous_expires_at: string | null;
 }
+
+/**
+ * `POST /dashboard/api/webhooks/secrets/expire-previous` (200, no body): ends the previous
+ * secret's rotation window now; from the next attempt on, deliveries carry the current secret's
+ * signature only. Answers the secrets left (the current one, without its value) and how many
+ * stopped signing (`expired`: 0 when there was no previous secret, so a retry is harmless).
+ */
+export const DashboardWebhookExpirePreviousSchema = Type.Object(
+  {
+    object: Type.Literal('list'),
+    data: Type.Array(DashboardWebhookSecretSchema),
+    expired: Type.Integer({ minimum: 0 }),
+  },
+  { $id: 'DashboardWebhookExpirePrevious' },
+);
+export type DashboardWebhookExpirePrevious = Static<typeof DashboardWebhookExpirePreviousSchema>;
 
 /** `GET` / `PUT /dashboard/api/webhooks/settings`: the payload format (decisions: A or B). */
 export const DashboardWebhookSettingsSchema = Type.Object(

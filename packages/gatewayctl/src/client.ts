@@ -49,17 +49,17 @@ export class AdminClient {
     } catch {
       body = undefined;
     }
-    if (!response.ok) throw failure(response.status, body);
+    if (!response.ok) throw failure(response.status, body, response.headers.get('Retry-After'));
     return { status: response.status, body, text };
   }
 }
 
-function failure(status: number, body: unknown): CliError {
+function failure(status: number, body: unknown, retryAfter: string | null): CliError {
   const error = (body as { error?: { message?: unknown; code?: unknown } } | undefined)?.error;
   const detail =
-    typeof error?.message === 'string'
+    (typeof error?.message === 'string'
       ? `${error.message} (${String(error.code)})`
-      : `HTTP ${status}`;
+      : `HTTP ${status}`) + (status === 429 && retryAfter ? `; retry after ${retryAfter} s` : '');
   if (status === 401 || status === 403) {
     return new CliError(`the gateway refused the admin token: ${detail}`, EXIT.unauthorized);
   }

@@ -207,6 +207,21 @@ export const COMMANDS: Record<string, Command> = {
       show(ctx.out, body, () => record(body as Json));
     },
   },
+  'webhooks expire-previous': {
+    usage: 'webhooks expire-previous <account>',
+    async run(ctx) {
+      const { body } = await ctx.client.request(
+        'POST',
+        `/accounts/${seg(arg(ctx, 0, 'account'))}/webhook-secrets/expire-previous`,
+      );
+      const answer = body as { expired: number; secrets: Json[] };
+      show(ctx.out, body, () =>
+        table(answer.secrets, ['id', 'secret', 'created_at', 'expires_at']).concat(
+          `expired: ${answer.expired}\n`,
+        ),
+      );
+    },
+  },
   'deliveries list': {
     usage: 'deliveries list <account> [--limit N]',
     async run(ctx) {

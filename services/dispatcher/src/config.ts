@@ -40,6 +40,12 @@ export const dispatcherConfigSchema = Type.Object({
   MAX_RESPONSE_BODY_BYTES: Type.Integer({ minimum: 0, maximum: 65_536, default: 4_096 }),
   RETENTION_MS: fields.durationMs(6 * 60 * MINUTE_MS, 7 * DAY_MS),
   SECRET_ROTATION_WINDOW_MS: fields.durationMs(DAY_MS, 30 * DAY_MS),
+  SECRET_ROTATIONS_PER_HOUR: Type.Integer({
+    minimum: 1,
+    maximum: 1000,
+    default: 5,
+    description: 'Signing-secret rotations an account may make per hour (then 429)',
+  }),
   RETRY_SCHEDULE_A_MS: delayList(DEFAULT_SCHEDULE_A_MS, 'Variant A: delay before each attempt'),
   RETRY_SCHEDULE_B_MS: delayList(DEFAULT_SCHEDULE_B_MS, 'Variant B: delay before each attempt'),
   RETRY_JITTER_RATIO: Type.Number({ minimum: 0, maximum: 1, default: 0.1 }),

@@ -61,6 +61,7 @@ export function createDispatcher(config: DispatcherConfig, deps: DispatcherDeps)
     repository: new SecretRepository(deps.pool),
     box,
     rotationWindowMs: config.SECRET_ROTATION_WINDOW_MS,
+    rotationsPerHour: config.SECRET_ROTATIONS_PER_HOUR,
   });
   const metrics = createDispatcherMetrics(deps.registry, () => repository.dueCount());
   const client = createWebhookClient({

@@ -13,6 +13,7 @@ export {
   type DashboardScopedToken,
   type DashboardSession,
   type DashboardWebhookDelivery,
+  type DashboardWebhookExpirePrevious,
   type DashboardWebhookRotation,
   type DashboardWebhookSecretList,
   type DashboardWebhookSettings,

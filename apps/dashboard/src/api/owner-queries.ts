@@ -5,6 +5,7 @@ import type {
   DashboardRevealedWebhookSecret,
   DashboardScopedToken,
   DashboardWebhookDelivery,
+  DashboardWebhookExpirePrevious,
   DashboardWebhookRotation,
   DashboardWebhookSecretList,
   DashboardWebhookSettings,
@@ -65,6 +66,13 @@ export const useRevealSecrets = () =>
 export const useRotateSecret = () =>
   useChange(
     () => api<DashboardWebhookRotation>('POST', '/webhooks/secrets/rotate', {}),
+    () => [keys.secrets],
+  );
+
+/** Ends the previous secret's rotation window now: only the current secret signs. */
+export const useExpirePreviousSecret = () =>
+  useChange(
+    () => api<DashboardWebhookExpirePrevious>('POST', '/webhooks/secrets/expire-previous', {}),
     () => [keys.secrets],
   );
 

@@ -17,6 +17,7 @@ import { useState } from 'react';
 import type { DashboardWebhookRotation } from '../api/contract';
 import {
   useDeliveries,
+  useExpirePreviousSecret,
   useRevealSecrets,
   useRotateSecret,
   useSaveWebhookSettings,
@@ -34,20 +35,56 @@ function Secrets() {
   const secrets = useWebhookSecrets();
   const reveal = useRevealSecrets();
   const rotate = useRotateSecret();
+  const expirePrevious = useExpirePreviousSecret();
   const [rotation, setRotation] = useState<DashboardWebhookRotation | null>(null);
   const shown = new Map(reveal.data?.data.map((s) => [s.id, s.secret]) ?? []);
+  // At most two secrets sign: the current one and the previous one in its rotation window.
+  const previous = secrets.data?.data.find((secret) => secret.expires_at !== null);
   const confirmRotate = () =>
     modals.openConfirmModal({
       title: 'Rotate the signing secret?',
       children: (
-        <Text size="sm">
-          A new secret signs every delivery from now on. The current one keeps signing beside it
-          until the rotation window ends, so you can update your receiver.
-        </Text>
+        <Stack gap="xs">
+          <Text size="sm">
+            A new secret signs every delivery from now on. The current one keeps signing beside it
+            until the rotation window ends, so you can update your receiver.
+          </Text>
+          {previous?.expires_at && (
+            <Text size="sm" data-testid="rotate-drops-previous">
+              Only two secrets sign at a time: the previous secret, which would have signed until{' '}
+              {formatDateTime(previous.expires_at)}, stops signing now.
+            </Text>
+          )}
+        </Stack>
       ),
       labels: { confirm: 'Rotate', cancel: 'Cancel' },
       confirmProps: { color: 'orange' },
       onConfirm: () => rotate.mutate(undefined, { onSuccess: setRotation }),
+    });
+  const confirmExpirePrevious = () =>
+    modals.openConfirmModal({
+      title: 'Stop the previous secret now?',
+      children: (
+        <Text size="sm">
+          The previous secret stops signing at once instead of at the end of its rotation window:
+          from the next delivery attempt on, only the current secret signs. A receiver still
+          verifying with the previous secret will reject deliveries. Do this once every receiver
+          uses the current secret, or when the previous one may have leaked.
+        </Text>
+      ),
+      labels: { confirm: 'Expire previous now', cancel: 'Cancel' },
+      confirmProps: { color: 'red' },
+      onConfirm: () =>
+        expirePrevious.mutate(undefined, {
+          onSuccess: () => {
+            // The revealed values and the rotation notice would show a secret that no longer signs.
+            reveal.reset();
+            setRotation((shownRotation) =>
+              shownRotation === null ? null : { ...shownRotation, previous_expires_at: null },
+            );
+            notifications.show({ color: 'teal', message: 'The previous secret no longer signs.' });
+          },
+        }),
     });
   return (
     <Paper withBorder radius="md" p="md">
@@ -68,12 +105,23 @@ function Secrets() {
               Hide
             </Button>
           )}
+          {previous !== undefined && (
+            <Button
+              size="xs"
+              color="red"
+              variant="light"
+              loading={expirePrevious.isPending}
+              onClick={confirmExpirePrevious}
+            >
+              Expire previous now
+            </Button>
+          )}
           <Button size="xs" color="orange" loading={rotate.isPending} onClick={confirmRotate}>
             Rotate
           </Button>
         </Group>
       </Group>
-      <ErrorAlert error={reveal.error ?? rotate.error} />
+      <ErrorAlert error={reveal.error ?? rotate.error ?? expirePrevious.error} />
       {rotation !== null && (
         <Stack gap="sm" mb="md" data-testid="rotation">
           {rotation.previous_expires_at !== null && (

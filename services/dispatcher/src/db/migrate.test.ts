@@ -39,6 +39,7 @@ describe('migrations', () => {
       'dispatcher_migrations',
       'webhook_attempts',
       'webhook_deliveries',
+      'webhook_secret_rotations',
       'webhook_secrets',
     ]);
   });

@@ -12,8 +12,11 @@ import type { RuntimeGrants } from '@gateway/runtime';
 export const DISPATCHER_RUNTIME_GRANTS: RuntimeGrants = {
   tables: {
     // Read to sign (secret-repository), created on first need and by rotations (INSERT …
-    // RETURNING), given an end by a rotation (UPDATE), deleted once expired.
+    // RETURNING), given an end by a rotation (UPDATE), deleted once expired, when a rotation
+    // replaces the previous one, or when the owner expires the previous one now.
     webhook_secrets: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+    // The rotation log of the per-account limit: counted, appended, purged after the hour.
+    webhook_secret_rotations: ['SELECT', 'INSERT', 'DELETE'],
     // Intake inserts (ON CONFLICT DO NOTHING); claims (FOR UPDATE SKIP LOCKED), attempt
     // results, redelivery and the payload purge update. Rows are never deleted: the purge only
     // clears the sealed payload.

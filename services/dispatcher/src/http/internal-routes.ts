@@ -34,6 +34,14 @@ function internalRoutes({ secrets, deliveries }: DispatcherServices): Router {
     res.status(201).json(secretToJson(secret));
   });
 
+  // Ends the previous secret's rotation window now; idempotent (`expired: 0` the second time).
+  router.post('/accounts/:accountId/webhook-secrets/expire-previous', async (req, res) => {
+    const accountId = accountIdParam(req.params.accountId);
+    const expired = await secrets.expirePrevious(accountId);
+    const active = await secrets.active(accountId);
+    res.json({ expired, secrets: active.map(secretToJson) });
+  });
+
   router.get('/accounts/:accountId/webhook-deliveries', async (req, res) => {
     const limit = pageSize(req.query.limit);
     const cursor = decodeCursor(req.query.cursor);

@@ -35,6 +35,7 @@ const secrets = (spec: string) =>
     repository: new SecretRepository(pool),
     box: Keyring.parse(spec),
     rotationWindowMs: 60_000,
+    rotationsPerHour: 5,
   });
 
 describe('ENCRYPTION_KEY rotation', () => {

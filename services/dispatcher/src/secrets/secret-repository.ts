@@ -41,14 +41,21 @@ type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
 export class SecretRepository {
   constructor(private readonly pool: pg.Pool) {}
 
-  /** Secrets not yet expired, oldest first. */
-  async active(accountId: string, db: Queryable = this.pool): Promise<SecretRow[]> {
+  /**
+   * The newest `limit` secrets not yet expired, oldest first. Rotations keep at most two
+   * active; the limit holds even for rows a replica of an older release left behind during a
+   * rolling update, so a delivery never carries more signatures than that.
+   */
+  async active(accountId: string, limit: number, db: Queryable = this.pool): Promise<SecretRow[]> {
     const result = await db.query<DbRow>(
       `SELECT ${COLUMNS}
-         FROM webhook_secrets
-        WHERE account_id = $1 AND (expires_at IS NULL OR expires_at > clock_timestamp())
+         FROM (SELECT ${COLUMNS}
+                 FROM webhook_secrets
+                WHERE account_id = $1 AND (expires_at IS NULL OR expires_at > clock_timestamp())
+                ORDER BY created_at DESC, id DESC
+                LIMIT $2) AS newest
         ORDER BY created_at, id`,
-      [accountId],
+      [accountId, limit],
     );
     return result.rows.map(toRow);
   }
@@ -82,6 +89,55 @@ export class SecretRepository {
     return toRow(result.rows[0]!);
   }
 
+  /**
+   * Deletes every secret of the account but the newest (the current one): what a rotation does
+   * to the previous one still in its window, and what "expire the previous secret now" does.
+   * Returns how many of them were still signing (an expired row the tick had not purged yet
+   * goes too, uncounted).
+   */
+  async deleteAllButNewest(client: pg.PoolClient, accountId: string): Promise<number> {
+    const result = await client.query<{ signing: boolean }>(
+      `DELETE FROM webhook_secrets
+        WHERE account_id = $1
+          AND id <> ALL (SELECT id FROM webhook_secrets
+                          WHERE account_id = $1
+                          ORDER BY created_at DESC, id DESC
+                          LIMIT 1)
+        RETURNING (expires_at IS NULL OR expires_at > clock_timestamp()) AS signing`,
+      [accountId],
+    );
+    return result.rows.filter((row) => row.signing).length;
+  }
+
+  /**
+   * Seconds until the account may rotate again when it already rotated `limit` times in the
+   * last `windowMs`, else null: the `limit`-th newest rotation of the window must leave it.
+   */
+  async rotationRetryAfterS(
+    client: pg.PoolClient,
+    accountId: string,
+    limit: number,
+    windowMs: number,
+  ): Promise<number | null> {
+    const result = await client.query<{ retry_after_s: string }>(
+      `SELECT ceil(extract(epoch FROM rotated_at + $3 * interval '1 millisecond'
+                                    - clock_timestamp())) AS retry_after_s
+         FROM webhook_secret_rotations
+        WHERE account_id = $1 AND rotated_at > clock_timestamp() - $3 * interval '1 millisecond'
+        ORDER BY rotated_at DESC
+        OFFSET $2 LIMIT 1`,
+      [accountId, limit - 1, windowMs],
+    );
+    const row = result.rows[0];
+    return row === undefined ? null : Math.max(1, Number(row.retry_after_s));
+  }
+
+  async recordRotation(client: pg.PoolClient, accountId: string): Promise<void> {
+    await client.query('INSERT INTO webhook_secret_rotations (account_id) VALUES ($1)', [
+      accountId,
+    ]);
+  }
+
   /** Gives every current secret of the account an end: now + the rotation window. */
   async expireCurrent(client: pg.PoolClient, accountId: string, windowMs: number): Promise<void> {
     await client.query(
@@ -98,5 +154,14 @@ export class SecretRepository {
       'DELETE FROM webhook_secrets WHERE expires_at <= clock_timestamp()',
     );
     return result.rowCount ?? 0;
+  }
+
+  /** Rotations older than the limit's window no longer count. */
+  async deleteRotationsBefore(windowMs: number): Promise<void> {
+    await this.pool.query(
+      `DELETE FROM webhook_secret_rotations
+        WHERE rotated_at <= clock_timestamp() - $1 * interval '1 millisecond'`,
+      [windowMs],
+    );
   }
 }

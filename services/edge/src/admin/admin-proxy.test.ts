@@ -28,6 +28,8 @@ let edge: EdgeUnderTest;
 let dispatcher: Server;
 const recorded: Recorded[] = [];
 const dispatcherToken = 'x'.repeat(40);
+/** The stand-in's next answer when set (then cleared); 200 otherwise. */
+let nextAnswer: { status: number; headers: Record<string, string>; body: unknown } | undefined;
 
 async function startDispatcherStub(): Promise<string> {
   const app = express();
@@ -44,6 +46,12 @@ async function startDispatcherStub(): Promise<string> {
       res
         .status(401)
         .json({ error: { message: 'no', type: 'service_error', code: 'unauthorized' } });
+      return;
+    }
+    if (nextAnswer) {
+      const { status, headers, body } = nextAnswer;
+      nextAnswer = undefined;
+      res.status(status).set(headers).json(body);
       return;
     }
     res.status(200).json({ ok: true, path: req.path });
@@ -225,6 +233,11 @@ describe('dispatcher webhook routes through edge', () => {
       ['get', `/accounts/${id}/webhook-secrets`, `/accounts/${id}/webhook-secrets`],
       ['post', `/accounts/${id}/webhook-secrets/rotate`, `/accounts/${id}/webhook-secrets/rotate`],
       [
+        'post',
+        `/accounts/${id}/webhook-secrets/expire-previous`,
+        `/accounts/${id}/webhook-secrets/expire-previous`,
+      ],
+      [
         'get',
         `/accounts/${id}/webhook-deliveries?limit=5`,
         `/accounts/${id}/webhook-deliveries?limit=5`,
@@ -244,6 +257,24 @@ describe('dispatcher webhook routes through edge', () => {
         requestId: `op-${method}`,
       });
     }
+  });
+
+  it("passes the dispatcher's rotation limit through: 429 with its Retry-After", async () => {
+    const account = await edge.api.post('/admin/v1/accounts').set(admin()).send({ name: 'Busy' });
+    const refusal = {
+      error: {
+        message: 'At most 5 webhook secret rotations per hour; retry later',
+        type: 'service_error',
+        code: 'rate_limit_exceeded',
+      },
+    };
+    nextAnswer = { status: 429, headers: { 'Retry-After': '1234' }, body: refusal };
+    const response = await edge.api
+      .post(`/admin/v1/accounts/${account.body.id}/webhook-secrets/rotate`)
+      .set(admin());
+    expect(response.status).toBe(429);
+    expect(response.headers['retry-after']).toBe('1234');
+    expect(response.body).toEqual(refusal);
   });
 
   it('checks at billing that the account exists before calling the dispatcher', async () => {

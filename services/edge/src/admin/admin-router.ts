@@ -110,6 +110,9 @@ function relay(res: express.Response, answer: InternalResponse, target: string):
   res.status(answer.status);
   const contentType = headerOf(answer, 'content-type');
   if (contentType) res.set('Content-Type', contentType);
+  // A 429 (e.g. the dispatcher's rotation limit) says when to retry.
+  const retryAfter = headerOf(answer, 'retry-after');
+  if (retryAfter) res.set('Retry-After', retryAfter);
   if (answer.status === 204 || answer.body.length === 0) res.end();
   else res.send(answer.body);
 }

@@ -30,6 +30,8 @@ export interface AdminRoute {
   accountMustExist?: boolean;
   /** The answer is an owner invitation: edge adds its link (`url`) on the public origin. */
   invitationLink?: boolean;
+  /** May answer 429 `rate_limit_exceeded` with `Retry-After` (listed in the OpenAPI document). */
+  rateLimited?: boolean;
 }
 
 /** decisions §4, plus what billing offers beside it (listings, api-key listing, revocation). */
@@ -124,8 +126,18 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     method: 'post',
     path: '/accounts/:id/webhook-secrets/rotate',
     target: 'dispatcher',
-    summary: 'Rotate the webhook signing secret',
+    summary:
+      'Rotate the webhook signing secret: the current one signs beside the new one for the rotation window, an older previous one stops (limited per account and hour)',
     status: 201,
+    accountMustExist: true,
+    rateLimited: true,
+  },
+  {
+    method: 'post',
+    path: '/accounts/:id/webhook-secrets/expire-previous',
+    target: 'dispatcher',
+    summary:
+      "End the previous webhook signing secret's rotation window now: only the current secret signs",
     accountMustExist: true,
   },
   {

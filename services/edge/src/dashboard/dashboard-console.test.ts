@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { listen, type RunningServer } from '@gateway/runtime';
 import {
@@ -204,6 +205,61 @@ describe('owner: webhooks', () => {
     const secretsOfB = revealedB.body.data.map((s: { secret: string }) => s.secret);
     expect(secretsOfB).not.toContain(before);
     expect(secretsOfB).not.toContain(rotated.body.secret.secret);
+  });
+
+  it('expires the previous secret now: the next delivery carries the current signature only', async () => {
+    const listed = await ownerA.send('get', '/webhooks/secrets');
+    expect(listed.body.data).toHaveLength(2);
+    const current = listed.body.data.find((s: { expires_at: string | null }) => !s.expires_at);
+    expectCsrfRefused(
+      await ownerA.send('post', '/webhooks/secrets/expire-previous', { csrf: false }),
+    );
+    const expired = await ownerA.send('post', '/webhooks/secrets/expire-previous');
+    expect(expired.status).toBe(200);
+    expect(expired.body).toEqual({ object: 'list', data: [current], expired: 1 });
+    expect((await ownerA.send('get', '/webhooks/secrets')).body.data).toEqual([current]);
+    const revealed = await ownerA.send('post', '/webhooks/secrets/reveal');
+    const [secret] = revealed.body.data.map((s: { secret: string }) => s.secret);
+
+    const event = completedEvent(receiver.url('/expired'), { accountId: tenantA.accountId });
+    await dispatcher.dispatcher.intake.accept(event);
+    await dispatchOnce();
+    const [delivered] = receiver.requestsTo('/expired');
+    const header = String(delivered!.headers['x-service-signature']);
+    const parts = header.split(',');
+    expect(parts.filter((part) => part.startsWith('v1='))).toHaveLength(1);
+    const t = parts[0]!.slice('t='.length);
+    const expected = createHmac('sha256', secret).update(`${t}.`).update(delivered!.body);
+    expect(parts[1]).toBe(`v1=${expected.digest('hex')}`);
+    expect(String(delivered!.headers['webhook-signature']).split(' ')).toHaveLength(1);
+
+    // Nothing left to expire: the same answer, `expired: 0`.
+    const again = await ownerA.send('post', '/webhooks/secrets/expire-previous');
+    expect(again.body).toEqual({ object: 'list', data: [current], expired: 0 });
+    // Only the own account's secrets: B still has its one, untouched.
+    expect((await ownerB.send('get', '/webhooks/secrets')).body.data).toHaveLength(1);
+  });
+
+  it('limits rotations per account: past the limit 429 rate_limit_exceeded with Retry-After', async () => {
+    const limit = dispatcher.config.SECRET_ROTATIONS_PER_HOUR;
+    for (let i = 0; i < limit; i++) {
+      expect((await ownerB.send('post', '/webhooks/secrets/rotate')).status).toBe(201);
+    }
+    const before = (await ownerB.send('get', '/webhooks/secrets')).body.data;
+    expect(before).toHaveLength(2);
+    const refused = await ownerB.send('post', '/webhooks/secrets/rotate');
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({
+      error: {
+        message: expect.stringContaining('rotations per hour'),
+        type: 'service_error',
+        code: 'rate_limit_exceeded',
+      },
+    });
+    const retryAfter = Number(refused.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(3_000);
+    expect(retryAfter).toBeLessThanOrEqual(3_600);
+    expect((await ownerB.send('get', '/webhooks/secrets')).body.data).toEqual(before);
   });
 
   it('reads and changes the webhook format of the own account only', async () => {

@@ -5,6 +5,7 @@ import {
   pathSegment,
   type DashboardRevealedWebhookSecret,
   type DashboardWebhookDelivery,
+  type DashboardWebhookExpirePrevious,
   type DashboardWebhookDeliveryList,
   type DashboardWebhookRotation,
   type DashboardWebhookSecretList,
@@ -64,19 +65,24 @@ async function secretsOf(deps: EdgeDeps, prefix: string) {
   return answer.secrets;
 }
 
+/** A secret as listed: never its value. */
+const withoutValue = ({ id, created_at, expires_at }: DashboardRevealedWebhookSecret) => ({
+  id,
+  created_at,
+  expires_at,
+});
+
 /**
  * `/dashboard/api/webhooks` (owners, after `ownerOnly`): signing secrets (values only on an
- * explicit POST), rotation, the payload format, deliveries and redelivery, always of the
- * session's account.
+ * explicit POST), rotation (limited per account by the dispatcher: its 429 and `Retry-After`
+ * pass through), ending the previous secret's window now, the payload format, deliveries and
+ * redelivery, always of the session's account.
  */
 export function webhookRoutes(deps: EdgeDeps): Router {
   const router = express.Router();
   router.get('/secrets', async (_req, res) => {
     const secrets = await secretsOf(deps, accountPath(res));
-    const list: DashboardWebhookSecretList = {
-      object: 'list',
-      data: secrets.map(({ id, created_at, expires_at }) => ({ id, created_at, expires_at })),
-    };
+    const list: DashboardWebhookSecretList = { object: 'list', data: secrets.map(withoutValue) };
     res.json(list);
   });
   router.post('/secrets/reveal', async (_req, res) => {
@@ -96,6 +102,21 @@ export function webhookRoutes(deps: EdgeDeps): Router {
       previous_expires_at: windows.at(-1) ?? null,
     };
     res.status(201).json(rotation);
+  });
+  router.post('/secrets/expire-previous', async (_req, res) => {
+    const answer = await dispatcherCall<{
+      expired: number;
+      secrets: DashboardRevealedWebhookSecret[];
+    }>(deps, {
+      method: 'POST',
+      path: `${accountPath(res)}/webhook-secrets/expire-previous`,
+    });
+    const result: DashboardWebhookExpirePrevious = {
+      object: 'list',
+      data: answer.secrets.map(withoutValue),
+      expired: answer.expired,
+    };
+    res.json(result);
   });
   router.get('/settings', async (_req, res) => {
     const account = await adminCall<DashboardWebhookSettings>(deps, {

@@ -27,7 +27,7 @@ export function adminPaths(): Record<string, Record<string, unknown>> {
           status === '204'
             ? { description: 'Done' }
             : { description: 'Result', content: json({ type: 'object' }) },
-        ...errors(400, 401, 404, 405, 409, 500, 503),
+        ...errors(400, 401, 404, 405, 409, ...(route.rateLimited ? [429] : []), 500, 503),
       },
     };
     if (route.body) {
