@@ -318,29 +318,27 @@ export async function settledHolds(stack: AbuseStack, timeoutMs = 30_000): Promi
   return pending;
 }
 
-/** `/healthz` latency, sampled every `everyMs` while `work` runs: the worst and every sample. */
-export async function healthWhile<T>(
+/** prom-client's `nodejs_eventloop_lag_max_seconds` of the service at `port`, in ms. */
+async function eventLoopLagMaxMs(port: number): Promise<number> {
+  const answer = await rawRequest(port, { path: '/metrics', timeoutMs: 120_000 });
+  const line = /^nodejs_eventloop_lag_max_seconds(?:\{[^}]*\})? ([0-9.e+-]+)$/m.exec(answer.body);
+  if (answer.status !== 200 || !line) throw new Error('edge /metrics has no event-loop lag');
+  return Number(line[1]) * 1000;
+}
+
+/**
+ * The longest edge held its event loop while `work` ran, as edge itself measured it: prom-client
+ * samples the loop's delay (perf_hooks' monitorEventLoopDelay) and resets the histogram at each
+ * scrape, so a scrape before and one after bracket the work. Unlike a probe's wall time, a busy
+ * machine (other processes on both cores) barely moves it; a request that blocks the loop does.
+ */
+export async function eventLoopStallWhile<T>(
   stack: AbuseStack,
   work: () => Promise<T>,
-  everyMs = 25,
-): Promise<{ result: T; worstMs: number; samples: number }> {
-  const latencies: number[] = [];
-  let running = true;
-  const probe = (async () => {
-    while (running) {
-      const answer = await rawRequest(stack.edgePort, { path: '/healthz', timeoutMs: 120_000 });
-      if (answer.status !== 200) throw new Error(`/healthz answered ${answer.status}`);
-      latencies.push(answer.elapsedMs);
-      await new Promise((resolve) => setTimeout(resolve, everyMs));
-    }
-  })();
-  try {
-    const result = await work();
-    return { result, worstMs: Math.max(0, ...latencies), samples: latencies.length };
-  } finally {
-    running = false;
-    await probe;
-  }
+): Promise<{ result: T; stallMs: number }> {
+  await eventLoopLagMaxMs(stack.edgePort);
+  const result = await work();
+  return { result, stallMs: await eventLoopLagMaxMs(stack.edgePort) };
 }
 
 export interface ErrorShape {

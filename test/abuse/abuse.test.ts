@@ -3,7 +3,7 @@ import {
   CHAT_MODEL,
   NATIVE_MODEL,
   errorOf,
-  healthWhile,
+  eventLoopStallWhile,
   rawBytes,
   settledHolds,
   startAbuseStack,
@@ -78,14 +78,13 @@ describe('1. token counting cannot stall edge', () => {
   it.each(contents)('a 1 MiB prompt of %s keeps /healthz responsive', async (_name, content) => {
     const body = json(chat({ messages: [{ role: 'user', content }] }));
     expect(Buffer.byteLength(body)).toBeLessThanOrEqual(MIB);
-    const { result, worstMs, samples } = await healthWhile(stack, () =>
+    const { result, stallMs } = await eventLoopStallWhile(stack, () =>
       post('/v1/chat/completions', body),
     );
-    // Before: 200,000 × "a" blocked the event loop for 46 s; a 1 MiB body, minutes.
-    expect(samples).toBeGreaterThan(0);
-    // A stall, not a speed: the probe runs in this (busy) test process beside four services on
-    // two cores, so the bound is loose; before, the same request stalled edge for 46 s to minutes.
-    expect(worstMs).toBeLessThan(STALL_BOUND_MS);
+    // Before: 200,000 × "a" blocked the event loop for 46 s; a 1 MiB body, minutes. Edge's own
+    // event-loop delay histogram measures the stall (issue 22: a CPU hog beside the suite made the
+    // old probe's wall time 5 s while edge never blocked); counting yields every 5 ms.
+    expect(stallMs).toBeLessThan(STALL_BOUND_MS);
     // Admitted and answered, refused for balance, or refused by the node's 32k context (a 4xx in
     // the error shape): never a 5xx.
     if (result.status !== 200) errorOf(result);

@@ -5,7 +5,7 @@ import {
   CHAT_MODEL,
   NATIVE_MODEL,
   errorOf,
-  healthWhile,
+  eventLoopStallWhile,
   settledHolds,
   startAbuseStack,
   type AbuseStack,
@@ -198,7 +198,7 @@ describe('fuzzing every route with hostile input', () => {
       body: hostileBody,
       headers: hostileHeaders,
     });
-    const { worstMs, samples } = await healthWhile(stack, () =>
+    const { stallMs } = await eventLoopStallWhile(stack, () =>
       fc.assert(
         fc.asyncProperty(request, async ({ route: [method, template], segment, body, headers }) => {
           const path = template.replace('{seg}', segment).replace('{account}', accountId);
@@ -221,9 +221,9 @@ describe('fuzzing every route with hostile input', () => {
         { numRuns: 1_000, seed: Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31) },
       ),
     );
-    expect(samples).toBeGreaterThan(0);
-    // A stall, not a speed (see abuse.test.ts): loose for a loaded CI machine.
-    expect(worstMs).toBeLessThan(2_000);
+    // A stall, as edge's own event-loop delay histogram saw it (see abuse.test.ts).
+    expect(stallMs).toBeLessThan(2_000);
+    expect((await stack.send({ path: '/healthz' })).status).toBe(200);
     expect(await settledHolds(stack)).toBe(0);
     expect(await stack.ledgerCheck()).toEqual({ ok: true, violations: [] });
   }, 240_000);

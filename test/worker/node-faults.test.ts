@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-ins';
 import { countTextTokens } from '@gateway/tokenizer';
 import { waitFor } from '../support/worker-harness.js';
@@ -14,8 +14,17 @@ const chatCalls = (node: StandInModelNode) => node.stats().byPath['/v1/chat/comp
 const messages = [{ role: 'user', content: 'Describe the Hoggar mountains.' }];
 
 describe('worker: node failover, faults and cancellation', () => {
-  const f = useWorkerFixture({ timeouts: { firstByteMs: 1_000, idleMs: 1_000 } });
+  const f = useWorkerFixture({ timeouts: { firstByteMs: 2_000, idleMs: 2_000 } });
   const extra: StandInModelNode[] = [];
+  // Issue 22: the first job of a cold worker and a cold stand-in once took longer than the
+  // first-byte timeout on a loaded machine, so the first failover case ended in an error. One
+  // job through a healthy node warms both before any case; the cases then measure failover, not
+  // start-up.
+  beforeAll(async () => {
+    const node = await secondNode();
+    await f.putModel('acme/warm-up', chatModel([node.url]));
+    expect((await runChat('acme/warm-up')).end.type).toBe('final');
+  });
   afterEach(async () => {
     f.node.clearFault();
     f.node.setOptions({ tokensPerSecond: 0, firstTokenLatencyMs: 0 });

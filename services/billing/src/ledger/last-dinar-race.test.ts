@@ -7,7 +7,14 @@ import {
   type LedgerHarness,
 } from './ledger-test-support.suite.js';
 
-const ROUNDS = 50;
+/*
+ * Rounds are bounded in count and in time (issue 22: on a machine shared with other work the
+ * 50 rounds once took over a minute): as many as fit in the budget, at least the minimum. Each
+ * round is the full race; more rounds only make a rare interleaving likelier to show.
+ */
+const ROUNDS_MAX = 50;
+const ROUNDS_MIN = 10;
+const BUDGET_MS = 30_000;
 const CONTENDERS = 200;
 
 let h: LedgerHarness;
@@ -21,9 +28,12 @@ afterAll(async () => {
 });
 
 describe('race for the last dinar', () => {
-  it(`${CONTENDERS} concurrent holds of 1 DZD on a 1 DZD balance: exactly one wins, ${ROUNDS} rounds`, async () => {
+  it(`${CONTENDERS} concurrent holds of 1 DZD on a 1 DZD balance: exactly one wins, ${ROUNDS_MIN} to ${ROUNDS_MAX} rounds`, async () => {
     let lowestAvailable = 1n * DZD;
-    for (let round = 0; round < ROUNDS; round += 1) {
+    const startedMs = performance.now();
+    let round = 0;
+    for (; round < ROUNDS_MAX; round += 1) {
+      if (round >= ROUNDS_MIN && performance.now() - startedMs > BUDGET_MS) break;
       const accountId = await h.fundedAccount(1n * DZD);
       let racing = true;
       // Watches the balance while the race runs: available never goes below zero.
@@ -63,6 +73,7 @@ describe('race for the last dinar', () => {
         await h.ledger.settleHold(winner.id, { inputTokens: 10, outputTokens: 10 });
       else await h.ledger.voidHold(winner.id);
     }
+    expect(round).toBeGreaterThanOrEqual(ROUNDS_MIN);
     expect(lowestAvailable).toBeGreaterThanOrEqual(0n);
-  });
+  }, 180_000);
 });
