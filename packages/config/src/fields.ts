@@ -51,6 +51,12 @@ export const fields = {
    */
   keyring: (description: string) =>
     Type.String({ format: 'keyring', maxLength: 1024, description }),
+  /**
+   * Addresses and CIDR ranges, comma-separated (format `address-list`, checked at load); empty
+   * by default.
+   */
+  addressList: (description: string) =>
+    Type.String({ format: 'address-list', default: '', maxLength: 4096, description }),
   secret: (minLength = 32) =>
     Type.String({ minLength, description: `Secret of at least ${minLength} characters` }),
 };

@@ -69,6 +69,32 @@ describe('loadConfig', () => {
     }
   });
 
+  it('accepts address lists (addresses, CIDR ranges, proxy names) and rejects anything else', () => {
+    const listed = Type.Object({ TRUSTED_PROXIES: fields.addressList('test proxies') });
+    expect(loadConfig('test', listed, {}).TRUSTED_PROXIES).toBe('');
+    for (const good of [
+      '10.0.0.0/8',
+      '127.0.0.1, 10.1.2.3',
+      'loopback,uniquelocal,fd00::/8',
+      '2001:db8::1',
+      '0.0.0.0/0',
+    ]) {
+      expect(loadConfig('test', listed, { TRUSTED_PROXIES: good }).TRUSTED_PROXIES).toBe(good);
+    }
+    for (const bad of [
+      '10.0.0.0/33',
+      'ingress-nginx',
+      '10.0.0/8',
+      '::1/129',
+      '10.0.0.1/8/8',
+      ',',
+    ]) {
+      expect(() => loadConfig('test', listed, { TRUSTED_PROXIES: bad })).toThrow(
+        /TRUSTED_PROXIES: must match format "address-list"/,
+      );
+    }
+  });
+
   it('lists every missing required variable', () => {
     expect(() => loadConfig('test', schema, {})).toThrow(
       /DATABASE_URL: is required[\s\S]*INTERNAL_TOKEN: is required/,

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { Static, TObject } from '@sinclair/typebox';
 import AjvModule from 'ajv';
 import formatsModule from 'ajv-formats';
@@ -22,6 +23,27 @@ const ajv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true, str
 addFormats(ajv);
 // The message ajv gives is `must match format "keyring"`: the value itself is never echoed.
 ajv.addFormat('keyring', { type: 'string', validate: isKeyringSpec });
+ajv.addFormat('address-list', { type: 'string', validate: isAddressList });
+
+// The names Express's `trust proxy` (proxy-addr) accepts besides addresses and ranges.
+const ADDRESS_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * Format `address-list`: comma-separated IPv4/IPv6 addresses, CIDR ranges (`10.0.0.0/8`,
+ * `fd00::/8`) or the names `loopback`, `linklocal`, `uniquelocal`; empty for none.
+ */
+export function isAddressList(value: string): boolean {
+  if (value.trim() === '') return true;
+  return value.split(',').every((item) => {
+    const entry = item.trim();
+    if (ADDRESS_RANGE_NAMES.has(entry)) return true;
+    const [address = '', prefix, ...rest] = entry.split('/');
+    const family = isIP(address);
+    if (family === 0 || rest.length > 0) return false;
+    if (prefix === undefined) return true;
+    return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+  });
+}
 
 /** Takes the schema's keys from the environment; empty strings count as unset. */
 function pickEnv(schema: TObject, env: NodeJS.ProcessEnv): Record<string, string> {

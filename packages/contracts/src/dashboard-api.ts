@@ -79,7 +79,8 @@ export type OperatorRole = (typeof OPERATOR_ROLES)[number];
  * `POST /dashboard/api/session`: sign in. `realm` picks the user table: account owners
  * (default) or operator users. Wrong email or password: 401 `invalid_credentials` (the same
  * answer whether the email exists or not); too many attempts from the address or for the
- * email: 429 `rate_limit_exceeded` with `Retry-After`.
+ * email: 429 `rate_limit_exceeded` with `Retry-After`; too many sign-ins being checked at once
+ * (a flood): 503 `service_unavailable` with `Retry-After`.
  */
 export const DashboardSignInRequestSchema = Type.Object(
   {

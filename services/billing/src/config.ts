@@ -53,6 +53,13 @@ export const billingConfigSchema = Type.Object({
     maximum: 30 * DAY_MS,
     default: 3 * DAY_MS,
   }),
+  // Dashboard sign-ins per email and hour before 429, the right password included (issue 22:
+  // counted in the database, so one limit across every edge and billing replica).
+  DASHBOARD_SIGN_IN_FAILURES_PER_HOUR: Type.Integer({ minimum: 1, maximum: 10_000, default: 10 }),
+  // Dashboard password hashes (sign-in, invitation) run at once per process, and how many more
+  // may wait for a turn; beyond that 503 at once. One hash: 32 MiB and ~0.1 s of a core.
+  DASHBOARD_PASSWORD_HASHES_AT_ONCE: Type.Integer({ minimum: 1, maximum: 16, default: 1 }),
+  DASHBOARD_PASSWORD_HASH_QUEUE: Type.Integer({ minimum: 0, maximum: 1_000, default: 4 }),
   /** Usage records are deleted this many days after their request ended (sums are kept). */
   USAGE_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 400 }),
 });

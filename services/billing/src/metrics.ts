@@ -1,5 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { PrismaClient } from './db/client.js';
+import type { PasswordWorkEvent } from './dashboard/password-work.js';
 import type { LedgerService } from './ledger/index.js';
 
 /*
@@ -17,6 +18,12 @@ import type { LedgerService } from './ledger/index.js';
  * - `billing_settlements_capped`: holds settled at their amount although the usage the node
  *   reported cost more (the hold's estimate was not an upper bound); should stay 0. Each one is
  *   also marked on the hold and in its settlement's journal reference.
+ *
+ * - `billing_dashboard_password_hashes_total`: scrypt hashes of dashboard passwords (sign-in
+ *   checks, decoys of unknown emails included, and new passwords); ~0.1 s of a core each.
+ * - `billing_dashboard_password_refusals_total`: sign-ins and invitations refused with 503
+ *   because the password bulkhead was full (DASHBOARD_PASSWORD_HASHES_AT_ONCE + _QUEUE): a
+ *   flood, or too small a bulkhead.
  *
  * The gauges are read when scraped; a failed read reports the last value seen, so a database
  * hiccup never fails the whole scrape.
@@ -137,4 +144,19 @@ export function instrumentBilling(registry: Registry, deps: BillingMetricsDeps):
       return result;
     },
   };
+}
+
+/** Counts the dashboard's password work: each hash, each refusal of a full bulkhead. */
+export function passwordWorkMetrics(registry: Registry): (event: PasswordWorkEvent) => void {
+  const hashes = new Counter({
+    name: 'billing_dashboard_password_hashes_total',
+    help: 'scrypt hashes of dashboard passwords (checks, decoys and new passwords)',
+    registers: [registry],
+  });
+  const refusals = new Counter({
+    name: 'billing_dashboard_password_refusals_total',
+    help: 'Sign-ins and invitations refused with 503: the password bulkhead was full',
+    registers: [registry],
+  });
+  return (event) => (event === 'hashed' ? hashes : refusals).inc();
 }

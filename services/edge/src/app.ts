@@ -25,6 +25,20 @@ export interface EdgeAppOptions {
   deps: EdgeDeps;
   /** The built dashboard to serve at /dashboard/ (null: not served). */
   dashboardDir?: string | null;
+  /**
+   * `TRUSTED_PROXIES`: the reverse proxies (addresses, CIDR ranges) whose `X-Forwarded-For`
+   * names the client (`req.ip`, the address failed authentications count against) and whose
+   * `X-Forwarded-Proto`/`-Host` are believed. None by default: the client is the peer.
+   */
+  trustedProxies?: readonly string[];
+}
+
+/** `TRUSTED_PROXIES` as a list (its format is checked when the configuration loads). */
+export function trustedProxies(setting: string): string[] {
+  return setting
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
 }
 
 /**
@@ -36,6 +50,10 @@ export interface EdgeAppOptions {
 export function buildEdgeApp(options: EdgeAppOptions): Express {
   const { deps } = options;
   const app = createServiceApp(options);
+  // Express (proxy-addr) walks X-Forwarded-For from the right and stops at the first address
+  // that is not a trusted proxy: a client cannot choose its own address through the header.
+  const proxies = options.trustedProxies ?? [];
+  app.set('trust proxy', proxies.length > 0 ? [...proxies] : false);
   const openApi = JSON.stringify(buildOpenApiDocument());
   app.get('/v1/openapi.json', (_req, res) => {
     res.type('application/json').send(openApi);

@@ -30,6 +30,12 @@ export const edgeConfigSchema = Type.Object({
   UPLOAD_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 3 * MIB, default: 2 * MIB }),
   // Failed authentications a client address may make per minute before it gets 429.
   AUTH_FAILURES_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 100_000, default: 30 }),
+  // The reverse proxies in front of edge (the ingress controller's pods): addresses and CIDR
+  // ranges, comma-separated. Only a connection from one of them may name the client in
+  // X-Forwarded-For (Express's `trust proxy`); empty: the client is the connection's peer.
+  TRUSTED_PROXIES: fields.addressList(
+    'Reverse proxies whose X-Forwarded-For names the client (addresses or CIDR ranges)',
+  ),
   // Development only: accept http:// webhook URLs (e.g. a receiver on loopback).
   WEBHOOK_ALLOW_INSECURE_LOOPBACK: Type.Boolean({ default: false }),
   // The origin browsers reach the gateway on (https://gateway.example): invitation links and the
@@ -37,8 +43,12 @@ export const edgeConfigSchema = Type.Object({
   PUBLIC_BASE_URL: Type.String({ default: '', pattern: '^(https?://[^/?#\\s]+/?)?$' }),
   // Development only: no `Secure` on the dashboard cookie for http://127.0.0.1 / localhost.
   DASHBOARD_INSECURE_LOOPBACK_COOKIE: Type.Boolean({ default: false }),
-  // Failed dashboard sign-ins per email and hour (per address: AUTH_FAILURES_PER_MINUTE).
-  DASHBOARD_SIGN_IN_FAILURES_PER_HOUR: Type.Integer({ minimum: 1, maximum: 10_000, default: 10 }),
+  // The dashboard's own connections to billing (its bulkhead): no dashboard load, a sign-in
+  // flood included, waits for or holds a connection of the public API's.
+  DASHBOARD_BILLING_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 64, default: 8 }),
+  // Sign-ins and invitation acceptances this replica has at billing at once; more get 503 at
+  // once (billing hashes a few passwords at a time anyway).
+  DASHBOARD_SIGN_INS_IN_FLIGHT: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
   // The built dashboard served at /dashboard/ (images: /app/dashboard). Empty: the workspace's
   // apps/dashboard/dist. A directory named here without index.html stops edge at start.
   DASHBOARD_DIR: Type.String({ default: '', maxLength: 4096 }),

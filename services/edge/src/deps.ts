@@ -8,6 +8,12 @@ import type { InferenceJobs } from './jobs/inference-jobs.js';
 /** What the routes use; built by the composition root (or a test). */
 export interface EdgeDeps {
   billing: BillingClient;
+  /**
+   * The dashboard's own client of billing (its own connections, `DASHBOARD_BILLING_CONNECTIONS`):
+   * the bulkhead that keeps dashboard load, a sign-in flood included, off the public API's
+   * connections. `billing` when omitted.
+   */
+  dashboardBilling?: BillingClient;
   dispatcher: DispatcherClient;
   jobs: InferenceJobs;
   idempotency: Idempotency;

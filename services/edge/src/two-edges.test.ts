@@ -15,10 +15,11 @@ import { waitFor } from './test-support/wait.suite.js';
 
 /**
  * Two edge processes (built, as deployed) in front of one billing process: the account's rate
- * limit is counted in billing, so it holds across both.
+ * limit and the dashboard's sign-ins per email are counted in billing, so they hold across both.
  */
 
 const entry = (service: string) => path.resolve('services', service, 'dist', 'main.js');
+const SIGN_IN_LIMIT = 10;
 const internalToken = randomBytes(32).toString('hex');
 const adminToken = randomBytes(32).toString('hex');
 
@@ -38,6 +39,10 @@ beforeAll(async () => {
       EDGE_INTERNAL_TOKEN: internalToken,
       WORKER_INTERNAL_TOKEN: randomBytes(32).toString('hex'),
       MASTER_KEY: randomBytes(32).toString('base64'),
+      DASHBOARD_SIGN_IN_FAILURES_PER_HOUR: String(SIGN_IN_LIMIT),
+      // Every sign-in of a wave is checked (none refused for a full bulkhead): only the limit
+      // per email may refuse here.
+      DASHBOARD_PASSWORD_HASH_QUEUE: '32',
     },
   });
   for (let i = 0; i < 2; i += 1) {
@@ -108,5 +113,39 @@ describe('two edges, one billing', () => {
         .filter((id) => id?.startsWith('burst-'));
     // Log lines arrive through the child's stdout a little after the answers.
     await waitFor(() => edges.every((edge) => burstIds(edge).length === 15));
+  });
+
+  it('checks no more wrong passwords per email than the limit, concurrently through both', async () => {
+    const account = await adminCall('POST', '/accounts', { name: 'Owned' });
+    const invitation = await adminCall('POST', `/accounts/${account.id}/invitations`, {
+      email: 'waves@example.com',
+    });
+    const password = 'the right password, long';
+    const accepted = await fetch(`${edges[0]!.baseUrl}/dashboard/api/invitations/accept`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ token: invitation.token, password }),
+    });
+    expect(accepted.status).toBe(200);
+    const signIn = (i: number, tried: string) =>
+      fetch(`${edges[i % 2]!.baseUrl}/dashboard/api/session`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ email: 'waves@example.com', password: tried }),
+      });
+    // Two waves of 8 at once, split over both edges: 15 wrong passwords, the right one last.
+    const tries = Array.from({ length: 16 }, (_, i) => (i === 15 ? password : 'a wrong password!'));
+    const statuses: number[] = [];
+    for (const wave of [tries.slice(0, 8), tries.slice(8)]) {
+      const answers = await Promise.all(wave.map((tried, i) => signIn(i, tried)));
+      statuses.push(...answers.map((answer) => answer.status));
+    }
+    // Exactly the limit checked (401), the rest refused unchecked (429), the right one included.
+    expect(statuses.filter((status) => status === 401)).toHaveLength(SIGN_IN_LIMIT);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(16 - SIGN_IN_LIMIT);
+    expect(statuses[15]).toBe(429);
+    const again = await signIn(0, password);
+    expect(again.status).toBe(429);
+    expect(Number(again.headers.get('retry-after'))).toBeGreaterThan(3_000);
   });
 });

@@ -1,7 +1,8 @@
 import { GatewayError, type DashboardSession } from '@gateway/contracts';
 import type { PrismaClient } from '../db/client.js';
 import type { Clock } from '../identity/types.js';
-import { verifyPassword } from './passwords.js';
+import type { PasswordWork } from './password-work.js';
+import type { SignInLimits } from './sign-in-limits.js';
 import { csrfTokenOf, newSecretToken, newUserId, normalEmail, tokenDigest } from './tokens.js';
 
 export type SessionUser = { kind: 'owner'; id: string } | { kind: 'operator'; id: string };
@@ -35,18 +36,30 @@ export class DashboardSessions {
     private readonly prisma: PrismaClient,
     private readonly clock: Clock,
     readonly timings: SessionTimings,
+    private readonly guards: { passwords: PasswordWork; signInLimits: SignInLimits },
   ) {}
 
-  /** 401 `invalid_credentials` for a wrong password and an unknown email alike (same work). */
+  /**
+   * 401 `invalid_credentials` for a wrong password and an unknown email alike (same work). In a
+   * turn of the password bulkhead (503 when it is full, before anything else), the email's point
+   * is taken first (429 when its window is used up: no hash), then the password checked; a right
+   * one gives its point back.
+   */
   async signIn(realm: 'owner' | 'operator', email: unknown, password: string) {
     const address = normalEmail(email);
-    const user =
-      realm === 'owner'
-        ? await this.prisma.ownerUser.findUnique({ where: { email: address } })
-        : await this.prisma.operatorUser.findUnique({ where: { email: address } });
-    if (!(await verifyPassword(password, user?.passwordHash ?? null)) || !user) {
-      throw new GatewayError('invalid_credentials', 'Wrong email or password');
-    }
+    const { passwords, signInLimits } = this.guards;
+    const user = await passwords.run(async () => {
+      const point = await signInLimits.take(address);
+      const found =
+        realm === 'owner'
+          ? await this.prisma.ownerUser.findUnique({ where: { email: address } })
+          : await this.prisma.operatorUser.findUnique({ where: { email: address } });
+      if (!(await passwords.verify(password, found?.passwordHash ?? null)) || !found) {
+        throw new GatewayError('invalid_credentials', 'Wrong email or password');
+      }
+      await signInLimits.giveBack(point);
+      return found;
+    });
     return this.start({ kind: realm, id: user.id });
   }
 

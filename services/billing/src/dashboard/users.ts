@@ -1,7 +1,7 @@
 import { GatewayError, OPERATOR_ROLES, type OperatorRole } from '@gateway/contracts';
 import type { PrismaClient } from '../db/client.js';
 import type { Clock } from '../identity/types.js';
-import { hashPassword, type ScryptParams } from './passwords.js';
+import type { PasswordWork } from './password-work.js';
 import type { DashboardSessions, StartedSession } from './sessions.js';
 import {
   newPassword,
@@ -27,7 +27,8 @@ export interface DashboardUsersOptions {
   sessions: DashboardSessions;
   /** How long an invitation link works (DASHBOARD_INVITATION_TTL_MS). */
   invitationTtlMs: number;
-  scrypt?: ScryptParams;
+  /** The bulkhead every password hash runs in. */
+  passwords: PasswordWork;
 }
 
 const badInvitation = () =>
@@ -64,11 +65,21 @@ export class DashboardUsers {
     return { id: row.id, accountId, email: address, token, expiresAt: row.expiresAt };
   }
 
-  /** Uses the invitation (once), sets the owner's password, and starts a session. */
+  /**
+   * Uses the invitation (once), sets the owner's password, and starts a session. The token is
+   * checked before the password is hashed: an unknown, used or expired one costs one indexed
+   * read, never a hash (the transaction below checks it again, atomically, to use it once).
+   */
   async accept(token: unknown, password: unknown): Promise<StartedSession> {
-    const { prisma, clock, sessions } = this.options;
+    const { prisma, clock, sessions, passwords } = this.options;
     const digest = tokenDigest(presentedToken(token));
-    const hash = await hashPassword(newPassword(password), this.options.scrypt);
+    const chosen = newPassword(password);
+    const open = await prisma.ownerInvitation.findFirst({
+      where: { tokenDigest: digest, usedAt: null, expiresAt: { gt: clock() } },
+      select: { id: true },
+    });
+    if (!open) throw badInvitation();
+    const hash = await passwords.run(() => passwords.hash(chosen));
     const ownerId = await prisma.$transaction(async (tx) => {
       const now = clock();
       const used = await tx.ownerInvitation.updateMany({
@@ -113,7 +124,9 @@ export class DashboardUsers {
       );
     }
     const role = input.role as OperatorRole;
-    const passwordHash = await hashPassword(newPassword(input.password), this.options.scrypt);
+    const { passwords } = this.options;
+    const chosen = newPassword(input.password);
+    const passwordHash = await passwords.run(() => passwords.hash(chosen));
     const existing = await this.options.prisma.operatorUser.findUnique({ where: { email } });
     if (existing) throw new GatewayError('conflict', `Operator user '${email}' already exists`);
     const row = await this.options.prisma.operatorUser.create({

@@ -38,6 +38,9 @@ export const RUNTIME_TABLE_PRIVILEGES: Readonly<Record<string, readonly TablePri
   operator_users: ['SELECT', 'INSERT'],
   owner_invitations: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   dashboard_sessions: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  // Sign-ins per email (issue 22): a point taken with INSERT … ON CONFLICT DO UPDATE, given back
+  // with UPDATE, windows past their end purged.
+  dashboard_sign_in_limits: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   // Written by a trigger when a hold ends and completed by the settle/void wrappers; deleted past
   // USAGE_RETENTION_DAYS (their sums kept in usage_purged_totals). Never written otherwise.
   usage_records: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],

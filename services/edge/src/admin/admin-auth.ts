@@ -15,6 +15,7 @@ export function requireAdminToken(
   return async (req, _res, next) => {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(req.get('Authorization') ?? '');
     if (match?.[1] !== undefined && timingSafeEqual(digest(match[1]), expected)) {
+      failures.accepted(req);
       next();
       return;
     }

@@ -1,4 +1,5 @@
 import express, { type Router } from 'express';
+import type { BillingClient } from '@gateway/billing-client';
 import type { EdgeDeps } from '../deps.js';
 import { operatorConsoleRoutes } from './operator-console.js';
 import { operatorRoutes, operatorsOnly } from './operator-routes.js';
@@ -19,7 +20,8 @@ const OWNER_PATHS = ['/overview', '/api-keys', '/scoped-tokens', '/webhooks', '/
  * acceptance, then everything else behind a session (cookie), with the CSRF check on every
  * state change. Answers are never cached by the browser.
  */
-export function dashboardRouter(deps: EdgeDeps): Router {
+export function dashboardRouter(edgeDeps: EdgeDeps): Router {
+  const deps: EdgeDeps = { ...edgeDeps, billing: dashboardBilling(edgeDeps) };
   const settings = deps.dashboard ?? DEFAULT_DASHBOARD_SETTINGS;
   const router = express.Router();
   router.use((_req, res, next) => {
@@ -42,4 +44,21 @@ export function dashboardRouter(deps: EdgeDeps): Router {
     await sendStatement(deps, req, res, sessionOf(res).account?.id ?? '');
   });
   return router;
+}
+
+/**
+ * Every dashboard call to billing goes through the dashboard's own client (a bulkhead: its own
+ * connection pool), so no dashboard load delays the public API's calls. A catalog change made
+ * from the console still drops the API client's cached model listing at once.
+ */
+function dashboardBilling(deps: EdgeDeps): BillingClient {
+  const lane = deps.dashboardBilling;
+  if (lane === undefined || lane === deps.billing) return deps.billing;
+  return {
+    ...lane,
+    invalidateCatalog: () => {
+      lane.invalidateCatalog();
+      deps.billing.invalidateCatalog();
+    },
+  };
 }

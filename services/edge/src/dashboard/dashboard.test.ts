@@ -36,10 +36,12 @@ beforeAll(async () => {
     dashboard: {
       clock: () => new Date(Date.now() + offsetMs),
       session: { idleMs: IDLE_MS, maxMs: MAX_MS },
+      // Sign-ins per email and hour (billing's DASHBOARD_SIGN_IN_FAILURES_PER_HOUR).
+      signInFailuresPerHour: 3,
     },
   });
   edge = await startEdge(billing, {
-    dashboard: { publicBaseUrl: ORIGIN, insecureLoopbackCookie: true, signInFailuresPerHour: 3 },
+    dashboard: { publicBaseUrl: ORIGIN, insecureLoopbackCookie: true },
   });
   tenantA = await createTenant(billing, { creditDzd: 10 });
   tenantB = await createTenant(billing, { creditDzd: 10 });
@@ -260,7 +262,7 @@ describe('sign-in rate limits', () => {
   it('limits failed sign-ins per client address', async () => {
     const strict = await startEdge(billing, {
       authFailuresPerMinute: 2,
-      dashboard: { publicBaseUrl: ORIGIN, insecureLoopbackCookie: true, signInFailuresPerHour: 50 },
+      dashboard: { publicBaseUrl: ORIGIN, insecureLoopbackCookie: true },
     });
     try {
       const attempt = (email: string, password = 'wrong password!!') =>

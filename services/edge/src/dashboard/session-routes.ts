@@ -11,8 +11,7 @@ import {
 import type { EdgeDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
 import { checkCsrfToken, checkOrigin } from './csrf.js';
-import type { DashboardSettings } from './settings.js';
-import { SignInLimiter } from './sign-in-limiter.js';
+import { DEFAULT_SIGN_INS_IN_FLIGHT, type DashboardSettings } from './settings.js';
 import { clearSessionCookie, sessionTokenOf, setSessionCookie } from './session-cookie.js';
 
 const validateSignIn = createBodyValidator<DashboardSignInRequest>(DashboardSignInRequestSchema);
@@ -52,35 +51,47 @@ export function requireSession(deps: EdgeDeps, settings: DashboardSettings): Req
   };
 }
 
-/** `/dashboard/api/session` and `/dashboard/api/invitations/accept`. */
+/**
+ * `/dashboard/api/session` and `/dashboard/api/invitations/accept`. Each attempt takes one of
+ * its address's failed-authentication points before billing is asked (429 when none is left)
+ * and gives it back only when billing started a session: a wrong password, any refusal and a
+ * timeout keep it. At most `DASHBOARD_SIGN_INS_IN_FLIGHT` attempts per replica are at billing
+ * at once (more: 503 at once). Billing limits each email (`DASHBOARD_SIGN_IN_FAILURES_PER_HOUR`,
+ * shared by every replica) and checks a few passwords at a time (503 beyond).
+ */
 export function sessionRoutes(deps: EdgeDeps, settings: DashboardSettings): Router {
   const router = express.Router();
-  const signIns = new SignInLimiter(settings.signInFailuresPerHour);
   const body = jsonBody(deps.limits.jsonBodyBytes);
   const started = (req: Request, res: Response, answer: StartedSession) => {
     const { token, session } = answer;
     setSessionCookie(req, res, token, session.expires_at, settings.insecureLoopbackCookie);
     res.json(session);
   };
-  const guarded = <T>(req: Request, work: () => Promise<T>) =>
-    work().catch(async (error: unknown) => {
-      await deps.authFailures.countFailure(req, error);
-      throw error;
-    });
+  const inFlightMax = settings.signInsInFlight ?? DEFAULT_SIGN_INS_IN_FLIGHT;
+  let inFlight = 0;
+  const attempt = async (req: Request, path: string, input: unknown) => {
+    const giveBack = await deps.authFailures.take(req);
+    // Billing checks a few passwords at a time: beyond a few attempts in flight here, the rest
+    // are refused at once (their points kept), without a call to billing.
+    if (inFlight >= inFlightMax) {
+      throw new GatewayError('service_unavailable', 'Too many sign-ins right now; retry shortly', {
+        details: { retryAfterS: 1 },
+      });
+    }
+    inFlight += 1;
+    try {
+      const answer = await deps.billing.dashboard<StartedSession>('POST', path, input);
+      await giveBack();
+      return answer;
+    } finally {
+      inFlight -= 1;
+    }
+  };
 
   router.post('/session', deps.authFailures.guard, ...body, async (req, res) => {
     checkOrigin(req, settings.publicBaseUrl);
     const input = validateSignIn(req.body);
-    await signIns.guard(input.email);
-    const answer = await guarded(req, () =>
-      deps.billing.dashboard<StartedSession>('POST', '/sessions', input),
-    ).catch(async (error: unknown) => {
-      if (error instanceof GatewayError && error.code === 'invalid_credentials') {
-        await signIns.countFailure(input.email);
-      }
-      throw error;
-    });
-    started(req, res, answer);
+    started(req, res, await attempt(req, '/sessions', input));
   });
   router.get('/session', requireSession(deps, settings), (_req, res) => {
     res.json(sessionOf(res));
@@ -93,10 +104,7 @@ export function sessionRoutes(deps: EdgeDeps, settings: DashboardSettings): Rout
   router.post('/invitations/accept', deps.authFailures.guard, ...body, async (req, res) => {
     checkOrigin(req, settings.publicBaseUrl);
     const input = validateAccept(req.body);
-    const answer = await guarded(req, () =>
-      deps.billing.dashboard<StartedSession>('POST', '/invitations/accept', input),
-    );
-    started(req, res, answer);
+    started(req, res, await attempt(req, '/invitations/accept', input));
   });
   return router;
 }

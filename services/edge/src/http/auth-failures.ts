@@ -1,21 +1,38 @@
+import { createHash } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import type { Request, RequestHandler } from 'express';
 import { RateLimiterMemory, type RateLimiterRes } from 'rate-limiter-flexible';
 import { GatewayError } from '@gateway/contracts';
+import { stateOf } from './context.js';
 
 /**
- * Failed authentication, limited per client address: guessing keys, replaying dead tokens or
- * hammering without credentials costs a client address at most `failuresPerMinute` refusals a
- * minute; after that it gets 429 without edge asking billing anything. Only failures count, so a
- * busy gateway client (many users behind one NAT) with valid credentials is never limited here;
- * the per-account limit does that. State is per edge replica (in memory): the bound for N
- * replicas is N × the setting, which is enough to make guessing useless.
+ * Failed authentication, limited per client address (issues 13 and 22): guessing keys,
+ * replaying dead tokens, hammering without credentials or guessing dashboard passwords costs a
+ * client address at most `failuresPerMinute` refusals a minute.
+ *
+ * - The address is `req.ip`: the connection's peer, or the client a trusted proxy names in
+ *   `X-Forwarded-For` (Express's `trust proxy`, set from TRUSTED_PROXIES; nobody by default).
+ * - API keys, scoped tokens and the admin token (`guard`): billing (edge, for the admin token)
+ *   decides and a refusal counts afterwards. Once an address used up its failures, any
+ *   credential gets 429 without billing being asked — except one edge saw accepted in the last
+ *   minutes (a bounded set of SHA-256 digests, `KnownCredentials`): a customer behind the same
+ *   address (an ingress, a NAT) is never refused for someone else's guessing.
+ * - Dashboard sign-in and invitation acceptance (`take`): a point is taken before billing is
+ *   asked, atomically, and given back only when billing accepted; a wrong password, any refusal
+ *   and a timeout keep it. So concurrent attempts cannot get past the limit either.
+ *
+ * State is per edge replica (in memory): the bound for N replicas is N × the setting, which is
+ * enough to make guessing useless (billing limits each dashboard email across replicas).
  */
 
 export interface AuthFailureLimiterOptions {
   failuresPerMinute: number;
-  /** Most addresses tracked at once; beyond it the oldest are forgotten (memory is bounded). */
-  maxTrackedAddresses?: number;
+  /** Accepted credentials remembered (digests); 20,000 by default, the least recent dropped. */
+  knownCredentials?: number;
+  /** How long an accepted credential is remembered after its last acceptance; 10 min. */
+  knownForMs?: number;
+  /** For tests: milliseconds since the epoch. */
+  now?: () => number;
 }
 
 const WINDOW_S = 60;
@@ -43,30 +60,124 @@ const AUTH_FAILURE_CODES = new Set([
   'invalid_invitation',
 ]);
 
+const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+
+/** The request's Bearer credential (API key, scoped token or admin token), if it sent one. */
+export function credentialOf(req: Request): string | undefined {
+  return BEARER.exec(req.get('Authorization') ?? '')?.[1];
+}
+
+/**
+ * Credentials accepted lately, kept as SHA-256 digests only: at most `max`, each for `ttlMs`
+ * after its last acceptance (a Map in insertion order: the first entry is the least recent).
+ */
+export class KnownCredentials {
+  readonly #expiries = new Map<string, number>();
+
+  constructor(
+    private readonly max: number,
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get size(): number {
+    return this.#expiries.size;
+  }
+
+  add(credential: string): void {
+    const digest = digestOf(credential);
+    this.#expiries.delete(digest);
+    this.#expiries.set(digest, this.now() + this.ttlMs);
+    if (this.#expiries.size > this.max) {
+      const oldest = this.#expiries.keys().next().value;
+      if (oldest !== undefined) this.#expiries.delete(oldest);
+    }
+  }
+
+  has(credential: string): boolean {
+    const digest = digestOf(credential);
+    const expiry = this.#expiries.get(digest);
+    if (expiry === undefined) return false;
+    if (expiry > this.now()) return true;
+    this.#expiries.delete(digest);
+    return false;
+  }
+
+  forget(credential: string): void {
+    this.#expiries.delete(digestOf(credential));
+  }
+}
+
+const digestOf = (credential: string) => createHash('sha256').update(credential).digest('base64');
+
 export class AuthFailureLimiter {
   readonly #limiter: RateLimiterMemory;
+  readonly #known: KnownCredentials;
 
   constructor(options: AuthFailureLimiterOptions) {
     this.#limiter = new RateLimiterMemory({
       points: options.failuresPerMinute,
       duration: WINDOW_S,
     });
+    this.#known = new KnownCredentials(
+      options.knownCredentials ?? 20_000,
+      options.knownForMs ?? 10 * 60_000,
+      options.now,
+    );
   }
 
-  /** Refuses an address that used up its failures (429 with Retry-After). */
-  readonly guard: RequestHandler = async (req, _res, next) => {
-    const state = await this.#limiter.get(clientKey(req.socket.remoteAddress));
+  /**
+   * Refuses an address that used up its failures (429 with Retry-After, billing not asked),
+   * unless the request carries a credential accepted lately.
+   */
+  readonly guard: RequestHandler = async (req, res, next) => {
+    const state = await this.#limiter.get(clientKey(req.ip));
     if (state !== null && state.remainingPoints <= 0) {
+      const credential = credentialOf(req);
+      if (credential !== undefined && this.#known.has(credential)) {
+        next();
+        return;
+      }
+      stateOf(res).addressLimited = true;
       next(tooMany(state));
       return;
     }
     next();
   };
 
+  /** Billing (or edge, for the admin token) accepted the request's credential. */
+  accepted(req: Request): void {
+    const credential = credentialOf(req);
+    if (credential !== undefined) this.#known.add(credential);
+  }
+
   /** Counts `error` against the request's address when it is an authentication failure. */
   async countFailure(req: Request, error: unknown): Promise<void> {
-    if (!(error instanceof GatewayError) || !AUTH_FAILURE_CODES.has(error.code)) return;
-    await this.#limiter.penalty(clientKey(req.socket.remoteAddress), 1);
+    if (!(error instanceof GatewayError)) return;
+    const credential = credentialOf(req);
+    // A credential refused now (deleted, regenerated, revoked, its account suspended) no longer
+    // passes a tripped guard.
+    if (credential !== undefined) this.#known.forget(credential);
+    if (!AUTH_FAILURE_CODES.has(error.code)) return;
+    await this.#limiter.penalty(clientKey(req.ip), 1);
+  }
+
+  /**
+   * Dashboard sign-in and invitation acceptance: takes one of the address's points before
+   * billing is asked (429 when none is left; atomic, so concurrent attempts cannot overdraw)
+   * and returns the function that gives it back, to call only when billing accepted.
+   */
+  async take(req: Request): Promise<() => Promise<void>> {
+    const key = clientKey(req.ip);
+    try {
+      await this.#limiter.consume(key, 1);
+    } catch (refusal) {
+      if (refusal instanceof Error) throw refusal;
+      throw tooMany(refusal as RateLimiterRes);
+    }
+    return async () => {
+      await this.#limiter.reward(key, 1);
+    };
   }
 }
 

@@ -25,16 +25,25 @@ export function isAuthFailure(error: unknown): boolean {
   return error instanceof GatewayError && AUTH_FAILURE_CODES.has(error.code);
 }
 
-/** After billing refused or accepted a credential on this request. */
+/**
+ * After billing refused a request that carried a credential: an authentication failure counts
+ * against the address; a refusal carrying the account's rate-limit decision (429, or an
+ * admission refused after it was counted) means billing accepted the credential.
+ */
 export async function noteAuthentication(
   req: Request,
   res: Response,
   failures: AuthFailureLimiter,
   error: unknown,
 ): Promise<void> {
-  if (!isAuthFailure(error)) return;
-  stateOf(res).authFailed = true;
-  await failures.countFailure(req, error);
+  if (isAuthFailure(error)) {
+    stateOf(res).authFailed = true;
+    await failures.countFailure(req, error);
+    return;
+  }
+  if (error instanceof GatewayError && error.details?.rateLimit !== undefined) {
+    failures.accepted(req);
+  }
 }
 
 /** Routes that place no hold: authenticate and count the request, one billing call. */
@@ -42,6 +51,7 @@ export function authenticate(billing: BillingClient, failures: AuthFailureLimite
   return async (req, res, next) => {
     try {
       const { caller, rateLimit } = await billing.authenticate(req.get('Authorization'));
+      failures.accepted(req);
       stateOf(res).caller = caller;
       applyRateLimit(res, rateLimit);
       next();
@@ -56,7 +66,7 @@ const BEARER = /^Bearer[ \t]+\S+[ \t]*$/i;
 
 /** Inference routes: a Bearer credential must be there; billing checks it with the admission. */
 export function credentialRequired(failures: AuthFailureLimiter): RequestHandler {
-  return async (req, _res, next) => {
+  return async (req, res, next) => {
     if (BEARER.test(req.get('Authorization') ?? '')) {
       next();
       return;
@@ -65,6 +75,8 @@ export function credentialRequired(failures: AuthFailureLimiter): RequestHandler
       'invalid_api_key',
       'Missing or malformed Authorization header: send Authorization: Bearer <API key>',
     );
+    // Refused by edge: billing is not asked about this request (not even on its way out).
+    stateOf(res).authFailed = true;
     await failures.countFailure(req, refusal);
     next(refusal);
   };
@@ -80,6 +92,7 @@ export function identifier(billing: BillingClient, failures: AuthFailureLimiter)
     if (known) return known;
     try {
       const { caller } = await billing.authenticate(req.get('Authorization'), { count: false });
+      failures.accepted(req);
       stateOf(res).caller = caller;
       return caller;
     } catch (error) {

@@ -11,6 +11,8 @@ export interface RequestState {
   rateLimit?: RateLimitDecision;
   /** Billing refused the credential: nothing more to ask it about this request. */
   authFailed?: boolean;
+  /** Refused by the failed-authentication limit of its address: billing is not asked at all. */
+  addressLimited?: boolean;
 }
 
 export function stateOf(res: Response): RequestState {

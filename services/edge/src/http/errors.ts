@@ -23,12 +23,19 @@ export function rateLimitOnErrors(
     const decided = rateLimitIn(error);
     if (decided) applyRateLimit(res, decided);
     const authorization = req.get('Authorization');
-    if (state.rateLimit || state.authFailed || res.headersSent || authorization === undefined) {
+    if (
+      state.rateLimit ||
+      state.authFailed ||
+      state.addressLimited ||
+      res.headersSent ||
+      authorization === undefined
+    ) {
       next(error);
       return;
     }
     try {
       const { caller, rateLimit } = await billing.authenticate(authorization);
+      failures.accepted(req);
       state.caller = caller;
       applyRateLimit(res, rateLimit);
       next(error);

@@ -62,6 +62,7 @@ export async function admit(deps: EdgeDeps, req: Request, res: Response, plan: I
     await noteAuthentication(req, res, deps.authFailures, error);
     throw error;
   }
+  deps.authFailures.accepted(req);
   stateOf(res).caller = admission.caller;
   applyRateLimit(res, admission.rateLimit);
   return admission;

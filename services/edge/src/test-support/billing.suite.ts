@@ -27,6 +27,8 @@ export interface BillingUnderTest {
   internalToken: string;
   workerToken: string;
   ledger: LedgerService;
+  /** The path of every internal call billing received so far (its access log, in short). */
+  paths: string[];
   /** Calls billing's internal API directly (arranging a test; edge is not involved). */
   call<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T>;
   close(): Promise<void>;
@@ -65,6 +67,11 @@ export async function startBilling(options: BillingTestOptions = {}): Promise<Bi
     readiness: [],
     isShuttingDown: () => false,
   });
+  const paths: string[] = [];
+  app.use((req, _res, next) => {
+    paths.push(req.path);
+    next();
+  });
   const dashboard = createDashboard({ prisma, ...options.dashboard });
   const usage = createUsageService({
     store: new UsageStore(pgPoolOf(prisma)),
@@ -85,6 +92,7 @@ export async function startBilling(options: BillingTestOptions = {}): Promise<Bi
     internalToken,
     workerToken,
     ledger,
+    paths,
     call: async <T>(method: string, path: string, body?: unknown) => {
       const response = await fetch(`${url}/internal/v1${path}`, {
         method,

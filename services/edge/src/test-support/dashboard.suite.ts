@@ -12,7 +12,6 @@ export const PASSWORD = 'correct horse battery';
 export const TEST_DASHBOARD = {
   publicBaseUrl: ORIGIN,
   insecureLoopbackCookie: true,
-  signInFailuresPerHour: 3,
 };
 
 export type DashboardMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';

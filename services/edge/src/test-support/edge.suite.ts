@@ -31,6 +31,8 @@ export interface EdgeOptions {
   webhookAllowInsecure?: boolean;
   /** Failed authentications per address and minute; high by default (tests fail on purpose). */
   authFailuresPerMinute?: number;
+  /** `TRUSTED_PROXIES` (none by default). */
+  trustedProxies?: string[];
   dashboard?: DashboardSettings;
 }
 
@@ -59,6 +61,13 @@ export async function startEdge(
     token: billing.internalToken,
     timeoutMs: 5_000,
   });
+  // The dashboard's own connections to billing, as edge's service wires them.
+  const dashboardBilling = createBillingClient({
+    baseUrl: billing.url,
+    token: billing.internalToken,
+    timeoutMs: 5_000,
+    connections: 4,
+  });
   const replies = new ReplyRouter({ bus, prefix, logger });
   await replies.start();
   const replyTimeoutMs = options.replyTimeoutMs ?? 10_000;
@@ -72,8 +81,10 @@ export async function startEdge(
     metrics: createServiceMetrics('edge', { defaultMetrics: false }),
     readiness: [],
     isShuttingDown: () => false,
+    ...(options.trustedProxies ? { trustedProxies: options.trustedProxies } : {}),
     deps: {
       billing: billingClient,
+      dashboardBilling,
       dispatcher: createDispatcherClient({
         baseUrl: options.dispatcherUrl ?? 'http://127.0.0.1:9',
         token: options.dispatcherToken ?? 'd'.repeat(32),
@@ -113,6 +124,7 @@ export async function startEdge(
       await replies.stop();
       await bus.close();
       await billingClient.close();
+      await dashboardBilling.close();
     },
   };
 }
