@@ -7,7 +7,7 @@ import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-in
 import {
   createTestDatabase,
   spawnService,
-  testAmqpUrl,
+  testServiceAmqpUrl,
   uniquePrefix,
   waitForStatus,
   type ServiceProcess,
@@ -17,7 +17,8 @@ import { dispatcherDatabaseTemplate } from '../../services/dispatcher/src/db/mig
 
 /*
  * The deployed shape, as an attacker meets it: billing, the dispatcher, the inference worker and
- * edge as four processes over real PostgreSQL and RabbitMQ, a stand-in model node behind them.
+ * edge as four processes over real PostgreSQL and RabbitMQ (each as its own broker user), a
+ * stand-in model node behind them.
  * Tests talk to edge over raw HTTP (so they can send what no client library would) and read
  * billing's database directly to check that nothing was left behind.
  */
@@ -213,9 +214,14 @@ export async function startAbuseStack(
   const workerToken = secret();
   const dispatcherToken = secret();
   const adminToken = secret();
-  const amqp = { AMQP_URL: testAmqpUrl(), AMQP_PREFIX: uniquePrefix('abuse') };
+  // Each service connects as its own broker user, with a deployment's permissions.
+  const prefix = uniquePrefix('abuse');
+  const amqp = (service: string) => ({
+    AMQP_URL: testServiceAmqpUrl(service),
+    AMQP_PREFIX: prefix,
+  });
   const billing = await spawnReady('billing', {
-    ...amqp,
+    ...amqp('billing'),
     DATABASE_URL: billingDb.runtimeUrl,
     EDGE_INTERNAL_TOKEN: edgeToken,
     WORKER_INTERNAL_TOKEN: workerToken,
@@ -224,19 +230,19 @@ export async function startAbuseStack(
     LOG_LEVEL: 'debug',
   });
   const dispatcher = await spawnReady('dispatcher', {
-    ...amqp,
+    ...amqp('dispatcher'),
     DATABASE_URL: dispatcherDb.runtimeUrl,
     INTERNAL_TOKEN: dispatcherToken,
     ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     ...options.dispatcherEnv,
   });
   const worker = await spawnReady('inference-worker', {
-    ...amqp,
+    ...amqp('inference-worker'),
     BILLING_URL: billing.baseUrl,
     BILLING_INTERNAL_TOKEN: workerToken,
   });
   const edge = await spawnReady('edge', {
-    ...amqp,
+    ...amqp('edge'),
     BILLING_URL: billing.baseUrl,
     BILLING_INTERNAL_TOKEN: edgeToken,
     ADMIN_TOKEN: adminToken,

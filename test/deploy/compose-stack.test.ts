@@ -6,7 +6,7 @@ import {
   createTestDatabase,
   createTestRole,
   spawnService,
-  testAmqpUrl,
+  testServiceAmqpUrl,
   uniquePrefix,
   urlAsRole,
   waitForStatus,
@@ -103,7 +103,13 @@ beforeAll(async () => {
   const billingDb = await createTestDatabase();
   const dispatcherDb = await createTestDatabase();
   databases.push(billingDb, dispatcherDb);
-  const amqp = { AMQP_URL: testAmqpUrl(), AMQP_PREFIX: uniquePrefix('compose') };
+  // Each service as its own broker user (compose's `rabbitmq-users` creates them with these
+  // permissions; test/deploy/broker-users.test.ts runs it).
+  const prefix = uniquePrefix('compose');
+  const amqp = (service: GatewayService) => ({
+    AMQP_URL: testServiceAmqpUrl(service),
+    AMQP_PREFIX: prefix,
+  });
 
   const provider = await start({
     entry: STAND_IN_CLI,
@@ -141,15 +147,18 @@ beforeAll(async () => {
     await waitForStatus(`${processes[service]!.baseUrl}/readyz`, 200, 30_000);
     return processes[service]!.baseUrl;
   };
-  const billingUrl = await up('billing', { DATABASE_URL: billingRuntimeUrl, ...amqp });
-  const dispatcherUrl = await up('dispatcher', { DATABASE_URL: dispatcherRuntimeUrl, ...amqp });
+  const billingUrl = await up('billing', { DATABASE_URL: billingRuntimeUrl, ...amqp('billing') });
+  const dispatcherUrl = await up('dispatcher', {
+    DATABASE_URL: dispatcherRuntimeUrl,
+    ...amqp('dispatcher'),
+  });
   await up('inference-worker', {
-    ...amqp,
+    ...amqp('inference-worker'),
     BILLING_URL: billingUrl,
     EXTERNAL_PROVIDER_URL: provider.baseUrl,
   });
   const edgeUrl = await up('edge', {
-    ...amqp,
+    ...amqp('edge'),
     BILLING_URL: billingUrl,
     DISPATCHER_URL: dispatcherUrl,
   });

@@ -45,6 +45,7 @@ describe('docker-compose.yml', () => {
       [
         'postgres',
         'rabbitmq',
+        'rabbitmq-users',
         'migrate',
         'dispatcher-migrate',
         ...GATEWAY_SERVICES,
@@ -93,6 +94,21 @@ describe('docker-compose.yml', () => {
       condition: 'service_healthy',
     });
     expect(service('dispatcher').depends_on.rabbitmq).toEqual({ condition: 'service_healthy' });
+    // The broker users exist before any service connects; each queue's consumer (which declares
+    // it) is up before the services that publish to it.
+    expect(service('rabbitmq-users').depends_on.rabbitmq).toEqual({ condition: 'service_healthy' });
+    for (const name of GATEWAY_SERVICES) {
+      expect([name, service(name).depends_on['rabbitmq-users']]).toEqual([
+        name,
+        { condition: 'service_completed_successfully' },
+      ]);
+    }
+    expect(service('inference-worker').depends_on.dispatcher).toEqual({
+      condition: 'service_healthy',
+    });
+    expect(service('edge').depends_on['inference-worker']).toEqual({
+      condition: 'service_healthy',
+    });
     // No cycles: a topological order exists.
     const placed = new Set<string>();
     while (placed.size < Object.keys(services).length) {
@@ -114,6 +130,24 @@ describe('docker-compose.yml', () => {
       expect(migrate.restart).toBe('no');
     },
   );
+
+  it("provisions the broker users with the messaging package's command, hardened", () => {
+    const users = service('rabbitmq-users');
+    expect(users.image).toBe(service('billing').image);
+    const [node, script] = users.entrypoint!;
+    expect(node).toBe('node');
+    // In the image, workspace packages are injected under node_modules with their dist/.
+    const source = script!
+      .replace('node_modules/@gateway/messaging/dist/', 'packages/messaging/src/')
+      .replace(/\.js$/, '.ts');
+    expect(existsSync(source)).toBe(true);
+    expect(users).toMatchObject({
+      restart: 'no',
+      read_only: true,
+      cap_drop: ['ALL'],
+      security_opt: ['no-new-privileges:true'],
+    });
+  });
 
   it('reports a gateway service healthy once /readyz answers, on its own port', () => {
     for (const name of GATEWAY_SERVICES) {
@@ -137,6 +171,12 @@ describe('docker-compose.yml', () => {
     for (const port of published) expect(port).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
     expect(service('edge').ports).toEqual(['127.0.0.1:8080:8080']);
     expect(service('rabbitmq').ports).toEqual(['127.0.0.1:15672:15672']);
+  });
+
+  it('believes X-Forwarded-For from nobody: no proxy runs in front of edge', () => {
+    // Clients reach edge's published port directly; a trusted proxy here would let any of them
+    // choose the address its failed authentications count against.
+    expect(service('edge').environment.TRUSTED_PROXIES).toBe('');
   });
 
   it('mounts files that exist', () => {

@@ -64,6 +64,8 @@ const SERVICES = ['edge', 'billing', 'inference-worker', 'dispatcher'];
 const AUTOSCALED = ['edge', 'inference-worker'];
 const OUTSIDE_WORLD = ['inference-worker', 'dispatcher'];
 const DATASTORE_PORTS = [5432, 5671, 5672];
+/** RabbitMQ's management API (HTTP, HTTPS): the broker-users Job's only destination. */
+const MANAGEMENT_PORTS = [15672, 15671];
 
 const build = (layer: Layer) =>
   buildKustomization(layer === 'base' ? 'k8s/base' : `k8s/overlays/${layer}`);
@@ -328,6 +330,18 @@ describe.each(Object.keys(NAMESPACES) as Layer[])('k8s %s, composed', (layer) =>
     }
   });
 
+  it('lets edge take the client from X-Forwarded-For only from private (pod) addresses', () => {
+    // The ingress controller's pods are the only peers the NetworkPolicy lets reach edge, and
+    // the only ones edge believes: never everyone (a client could pick its own address).
+    const [edge] = all.filter((w) => w.manifest.metadata.name === 'edge');
+    const env = containerEnvironment(edge!.podSpec.containers[0]!, manifests, external);
+    const proxies = (env.TRUSTED_PROXIES ?? '').split(',').map((entry) => entry.trim());
+    expect(proxies.filter(Boolean).length).toBeGreaterThan(0);
+    for (const entry of proxies) {
+      expect(entry).toMatch(/^(10\.|172\.(1[6-9]|2\d|3[01])\.|192\.168\.|f[cd][0-9a-f]{0,2}:)/i);
+    }
+  });
+
   it("migrates billing's and the dispatcher's databases in a Job, with their own commands", () => {
     const job = named(manifests, 'Job', 'gateway-migrate');
     expect(job).toBeDefined();
@@ -402,7 +416,7 @@ describe.each(Object.keys(NAMESPACES) as Layer[])('k8s %s, composed', (layer) =>
     });
 
     it('let only the dispatcher and the worker reach outside the cluster', () => {
-      for (const name of [...SERVICES, 'migrate']) {
+      for (const name of [...SERVICES, 'migrate', 'broker-users']) {
         const egress = selecting(rules, labels(name), 'Egress').flatMap((p) => p.egress ?? []);
         const open = egress.filter((r) =>
           (r.to ?? [{ ipBlock: { cidr: '0.0.0.0/0' } }]).some(
@@ -412,11 +426,13 @@ describe.each(Object.keys(NAMESPACES) as Layer[])('k8s %s, composed', (layer) =>
         );
         expect([name, open.length > 0]).toEqual([name, OUTSIDE_WORLD.includes(name)]);
         if (OUTSIDE_WORLD.includes(name)) continue;
-        // Anything else outside the cluster: the data stores only, by address and port.
+        // Anything else outside the cluster: the data stores only, by address and port (the
+        // broker-users Job: RabbitMQ's management API only).
+        const allowed = name === 'broker-users' ? MANAGEMENT_PORTS : DATASTORE_PORTS;
         for (const rule of egress.filter((r) => (r.to ?? []).some((peer) => peer.ipBlock))) {
           const ports = (rule.ports ?? []).map((p) => p.port);
           expect([name, ports.length > 0]).toEqual([name, true]);
-          for (const port of ports) expect(DATASTORE_PORTS).toContain(port);
+          for (const port of ports) expect([name, allowed.includes(port!)]).toEqual([name, true]);
         }
       }
     });

@@ -5,7 +5,7 @@ import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-in
 import {
   createTestDatabase,
   spawnService,
-  testAmqpUrl,
+  testServiceAmqpUrl,
   uniquePrefix,
   waitForStatus,
   type ServiceProcess,
@@ -80,12 +80,17 @@ beforeAll(async () => {
   await billing.call('PUT', '/admin/models/acme/base-tgi', nativeModel(node.url));
   await billing.call('PUT', '/admin/models/acme/base-broken', nativeModel(brokenNode.url));
 
-  const amqp = { AMQP_URL: testAmqpUrl(), AMQP_PREFIX: uniquePrefix('e2e-webhook') };
+  // Each process as its own broker user, with a deployment's permissions.
+  const prefix = uniquePrefix('e2e-webhook');
+  const amqp = (service: string) => ({
+    AMQP_URL: testServiceAmqpUrl(service),
+    AMQP_PREFIX: prefix,
+  });
   // Migrated by the owner (the template); the dispatcher runs as its runtime role, as deployed.
   dispatcherDb = await createTestDatabase(dispatcherDatabaseTemplate);
   const dispatcherToken = token();
   dispatcher = await spawnReady('dispatcher', {
-    ...amqp,
+    ...amqp('dispatcher'),
     DATABASE_URL: dispatcherDb.runtimeUrl,
     INTERNAL_TOKEN: dispatcherToken,
     ENCRYPTION_KEY: randomBytes(32).toString('base64'),
@@ -97,12 +102,12 @@ beforeAll(async () => {
     WEBHOOK_CA_FILE: certs.caFile,
   });
   worker = await spawnReady('inference-worker', {
-    ...amqp,
+    ...amqp('inference-worker'),
     BILLING_URL: billing.url,
     BILLING_INTERNAL_TOKEN: billing.workerToken,
   });
   const edge = await spawnReady('edge', {
-    ...amqp,
+    ...amqp('edge'),
     BILLING_URL: billing.url,
     BILLING_INTERNAL_TOKEN: billing.internalToken,
     ADMIN_TOKEN: adminToken,

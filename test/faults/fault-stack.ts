@@ -2,14 +2,18 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { BROKER_SERVICES, brokerDefinitions } from '@gateway/messaging';
 import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-ins';
 import {
   TEST_ENV,
+  TEST_PREFIX_PATTERN,
+  addTestBrokerUsers,
   createTestCertificates,
   createTestDatabase,
   freeLoopbackPort,
   spawnService,
   startTestInfrastructure,
+  testServiceAmqpUrl,
   uniquePrefix,
   waitForStatus,
   type ServiceProcess,
@@ -34,7 +38,8 @@ import { FAULTS } from './fault-settings.js';
 /*
  * The deployed shape for the fault suite: its own PostgreSQL cluster and RabbitMQ node (the
  * suite restarts them, so it cannot share the normal suite's), billing, the dispatcher, the
- * inference worker and edge as processes from dist/ on fixed loopback ports (a restarted service
+ * inference worker and edge (each as its own broker user) as processes from dist/ on fixed
+ * loopback ports (a restarted service
  * comes back where its peers expect it), a stand-in model node and an HTTPS webhook receiver.
  */
 
@@ -147,11 +152,16 @@ async function servicesFor(
     [0, 1, 2, 3].map(() => freeLoopbackPort()),
   );
   const tokens = { edge: secret(), worker: secret(), dispatcher: secret() };
-  const amqp = { AMQP_URL: infra.rabbitmq.url, AMQP_PREFIX: uniquePrefix('faults') };
+  // Each service as its own broker user (created on this node by startFaultStack).
+  const prefix = uniquePrefix('faults');
+  const amqp = (service: string) => ({
+    AMQP_URL: testServiceAmqpUrl(service),
+    AMQP_PREFIX: prefix,
+  });
   const billingUrl = `http://127.0.0.1:${billingPort}`;
   const services = {
     billing: new Service('billing', billingPort!, {
-      ...amqp,
+      ...amqp('billing'),
       DATABASE_URL: billingDb.runtimeUrl,
       EDGE_INTERNAL_TOKEN: tokens.edge,
       WORKER_INTERNAL_TOKEN: tokens.worker,
@@ -161,7 +171,7 @@ async function servicesFor(
       HOLD_SWEEP_INTERVAL_MS: String(FAULTS.holdSweepIntervalMs),
     }),
     dispatcher: new Service('dispatcher', dispatcherPort!, {
-      ...amqp,
+      ...amqp('dispatcher'),
       DATABASE_URL: dispatcherDb.runtimeUrl,
       INTERNAL_TOKEN: tokens.dispatcher,
       ENCRYPTION_KEY: randomBytes(32).toString('base64'),
@@ -172,13 +182,13 @@ async function servicesFor(
       WEBHOOK_CA_FILE: certs.caFile,
     }),
     worker: new Service('worker', workerPort!, {
-      ...amqp,
+      ...amqp('inference-worker'),
       BILLING_URL: billingUrl,
       BILLING_INTERNAL_TOKEN: tokens.worker,
       JOB_PREFETCH: '64',
     }),
     edge: new Service('edge', edgePort!, {
-      ...amqp,
+      ...amqp('edge'),
       BILLING_URL: billingUrl,
       BILLING_INTERNAL_TOKEN: tokens.edge,
       ADMIN_TOKEN: FAULTS.adminToken,
@@ -197,6 +207,10 @@ export async function startFaultStack(): Promise<FaultStack> {
   process.env[TEST_ENV.postgresAdminUrl] = infra.postgres.adminUrl;
   process.env[TEST_ENV.amqpUrl] = infra.rabbitmq.url;
   process.env[TEST_ENV.baseDir] = infra.baseDir;
+  const serviceUrls = await addTestBrokerUsers(infra.rabbitmq, BROKER_SERVICES, (users) =>
+    brokerDefinitions({ users, prefixPattern: TEST_PREFIX_PATTERN }),
+  );
+  process.env[TEST_ENV.amqpServiceUrls] = JSON.stringify(serviceUrls);
   const certs = createTestCertificates();
   const receiver = await startReceiver(certs);
   const node = await createStandInModelNode(FAULTS.node);

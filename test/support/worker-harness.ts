@@ -8,6 +8,7 @@ import {
   type InferenceReplyPayload,
 } from '@gateway/contracts';
 import {
+  createGatewayBus,
   createRabbitMqBus,
   gatewayNames,
   gatewayTopology,
@@ -15,7 +16,7 @@ import {
   type MessageBus,
 } from '@gateway/messaging';
 import { createLogger, createServiceMetrics } from '@gateway/observability';
-import { testAmqpUrl } from '@gateway/testing';
+import { testAmqpUrl, testServiceAmqpUrl } from '@gateway/testing';
 import { createBillingClient } from '../../services/inference-worker/src/billing/billing-client.js';
 import { Cancellations } from '../../services/inference-worker/src/jobs/cancellations.js';
 import { startJobConsumers } from '../../services/inference-worker/src/jobs/job-consumer.js';
@@ -32,6 +33,8 @@ export interface WorkerOptions {
   maxAttempts?: number;
   billingAttempts?: number;
   healthIntervalMs?: number;
+  /** Connect as the worker's own broker user, declaring only its part (as deployed). */
+  brokerUser?: boolean;
 }
 
 /** A started connection to the test broker, with the gateway's topology under `prefix`. */
@@ -51,7 +54,14 @@ export async function startWorker(
   prefix: string,
   options: WorkerOptions = {},
 ): Promise<{ bus: MessageBus; stop(): Promise<void> }> {
-  const bus = await startTestBus(prefix);
+  const bus = options.brokerUser
+    ? createGatewayBus(
+        { AMQP_URL: testServiceAmqpUrl('inference-worker'), AMQP_PREFIX: prefix },
+        silentLogger,
+        { service: 'inference-worker' },
+      )
+    : await startTestBus(prefix);
+  if (options.brokerUser) await bus.start();
   const registry = createNodeRegistry();
   registry.startHealthChecks(options.healthIntervalMs ?? 100);
   await startJobConsumers({

@@ -81,6 +81,7 @@ export type BusErrorCode =
   | 'timeout' // not confirmed / not connected within the bound
   | 'not-found' // consuming from a queue that does not exist
   | 'conflict' // a queue exists with different arguments
+  | 'forbidden' // the broker refused this user the operation (ACCESS_REFUSED, 403)
   | 'closed'; // the bus is closed or not started
 
 /** Errors both implementations throw, so callers can branch on `code` whatever the transport. */

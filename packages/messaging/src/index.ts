@@ -13,6 +13,20 @@ export {
   type Outcome,
   type PublishOptions,
 } from './bus.js';
+export {
+  BROKER_SERVICES,
+  brokerDefinitions,
+  brokerPermissions,
+  rabbitPasswordHash,
+  serviceTopology,
+  type BrokerDefinitions,
+  type BrokerPermission,
+  type BrokerService,
+  type BrokerUser,
+  type PrefixOption,
+  type ServiceBrokerAccess,
+  type TopicPermission,
+} from './broker-access.js';
 export { DEFAULT_MAX_MESSAGE_BYTES, MAX_HEADERS, MAX_PREFETCH } from './envelope.js';
 export { createInProcessBus, type InProcessBusOptions } from './in-process-bus.js';
 export { createGatewayBus, createRabbitMqBus, type RabbitMqBusOptions } from './rabbitmq-bus.js';
@@ -21,10 +35,13 @@ export {
   DEFAULT_DEAD_LETTER_RETENTION,
   EXCHANGES,
   QUEUES,
+  QUEUE_NAME_EXCHANGE,
   ROUTING_KEYS,
+  cancelQueueName,
   deadQueueName,
   gatewayNames,
   gatewayTopology,
+  replyQueueName,
   retryQueueName,
   type Binding,
   type DeadLetterRetention,

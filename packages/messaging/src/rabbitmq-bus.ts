@@ -1,4 +1,6 @@
 import { connect } from 'amqplib';
+import { serviceTopology } from './broker-access.js';
+import type { BrokerService } from './broker-access.js';
 import { DEFAULT_DEAD_LETTER_RETENTION, gatewayTopology } from './topology.js';
 import type { ChannelModel, RecoveringChannelModel } from 'amqplib';
 import { BusError, DEFAULT_DRAIN_TIMEOUT_MS } from './bus.js';
@@ -238,11 +240,17 @@ async function openConnection(
   return connection;
 }
 
-/** amqplib reports a missing queue as a channel closed with 404, a mismatch with 406. */
+/**
+ * amqplib reports a missing queue as a channel closed with 404, a mismatch with 406, an
+ * operation the user has no permission for with 403.
+ */
 function asBusError(error: unknown, queue: string): unknown {
   const code = (error as { code?: unknown }).code;
   if (code === 404) return new BusError('not-found', `no queue '${queue}'`, { cause: error });
   if (code === 406) return new BusError('conflict', `queue '${queue}' refused`, { cause: error });
+  if (code === 403) {
+    return new BusError('forbidden', `queue '${queue}': access refused`, { cause: error });
+  }
   return error;
 }
 
@@ -257,9 +265,9 @@ function uniqueBindings<B extends { exchange: string; routingKey: string }>(bind
 }
 
 /**
- * The gateway's bus as every service builds it: its topology under the configured prefix, dead
- * letters kept as configured (every service declaring the topology must agree, or RabbitMQ
- * refuses the second declaration).
+ * The gateway's bus as a service builds it: under the configured prefix, dead letters kept as
+ * configured. With `service`, only what that service declares (`serviceTopology`: what its
+ * broker user may configure, broker-access.ts); without, the whole topology (tests, tools).
  */
 export function createGatewayBus(
   config: {
@@ -269,16 +277,15 @@ export function createGatewayBus(
     DEAD_LETTER_MAX_LENGTH?: number;
   },
   logger: BusLogger,
-  options: Pick<RabbitMqBusOptions, 'publishConfirmTimeoutMs'> = {},
+  options: Pick<RabbitMqBusOptions, 'publishConfirmTimeoutMs'> & { service?: BrokerService } = {},
 ): MessageBus {
+  const { service, ...busOptions } = options;
   const deadLetters = {
     messageTtlMs: config.DEAD_LETTER_TTL_MS ?? DEFAULT_DEAD_LETTER_RETENTION.messageTtlMs,
     maxLength: config.DEAD_LETTER_MAX_LENGTH ?? DEFAULT_DEAD_LETTER_RETENTION.maxLength,
   };
-  return createRabbitMqBus({
-    url: config.AMQP_URL,
-    topology: gatewayTopology(config.AMQP_PREFIX, deadLetters),
-    logger,
-    ...options,
-  });
+  const topology = service
+    ? serviceTopology(service, config.AMQP_PREFIX, deadLetters)
+    : gatewayTopology(config.AMQP_PREFIX, deadLetters);
+  return createRabbitMqBus({ url: config.AMQP_URL, topology, logger, ...busOptions });
 }

@@ -2,6 +2,7 @@ import type { Channel, ChannelModel } from 'amqplib';
 import type { BusLogger } from './bus.js';
 import { errorSummary } from './outcome.js';
 import type { Session } from './rabbitmq-session.js';
+import { QUEUE_NAME_EXCHANGE } from './topology.js';
 import { queueOptions } from './topology-plan.js';
 import type { QueueDeclaration } from './topology-plan.js';
 
@@ -37,9 +38,14 @@ export function watchConnection(model: ChannelModel, session: Session, logger: B
   model.once('close', () => session.clear(model));
 }
 
+/**
+ * Each queue with its bindings, and bound to `QUEUE_NAME_EXCHANGE` under its own name: that is
+ * how a message addressed to the queue (`{ queue }`, a retry copy, a dead letter) reaches it.
+ */
 async function assertQueues(channel: Channel, queues: readonly QueueDeclaration[]): Promise<void> {
   for (const queue of queues) {
     await channel.assertQueue(queue.name, queueOptions(queue));
+    await channel.bindQueue(queue.name, QUEUE_NAME_EXCHANGE, queue.name);
     for (const { exchange, routingKey } of queue.bindings) {
       await channel.bindQueue(queue.name, exchange, routingKey);
     }

@@ -6,6 +6,7 @@ import type { Envelope } from './envelope.js';
 import { errorSummary } from './outcome.js';
 import type { Session } from './rabbitmq-session.js';
 import { settleWithin, withTimeout } from './timeouts.js';
+import { QUEUE_NAME_EXCHANGE } from './topology.js';
 
 /** Lets a basic.return be matched to its publish; stripped from deliveries with other `x-`s. */
 const PUBLISH_ID_HEADER = 'x-publish-id';
@@ -14,7 +15,13 @@ const RETRY_PAUSE_MS = 50;
 const CLOSE_DRAIN_MS = 2_000;
 
 /** The connection or channel went away before the confirm: safe to publish again. */
-class ChannelLost extends Error {}
+class ChannelLost extends Error {
+  /** The broker closed the channel with ACCESS_REFUSED (this publish, or another one on it). */
+  refused = false;
+}
+
+/** AMQP's ACCESS_REFUSED: the broker closed the channel because the user may not do that. */
+const ACCESS_REFUSED = 403;
 
 /**
  * Publishes on one confirm channel with `mandatory`, so a message resolves only once the
@@ -25,6 +32,8 @@ export class ConfirmPublisher {
   private channel: ConfirmChannel | null = null;
   private opening: Promise<ConfirmChannel> | null = null;
   private readonly returned = new Set<string>();
+  /** Channels the broker closed with ACCESS_REFUSED: a publish refused twice is `forbidden`. */
+  private readonly refused = new WeakSet<ConfirmChannel>();
   private closed = false;
 
   constructor(
@@ -41,25 +50,38 @@ export class ConfirmPublisher {
     await this.open(model);
   }
 
+  /** `exchange` '' addresses the queue named `routingKey` (through `QUEUE_NAME_EXCHANGE`). */
   async publish(
     exchange: string,
     routingKey: string,
     envelope: Envelope,
     timeoutMs: number,
   ): Promise<void> {
+    const target = exchange || QUEUE_NAME_EXCHANGE;
     const deadline = Date.now() + timeoutMs;
     const timedOut = (cause?: unknown) =>
       new BusError('timeout', `publish not confirmed within ${timeoutMs} ms`, { cause });
     let lastError: unknown;
+    let refusals = 0;
     while (!this.closed) {
       const remainingMs = deadline - Date.now();
       if (remainingMs <= 0) throw timedOut(lastError);
       try {
         const channel = await this.channelFor(remainingMs);
-        const confirmed = this.confirm(channel, exchange, routingKey, envelope);
+        const confirmed = this.confirm(channel, target, routingKey, envelope);
         return await withTimeout(confirmed, deadline - Date.now(), () => timedOut());
       } catch (error) {
         if (!(error instanceof ChannelLost)) throw error;
+        // The broker does not say which publish it refused: any publish on the channel fails
+        // with it. One that is refused again on a fresh channel is this user's to give up.
+        if (error.refused && ++refusals > 1) {
+          // Reopen the channel the refusal closed: other publishes (and readiness) go on.
+          await this.channelFor(Math.max(0, deadline - Date.now())).catch(() => undefined);
+          const to = `'${target}' / '${routingKey}'`;
+          throw new BusError('forbidden', `publishing to ${to} refused (ACCESS_REFUSED)`, {
+            cause: error,
+          });
+        }
         lastError = error;
         await new Promise((r) => setTimeout(r, Math.min(RETRY_PAUSE_MS, remainingMs)));
       }
@@ -93,6 +115,7 @@ export class ConfirmPublisher {
   private async open(model: ChannelModel): Promise<ConfirmChannel> {
     const channel = await model.createConfirmChannel();
     channel.on('error', (err: Error) => {
+      if ((err as { code?: unknown }).code === ACCESS_REFUSED) this.refused.add(channel);
       this.logger.warn({ err: errorSummary(err) }, 'publishing channel error');
     });
     channel.on('return', (message: Message) => {
@@ -121,7 +144,9 @@ export class ConfirmPublisher {
         if (err instanceof Error && err.message === 'message nacked') {
           reject(new BusError('rejected', 'the broker refused the message (queue full?)'));
         } else if (err) {
-          reject(new ChannelLost('channel closed before the confirm', { cause: err }));
+          const lost = new ChannelLost('channel closed before the confirm', { cause: err });
+          lost.refused = this.refused.has(channel);
+          reject(lost);
         } else if (returned) {
           reject(new BusError('unroutable', `no queue bound to '${exchange}' / '${routingKey}'`));
         } else {

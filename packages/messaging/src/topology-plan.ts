@@ -1,5 +1,5 @@
 import { BusError } from './bus.js';
-import { deadQueueName, retryQueueName } from './topology.js';
+import { QUEUE_NAME_EXCHANGE, deadQueueName, retryQueueName } from './topology.js';
 import type { Binding, QueueSpec, Topology } from './topology.js';
 
 /**
@@ -53,7 +53,13 @@ const MAX_NAME_BYTES = 240;
 const NAME_PATTERN = /^[A-Za-z0-9._:-]+$/;
 
 export function planTopology(topology: Topology): TopologyPlan {
-  const exchanges = [...topology.exchanges.map((e) => e.name), topology.deadLetterExchange];
+  // The dead-letter exchange is declared where quorum queues need it (a service declaring only
+  // transient queues, such as edge, neither declares nor may configure it).
+  const hasQuorum = topology.queues.some((spec) => spec.kind === 'quorum');
+  const exchanges = [
+    ...topology.exchanges.map((e) => e.name),
+    ...(hasQuorum ? [topology.deadLetterExchange] : []),
+  ];
   exchanges.forEach((name) => checkName(name, 'exchange'));
   checkUnique(exchanges, 'exchange');
   checkDeadLetters(topology.deadLetters);
@@ -102,6 +108,9 @@ export function planQueue(
     }
     return [queue];
   }
+  if (!knownExchanges.includes(deadLetterExchange)) {
+    invalid(`queue ${spec.name}: the topology declares no dead-letter exchange for quorum queues`);
+  }
   const dead = deadQueueName(spec.name);
   const maxLength = spec.maxLength ?? DEFAULT_QUORUM_MAX_LENGTH;
   const main: QueueDeclaration = {
@@ -138,7 +147,12 @@ export function planQueue(
   return [main, deadQueue, retryQueue];
 }
 
-/** The `x-` arguments RabbitMQ 3.10 needs for a declaration (checked against a real node). */
+/**
+ * The `x-` arguments RabbitMQ 3.10 needs for a declaration (checked against a real node). A dead
+ * letter addressed to a queue (exchange '') goes through `QUEUE_NAME_EXCHANGE`, where the queue
+ * is bound under its name: RabbitMQ checks `write` on the dead-letter exchange when a queue is
+ * declared, and `write` on the default exchange would let the declarer publish to any queue.
+ */
 export function queueArguments(queue: QueueDeclaration): Record<string, string | number> {
   const args: Record<string, string | number> = {
     'x-max-length': queue.maxLength,
@@ -149,7 +163,7 @@ export function queueArguments(queue: QueueDeclaration): Record<string, string |
   if (queue.messageTtlMs !== undefined) args['x-message-ttl'] = queue.messageTtlMs;
   if (queue.expiresMs !== undefined) args['x-expires'] = queue.expiresMs;
   if (queue.deadLetter) {
-    args['x-dead-letter-exchange'] = queue.deadLetter.exchange;
+    args['x-dead-letter-exchange'] = queue.deadLetter.exchange || QUEUE_NAME_EXCHANGE;
     args['x-dead-letter-routing-key'] = queue.deadLetter.routingKey;
     // At-least-once dead-lettering (quorum only) needs reject-publish, which both set.
     if (queue.kind === 'quorum') args['x-dead-letter-strategy'] = 'at-least-once';

@@ -61,11 +61,13 @@ describe('gateway topology', () => {
     expect(jobs.retry).toEqual({ queue: 'p.inference.jobs.retry', maxRetries: 3 });
   });
 
-  it('parks retries in a TTL queue that dead-letters back through the default exchange', () => {
+  it('parks retries in a TTL queue that dead-letters back to its queue by name (amq.topic)', () => {
+    // Not through the default exchange: declaring that needs `write` on amq.default, which
+    // would let the declarer publish to every queue of the vhost (broker-access.ts).
     expect(queueOptions(declared('p.webhook.completions.retry')).arguments).toEqual({
       'x-queue-type': 'quorum',
       'x-message-ttl': 30_000,
-      'x-dead-letter-exchange': '',
+      'x-dead-letter-exchange': 'amq.topic',
       'x-dead-letter-routing-key': 'p.webhook.completions',
       'x-dead-letter-strategy': 'at-least-once',
       'x-overflow': 'reject-publish',

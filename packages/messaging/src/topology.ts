@@ -89,6 +89,21 @@ export const ROUTING_KEYS = {
 export const deadQueueName = (queue: string): string => `${queue}.dead`;
 export const retryQueueName = (queue: string): string => `${queue}.retry`;
 
+/** Edge's reply queue, one per process (`id`: a random UUID); see broker-access.ts. */
+export const replyQueueName = (prefix: string, id: string): string => `${prefix}edge.replies.${id}`;
+/** A worker's queue of the cancellation broadcast, one per process (`id`: a random UUID). */
+export const cancelQueueName = (prefix: string, id: string): string =>
+  `${prefix}${QUEUES.inferenceJobs}.cancel.${id}`;
+
+/**
+ * Where the RabbitMQ bus publishes a message addressed to a queue (`{ queue }`, a `retry` copy,
+ * and the dead letters of retry and reply queues): RabbitMQ's predeclared topic exchange, every
+ * queue the bus declares bound to it under its own name. Not the default exchange, whose `write`
+ * permission (on `amq.default`) would open every queue of the vhost: on `amq.topic`, topic
+ * permissions name the queues a user may publish to, and no client can delete or redeclare it.
+ */
+export const QUEUE_NAME_EXCHANGE = 'amq.topic';
+
 type Prefixed<T> = { [K in keyof T]: string };
 
 function prefixAll<T extends Record<string, string>>(names: T, prefix: string): Prefixed<T> {

@@ -6,17 +6,20 @@ export {
   type DatabaseTemplate,
 } from './databases.js';
 export { rolePrivileges, sortedPrivileges, type RolePrivileges } from './role-privileges.js';
+export { addTestBrokerUsers, type TestBrokerUser } from './broker-users.js';
 export { startTestInfrastructure, type TestInfrastructure } from './infra.js';
 export { freeLoopbackPort, freeLoopbackPortBlock, waitForTcp } from './ports.js';
 export { startPostgresCluster, type PostgresCluster } from './postgres.js';
 export { startRabbitMqNode, type RabbitMqNode } from './rabbitmq.js';
 export {
   TEST_ENV,
+  TEST_PREFIX_PATTERN,
   createTestDatabase,
   createTestRole,
   testAmqpUrl,
   testBaseDir,
   testPostgresAdminUrl,
+  testServiceAmqpUrl,
   uniquePrefix,
   type TestDatabase,
 } from './test-env.js';

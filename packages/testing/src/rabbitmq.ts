@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, openSync, readFileSync, writeFileSync, closeSync } from 'node:fs';
+import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync, closeSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { findExecutable, run } from './exec.js';
@@ -15,6 +15,8 @@ export interface RabbitMqNode {
   start(): Promise<void>;
   /** Runs `rabbitmqctl` against this node (e.g. `close_connection`); resolves with its output. */
   ctl(...args: string[]): Promise<string>;
+  /** Imports a definitions document (users, permissions...) with one `rabbitmqctl` call. */
+  importDefinitions(definitions: object): Promise<void>;
   /** Stops the broker and its private epmd for good. */
   destroy(): Promise<void>;
 }
@@ -109,6 +111,15 @@ export async function startRabbitMqNode(options: StartRabbitMqOptions): Promise<
     start,
     stop,
     ctl: (...args) => run(rabbitBinary('rabbitmqctl'), args, { env }),
+    importDefinitions: async (definitions) => {
+      const file = path.join(options.baseDir, `definitions-${randomBytes(4).toString('hex')}.json`);
+      writeFileSync(file, JSON.stringify(definitions), { mode: 0o600 });
+      try {
+        await run(rabbitBinary('rabbitmqctl'), ['import_definitions', file], { env });
+      } finally {
+        rmSync(file, { force: true });
+      }
+    },
     destroy: async () => {
       await stop();
       await run(epmdBinary(), ['-port', String(epmdPort), '-kill'], { env }).catch(() => undefined);

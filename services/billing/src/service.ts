@@ -11,7 +11,7 @@ import { createIdentity } from './identity/index.js';
 import { createLedgerService } from './ledger/index.js';
 import { createUsageService, UsageStore } from './usage/index.js';
 import { createNodeHealthService } from './nodes/index.js';
-import { instrumentBilling } from './metrics.js';
+import { instrumentBilling, passwordWorkMetrics } from './metrics.js';
 import { startSettlementConsumer } from './settlements/settlement-consumer.js';
 
 export interface BillingDependencies {
@@ -40,7 +40,7 @@ export async function startBillingService(
 ): Promise<{ port: number }> {
   assertHoldTimings(config);
   const ownsBus = dependencies.bus === undefined;
-  const bus = dependencies.bus ?? createGatewayBus(config, shell.logger);
+  const bus = dependencies.bus ?? createGatewayBus(config, shell.logger, { service: 'billing' });
   const prisma = createPrismaClient(config.DATABASE_URL, {
     maxConnections: config.DATABASE_POOL_MAX,
   });
@@ -92,6 +92,12 @@ export async function startBillingService(
     clock,
     session: { idleMs: config.DASHBOARD_SESSION_IDLE_MS, maxMs: config.DASHBOARD_SESSION_MAX_MS },
     invitationTtlMs: config.DASHBOARD_INVITATION_TTL_MS,
+    signInFailuresPerHour: config.DASHBOARD_SIGN_IN_FAILURES_PER_HOUR,
+    passwordWork: {
+      atOnce: config.DASHBOARD_PASSWORD_HASHES_AT_ONCE,
+      queue: config.DASHBOARD_PASSWORD_HASH_QUEUE,
+    },
+    onPasswordWork: passwordWorkMetrics(shell.metrics.registry),
   });
   const usage = createUsageService({
     store: new UsageStore(pgPoolOf(prisma)),
@@ -122,10 +128,12 @@ export async function startBillingService(
       .purgeExpired(config.SCOPED_TOKEN_PURGE_GRACE_MS)
       .then((count) => count > 0 && shell.logger.info({ count }, 'expired scoped tokens purged'))
       .catch((error: unknown) => shell.logger.warn({ err: error }, 'scoped-token purge failed'));
-    // Ended dashboard sessions and expired invitations.
-    Promise.all([dashboard.sessions.purgeEnded(), dashboard.users.purgeExpiredInvitations()]).catch(
-      (error: unknown) => shell.logger.warn({ err: error }, 'dashboard purge failed'),
-    );
+    // Ended dashboard sessions, expired invitations and ended sign-in windows.
+    Promise.all([
+      dashboard.sessions.purgeEnded(),
+      dashboard.users.purgeExpiredInvitations(),
+      dashboard.signInLimits.purgeEnded(),
+    ]).catch((error: unknown) => shell.logger.warn({ err: error }, 'dashboard purge failed'));
     nodeHealth
       .prune()
       .catch((error: unknown) => shell.logger.warn({ err: error }, 'node health prune failed'));

@@ -39,7 +39,7 @@ export async function startDispatcherService(
   // the pool replaces it on the next query.
   pool.on('error', (error) => shell.logger.warn({ err: error }, 'idle database connection lost'));
   const ownsBus = dependencies.bus === undefined;
-  const bus = dependencies.bus ?? createGatewayBus(config, shell.logger);
+  const bus = dependencies.bus ?? createGatewayBus(config, shell.logger, { service: 'dispatcher' });
   const dispatcher = createDispatcher(config, {
     pool,
     logger: shell.logger,

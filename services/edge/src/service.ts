@@ -1,6 +1,6 @@
 import { createGatewayBus, gatewayNames, type MessageBus } from '@gateway/messaging';
 import { brokerReadiness, httpReadiness, serveHttp, type ServiceShell } from '@gateway/runtime';
-import { buildEdgeApp } from './app.js';
+import { buildEdgeApp, trustedProxies } from './app.js';
 import { createBillingClient } from '@gateway/billing-client';
 import { preloadTokenizer } from '@gateway/tokenizer';
 import { createDispatcherClient } from './clients/dispatcher-client.js';
@@ -35,7 +35,7 @@ export async function startEdgeService(
   // Edge counts every prompt: load the tokenizer's tables now, not on the first request.
   preloadTokenizer();
   const ownsBus = dependencies.bus === undefined;
-  const bus = dependencies.bus ?? createGatewayBus(config, shell.logger);
+  const bus = dependencies.bus ?? createGatewayBus(config, shell.logger, { service: 'edge' });
   const billing = createBillingClient({
     baseUrl: config.BILLING_URL,
     token: config.BILLING_INTERNAL_TOKEN,
@@ -43,6 +43,14 @@ export async function startEdgeService(
     // The model listing only (admission reads the catalog in billing): other replicas see a
     // change within this, the one that proxied it at once.
     catalogCacheTtlMs: EDGE_CATALOG_CACHE_TTL_MS,
+  });
+  // The dashboard's bulkhead: its own connections to billing, so that no dashboard load (a
+  // sign-in flood included) waits for or holds a connection the public API needs.
+  const dashboardBilling = createBillingClient({
+    baseUrl: config.BILLING_URL,
+    token: config.BILLING_INTERNAL_TOKEN,
+    timeoutMs: config.BILLING_TIMEOUT_MS,
+    connections: config.DASHBOARD_BILLING_CONNECTIONS,
   });
   const replies = new ReplyRouter({ bus, prefix: config.AMQP_PREFIX, logger: shell.logger });
   const jobs = new InferenceJobs({
@@ -68,9 +76,11 @@ export async function startEdgeService(
     dashboardDir,
     metrics: shell.metrics,
     readiness: [brokerReadiness(bus), httpReadiness('billing', config.BILLING_URL)],
+    trustedProxies: trustedProxies(config.TRUSTED_PROXIES),
     isShuttingDown: () => shell.lifecycle.isShuttingDown,
     deps: {
       billing,
+      dashboardBilling,
       dispatcher,
       jobs,
       idempotency: new Idempotency(
@@ -88,7 +98,7 @@ export async function startEdgeService(
       dashboard: {
         ...(config.PUBLIC_BASE_URL ? { publicBaseUrl: config.PUBLIC_BASE_URL } : {}),
         insecureLoopbackCookie: config.DASHBOARD_INSECURE_LOOPBACK_COOKIE,
-        signInFailuresPerHour: config.DASHBOARD_SIGN_IN_FAILURES_PER_HOUR,
+        signInsInFlight: config.DASHBOARD_SIGN_INS_IN_FLIGHT,
       },
     },
   });
@@ -96,7 +106,7 @@ export async function startEdgeService(
   const server = await serveHttp(shell, app, config);
   shell.lifecycle.onShutdown('replies', () => replies.stop());
   shell.lifecycle.onShutdown('internal-http', async () => {
-    await Promise.all([billing.close(), dispatcher.close()]);
+    await Promise.all([billing.close(), dashboardBilling.close(), dispatcher.close()]);
   });
   if (ownsBus) {
     shell.lifecycle.onShutdown('rabbitmq', () => bus.close());

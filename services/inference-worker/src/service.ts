@@ -39,7 +39,10 @@ export async function startWorkerService(
   // exists, and failing would make its job run again (issue 15).
   const bus =
     dependencies.bus ??
-    createGatewayBus(config, shell.logger, { publishConfirmTimeoutMs: PUBLISH_WAIT_MS });
+    createGatewayBus(config, shell.logger, {
+      service: 'inference-worker',
+      publishConfirmTimeoutMs: PUBLISH_WAIT_MS,
+    });
   const registry = createNodeRegistry();
   const external =
     config.EXTERNAL_PROVIDER_URL && config.EXTERNAL_PROVIDER_API_KEY

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EnvelopeError, parseEnvelope } from '@gateway/contracts';
 import type { InferenceReplyPayload } from '@gateway/contracts';
-import { gatewayNames } from '@gateway/messaging';
+import { gatewayNames, replyQueueName } from '@gateway/messaging';
 import type { Consumer, Delivery, MessageBus, Outcome } from '@gateway/messaging';
 import type { Logger } from '@gateway/observability';
 
@@ -40,7 +40,7 @@ export class ReplyRouter {
 
   constructor(options: ReplyRouterOptions) {
     this.#options = options;
-    this.queue = `${options.prefix}edge.replies.${randomUUID()}`;
+    this.queue = replyQueueName(options.prefix, randomUUID());
   }
 
   get ready(): boolean {

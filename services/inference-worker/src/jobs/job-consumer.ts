@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EnvelopeError } from '@gateway/contracts';
 import { parseEnvelope, type InferenceJobPayload } from '@gateway/contracts';
 import {
+  cancelQueueName,
   gatewayTopology,
   type Consumer,
   type Delivery,
@@ -32,7 +33,7 @@ export interface JobConsumerOptions {
 export async function startJobConsumers(options: JobConsumerOptions): Promise<Consumer[]> {
   const { bus, names } = options;
   options.deps.onAttemptFailed ??= (failure) => options.metrics.upstreamFailures.inc({ failure });
-  const cancelQueue = `${names.queues.inferenceJobs}.cancel.${randomUUID()}`;
+  const cancelQueue = cancelQueueName(options.prefix, randomUUID());
   await bus.declareQueue({
     name: cancelQueue,
     kind: 'transient',

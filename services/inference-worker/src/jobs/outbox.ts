@@ -173,7 +173,14 @@ export class JobOutbox {
       );
       return true;
     } catch (error) {
-      if (error instanceof BusError && error.code === 'unroutable') return false;
+      // Gone (unroutable), or a `replyTo` this worker's broker user may not send to (forbidden:
+      // not a reply queue): either way undeliverable, never worth running the job again.
+      if (
+        error instanceof BusError &&
+        (error.code === 'unroutable' || error.code === 'forbidden')
+      ) {
+        return false;
+      }
       throw error;
     }
   }
