@@ -159,13 +159,6 @@ export function countChatPromptTokens(messages: readonly ChatMessageLike[]): num
   return total;
 }
 
-/** `countChatPromptTokens`, yielding the event loop between slices (edge's hold estimate). */
-export async function estimateChatPromptTokens(
-  messages: readonly ChatMessageLike[],
-): Promise<number> {
-  return estimateChatRequestTokens(messages, {});
-}
-
 /**
  * Prompt tokens of a whole chat request, an upper bound for its hold: the messages (framing
  * included) plus the JSON text of every other field the model reads (`tools`, `tool_choice`,
