@@ -72,18 +72,20 @@ describe('sign-ins per email', () => {
     const two = replica();
     await owner(one.dashboard, 'waves@example.com');
     const hashedBefore = one.counts.hashed + two.counts.hashed;
-    // Two waves of 8 at once, alternating replicas: 15 wrong passwords, the right one last.
-    const attempts = Array.from({ length: 16 }, (_, i) => (i === 15 ? PASSWORD : WRONG));
+    // Two waves at once, alternating replicas: 8 then 7 wrong passwords. The right one goes
+    // alone after them: inside a wave it could take one of the last points first (a right
+    // password gives its point back), which is the race this limit allows, not the one tested.
     const codes: string[] = [];
-    for (const wave of [attempts.slice(0, 8), attempts.slice(8)]) {
+    for (const size of [8, 7]) {
       codes.push(
         ...(await Promise.all(
-          wave.map((password, i) =>
-            outcome((i % 2 ? two : one).dashboard, 'waves@example.com', password),
+          Array.from({ length: size }, (_, i) =>
+            outcome((i % 2 ? two : one).dashboard, 'waves@example.com', WRONG),
           ),
         )),
       );
     }
+    codes.push(await outcome(two.dashboard, 'waves@example.com', PASSWORD));
     // Exactly 10 checked (the limit), every other attempt refused before its hash: the right
     // password last included.
     expect(tally(codes)).toEqual({ invalid_credentials: 10, rate_limit_exceeded: 6 });
