@@ -52,9 +52,13 @@ export interface AbuseStack {
   accountId: string;
   apiKey: string;
   /** A funded account's key that tests may spend with. */
-  processes: Record<'billing' | 'dispatcher' | 'worker' | 'edge', ServiceProcess>;
+  processes: Record<'billing' | 'dispatcher' | 'worker' | 'edge', ServiceProcess> & {
+    dashboard?: ServiceProcess;
+  };
   node: StandInModelNode;
   send(request: RawRequest): Promise<RawAnswer>;
+  /** A request to the process serving `/dashboard` (edge itself unless it has its own). */
+  sendDashboard(request: RawRequest): Promise<RawAnswer>;
   admin: AdminCall;
   /** Every line every service wrote so far, joined. */
   allOutput(): string;
@@ -194,17 +198,38 @@ export async function openAccount(
   return { accountId, apiKey: String(key.key) };
 }
 
-async function spawnReady(service: string, env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
-  const child = await spawnService({ entry: entry(service), env });
+async function spawnReady(
+  service: string,
+  env: NodeJS.ProcessEnv,
+  niceness?: number,
+): Promise<ServiceProcess> {
+  const child = await spawnService({
+    entry: entry(service),
+    env,
+    ...(niceness === undefined ? {} : { niceness }),
+  });
   await waitForStatus(`${child.baseUrl}/readyz`, 200);
   return child;
 }
+
+/**
+ * Deployed, the dashboard's pods have their own CPU limit and take nothing from edge's; on this
+ * machine's shared cores, nice 10 (about a ninth of edge's weight when both want a core) is the
+ * nearest stand-in. See `dashboardProcess`.
+ */
+const DASHBOARD_NICENESS = 10;
 
 export async function startAbuseStack(
   options: {
     authFailuresPerMinute?: number;
     edgeEnv?: NodeJS.ProcessEnv;
     dispatcherEnv?: NodeJS.ProcessEnv;
+    /**
+     * As Kubernetes runs it: the dashboard in an edge process of its own (`EDGE_SURFACES`
+     * dashboard, no broker credential nor operator token), the public and operator API in edge.
+     * It runs at a lower CPU weight (nice 10), standing in for its pods' own CPU.
+     */
+    dashboardProcess?: boolean;
   } = {},
 ): Promise<AbuseStack> {
   const billingDb = await createTestDatabase(billingDatabaseTemplate);
@@ -241,19 +266,33 @@ export async function startAbuseStack(
     BILLING_URL: billing.baseUrl,
     BILLING_INTERNAL_TOKEN: workerToken,
   });
-  const edge = await spawnReady('edge', {
-    ...amqp('edge'),
+  const edgeEnv = {
     BILLING_URL: billing.baseUrl,
     BILLING_INTERNAL_TOKEN: edgeToken,
-    ADMIN_TOKEN: adminToken,
     DISPATCHER_URL: dispatcher.baseUrl,
     DISPATCHER_INTERNAL_TOKEN: dispatcherToken,
     REPLY_TIMEOUT_MS: '20000',
     AUTH_FAILURES_PER_MINUTE: String(options.authFailuresPerMinute ?? 100_000),
     ...options.edgeEnv,
+  };
+  const edge = await spawnReady('edge', {
+    ...amqp('edge'),
+    ADMIN_TOKEN: adminToken,
+    ...(options.dashboardProcess ? { EDGE_SURFACES: 'api,admin' } : {}),
+    ...edgeEnv,
   });
-  const processes = { billing, dispatcher, worker, edge };
+  const dashboard = options.dashboardProcess
+    ? await spawnReady(
+        'edge',
+        { ...edgeEnv, EDGE_SURFACES: 'dashboard', AMQP_URL: '', ADMIN_TOKEN: '' },
+        // Deployed, its pods have their own CPU (k8s/base/edge-dashboard.yaml); on this
+        // machine's shared cores, a lower CPU weight stands in for that.
+        DASHBOARD_NICENESS,
+      )
+    : undefined;
+  const processes = { billing, dispatcher, worker, edge, ...(dashboard && { dashboard }) };
   const send = (request: RawRequest) => rawRequest(edge.port, request);
+  const sendDashboard = (request: RawRequest) => rawRequest((dashboard ?? edge).port, request);
   const admin = adminCaller(edge.port, adminToken);
   await putStandInModels(admin, node.url, { chat: CHAT_MODEL, native: NATIVE_MODEL });
   const { accountId, apiKey } = await openAccount(admin, {
@@ -276,6 +315,7 @@ export async function startAbuseStack(
     processes,
     node,
     send,
+    sendDashboard,
     admin,
     allOutput: () =>
       Object.values(processes)

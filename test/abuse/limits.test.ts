@@ -37,6 +37,8 @@ beforeAll(async () => {
     // Sign-ins at billing at once: as many as four edge replicas send with their default (4),
     // so that billing's own bulkhead (one hash at a time, four waiting) is tried too.
     edgeEnv: { TRUSTED_PROXIES: '127.0.0.1', DASHBOARD_SIGN_INS_IN_FLIGHT: '16' },
+    // The deployed shape: the dashboard in its own edge process (k8s/base/edge-dashboard.yaml).
+    dashboardProcess: true,
   });
   ({ apiKey: payingKey } = await openAccount(stack.admin, {
     name: 'paying client',
@@ -69,7 +71,7 @@ const chat = (key: string, address: string, timeoutMs = 30_000) =>
   });
 
 const signIn = (email: string, address: string) =>
-  stack.send({
+  stack.sendDashboard({
     method: 'POST',
     path: '/dashboard/api/session',
     headers: { ...from(address), 'Content-Type': 'application/json' },
@@ -119,15 +121,13 @@ async function billingMetric(name: string): Promise<number> {
 }
 
 /**
- * The flood delays no chat for long. Measured on the 2-core CI machines (issue 22's closing
- * notes): p99 within 2x of quiet in most runs, but every run has one to three chats of 0.5-1.3 s,
- * landing while edge, one event loop, answers the 400 sign-ins that arrive at once; with 201
- * samples those decide the p99 some runs, so the p99 criterion is printed, not asserted, until
- * dashboard traffic gets its own listener. Asserted: the bulk (p90) within 2x of quiet, and no
- * chat near the minute the old code took (64.6 s; 30 s timeouts in the old suite).
+ * The flood delays no chat: p99 within 2x of the quiet p99 (floored at 20 ms, below which a
+ * timer's granularity decides), and no chat near the minute the old code took (64.6 s).
+ * Measured before the dashboard had its own process: one to three chats of 0.4-1.3 s in every
+ * run, queued on edge's one event loop behind 400 sign-ins (about 1 ms of edge's time each).
  */
 function expectNoStall(quietMs: number[], busyMs: number[]): void {
-  expect(percentile(busyMs, 90)).toBeLessThanOrEqual(2 * Math.max(percentile(quietMs, 90), 20));
+  expect(percentile(busyMs, 99)).toBeLessThanOrEqual(2 * Math.max(percentile(quietMs, 99), 20));
   expect(Math.max(...busyMs)).toBeLessThan(5_000);
 }
 

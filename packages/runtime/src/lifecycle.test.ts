@@ -35,6 +35,19 @@ describe('Lifecycle', () => {
     expect([first, second, exits]).toEqual([0, 0, [0]]);
   });
 
+  it("exits 1 after a failure's shutdown (a crash, a start that could not finish)", async () => {
+    const exits: number[] = [];
+    const ran: string[] = [];
+    const lifecycle = new Lifecycle({
+      logger: silentLogger(),
+      shutdownTimeoutMs: 1000,
+      exit: (c) => exits.push(c),
+    });
+    lifecycle.onShutdown('http', async () => void ran.push('http'));
+    expect(await lifecycle.shutdown('uncaught exception', true)).toBe(1);
+    expect([ran, exits]).toEqual([['http'], [1]]);
+  });
+
   it('still runs later steps when one fails, and exits 1', async () => {
     const order: string[] = [];
     const exits: number[] = [];

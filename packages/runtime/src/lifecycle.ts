@@ -40,12 +40,16 @@ export class Lifecycle {
     process.once('SIGINT', handle);
   }
 
-  shutdown(reason: string): Promise<number> {
-    this.stopping ??= this.runSteps(reason);
+  /**
+   * Runs the steps once and exits: 1 when a step failed, or when the shutdown is a failure's
+   * (`failure`: a crash or a start that could not finish, which an orchestrator must see).
+   */
+  shutdown(reason: string, failure = false): Promise<number> {
+    this.stopping ??= this.runSteps(reason, failure);
     return this.stopping;
   }
 
-  private async runSteps(reason: string): Promise<number> {
+  private async runSteps(reason: string, failure: boolean): Promise<number> {
     const { logger, shutdownTimeoutMs } = this.options;
     const exit = this.options.exit ?? ((code: number) => process.exit(code));
     logger.info({ reason, shutdownTimeoutMs }, 'shutting down');
@@ -54,7 +58,7 @@ export class Lifecycle {
       exit(1);
     }, shutdownTimeoutMs);
     deadline.unref();
-    let failed = false;
+    let failed = failure;
     for (const step of this.steps) {
       try {
         await step.run();

@@ -56,11 +56,11 @@ export function createServiceShell(
   lifecycle.installSignalHandlers();
   process.on('unhandledRejection', (reason) => {
     logger.fatal({ err: reason }, 'unhandled promise rejection');
-    void lifecycle.shutdown('unhandled promise rejection');
+    void lifecycle.shutdown('unhandled promise rejection', true);
   });
   process.on('uncaughtException', (error) => {
     logger.fatal({ err: error }, 'uncaught exception');
-    void lifecycle.shutdown('uncaught exception');
+    void lifecycle.shutdown('uncaught exception', true);
   });
   return { name, logger, metrics, lifecycle };
 }

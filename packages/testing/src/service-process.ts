@@ -21,6 +21,12 @@ export interface SpawnServiceOptions {
   /** Options of node itself, before the entry (e.g. `--cpu-prof`). */
   nodeArgs?: string[];
   readyTimeoutMs?: number;
+  /**
+   * Runs the process under `nice -n <niceness>`: a smaller share of the CPU when it is contended,
+   * as a pod with a smaller CPU request gets under Kubernetes (its cgroup's `cpu.weight`). For
+   * tests of processes that are separate pods when deployed but share this machine's cores.
+   */
+  niceness?: number;
 }
 
 /**
@@ -29,7 +35,10 @@ export interface SpawnServiceOptions {
  */
 export async function spawnService(options: SpawnServiceOptions): Promise<ServiceProcess> {
   const argv = [...(options.nodeArgs ?? []), options.entry, ...(options.args ?? [])];
-  const child = spawn(process.execPath, argv, {
+  const niced = options.niceness !== undefined;
+  const command = niced ? 'nice' : process.execPath;
+  const commandArgs = niced ? ['-n', String(options.niceness), process.execPath, ...argv] : argv;
+  const child = spawn(command, commandArgs, {
     env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

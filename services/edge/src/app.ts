@@ -5,7 +5,7 @@ import { createServiceApp, finishApp, type ReadinessCheck } from '@gateway/runti
 import { adminRouter } from './admin/admin-router.js';
 import { dashboardRouter } from './dashboard/dashboard-router.js';
 import { DASHBOARD_PATH, dashboardSite } from './dashboard/dashboard-site.js';
-import type { EdgeDeps } from './deps.js';
+import type { ConsoleDeps, EdgeDeps, InferenceDeps } from './deps.js';
 import { authenticate } from './http/auth.js';
 import { methodNotAllowed, rateLimitOnErrors } from './http/errors.js';
 import { buildOpenApiDocument } from './openapi/openapi.js';
@@ -22,7 +22,10 @@ export interface EdgeAppOptions {
   metrics: ServiceMetrics;
   readiness: readonly ReadinessCheck[];
   isShuttingDown: () => boolean;
-  deps: EdgeDeps;
+  /** The public API needs the job path too (`InferenceDeps`); the others do not. */
+  deps: ConsoleDeps & Partial<InferenceDeps>;
+  /** What this process serves (`EDGE_SURFACES`); all three when omitted. */
+  surfaces?: ReadonlySet<EdgeSurface>;
   /** The built dashboard to serve at /dashboard/ (null: not served). */
   dashboardDir?: string | null;
   /**
@@ -31,6 +34,22 @@ export interface EdgeAppOptions {
    * `X-Forwarded-Proto`/`-Host` are believed. None by default: the client is the peer.
    */
   trustedProxies?: readonly string[];
+}
+
+/**
+ * The parts of edge a process serves. `api`: the public API (`/v1`, with its document);
+ * `admin`: the operator API (`/admin/v1`); `dashboard`: the dashboard (`/dashboard/` and
+ * `/dashboard/api`). Kubernetes runs the dashboard in its own pods: a process is the only
+ * bulkhead that keeps a flood of dashboard requests (sign-ins are unauthenticated) from queueing
+ * ahead of `/v1` requests on one event loop.
+ */
+export const EDGE_SURFACES = ['api', 'admin', 'dashboard'] as const;
+export type EdgeSurface = (typeof EDGE_SURFACES)[number];
+
+/** `EDGE_SURFACES` as a set (its format is checked when the configuration loads). */
+export function edgeSurfaces(setting: string): Set<EdgeSurface> {
+  const named = setting.split(',').map((entry) => entry.trim());
+  return new Set(EDGE_SURFACES.filter((surface) => named.includes(surface)));
 }
 
 /** `TRUSTED_PROXIES` as a list (its format is checked when the configuration loads). */
@@ -42,26 +61,41 @@ export function trustedProxies(setting: string): string[] {
 }
 
 /**
- * Edge's HTTP app: ops endpoints and request ids (runtime), the public document, the operator
- * API behind the admin token, then `/v1`: inference routes (authenticated with their admission)
- * and the rest behind authentication. Every failure, unknown routes included, leaves through
- * the runtime's one error handler in the one error shape.
+ * Edge's HTTP app: ops endpoints and request ids (runtime), then the surfaces this process
+ * serves: the operator API behind the admin token, the dashboard, the public API. Every failure,
+ * unknown routes (and surfaces served elsewhere) included, leaves through the runtime's one error
+ * handler in the one error shape.
  */
 export function buildEdgeApp(options: EdgeAppOptions): Express {
   const { deps } = options;
+  const surfaces = options.surfaces ?? new Set(EDGE_SURFACES);
   const app = createServiceApp(options);
   // Express (proxy-addr) walks X-Forwarded-For from the right and stops at the first address
   // that is not a trusted proxy: a client cannot choose its own address through the header.
   const proxies = options.trustedProxies ?? [];
   app.set('trust proxy', proxies.length > 0 ? [...proxies] : false);
+  if (surfaces.has('admin')) app.use('/admin/v1', adminRouter(deps));
+  if (surfaces.has('dashboard')) {
+    app.use('/dashboard/api', dashboardRouter(deps));
+    if (options.dashboardDir) app.use(DASHBOARD_PATH, dashboardSite(options.dashboardDir));
+  }
+  if (surfaces.has('api')) {
+    const { jobs, idempotency } = deps;
+    if (!jobs || !idempotency) throw new Error('the public API needs the job path (jobs)');
+    mountPublicApi(app, { ...deps, jobs, idempotency });
+  }
+  app.use(noSuchRoute);
+  if (surfaces.has('api')) app.use('/v1', rateLimitOnErrors(deps.billing, deps.authFailures));
+  return finishApp(app, options.logger);
+}
+
+/** `/v1`: the public document, inference routes (authenticated with their admission), the rest. */
+function mountPublicApi(app: Express, deps: EdgeDeps): void {
   const openApi = JSON.stringify(buildOpenApiDocument());
   app.get('/v1/openapi.json', (_req, res) => {
     res.type('application/json').send(openApi);
   });
   app.all('/v1/openapi.json', methodNotAllowed(['GET']));
-  app.use('/admin/v1', adminRouter(deps));
-  app.use('/dashboard/api', dashboardRouter(deps));
-  if (options.dashboardDir) app.use(DASHBOARD_PATH, dashboardSite(options.dashboardDir));
   app.use('/v1', deps.authFailures.guard);
   // Inference routes: billing authenticates with the admission (one call before the job).
   for (const router of [
@@ -75,9 +109,6 @@ export function buildEdgeApp(options: EdgeAppOptions): Express {
   // Every other /v1 route: authenticate (and count) first.
   app.use('/v1', authenticate(deps.billing, deps.authFailures));
   for (const router of [scopedJwtRouter, accountRouter, usageRouter]) app.use('/v1', router(deps));
-  app.use(noSuchRoute);
-  app.use('/v1', rateLimitOnErrors(deps.billing, deps.authFailures));
-  return finishApp(app, options.logger);
 }
 
 const noSuchRoute: RequestHandler = (req, _res, next) => {

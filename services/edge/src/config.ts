@@ -5,7 +5,14 @@ const MIB = 1024 * 1024;
 
 export const edgeConfigSchema = Type.Object({
   ...serviceFields(8080),
-  AMQP_URL: fields.amqpUrl(),
+  // What this process serves, comma-separated: `api` (/v1), `admin` (/admin/v1), `dashboard`
+  // (/dashboard). Kubernetes runs `api,admin` and `dashboard` in separate pods (app.ts says why).
+  EDGE_SURFACES: Type.String({
+    default: 'api,admin,dashboard',
+    pattern: '^(api|admin|dashboard)(,(api|admin|dashboard)){0,2}$',
+  }),
+  // Needed with `api` (the job path); a dashboard-only process holds no broker credential.
+  AMQP_URL: Type.String({ default: '', pattern: '^(amqps?://.+)?$' }),
   AMQP_PREFIX: fields.amqpPrefix(),
   DEAD_LETTER_TTL_MS: fields.deadLetterTtlMs(),
   DEAD_LETTER_MAX_LENGTH: fields.deadLetterMaxLength(),
@@ -13,8 +20,8 @@ export const edgeConfigSchema = Type.Object({
   // billing's EDGE_INTERNAL_TOKEN: edge's credential on billing's internal API.
   BILLING_INTERNAL_TOKEN: fields.secret(32),
   BILLING_TIMEOUT_MS: fields.durationMs(5_000, 60_000),
-  // The operator API's bearer token (compared in constant time).
-  ADMIN_TOKEN: fields.secret(32),
+  // The operator API's bearer token (compared in constant time); needed with `admin`.
+  ADMIN_TOKEN: Type.String({ default: '', pattern: '^(.{32,})?$' }),
   // The dispatcher's internal API, for the webhook secrets and deliveries of the operator API.
   DISPATCHER_URL: fields.httpUrl(),
   DISPATCHER_INTERNAL_TOKEN: fields.secret(32),

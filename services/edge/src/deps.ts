@@ -5,8 +5,8 @@ import type { AuthFailureLimiter } from './http/auth-failures.js';
 import type { Idempotency } from './http/idempotency.js';
 import type { InferenceJobs } from './jobs/inference-jobs.js';
 
-/** What the routes use; built by the composition root (or a test). */
-export interface EdgeDeps {
+/** What the dashboard and the operator API use (and the public API too). */
+export interface ConsoleDeps {
   billing: BillingClient;
   /**
    * The dashboard's own client of billing (its own connections, `DASHBOARD_BILLING_CONNECTIONS`):
@@ -15,17 +15,25 @@ export interface EdgeDeps {
    */
   dashboardBilling?: BillingClient;
   dispatcher: DispatcherClient;
-  jobs: InferenceJobs;
-  idempotency: Idempotency;
   limits: {
     jsonBodyBytes: number;
     uploadBytes: number;
     /** Development: http:// webhook URLs accepted. */
     webhookAllowInsecure: boolean;
   };
+  /** The operator API's token (`ADMIN_TOKEN`); only a process serving `admin` needs it. */
   adminToken: string;
   /** Failed authentications per client address (public and operator API). */
   authFailures: AuthFailureLimiter;
   /** The dashboard's settings; secure defaults when omitted. */
   dashboard?: DashboardSettings;
 }
+
+/** What only the public API uses: the job path (a bus) and Idempotency-Key claims. */
+export interface InferenceDeps {
+  jobs: InferenceJobs;
+  idempotency: Idempotency;
+}
+
+/** What the routes use; built by the composition root (or a test). */
+export type EdgeDeps = ConsoleDeps & InferenceDeps;

@@ -1,7 +1,7 @@
 import { createGatewayBus, gatewayNames, type MessageBus } from '@gateway/messaging';
 import { brokerReadiness, httpReadiness, serveHttp, type ServiceShell } from '@gateway/runtime';
-import { buildEdgeApp, trustedProxies } from './app.js';
-import { createBillingClient } from '@gateway/billing-client';
+import { buildEdgeApp, edgeSurfaces, trustedProxies, type EdgeSurface } from './app.js';
+import { createBillingClient, type BillingClient } from '@gateway/billing-client';
 import { preloadTokenizer } from '@gateway/tokenizer';
 import { createDispatcherClient } from './clients/dispatcher-client.js';
 import { resolveDashboardDir } from './dashboard/dashboard-site.js';
@@ -22,20 +22,28 @@ export interface EdgeDependencies {
   bus?: MessageBus;
 }
 
+/** A setting a surface needs, left empty: stop at start, naming it. */
+function checkSurfaceSettings(config: EdgeConfig, surfaces: ReadonlySet<EdgeSurface>): void {
+  if (surfaces.has('api') && config.AMQP_URL === '')
+    throw new Error('edge: EDGE_SURFACES includes api, which needs AMQP_URL');
+  if (surfaces.has('admin') && config.ADMIN_TOKEN === '')
+    throw new Error('edge: EDGE_SURFACES includes admin, which needs ADMIN_TOKEN');
+}
+
 /**
  * Wires and starts edge: clients → jobs → HTTP → bus and reply queue, with shutdown steps in that
  * order on the shell's lifecycle (HTTP drains first, then the reply consumer, then the bus).
- * Returns the bound port.
+ * A process without the public API (`EDGE_SURFACES`) has no bus. Returns the bound port.
  */
 export async function startEdgeService(
   config: EdgeConfig,
   shell: ServiceShell,
   dependencies: EdgeDependencies = {},
 ): Promise<{ port: number }> {
+  const surfaces = edgeSurfaces(config.EDGE_SURFACES);
+  checkSurfaceSettings(config, surfaces);
   // Edge counts every prompt: load the tokenizer's tables now, not on the first request.
-  preloadTokenizer();
-  const ownsBus = dependencies.bus === undefined;
-  const bus = dependencies.bus ?? createGatewayBus(config, shell.logger, { service: 'edge' });
+  if (surfaces.has('api')) preloadTokenizer();
   const billing = createBillingClient({
     baseUrl: config.BILLING_URL,
     token: config.BILLING_INTERNAL_TOKEN,
@@ -52,15 +60,7 @@ export async function startEdgeService(
     timeoutMs: config.BILLING_TIMEOUT_MS,
     connections: config.DASHBOARD_BILLING_CONNECTIONS,
   });
-  const replies = new ReplyRouter({ bus, prefix: config.AMQP_PREFIX, logger: shell.logger });
-  const jobs = new InferenceJobs({
-    publisher: new JobPublisher(bus, gatewayNames(config.AMQP_PREFIX)),
-    replies,
-    billing,
-    replyTimeoutMs: config.REPLY_TIMEOUT_MS,
-    asyncDeadlineMs: config.ASYNC_JOB_DEADLINE_MS,
-    maxGenerationMs: config.JOB_MAX_GENERATION_MS,
-  });
+  const jobPath = surfaces.has('api') ? buildJobPath(config, shell, billing, dependencies) : null;
   const authFailures = new AuthFailureLimiter({
     failuresPerMinute: config.AUTH_FAILURES_PER_MINUTE,
   });
@@ -75,19 +75,25 @@ export async function startEdgeService(
     logger: shell.logger,
     dashboardDir,
     metrics: shell.metrics,
-    readiness: [brokerReadiness(bus), httpReadiness('billing', config.BILLING_URL)],
+    readiness: [
+      ...(jobPath ? [brokerReadiness(jobPath.bus)] : []),
+      httpReadiness('billing', config.BILLING_URL),
+    ],
+    surfaces,
     trustedProxies: trustedProxies(config.TRUSTED_PROXIES),
     isShuttingDown: () => shell.lifecycle.isShuttingDown,
     deps: {
       billing,
       dashboardBilling,
       dispatcher,
-      jobs,
-      idempotency: new Idempotency(
-        billing,
-        config.REPLY_TIMEOUT_MS + IDEMPOTENCY_LEASE_MARGIN_MS,
-        identifier(billing, authFailures),
-      ),
+      ...(jobPath && {
+        jobs: jobPath.jobs,
+        idempotency: new Idempotency(
+          billing,
+          config.REPLY_TIMEOUT_MS + IDEMPOTENCY_LEASE_MARGIN_MS,
+          identifier(billing, authFailures),
+        ),
+      }),
       limits: {
         jsonBodyBytes: config.JSON_BODY_LIMIT_BYTES,
         uploadBytes: config.UPLOAD_LIMIT_BYTES,
@@ -104,14 +110,37 @@ export async function startEdgeService(
   });
 
   const server = await serveHttp(shell, app, config);
-  shell.lifecycle.onShutdown('replies', () => replies.stop());
+  if (jobPath) shell.lifecycle.onShutdown('replies', () => jobPath.replies.stop());
   shell.lifecycle.onShutdown('internal-http', async () => {
     await Promise.all([billing.close(), dashboardBilling.close(), dispatcher.close()]);
   });
-  if (ownsBus) {
-    shell.lifecycle.onShutdown('rabbitmq', () => bus.close());
-    await bus.start();
+  if (jobPath) {
+    if (jobPath.ownsBus) {
+      shell.lifecycle.onShutdown('rabbitmq', () => jobPath.bus.close());
+      await jobPath.bus.start();
+    }
+    await jobPath.replies.start();
   }
-  await replies.start();
   return { port: server.port };
+}
+
+/** The public API's way to the workers: the bus, the reply queue and the jobs on them. */
+function buildJobPath(
+  config: EdgeConfig,
+  shell: ServiceShell,
+  billing: BillingClient,
+  dependencies: EdgeDependencies,
+) {
+  const ownsBus = dependencies.bus === undefined;
+  const bus = dependencies.bus ?? createGatewayBus(config, shell.logger, { service: 'edge' });
+  const replies = new ReplyRouter({ bus, prefix: config.AMQP_PREFIX, logger: shell.logger });
+  const jobs = new InferenceJobs({
+    publisher: new JobPublisher(bus, gatewayNames(config.AMQP_PREFIX)),
+    replies,
+    billing,
+    replyTimeoutMs: config.REPLY_TIMEOUT_MS,
+    asyncDeadlineMs: config.ASYNC_JOB_DEADLINE_MS,
+    maxGenerationMs: config.JOB_MAX_GENERATION_MS,
+  });
+  return { ownsBus, bus, replies, jobs };
 }

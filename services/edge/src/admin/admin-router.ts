@@ -1,7 +1,7 @@
 import express, { type Request, type RequestHandler, type Router } from 'express';
 import { GatewayError, createBodyValidator, pathSegment } from '@gateway/contracts';
 import { headerOf, type InternalRequest, type InternalResponse } from '@gateway/runtime';
-import type { EdgeDeps } from '../deps.js';
+import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
 import { methodNotAllowed } from '../http/errors.js';
 import { withInvitationUrl } from '../dashboard/operator-routes.js';
@@ -15,7 +15,7 @@ const FORWARDED_HEADERS = ['Accept', 'Idempotency-Key'];
  * `/internal/v1/admin/*` and, for webhook secrets and deliveries, the dispatcher's internal API.
  * Edge checks the token and the body's shape, then passes the request and the answer through.
  */
-export function adminRouter(deps: EdgeDeps): Router {
+export function adminRouter(deps: ConsoleDeps): Router {
   const router = express.Router();
   router.use(deps.authFailures.guard, requireAdminToken(deps.adminToken, deps.authFailures));
   const methodsByPath = new Map<string, string[]>();
@@ -45,7 +45,7 @@ function validated(route: AdminRoute): RequestHandler {
   };
 }
 
-function forwarder(deps: EdgeDeps, route: AdminRoute): RequestHandler {
+function forwarder(deps: ConsoleDeps, route: AdminRoute): RequestHandler {
   return async (req, res) => {
     const request: InternalRequest = {
       method: route.method.toUpperCase() as InternalRequest['method'],

@@ -2,7 +2,7 @@ import { errorFromAnswer } from '@gateway/billing-client';
 import { GatewayError } from '@gateway/contracts';
 import { jsonOf, type InternalRequest, type InternalResponse } from '@gateway/runtime';
 import type { Response } from 'express';
-import type { EdgeDeps } from '../deps.js';
+import type { ConsoleDeps } from '../deps.js';
 
 type Target = 'billing' | 'dispatcher';
 
@@ -24,12 +24,12 @@ function answerOf<T>(target: Target, answer: InternalResponse): T {
  * An operator-API call to billing on the dashboard's behalf (the same operations `/admin/v1`
  * passes through): the JSON answer, or the refusal thrown as billing decided it.
  */
-export async function adminCall<T>(deps: EdgeDeps, request: InternalRequest): Promise<T> {
+export async function adminCall<T>(deps: ConsoleDeps, request: InternalRequest): Promise<T> {
   return answerOf<T>('billing', await deps.billing.forwardAdmin(request));
 }
 
 /** A call to the dispatcher's internal API (webhook secrets and deliveries), likewise. */
-export async function dispatcherCall<T>(deps: EdgeDeps, request: InternalRequest): Promise<T> {
+export async function dispatcherCall<T>(deps: ConsoleDeps, request: InternalRequest): Promise<T> {
   return answerOf<T>('dispatcher', await deps.dispatcher.forward(request));
 }
 
@@ -43,7 +43,7 @@ export function sendCsv(res: Response, name: string, csv: string | Buffer): void
  * as billing decided it, else its body sent as the attachment `<name>.csv`.
  */
 export async function sendAdminCsv(
-  deps: EdgeDeps,
+  deps: ConsoleDeps,
   res: Response,
   path: string,
   name: string,

@@ -1,6 +1,6 @@
 import express, { type Router } from 'express';
 import type { BillingClient } from '@gateway/billing-client';
-import type { EdgeDeps } from '../deps.js';
+import type { ConsoleDeps } from '../deps.js';
 import { operatorConsoleRoutes } from './operator-console.js';
 import { operatorRoutes, operatorsOnly } from './operator-routes.js';
 import { ownerOnly, ownerRoutes } from './owner-routes.js';
@@ -20,8 +20,8 @@ const OWNER_PATHS = ['/overview', '/api-keys', '/scoped-tokens', '/webhooks', '/
  * acceptance, then everything else behind a session (cookie), with the CSRF check on every
  * state change. Answers are never cached by the browser.
  */
-export function dashboardRouter(edgeDeps: EdgeDeps): Router {
-  const deps: EdgeDeps = { ...edgeDeps, billing: dashboardBilling(edgeDeps) };
+export function dashboardRouter(edgeDeps: ConsoleDeps): Router {
+  const deps: ConsoleDeps = { ...edgeDeps, billing: dashboardBilling(edgeDeps) };
   const settings = deps.dashboard ?? DEFAULT_DASHBOARD_SETTINGS;
   const router = express.Router();
   router.use((_req, res, next) => {
@@ -51,7 +51,7 @@ export function dashboardRouter(edgeDeps: EdgeDeps): Router {
  * connection pool), so no dashboard load delays the public API's calls. A catalog change made
  * from the console still drops the API client's cached model listing at once.
  */
-function dashboardBilling(deps: EdgeDeps): BillingClient {
+function dashboardBilling(deps: ConsoleDeps): BillingClient {
   const lane = deps.dashboardBilling;
   if (lane === undefined || lane === deps.billing) return deps.billing;
   return {

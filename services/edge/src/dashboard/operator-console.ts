@@ -7,7 +7,7 @@ import {
   type DashboardAccountPatchRequest,
   type NodeHealthView,
 } from '@gateway/contracts';
-import type { EdgeDeps } from '../deps.js';
+import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
 import { ModelPutRequestSchema } from '../schemas/admin.js';
 import { adminCall } from './billing-calls.js';
@@ -26,7 +26,7 @@ const validateModel = createBodyValidator<Record<string, unknown>>(ModelPutReque
  * invariant check, statements, deliveries, suspension and rate limits, passed to the operator
  * API. Role `finance` reads only (`operatorsOnly`).
  */
-export function operatorConsoleRoutes(deps: EdgeDeps): Router {
+export function operatorConsoleRoutes(deps: ConsoleDeps): Router {
   const router = express.Router();
   const body = jsonBody(deps.limits.jsonBodyBytes);
   const get = (path: string) => adminCall(deps, { method: 'GET', path });

@@ -14,7 +14,7 @@ import {
   type InvitationCreateRequest,
   type InvitationCreated,
 } from '@gateway/contracts';
-import type { EdgeDeps } from '../deps.js';
+import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
 import { AccountCreateRequestSchema } from '../schemas/admin.js';
 import { adminCall } from './billing-calls.js';
@@ -49,7 +49,7 @@ export function withInvitationUrl(
 }
 
 /** `/dashboard/api/operator/*` (after `requireSession` and `operatorsOnly`). */
-export function operatorRoutes(deps: EdgeDeps, settings: DashboardSettings): Router {
+export function operatorRoutes(deps: ConsoleDeps, settings: DashboardSettings): Router {
   const router = express.Router();
   const body = jsonBody(deps.limits.jsonBodyBytes);
   router.get('/accounts', async (req, res) => {

@@ -9,7 +9,7 @@ import {
   type DashboardIssuedApiKey,
   type DashboardOverview,
 } from '@gateway/contracts';
-import type { EdgeDeps } from '../deps.js';
+import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
 import { adminCall } from './billing-calls.js';
 import { sessionOf } from './session-routes.js';
@@ -33,7 +33,7 @@ export const accountPath = (res: express.Response) =>
   `/accounts/${pathSegment(sessionOf(res).account?.id ?? '')}`;
 
 /** `/dashboard/api/overview` and `/dashboard/api/api-keys` (after `requireSession` and `ownerOnly`). */
-export function ownerRoutes(deps: EdgeDeps): Router {
+export function ownerRoutes(deps: ConsoleDeps): Router {
   const router = express.Router();
   router.get('/overview', async (_req, res) => {
     res.json(

@@ -5,7 +5,7 @@ import {
   type DashboardScopedToken,
   type DashboardScopedTokenList,
 } from '@gateway/contracts';
-import type { EdgeDeps } from '../deps.js';
+import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
 import { accountPath } from './owner-routes.js';
 import { PAGE_PARAMS, pickQuery } from './query.js';
@@ -16,7 +16,7 @@ import { sessionOf } from './session-routes.js';
  * creation with `POST /v1/scoped-jwt`'s options (the token answered once, never stored), and
  * revocation by id, which billing scopes to the session's account.
  */
-export function scopedTokenRoutes(deps: EdgeDeps): Router {
+export function scopedTokenRoutes(deps: ConsoleDeps): Router {
   const router = express.Router();
   router.get('/', async (req, res) => {
     const list = await deps.billing.dashboard<DashboardScopedTokenList>(

@@ -11,7 +11,7 @@ import {
   type DashboardWebhookSecretList,
   type DashboardWebhookSettings,
 } from '@gateway/contracts';
-import type { EdgeDeps } from '../deps.js';
+import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
 import { adminCall, dispatcherCall } from './billing-calls.js';
 import { accountPath } from './owner-routes.js';
@@ -43,7 +43,7 @@ const deliveryOf = (d: WireDelivery): DashboardWebhookDelivery => ({
 
 /** One page of an account's deliveries (owners: their own; operators: any account's). */
 export async function deliveryPage(
-  deps: EdgeDeps,
+  deps: ConsoleDeps,
   accountPathPrefix: string,
   query: Record<string, unknown>,
 ): Promise<DashboardWebhookDeliveryList> {
@@ -57,7 +57,7 @@ export async function deliveryPage(
   return { object: 'list', data: page.deliveries.map(deliveryOf), next_cursor: page.next_cursor };
 }
 
-async function secretsOf(deps: EdgeDeps, prefix: string) {
+async function secretsOf(deps: ConsoleDeps, prefix: string) {
   const answer = await dispatcherCall<{ secrets: DashboardRevealedWebhookSecret[] }>(deps, {
     method: 'GET',
     path: `${prefix}/webhook-secrets`,
@@ -78,7 +78,7 @@ const withoutValue = ({ id, created_at, expires_at }: DashboardRevealedWebhookSe
  * pass through), ending the previous secret's window now, the payload format, deliveries and
  * redelivery, always of the session's account.
  */
-export function webhookRoutes(deps: EdgeDeps): Router {
+export function webhookRoutes(deps: ConsoleDeps): Router {
   const router = express.Router();
   router.get('/secrets', async (_req, res) => {
     const secrets = await secretsOf(deps, accountPath(res));

@@ -8,7 +8,7 @@ import {
   type DashboardSession,
   type DashboardSignInRequest,
 } from '@gateway/contracts';
-import type { EdgeDeps } from '../deps.js';
+import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
 import { checkCsrfToken, checkOrigin } from './csrf.js';
 import { DEFAULT_SIGN_INS_IN_FLIGHT, type DashboardSettings } from './settings.js';
@@ -34,7 +34,7 @@ export function sessionOf(res: Response): DashboardSession {
  * Resolves the cookie's session at billing (401 `session_required` without one) and, on a state
  * change, checks the origin and the session's CSRF token (403 `csrf_failed`).
  */
-export function requireSession(deps: EdgeDeps, settings: DashboardSettings): RequestHandler {
+export function requireSession(deps: ConsoleDeps, settings: DashboardSettings): RequestHandler {
   return async (req, res, next) => {
     const token = sessionTokenOf(req, settings.insecureLoopbackCookie);
     if (token === undefined) throw new GatewayError('session_required', 'Sign in to continue');
@@ -59,7 +59,7 @@ export function requireSession(deps: EdgeDeps, settings: DashboardSettings): Req
  * at once (more: 503 at once). Billing limits each email (`DASHBOARD_SIGN_IN_FAILURES_PER_HOUR`,
  * shared by every replica) and checks a few passwords at a time (503 beyond).
  */
-export function sessionRoutes(deps: EdgeDeps, settings: DashboardSettings): Router {
+export function sessionRoutes(deps: ConsoleDeps, settings: DashboardSettings): Router {
   const router = express.Router();
   const body = jsonBody(deps.limits.jsonBodyBytes);
   const started = (req: Request, res: Response, answer: StartedSession) => {

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { pathSegment } from '@gateway/contracts';
-import type { EdgeDeps } from '../deps.js';
+import type { ConsoleDeps } from '../deps.js';
 import { adminCall, sendAdminCsv } from './billing-calls.js';
 import { pickQuery } from './query.js';
 
@@ -13,7 +13,7 @@ export const wantsCsv = (req: Request) =>
  * checks the dates. Only `from` and `to` travel on: nothing else of the URL reaches billing.
  */
 export async function sendStatement(
-  deps: EdgeDeps,
+  deps: ConsoleDeps,
   req: Request,
   res: Response,
   accountId: string,

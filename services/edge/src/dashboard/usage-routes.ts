@@ -1,6 +1,6 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { UsageList, UsageLogPage } from '@gateway/contracts';
-import type { EdgeDeps } from '../deps.js';
+import type { ConsoleDeps } from '../deps.js';
 import { adminCall, sendAdminCsv, sendCsv } from './billing-calls.js';
 import { PAGE_PARAMS, pickQuery } from './query.js';
 import { sessionOf } from './session-routes.js';
@@ -18,7 +18,7 @@ const paramsOf = (req: Request, names: readonly string[]) =>
  * (`?from&to&group_by=day|model|key|day,model`), and its request log (`/usage/requests`, JSON
  * pages or the whole range as CSV with `?format=csv`). The account is the session's.
  */
-export function ownerUsageRoutes(deps: EdgeDeps): Router {
+export function ownerUsageRoutes(deps: ConsoleDeps): Router {
   const router = express.Router();
   const accountOf = (res: Response) => sessionOf(res).account?.id ?? '';
   router.get('/', async (req, res) => {
@@ -44,7 +44,7 @@ export function ownerUsageRoutes(deps: EdgeDeps): Router {
  * `/dashboard/api/operator/usage` (operator and finance): every account's usage or the one named
  * by `?account=`, and the request log across accounts, passed to the operator API.
  */
-export function operatorUsageRoutes(deps: EdgeDeps): Router {
+export function operatorUsageRoutes(deps: ConsoleDeps): Router {
   const router = express.Router();
   router.get('/', async (req, res) => {
     const query = pickQuery(req.query, [...SUM_PARAMS, 'account']);
