@@ -1,16 +1,27 @@
 import { describe, expect, it } from '@jest/globals';
 import { loadConfig } from '@gateway/config';
 import { loadCompose } from './support/compose.js';
-import { containerEnvironment, imageService, secretValues, workloads } from './support/k8s-env.js';
+import {
+  DEPLOYMENTS,
+  EDGE_DEPLOYMENTS,
+  containerEnvironment,
+  imageService,
+  secretValues,
+  workloads,
+} from './support/k8s-env.js';
 import { buildKustomization, type Manifest } from './support/kustomize.js';
 import {
   CONFIG_SCHEMAS,
+  EDGE_SURFACES,
+  EDGE_SURFACE_SETTINGS,
   GATEWAY_SERVICES,
   MIGRATED_SERVICES,
   MIGRATION_SCHEMAS,
+  edgeSurfaces,
   isGatewayService,
   knownKeys,
   migrationKeys,
+  missingSurfaceSettings,
   requiredKeys,
   type GatewayService,
 } from './support/schemas.js';
@@ -19,16 +30,39 @@ import {
  * Every environment variable docker-compose.yml and the Kubernetes overlays set for a service
  * exists in that service's configuration schema (read from its source now), every required one
  * is set, and the values pass the service's own validation (`loadConfig`, what `--check-config`
- * runs). The migration one-shots set only variables of their service. Stand-ins, the seed and
+ * runs). Edge's processes also set what their surfaces (EDGE_SURFACES) need, which edge checks
+ * at start. The migration one-shots set only variables of their service. Stand-ins, the seed and
  * third-party images are not gateway services and are not checked here.
  */
 
 function expectMatchesSchema(service: GatewayService, env: Record<string, string>, where: string) {
   const unknown = Object.keys(env).filter((key) => !knownKeys(service).includes(key));
-  const missing = requiredKeys(service).filter((key) => !(key in env));
+  const missing = [
+    ...requiredKeys(service).filter((key) => !(key in env)),
+    ...(service === 'edge' ? missingSurfaceSettings(env) : []),
+  ];
   expect({ where, unknown, missing }).toEqual({ where, unknown: [], missing: [] });
   expect(() => loadConfig(service, CONFIG_SCHEMAS[service], env)).not.toThrow();
 }
+
+describe("edge's surfaces", () => {
+  it('are the ones the schema names, each with the settings it needs', () => {
+    expect([...EDGE_SURFACES].sort()).toEqual(['admin', 'api', 'dashboard']);
+    expect(Object.keys(EDGE_SURFACE_SETTINGS).sort()).toEqual([...EDGE_SURFACES].sort());
+  });
+
+  it('default to all three, and a process must have the settings of each it serves', () => {
+    expect(edgeSurfaces({}).sort()).toEqual([...EDGE_SURFACES].sort());
+    expect(missingSurfaceSettings({})).toEqual(['AMQP_URL', 'ADMIN_TOKEN']);
+    expect(
+      missingSurfaceSettings({ EDGE_SURFACES: 'api,admin', ADMIN_TOKEN: 'x'.repeat(32) }),
+    ).toEqual(['AMQP_URL']);
+    expect(missingSurfaceSettings({ EDGE_SURFACES: 'admin', AMQP_URL: '' })).toEqual([
+      'ADMIN_TOKEN',
+    ]);
+    expect(missingSurfaceSettings({ EDGE_SURFACES: 'dashboard' })).toEqual([]);
+  });
+});
 
 const urlOf = (value: string) => new URL(value);
 
@@ -113,17 +147,54 @@ describe.each(['base', 'dev', 'prod'])('k8s %s', (layer) => {
     podSpec.containers.map((container) => ({ manifest, container })),
   );
 
-  it.each(GATEWAY_SERVICES)(
-    'sets exactly variables of the %s schema, every required one',
-    (name) => {
+  const deploymentEnv = (name: string) => {
+    const deployment = containers.find(
+      (c) => c.manifest.kind === 'Deployment' && c.manifest.metadata.name === name,
+    );
+    expect(deployment).toBeDefined();
+    return containerEnvironment(deployment!.container, manifests, external);
+  };
+
+  it.each(Object.entries(DEPLOYMENTS))(
+    "sets exactly variables of the %s Deployment's schema (%s), every required one",
+    (name, service) => {
+      const env = deploymentEnv(name);
       const deployment = containers.find(
         (c) => c.manifest.kind === 'Deployment' && c.manifest.metadata.name === name,
       );
-      expect(deployment).toBeDefined();
-      const env = containerEnvironment(deployment!.container, manifests, external);
-      expectMatchesSchema(name, env, `${layer} ${name}`);
+      expect(imageService(deployment!.container.image)).toBe(service);
+      expectMatchesSchema(service, env, `${layer} ${name}`);
     },
   );
+
+  it("serves each of edge's surfaces from one Deployment: the dashboard apart from the APIs", () => {
+    const served = Object.fromEntries(
+      EDGE_DEPLOYMENTS.map((name) => [name, edgeSurfaces(deploymentEnv(name)).sort()]),
+    );
+    expect(served).toEqual({ edge: ['admin', 'api'], 'edge-dashboard': ['dashboard'] });
+    expect(Object.values(served).flat().sort()).toEqual([...EDGE_SURFACES].sort());
+  });
+
+  it('gives the dashboard only the credentials it calls with: no broker user, no admin token', () => {
+    const env = deploymentEnv('edge-dashboard');
+    expect(Object.keys(env)).not.toContain('AMQP_URL');
+    expect(Object.keys(env)).not.toContain('ADMIN_TOKEN');
+    const { container } = containers.find((c) => c.manifest.metadata.name === 'edge-dashboard')!;
+    expect((container.envFrom ?? []).filter((source) => source.secretRef)).toEqual([]);
+    const secretKeys = (name: string) =>
+      containers
+        .find((c) => c.manifest.metadata.name === name)!
+        .container.env!.flatMap((e) => e.valueFrom?.secretKeyRef?.key ?? [])
+        .sort();
+    expect(secretKeys('edge-dashboard')).toEqual([
+      'billing-edge-token',
+      'dispatcher-internal-token',
+    ]);
+    // edge keeps the broker user and the admin token.
+    expect(secretKeys('edge')).toEqual(
+      ['admin-token', 'billing-edge-token', 'dispatcher-internal-token', 'edge-amqp-url'].sort(),
+    );
+  });
 
   it('gives the migration containers only variables of their service', () => {
     // (The broker-users Job is checked in broker-users.test.ts.)
@@ -173,6 +244,13 @@ describe.each(['base', 'dev', 'prod'])('k8s %s', (layer) => {
       refs('billing', 'WORKER_INTERNAL_TOKEN'),
     );
     expect(refs('edge', 'DISPATCHER_INTERNAL_TOKEN')).toEqual(refs('dispatcher', 'INTERNAL_TOKEN'));
+    // The dashboard's pods are edge to billing and the dispatcher: edge's credentials.
+    expect(refs('edge-dashboard', 'BILLING_INTERNAL_TOKEN')).toEqual(
+      refs('billing', 'EDGE_INTERNAL_TOKEN'),
+    );
+    expect(refs('edge-dashboard', 'DISPATCHER_INTERNAL_TOKEN')).toEqual(
+      refs('dispatcher', 'INTERNAL_TOKEN'),
+    );
     // Least privilege: edge and the worker never share a credential on billing.
     expect(refs('billing', 'EDGE_INTERNAL_TOKEN')).toBeDefined();
     expect(refs('billing', 'EDGE_INTERNAL_TOKEN')).not.toEqual(

@@ -35,6 +35,7 @@ describe('YAML and JSON files', () => {
     for (const expected of [
       'docker-compose.yml',
       'k8s/base/kustomization.yaml',
+      'k8s/base/edge-dashboard.yaml',
       'k8s/overlays/dev/kustomization.yaml',
       'k8s/overlays/prod/kustomization.yaml',
       ALERTS_FILE,

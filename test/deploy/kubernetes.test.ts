@@ -11,6 +11,8 @@ import { Namespace } from 'kubernetes-models/v1/Namespace';
 import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import {
+  DEPLOYMENTS,
+  EDGE_DEPLOYMENTS,
   containerEnvironment,
   imageService,
   secretValues,
@@ -18,6 +20,7 @@ import {
   type Container,
 } from './support/k8s-env.js';
 import { buildKustomization, type Manifest } from './support/kustomize.js';
+import { edgeSurfaces } from './support/schemas.js';
 
 /*
  * k8s/: each overlay composed the way kustomize composes it (support/kustomize.ts), every object
@@ -61,7 +64,11 @@ const NAMESPACES = {
 } as const;
 type Layer = keyof typeof NAMESPACES;
 const SERVICES = ['edge', 'billing', 'inference-worker', 'dispatcher'];
+/** Every Deployment: the services, and edge's image a second time for the dashboard. */
+const DEPLOYMENT_NAMES = Object.keys(DEPLOYMENTS);
 const AUTOSCALED = ['edge', 'inference-worker'];
+/** What the Ingress routes, and the part of edge (EDGE_SURFACES) the pods behind it must serve. */
+const PUBLIC_PATHS = { '/v1': 'api', '/dashboard': 'dashboard' } as const;
 const OUTSIDE_WORLD = ['inference-worker', 'dispatcher'];
 const DATASTORE_PORTS = [5432, 5671, 5672];
 /** RabbitMQ's management API (HTTP, HTTPS): the broker-users Job's only destination. */
@@ -200,8 +207,9 @@ describe.each(Object.keys(NAMESPACES) as Layer[])('k8s %s, composed', (layer) =>
     }
   });
 
-  it('runs the four services from their images (overlays: tagged, from the registry)', () => {
-    expect(deployments.map((d) => d.metadata.name).sort()).toEqual([...SERVICES].sort());
+  it("runs the four services from their images, edge's twice (overlays: tagged, from the registry)", () => {
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual([...DEPLOYMENT_NAMES].sort());
+    expect([...new Set(Object.values(DEPLOYMENTS))].sort()).toEqual([...SERVICES].sort());
     const image =
       layer === 'base'
         ? /^inference-gateway\/[a-z-]+$/
@@ -210,8 +218,15 @@ describe.each(Object.keys(NAMESPACES) as Layer[])('k8s %s, composed', (layer) =>
       for (const container of podSpec.containers) expect(container.image).toMatch(image);
     }
     for (const { manifest, podSpec } of all.filter((w) => w.manifest.kind === 'Deployment')) {
-      expect(imageService(podSpec.containers[0]!.image)).toBe(manifest.metadata.name);
+      const { name } = manifest.metadata;
+      expect([name, imageService(podSpec.containers[0]!.image)]).toEqual([name, DEPLOYMENTS[name]]);
     }
+    // One image, one tag: the dashboard's pods never run another build than edge's.
+    const edgeImages = all
+      .filter((w) => EDGE_DEPLOYMENTS.includes(w.manifest.metadata.name))
+      .map((w) => w.podSpec.containers[0]!.image);
+    expect(edgeImages).toHaveLength(2);
+    expect(new Set(edgeImages).size).toBe(1);
   });
 
   it('probes /readyz and /healthz on the port the service listens on', () => {
@@ -305,7 +320,7 @@ describe.each(Object.keys(NAMESPACES) as Layer[])('k8s %s, composed', (layer) =>
     }
   });
 
-  it('exposes only the public API of edge through the Ingress, with TLS', () => {
+  it('exposes the public API through edge and the dashboard through edge-dashboard, with TLS', () => {
     const ingresses = manifests.filter((m) => m.kind === 'Ingress');
     expect(ingresses).toHaveLength(1);
     const ingress = spec(ingresses[0]!) as {
@@ -313,32 +328,60 @@ describe.each(Object.keys(NAMESPACES) as Layer[])('k8s %s, composed', (layer) =>
       rules: {
         host: string;
         http: {
-          paths: { path: string; backend: { service: { name: string; port: { name: string } } } }[];
+          paths: {
+            path: string;
+            pathType: string;
+            backend: { service: { name: string; port: { name: string } } };
+          }[];
         };
       }[];
     };
     const hosts = ingress.rules.map((r) => r.host);
     expect(ingress.tls.flatMap((t) => t.hosts).sort()).toEqual([...hosts].sort());
     const paths = ingress.rules.flatMap((r) => r.http.paths);
-    expect(paths.map((p) => p.path)).toEqual(['/v1']);
-    for (const { backend } of paths) {
+    expect(Object.fromEntries(paths.map((p) => [p.path, p.backend.service.name]))).toEqual({
+      '/v1': 'edge',
+      '/dashboard': 'edge-dashboard',
+    });
+    for (const { path, pathType, backend } of paths) {
+      expect([path, pathType]).toEqual([path, 'Prefix']);
+      // The operator API stays unexposed: no path's prefix reaches it.
+      expect([path, '/admin/v1/accounts'.startsWith(path)]).toEqual([path, false]);
       const service = named(manifests, 'Service', backend.service.name);
-      expect(service?.metadata.name).toBe('edge');
       expect((spec(service!).ports as { name: string }[]).map((p) => p.name)).toContain(
         backend.service.port.name,
       );
+      // The pods behind the path serve it (EDGE_SURFACES), and only them.
+      const selector = spec(service!).selector as Record<string, string>;
+      const pods = all.filter((w) => matches({ matchLabels: selector }, w.podLabels));
+      expect(pods).toHaveLength(1);
+      const env = containerEnvironment(pods[0]!.podSpec.containers[0]!, manifests, external);
+      const surface = PUBLIC_PATHS[path as keyof typeof PUBLIC_PATHS];
+      expect([path, edgeSurfaces(env)]).toEqual([path, expect.arrayContaining([surface])]);
     }
+    // The bulkhead: the pods of /dashboard do not serve /v1, and those of /v1 not /dashboard.
+    const surfacesOf = (name: string) => {
+      const [workload] = all.filter((w) => w.manifest.metadata.name === name);
+      return edgeSurfaces(
+        containerEnvironment(workload!.podSpec.containers[0]!, manifests, external),
+      );
+    };
+    expect(surfacesOf('edge-dashboard')).not.toContain('api');
+    expect(surfacesOf('edge')).not.toContain('dashboard');
   });
 
   it('lets edge take the client from X-Forwarded-For only from private (pod) addresses', () => {
-    // The ingress controller's pods are the only peers the NetworkPolicy lets reach edge, and
-    // the only ones edge believes: never everyone (a client could pick its own address).
-    const [edge] = all.filter((w) => w.manifest.metadata.name === 'edge');
-    const env = containerEnvironment(edge!.podSpec.containers[0]!, manifests, external);
-    const proxies = (env.TRUSTED_PROXIES ?? '').split(',').map((entry) => entry.trim());
-    expect(proxies.filter(Boolean).length).toBeGreaterThan(0);
-    for (const entry of proxies) {
-      expect(entry).toMatch(/^(10\.|172\.(1[6-9]|2\d|3[01])\.|192\.168\.|f[cd][0-9a-f]{0,2}:)/i);
+    // The ingress controller's pods are the only peers the NetworkPolicy lets reach edge's pods
+    // (both Deployments), and the only ones edge believes: never everyone (a client could pick
+    // its own address).
+    for (const name of EDGE_DEPLOYMENTS) {
+      const [edge] = all.filter((w) => w.manifest.metadata.name === name);
+      const env = containerEnvironment(edge!.podSpec.containers[0]!, manifests, external);
+      const proxies = (env.TRUSTED_PROXIES ?? '').split(',').map((entry) => entry.trim());
+      expect([name, proxies.filter(Boolean).length > 0]).toEqual([name, true]);
+      for (const entry of proxies) {
+        expect(entry).toMatch(/^(10\.|172\.(1[6-9]|2\d|3[01])\.|192\.168\.|f[cd][0-9a-f]{0,2}:)/i);
+      }
     }
   });
 
@@ -391,7 +434,7 @@ describe.each(Object.keys(NAMESPACES) as Layer[])('k8s %s, composed', (layer) =>
       }
     });
 
-    it('let billing be reached only from edge and the worker (and Prometheus, for /metrics)', () => {
+    it('let billing be reached only from edge, the dashboard and the worker (and Prometheus)', () => {
       const peers = selecting(rules, labels('billing'), 'Ingress').flatMap((p) =>
         (p.ingress ?? []).flatMap((r) => {
           expect(r.ports).toEqual([{ protocol: 'TCP', port: 8081 }]);
@@ -401,22 +444,52 @@ describe.each(Object.keys(NAMESPACES) as Layer[])('k8s %s, composed', (layer) =>
       expect(peers.sort()).toEqual([
         'ns:monitoring/pod:prometheus',
         'pod:edge',
+        'pod:edge-dashboard',
         'pod:inference-worker',
       ]);
     });
 
-    it('let edge be reached from the ingress controller, the dispatcher from edge', () => {
+    it("let edge's pods be reached from the ingress controller, the dispatcher from them", () => {
       const from = (name: string) =>
         selecting(rules, labels(name), 'Ingress').flatMap((p) =>
           (p.ingress ?? []).flatMap((r) => (r.from ?? [{}]).map(describePeer)),
         );
       expect(from('edge')).toContain('ns:ingress-nginx');
       expect(from('dispatcher')).toContain('pod:edge');
+      expect(from('dispatcher')).toContain('pod:edge-dashboard');
       expect(from('inference-worker')).toEqual(['ns:monitoring/pod:prometheus']);
+      // The dashboard's pods: the ingress controller and Prometheus, on edge's port only.
+      const dashboard = selecting(rules, labels('edge-dashboard'), 'Ingress').flatMap(
+        (p) => p.ingress ?? [],
+      );
+      expect(dashboard.flatMap((r) => r.ports ?? [])).toEqual([{ protocol: 'TCP', port: 8080 }]);
+      expect(from('edge-dashboard').sort()).toEqual([
+        'ns:ingress-nginx',
+        'ns:monitoring/pod:prometheus',
+      ]);
+    });
+
+    it('let the dashboard reach billing and the dispatcher, nothing else: never RabbitMQ', () => {
+      const egress = selecting(rules, labels('edge-dashboard'), 'Egress');
+      expect(egress.map((p) => p.name).sort()).toEqual([
+        'allow-dns',
+        'default-deny',
+        'edge-dashboard',
+      ]);
+      expect(egress.map((p) => p.name)).not.toContain('rabbitmq-egress');
+      const destinations = egress
+        .filter((p) => p.name !== 'allow-dns')
+        .flatMap((p) => p.egress ?? [])
+        .flatMap((r) =>
+          (r.to ?? [{}]).flatMap((peer) =>
+            (r.ports ?? [{}]).map((port) => `${describePeer(peer)}:${port.port ?? 'any'}`),
+          ),
+        );
+      expect(destinations.sort()).toEqual(['pod:billing:8081', 'pod:dispatcher:8083']);
     });
 
     it('let only the dispatcher and the worker reach outside the cluster', () => {
-      for (const name of [...SERVICES, 'migrate', 'broker-users']) {
+      for (const name of [...DEPLOYMENT_NAMES, 'migrate', 'broker-users']) {
         const egress = selecting(rules, labels(name), 'Egress').flatMap((p) => p.egress ?? []);
         const open = egress.filter((r) =>
           (r.to ?? [{ ipBlock: { cidr: '0.0.0.0/0' } }]).some(
@@ -450,6 +523,8 @@ describe.each(Object.keys(NAMESPACES) as Layer[])('k8s %s, composed', (layer) =>
         );
       expect(reaches('edge', 'billing', 8081)).toBe(true);
       expect(reaches('edge', 'dispatcher', 8083)).toBe(true);
+      expect(reaches('edge-dashboard', 'billing', 8081)).toBe(true);
+      expect(reaches('edge-dashboard', 'dispatcher', 8083)).toBe(true);
       expect(reaches('inference-worker', 'billing', 8081)).toBe(true);
       const storeCidrs = (policy: string) =>
         rules
@@ -463,6 +538,13 @@ describe.each(Object.keys(NAMESPACES) as Layer[])('k8s %s, composed', (layer) =>
         for (const client of clients) {
           expect(selecting(rules, labels(client), 'Egress').map((p) => p.name)).toContain(policy);
         }
+        // Those clients and no other pod (not the dashboard's, which has no broker user).
+        const selector = rules.find((p) => p.name === policy)!.podSelector;
+        const selected = all.filter((w) => matches(selector, w.podLabels));
+        expect([policy, selected.map((w) => w.podLabels[nameLabel]).sort()]).toEqual([
+          policy,
+          [...clients].sort(),
+        ]);
       }
     });
   });

@@ -16,6 +16,7 @@ import { nativeInferenceRouter } from './routes/native-inference.js';
 import { scopedJwtRouter } from './routes/scoped-jwt.js';
 import { transcriptionsRouter } from './routes/transcriptions.js';
 import { usageRouter } from './routes/usage.js';
+import { EDGE_SURFACES, type EdgeSurface } from './surfaces.js';
 
 export interface EdgeAppOptions {
   logger: Logger;
@@ -34,22 +35,6 @@ export interface EdgeAppOptions {
    * `X-Forwarded-Proto`/`-Host` are believed. None by default: the client is the peer.
    */
   trustedProxies?: readonly string[];
-}
-
-/**
- * The parts of edge a process serves. `api`: the public API (`/v1`, with its document);
- * `admin`: the operator API (`/admin/v1`); `dashboard`: the dashboard (`/dashboard/` and
- * `/dashboard/api`). Kubernetes runs the dashboard in its own pods: a process is the only
- * bulkhead that keeps a flood of dashboard requests (sign-ins are unauthenticated) from queueing
- * ahead of `/v1` requests on one event loop.
- */
-export const EDGE_SURFACES = ['api', 'admin', 'dashboard'] as const;
-export type EdgeSurface = (typeof EDGE_SURFACES)[number];
-
-/** `EDGE_SURFACES` as a set (its format is checked when the configuration loads). */
-export function edgeSurfaces(setting: string): Set<EdgeSurface> {
-  const named = setting.split(',').map((entry) => entry.trim());
-  return new Set(EDGE_SURFACES.filter((surface) => named.includes(surface)));
 }
 
 /** `TRUSTED_PROXIES` as a list (its format is checked when the configuration loads). */

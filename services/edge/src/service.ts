@@ -1,6 +1,6 @@
 import { createGatewayBus, gatewayNames, type MessageBus } from '@gateway/messaging';
 import { brokerReadiness, httpReadiness, serveHttp, type ServiceShell } from '@gateway/runtime';
-import { buildEdgeApp, edgeSurfaces, trustedProxies, type EdgeSurface } from './app.js';
+import { buildEdgeApp, trustedProxies } from './app.js';
 import { createBillingClient, type BillingClient } from '@gateway/billing-client';
 import { preloadTokenizer } from '@gateway/tokenizer';
 import { createDispatcherClient } from './clients/dispatcher-client.js';
@@ -12,6 +12,7 @@ import { Idempotency } from './http/idempotency.js';
 import { InferenceJobs } from './jobs/inference-jobs.js';
 import { JobPublisher } from './jobs/job-publisher.js';
 import { ReplyRouter } from './jobs/reply-router.js';
+import { edgeSurfaces, missingSurfaceSettings } from './surfaces.js';
 
 const EDGE_CATALOG_CACHE_TTL_MS = 5_000;
 // An Idempotency-Key claim outlives the longest request by this much.
@@ -20,14 +21,6 @@ const IDEMPOTENCY_LEASE_MARGIN_MS = 30_000;
 export interface EdgeDependencies {
   /** A bus to share (local mode runs every service on one in-process bus); else RabbitMQ. */
   bus?: MessageBus;
-}
-
-/** A setting a surface needs, left empty: stop at start, naming it. */
-function checkSurfaceSettings(config: EdgeConfig, surfaces: ReadonlySet<EdgeSurface>): void {
-  if (surfaces.has('api') && config.AMQP_URL === '')
-    throw new Error('edge: EDGE_SURFACES includes api, which needs AMQP_URL');
-  if (surfaces.has('admin') && config.ADMIN_TOKEN === '')
-    throw new Error('edge: EDGE_SURFACES includes admin, which needs ADMIN_TOKEN');
 }
 
 /**
@@ -41,7 +34,10 @@ export async function startEdgeService(
   dependencies: EdgeDependencies = {},
 ): Promise<{ port: number }> {
   const surfaces = edgeSurfaces(config.EDGE_SURFACES);
-  checkSurfaceSettings(config, surfaces);
+  const missing = missingSurfaceSettings(surfaces, config);
+  if (missing.length > 0) {
+    throw new Error(`edge: EDGE_SURFACES ${config.EDGE_SURFACES} needs ${missing.join(' and ')}`);
+  }
   // Edge counts every prompt: load the tokenizer's tables now, not on the first request.
   if (surfaces.has('api')) preloadTokenizer();
   const billing = createBillingClient({

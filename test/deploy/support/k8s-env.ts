@@ -1,4 +1,5 @@
 import type { Manifest } from './kustomize.js';
+import type { GatewayService } from './schemas.js';
 
 /*
  * What environment a container of a built overlay gets: names from `env` and `envFrom`, and
@@ -124,3 +125,19 @@ export function imageService(image: string): string {
     .pop()!
     .replace(/[:@].*$/, '');
 }
+
+/**
+ * The gateway's Deployments and the service each runs (its image and configuration schema).
+ * Edge's image runs twice, each with its own EDGE_SURFACES: `edge` serves the public and
+ * operator APIs, `edge-dashboard` the dashboard (a process per bulkhead, docs/deployment.md).
+ */
+export const DEPLOYMENTS: Readonly<Record<string, GatewayService>> = {
+  edge: 'edge',
+  'edge-dashboard': 'edge',
+  billing: 'billing',
+  'inference-worker': 'inference-worker',
+  dispatcher: 'dispatcher',
+};
+
+/** Edge's Deployments: the ones that run edge's image. */
+export const EDGE_DEPLOYMENTS = Object.keys(DEPLOYMENTS).filter((d) => DEPLOYMENTS[d] === 'edge');

@@ -8,6 +8,13 @@ import {
   dispatcherMigrateConfigSchema,
 } from '../../../services/dispatcher/src/config.js';
 import { edgeConfigSchema } from '../../../services/edge/src/config.js';
+import {
+  EDGE_SURFACES,
+  SURFACE_SETTINGS,
+  edgeSurfaces as surfacesOf,
+  missingSurfaceSettings as missingOf,
+  type EdgeSurface,
+} from '../../../services/edge/src/surfaces.js';
 import { workerConfigSchema } from '../../../services/inference-worker/src/config.js';
 
 /*
@@ -64,3 +71,17 @@ export function requiredKeys(service: GatewayService): string[] {
 /** The port a service listens on when PORT is not set. */
 export const defaultPort = (service: GatewayService): number =>
   (CONFIG_SCHEMAS[service].properties.PORT as { default: number }).default;
+
+/** The parts of edge a process can serve and what each needs: edge's own definitions. */
+export { EDGE_SURFACES, SURFACE_SETTINGS as EDGE_SURFACE_SETTINGS };
+
+/** The surfaces an edge process with this environment serves (the schema's default if unset). */
+export function edgeSurfaces(env: Record<string, string | undefined>): string[] {
+  const setting = env.EDGE_SURFACES ?? edgeConfigSchema.properties.EDGE_SURFACES.default;
+  return [...surfacesOf(String(setting))];
+}
+
+/** The settings an edge process with this environment would stop at start for lack of. */
+export function missingSurfaceSettings(env: Record<string, string | undefined>): string[] {
+  return missingOf(new Set(edgeSurfaces(env) as EdgeSurface[]), env);
+}
