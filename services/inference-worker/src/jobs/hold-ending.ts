@@ -1,5 +1,6 @@
 import type { TokenUsage } from '../backends/index.js';
 import { BillingUnavailable, type BillingClient } from '../billing/billing-client.js';
+import { billed } from '../billing/billed-usage.js';
 import type { SettleOutcome } from '../billing/types.js';
 import type { JobOutbox } from './outbox.js';
 import { costMicroDzd, microDzdFromWire } from '@gateway/contracts';
@@ -65,12 +66,6 @@ async function unanswered<T>(call: () => Promise<T>): Promise<T | { kind: 'unans
     return { kind: 'unanswered' };
   }
 }
-
-/** The usage in billing's terms (settle requests and queued settlements). */
-export const billed = (usage: TokenUsage) => ({
-  inputTokens: usage.promptTokens,
-  outputTokens: usage.completionTokens,
-});
 
 /**
  * What billing will charge when it applies a queued settlement (issue 22, item 9): the usage at

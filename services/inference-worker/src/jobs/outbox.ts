@@ -10,7 +10,7 @@ import {
 } from '@gateway/contracts';
 import { BusError, type GatewayNames, type MessageBus } from '@gateway/messaging';
 import type { TokenUsage } from '../backends/index.js';
-import { billed } from './hold-ending.js';
+import { billed } from '../billing/billed-usage.js';
 
 export type CompletionOutcome =
   | {
