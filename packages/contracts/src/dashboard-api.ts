@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
-import { StringEnum } from './schemas/common.js';
+import { StringEnum, dzdAmountSchema } from './schemas/common.js';
 
 /*
  * The dashboard's API, defined once: edge serves it under `/dashboard/api` on the API's own
@@ -266,10 +266,7 @@ export type DashboardAccountDetail = Static<typeof DashboardAccountDetailSchema>
  */
 export const DashboardCreditRequestSchema = Type.Object(
   {
-    amount_dzd: Type.Union([
-      Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000_000 }),
-      Type.String({ pattern: '^[0-9]{1,10}(\\.[0-9]{1,6})?$' }),
-    ]),
+    amount_dzd: dzdAmountSchema(),
     reference: Type.String({ minLength: 1, maxLength: 500 }),
   },
   { $id: 'DashboardCreditRequest', ...closed },

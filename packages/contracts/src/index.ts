@@ -15,4 +15,5 @@ export * from './identifiers.js';
 export * from './billing-api.js';
 export * from './catalog-api.js';
 export * from './dashboard-api.js';
+export * from './operator-api.js';
 export * from './usage-api.js';

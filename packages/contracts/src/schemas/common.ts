@@ -26,3 +26,18 @@ export function clipParamName(name: string): string {
     ? `${name.slice(0, PARAM_NAME_ECHO_MAX_LENGTH)}…`
     : name;
 }
+
+/**
+ * A DZD amount as the API takes it: a JSON number or a decimal string, positive, at most
+ * 1,000,000,000 DZD and 6 decimals (1 µDZD). JSON Schema cannot count a number's decimals
+ * exactly (`multipleOf` is floating point), so the reader converts with `dzdToMicroDzd`, which
+ * refuses a seventh decimal; the string form is checked here already.
+ */
+export const dzdAmountSchema = (description?: string) =>
+  Type.Union(
+    [
+      Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000_000 }),
+      Type.String({ pattern: '^[0-9]{1,10}(\\.[0-9]{1,6})?$' }),
+    ],
+    description === undefined ? {} : { description },
+  );

@@ -1,5 +1,12 @@
 import express, { type Router } from 'express';
-import { GatewayError, dzdToMicroDzd, microDzdToDzd } from '@gateway/contracts';
+import {
+  CreditRequestSchema,
+  GatewayError,
+  createBodyValidator,
+  dzdToMicroDzd,
+  microDzdToDzd,
+  type CreditRequest,
+} from '@gateway/contracts';
 import { accountToJson, modelToJson } from '../identity/index.js';
 import type { BillingServices } from './internal-routes.js';
 import { modelIdParam } from './internal-routes.js';
@@ -75,24 +82,13 @@ export function adminRoutes({ identity, ledger }: BillingServices): Router {
 
   router.post('/accounts/:id/credits', async (req, res) => {
     await identity.accounts.get(req.params.id);
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    const amount = body.amount_dzd;
-    if (typeof amount !== 'number' && typeof amount !== 'string') {
-      throw new GatewayError('invalid_request_body', 'amount_dzd must be a positive DZD amount', {
-        param: 'amount_dzd',
-      });
-    }
-    const amountMicroDzd = dzdToMicroDzd(amount);
-    if (amountMicroDzd <= 0n) {
-      throw new GatewayError('invalid_request_body', 'amount_dzd must be positive', {
-        param: 'amount_dzd',
-      });
-    }
+    const body = validateCredit(req.body);
+    const amountMicroDzd = creditAmountMicroDzd(body.amount_dzd);
     const key = req.get('Idempotency-Key');
     const result = await ledger.credit({
       accountId: req.params.id,
       amountMicroDzd,
-      reference: typeof body.reference === 'string' ? body.reference : null,
+      reference: body.reference ?? null,
       idempotencyKey: key ?? null,
     });
     res.json({ transaction_id: result.transactionId, ...balanceToJson(result.balance) });
@@ -144,4 +140,18 @@ export function adminRoutes({ identity, ledger }: BillingServices): Router {
     res.json(await ledger.checkInvariants());
   });
   return router;
+}
+
+const validateCredit = createBodyValidator<CreditRequest>(CreditRequestSchema);
+
+/** The schema bounds the amount; a number's seventh decimal is found only by converting it. */
+function creditAmountMicroDzd(amountDzd: number | string): bigint {
+  try {
+    return dzdToMicroDzd(amountDzd);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    throw new GatewayError('invalid_request_body', `amount_dzd: ${error.message}`, {
+      param: 'amount_dzd',
+    });
+  }
 }

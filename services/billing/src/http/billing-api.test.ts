@@ -174,6 +174,28 @@ describe('billing internal API', () => {
     expect(check.body).toEqual({ ok: true, violations: [] });
   });
 
+  it('refuses a credit amount it cannot book exactly with 400, naming amount_dzd', async () => {
+    const account = await call('post', '/admin/accounts').send({ name: 'Exact' });
+    const accountId = account.body.id as string;
+    // A seventh decimal, as a number and as a string (a 500 from the conversion, once), and the
+    // shapes the operator contract refuses.
+    for (const amount of [0.1234567, '1.1234567', -1, 0, '1e3', 'abc', 2_000_000_000]) {
+      const refused = await call('post', `/admin/accounts/${accountId}/credits`)
+        .set('Idempotency-Key', `exact-${String(amount)}`)
+        .send({ amount_dzd: amount, reference: 'exact' });
+      expect([amount, refused.status, refused.body.error?.code]).toEqual([
+        amount,
+        400,
+        'invalid_request_body',
+      ]);
+      expect(refused.body.error.param).toMatch(/^amount_dzd/);
+    }
+    const booked = await call('post', `/admin/accounts/${accountId}/credits`)
+      .set('Idempotency-Key', 'exact-ok')
+      .send({ amount_dzd: '0.000001', reference: 'exact' });
+    expect([booked.status, booked.body.balance_dzd]).toEqual([200, 0.000001]);
+  });
+
   it('marks the holds of queued jobs published in one batch: pending ones only, bounded', async () => {
     const { key } = await fundedAccountWithModel(billing, {
       account: { name: 'Batch' },

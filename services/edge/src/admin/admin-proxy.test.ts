@@ -121,6 +121,17 @@ describe('billing operator API through edge', () => {
     expect(first.status).toBe(200);
     expect(again.body).toEqual(first.body);
     expect(first.body.balance_dzd).toBe(25.5);
+    // The operator contract's amount (6 decimals at most), the dashboard's too: edge once took
+    // 12 and billing then failed with 500.
+    const sevenDecimals = await edge.api
+      .post(`/admin/v1/accounts/${id}/credits`)
+      .set(admin())
+      .set('Idempotency-Key', 'wire-8')
+      .send({ amount_dzd: '1.1234567' });
+    expect([sevenDecimals.status, sevenDecimals.body.error.code]).toEqual([
+      400,
+      'invalid_request_body',
+    ]);
 
     const patched = await edge.api
       .patch(`/admin/v1/accounts/${id}`)

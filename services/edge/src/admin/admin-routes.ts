@@ -6,9 +6,9 @@ import {
   CreditRequestSchema,
   ModelPutRequestSchema,
   OperatorUserCreateRequestSchema,
+  InvitationCreateRequestSchema,
   ScopedTokenRevokeRequestSchema,
-} from '../schemas/admin.js';
-import { InvitationCreateRequestSchema } from '@gateway/contracts';
+} from '@gateway/contracts';
 
 export type AdminMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 

@@ -5,11 +5,11 @@ import {
   pathSegment,
   publicNodeUrl,
   type DashboardAccountPatchRequest,
+  ModelPutRequestSchema,
   type NodeHealthView,
 } from '@gateway/contracts';
 import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
-import { ModelPutRequestSchema } from '../schemas/admin.js';
 import { adminCall } from './billing-calls.js';
 import { account } from './operator-routes.js';
 import { deliveryPage } from './owner-webhooks.js';

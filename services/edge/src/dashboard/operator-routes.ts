@@ -1,5 +1,6 @@
 import express, { type Request, type RequestHandler, type Router } from 'express';
 import {
+  AccountCreateRequestSchema,
   DashboardCreditRequestSchema,
   GatewayError,
   InvitationCreateRequestSchema,
@@ -16,7 +17,6 @@ import {
 } from '@gateway/contracts';
 import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
-import { AccountCreateRequestSchema } from '../schemas/admin.js';
 import { adminCall } from './billing-calls.js';
 import { PAGE_PARAMS, pickQuery } from './query.js';
 import { sessionOf } from './session-routes.js';

@@ -1,13 +1,19 @@
 import type { TSchema } from '@sinclair/typebox';
 import {
+  AccountCreateRequestSchema,
+  AccountPatchRequestSchema,
+  ApiKeyCreateRequestSchema,
   ChatCompletionRequestSchema,
+  CreditRequestSchema,
+  ModelPutRequestSchema,
+  OperatorUserCreateRequestSchema,
+  ScopedTokenRevokeRequestSchema,
   ERROR_CATALOG,
   ErrorBodySchema,
   InvitationCreateRequestSchema,
   NativeInferenceRequestSchema,
   ScopedTokenCreateRequestSchema,
 } from '@gateway/contracts';
-import * as admin from '../schemas/admin.js';
 import * as media from '../schemas/media.js';
 import { RESPONSE_SCHEMAS } from './response-schemas.js';
 import { omit } from '../omit.js';
@@ -23,13 +29,13 @@ export const REQUEST_SCHEMAS: readonly TSchema[] = [
   media.TranscriptionRequestSchema,
   media.VideoRequestSchema,
   media.RerankRequestSchema,
-  admin.AccountCreateRequestSchema,
-  admin.AccountPatchRequestSchema,
-  admin.ApiKeyCreateRequestSchema,
-  admin.CreditRequestSchema,
-  admin.ScopedTokenRevokeRequestSchema,
-  admin.ModelPutRequestSchema,
-  admin.OperatorUserCreateRequestSchema,
+  AccountCreateRequestSchema,
+  AccountPatchRequestSchema,
+  ApiKeyCreateRequestSchema,
+  CreditRequestSchema,
+  ScopedTokenRevokeRequestSchema,
+  ModelPutRequestSchema,
+  OperatorUserCreateRequestSchema,
   InvitationCreateRequestSchema,
 ];
 

@@ -1,10 +1,13 @@
 import { Type } from '@sinclair/typebox';
-import { DASHBOARD_LIMITS, OPERATOR_ROLES, StringEnum } from '@gateway/contracts';
+import type { Static } from '@sinclair/typebox';
+import { DASHBOARD_LIMITS, OPERATOR_ROLES } from './dashboard-api.js';
+import { StringEnum, dzdAmountSchema } from './schemas/common.js';
 
 /*
- * Bodies of the operator API (decisions §4). Edge checks their shape with these schemas (which
- * also document them in the OpenAPI document); billing, which owns the data, applies its finer
- * rules again (trimming, uniqueness, 6-decimal amounts).
+ * The operator API's request bodies (`/admin/v1`, decisions §4), defined once: edge validates
+ * them (and documents them in its OpenAPI document), billing, which owns the data, validates the
+ * ones it receives again with the same schemas and applies its finer rules (trimming,
+ * uniqueness). `PUT /admin/v1/models/{model}` is `ModelPutRequestSchema` (catalog-api.ts).
  */
 
 const closed = { additionalProperties: false } as const;
@@ -13,6 +16,7 @@ export const AccountCreateRequestSchema = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 200 }) },
   { $id: 'AdminAccountCreateRequest', ...closed },
 );
+export type AccountCreateRequest = Static<typeof AccountCreateRequestSchema>;
 
 export const AccountPatchRequestSchema = Type.Object(
   {
@@ -21,37 +25,31 @@ export const AccountPatchRequestSchema = Type.Object(
   },
   { $id: 'AdminAccountPatchRequest', ...closed },
 );
+export type AccountPatchRequest = Static<typeof AccountPatchRequestSchema>;
 
 export const ApiKeyCreateRequestSchema = Type.Object(
   { name: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' }) },
   { $id: 'AdminApiKeyCreateRequest', ...closed },
 );
+export type ApiKeyCreateRequest = Static<typeof ApiKeyCreateRequestSchema>;
 
 export const CreditRequestSchema = Type.Object(
   {
-    amount_dzd: Type.Union(
-      [
-        Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000_000 }),
-        Type.String({ pattern: '^[0-9]{1,10}(\\.[0-9]{1,12})?$' }),
-      ],
-      {
-        description:
-          'DZD (a number, or a decimal string), at most 6 decimals. Send an Idempotency-Key: ' +
-          'the credit happens once.',
-      },
+    amount_dzd: dzdAmountSchema(
+      'DZD (a number, or a decimal string), at most 6 decimals. Send an Idempotency-Key: ' +
+        'the credit happens once.',
     ),
     reference: Type.Optional(Type.String({ maxLength: 500 })),
   },
   { $id: 'AdminCreditRequest', ...closed },
 );
+export type CreditRequest = Static<typeof CreditRequestSchema>;
 
 export const ScopedTokenRevokeRequestSchema = Type.Object(
   { token: Type.String({ minLength: 1, maxLength: 131_072 }) },
   { $id: 'AdminScopedTokenRevokeRequest', ...closed },
 );
-
-/** `PUT /admin/v1/models/{model}`: defined once, in the contracts (billing checks it too). */
-export { ModelPutRequestSchema } from '@gateway/contracts';
+export type ScopedTokenRevokeRequest = Static<typeof ScopedTokenRevokeRequestSchema>;
 
 /** `gatewayctl operator-users create`: a dashboard user of the platform team. */
 export const OperatorUserCreateRequestSchema = Type.Object(
@@ -65,3 +63,4 @@ export const OperatorUserCreateRequestSchema = Type.Object(
   },
   { $id: 'AdminOperatorUserCreateRequest', ...closed },
 );
+export type OperatorUserCreateRequest = Static<typeof OperatorUserCreateRequestSchema>;
