@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The one test command (README quick start, CI): format check, lint, typecheck, build, and
 # every unit and integration test against real PostgreSQL and RabbitMQ started by the tests;
-# then the fault suite (test/faults: processes killed, paused and restarted, about 5 minutes).
+# then the timing suite (test/**/*.timing.ts, alone: latencies compared within one run); then
+# the fault suite (test/faults: processes killed, paused and restarted, about 5 minutes).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash infra/local/setup.sh
 pnpm test
+pnpm test:timing
 pnpm test:faults

@@ -11,7 +11,7 @@ import {
 
 /*
  * Issue 22, items 1 and 2, against the deployed shape (four processes, real PostgreSQL and
- * RabbitMQ). Edge runs as behind the Kubernetes ingress: every connection comes from one proxy
+ * RabbitMQ). A timing test (`pnpm test:timing`): it runs alone, after the main run. Edge runs as behind the Kubernetes ingress: every connection comes from one proxy
  * (127.0.0.1, named in TRUSTED_PROXIES) and the client is the address that proxy writes into
  * X-Forwarded-For, so these tests speak for many clients from one machine.
  *
