@@ -7,4 +7,4 @@ export {
   type VoidOutcome,
 } from './client.js';
 export { CatalogCache } from './catalog-cache.js';
-export { errorFromAnswer, rateLimitFromHeaders } from './wire-errors.js';
+export { credentialRefused, errorFromAnswer, rateLimitFromHeaders } from './wire-errors.js';

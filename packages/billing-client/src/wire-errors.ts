@@ -14,12 +14,7 @@ export function errorFromAnswer(service: string, response: InternalResponse): Ga
       details: { dependency: service, status: response.status },
     });
   }
-  // A service refusing the caller's own credential is a deployment fault, not the client's.
-  if (wire.code === 'unauthorized' || wire.code === 'forbidden') {
-    return new GatewayError('GATEWAY_TIMEOUT', 'Gateway configuration error', {
-      details: { dependency: service },
-    });
-  }
+  if (wire.code === 'unauthorized' || wire.code === 'forbidden') return credentialRefused(service);
   const base = gatewayErrorFromWire(wire);
   const details: GatewayErrorDetails = {};
   const rateLimit = rateLimitFromHeaders(response);
@@ -29,6 +24,18 @@ export function errorFromAnswer(service: string, response: InternalResponse): Ga
   return new GatewayError(base.code, base.message, {
     ...(base.param === undefined ? {} : { param: base.param }),
     details,
+  });
+}
+
+/**
+ * A service refusing the caller's own internal credential: a deployment fault (a token that
+ * differs between two services), not the client's, so 500 `internal_error` naming the
+ * dependency, never the 401 the client would read as its own key refused. The one mapping for
+ * every internal call (edge's proxies use it too).
+ */
+export function credentialRefused(service: string): GatewayError {
+  return new GatewayError('internal_error', `Gateway configuration error (${service} credential)`, {
+    details: { dependency: service },
   });
 }
 

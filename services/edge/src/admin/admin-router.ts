@@ -1,5 +1,6 @@
 import express, { type Request, type RequestHandler, type Router } from 'express';
-import { GatewayError, createBodyValidator, pathSegment } from '@gateway/contracts';
+import { createBodyValidator, pathSegment } from '@gateway/contracts';
+import { credentialRefused } from '@gateway/billing-client';
 import { headerOf, type InternalRequest, type InternalResponse } from '@gateway/runtime';
 import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
@@ -104,9 +105,7 @@ function forwardedHeaders(req: Request): Record<string, string> {
 
 function relay(res: express.Response, answer: InternalResponse, target: string): void {
   // The dependency refusing edge's own credential is a deployment fault, not the operator's.
-  if (answer.status === 401) {
-    throw new GatewayError('internal_error', `Gateway configuration error (${target} credential)`);
-  }
+  if (answer.status === 401) throw credentialRefused(target);
   res.status(answer.status);
   const contentType = headerOf(answer, 'content-type');
   if (contentType) res.set('Content-Type', contentType);

@@ -1,5 +1,4 @@
-import { errorFromAnswer } from '@gateway/billing-client';
-import { GatewayError } from '@gateway/contracts';
+import { credentialRefused, errorFromAnswer } from '@gateway/billing-client';
 import { jsonOf, type InternalRequest, type InternalResponse } from '@gateway/runtime';
 import type { Response } from 'express';
 import type { ConsoleDeps } from '../deps.js';
@@ -8,9 +7,7 @@ type Target = 'billing' | 'dispatcher';
 
 /** A refusal of the dependency, thrown as it decided it (its credential refused: our fault). */
 export function throwIfRefused(target: Target, answer: InternalResponse): void {
-  if (answer.status === 401) {
-    throw new GatewayError('internal_error', `Gateway configuration error (${target} credential)`);
-  }
+  if (answer.status === 401) throw credentialRefused(target);
   if (answer.status >= 400) throw errorFromAnswer(target, answer);
 }
 
