@@ -32,12 +32,15 @@ const Count = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 /** Caller-chosen hold ids (edge uses the job id): safe in URLs and logs. */
 export const HoldIdSchema = Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$' });
 
-/** The one representation of an account rate-limit decision. */
+/**
+ * The one representation of an account rate-limit decision: one request counted against the
+ * account's current window, with the numbers for the headers (`rateLimitHeaders`).
+ */
 export const RateLimitDecisionSchema = Type.Object({
   allowed: Type.Boolean(),
   /** Requests allowed in the window (`X-RateLimit-Limit`). */
   limit: Count,
-  /** Requests left in the window after this one (`X-RateLimit-Remaining`). */
+  /** Requests left in the window after this one, never below 0 (`X-RateLimit-Remaining`). */
   remaining: Count,
   /** Unix ms when the window ends (`X-RateLimit-Reset`). */
   resetMs: Count,

@@ -114,6 +114,17 @@ export const DashboardSessionSchema = Type.Object(
 );
 export type DashboardSession = Static<typeof DashboardSessionSchema>;
 
+/**
+ * A session as billing hands it to edge (billing's internal answer to sign-in and invitation
+ * acceptance, never sent to the browser): the raw `token` travels this once, for edge's cookie;
+ * the client gets `session`.
+ */
+export const DashboardStartedSessionSchema = Type.Object({
+  token: Type.String(),
+  session: DashboardSessionSchema,
+});
+export type DashboardStartedSession = Static<typeof DashboardStartedSessionSchema>;
+
 /** `DELETE /dashboard/api/session`: sign out (204; the cookie is cleared). */
 
 // --- Invitations ---------------------------------------------------------------------------

@@ -16,4 +16,5 @@ export * from './billing-api.js';
 export * from './catalog-api.js';
 export * from './dashboard-api.js';
 export * from './operator-api.js';
+export * from './rate-limit.js';
 export * from './usage-api.js';

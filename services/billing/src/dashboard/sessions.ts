@@ -1,4 +1,8 @@
-import { GatewayError, type DashboardSession } from '@gateway/contracts';
+import {
+  GatewayError,
+  type DashboardSession,
+  type DashboardStartedSession,
+} from '@gateway/contracts';
 import type { PrismaClient } from '../db/client.js';
 import type { Clock } from '../identity/types.js';
 import type { PasswordWork } from './password-work.js';
@@ -12,12 +16,6 @@ export interface SessionTimings {
   idleMs: number;
   /** A session ends this long after sign-in, used or not (DASHBOARD_SESSION_MAX_MS). */
   maxMs: number;
-}
-
-/** A session as billing hands it to edge: the raw token (for the cookie) travels once. */
-export interface StartedSession {
-  token: string;
-  session: DashboardSession;
 }
 
 // Use refreshes `last_seen_at` at most this often: one write a minute, not one per request.
@@ -63,7 +61,7 @@ export class DashboardSessions {
     return this.start({ kind: realm, id: user.id });
   }
 
-  async start(user: SessionUser): Promise<StartedSession> {
+  async start(user: SessionUser): Promise<DashboardStartedSession> {
     const token = newSecretToken();
     const now = this.clock();
     const row = await this.prisma.dashboardSession.create({

@@ -1,8 +1,13 @@
-import { GatewayError, OPERATOR_ROLES, type OperatorRole } from '@gateway/contracts';
+import {
+  GatewayError,
+  OPERATOR_ROLES,
+  type DashboardStartedSession,
+  type OperatorRole,
+} from '@gateway/contracts';
 import type { PrismaClient } from '../db/client.js';
 import type { Clock } from '../identity/types.js';
 import type { PasswordWork } from './password-work.js';
-import type { DashboardSessions, StartedSession } from './sessions.js';
+import type { DashboardSessions } from './sessions.js';
 import {
   newPassword,
   newSecretToken,
@@ -70,7 +75,7 @@ export class DashboardUsers {
    * checked before the password is hashed: an unknown, used or expired one costs one indexed
    * read, never a hash (the transaction below checks it again, atomically, to use it once).
    */
-  async accept(token: unknown, password: unknown): Promise<StartedSession> {
+  async accept(token: unknown, password: unknown): Promise<DashboardStartedSession> {
     const { prisma, clock, sessions, passwords } = this.options;
     const digest = tokenDigest(presentedToken(token));
     const chosen = newPassword(password);

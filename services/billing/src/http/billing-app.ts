@@ -1,6 +1,5 @@
 import type { ErrorRequestHandler, Express } from 'express';
-import { GatewayError } from '@gateway/contracts';
-import { rateLimitHeaders, type RateLimitDecision } from '../identity/index.js';
+import { GatewayError, rateLimitHeaders, type RateLimitDecision } from '@gateway/contracts';
 import { createDashboard } from '../dashboard/index.js';
 import { dashboardAdminRoutes, dashboardRoutes } from '../dashboard/routes.js';
 import { adminRoutes } from './admin-routes.js';
@@ -68,7 +67,7 @@ export function mountBillingApi(
 }
 
 /**
- * Errors of `/rate-limit` and `/admit` carry the rate-limit decision in `details` (admit: as
+ * Errors of `/authenticate` and `/admissions` carry the rate-limit decision in `details` (as
  * `details.rateLimit`; a 429: `limit`, `remaining`, `resetMs`). The error body has no room for
  * it, so it travels as the `X-RateLimit-*` headers edge repeats to its client. The error itself
  * continues to the one error handler.

@@ -1,7 +1,7 @@
 import { costMicroDzd, GatewayError, LIMITS } from '@gateway/contracts';
-import type { ChatMediaUse, MediaKind, MediaUse } from '@gateway/contracts';
+import type { ChatMediaUse, MediaKind, MediaUse, RateLimitDecision } from '@gateway/contracts';
 import { modelNotFound } from './catalog.js';
-import { rateLimitError, type RateLimiter, type RateLimitDecision } from './rate-limit.js';
+import { rateLimitError, type RateLimiter } from './rate-limit.js';
 import type { IdentityStore } from './store.js';
 import { newScopedTokenId } from './secrets.js';
 import { systemClock } from './types.js';

@@ -1,6 +1,5 @@
-import type { InputModality, MediaKind } from '@gateway/contracts';
+import type { InputModality, MediaKind, RateLimitDecision } from '@gateway/contracts';
 import type { Admission } from './admit.js';
-import type { RateLimitDecision } from './rate-limit.js';
 import type { CatalogModel, ModelNode } from './types.js';
 
 type Int8 = string | null;

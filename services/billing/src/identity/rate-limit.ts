@@ -1,22 +1,9 @@
-import { GatewayError } from '@gateway/contracts';
+import { GatewayError, type RateLimitDecision } from '@gateway/contracts';
 import type { IdentityStore } from './store.js';
 import type { Clock } from './types.js';
 
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 export const DEFAULT_PRUNE_BATCH = 1_000;
-
-/** One request counted against an account's current window, with the numbers for headers. */
-export interface RateLimitDecision {
-  allowed: boolean;
-  /** Requests allowed in the window (`X-RateLimit-Limit`). */
-  limit: number;
-  /** Requests left in the window after this one, never below 0 (`X-RateLimit-Remaining`). */
-  remaining: number;
-  /** Unix milliseconds when the window ends (`X-RateLimit-Reset`). */
-  resetMs: number;
-  /** Whole seconds until the window ends, at least 1 (`Retry-After`). */
-  retryAfterS: number;
-}
 
 /**
  * Fixed one-minute windows per account, counted in PostgreSQL with one atomic
@@ -122,15 +109,4 @@ export function rateLimitError(decision: RateLimitDecision): GatewayError {
       resetMs: decision.resetMs,
     },
   });
-}
-
-/** The `X-RateLimit-*` headers (decisions §3: on every response), plus Retry-After when denied. */
-export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
-  const headers: Record<string, string> = {
-    'X-RateLimit-Limit': String(decision.limit),
-    'X-RateLimit-Remaining': String(decision.remaining),
-    'X-RateLimit-Reset': String(decision.resetMs),
-  };
-  if (!decision.allowed) headers['Retry-After'] = String(decision.retryAfterS);
-  return headers;
 }

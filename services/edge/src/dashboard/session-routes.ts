@@ -7,6 +7,7 @@ import {
   type DashboardInvitationAcceptRequest,
   type DashboardSession,
   type DashboardSignInRequest,
+  type DashboardStartedSession,
 } from '@gateway/contracts';
 import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
@@ -19,11 +20,6 @@ const validateAccept = createBodyValidator<DashboardInvitationAcceptRequest>(
   DashboardInvitationAcceptRequestSchema,
 );
 const STATE_CHANGES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-
-interface StartedSession {
-  token: string;
-  session: DashboardSession;
-}
 
 /** The request's session, once `requireSession` found it. */
 export function sessionOf(res: Response): DashboardSession {
@@ -62,7 +58,7 @@ export function requireSession(deps: ConsoleDeps, settings: DashboardSettings): 
 export function sessionRoutes(deps: ConsoleDeps, settings: DashboardSettings): Router {
   const router = express.Router();
   const body = jsonBody(deps.limits.jsonBodyBytes);
-  const started = (req: Request, res: Response, answer: StartedSession) => {
+  const started = (req: Request, res: Response, answer: DashboardStartedSession) => {
     const { token, session } = answer;
     setSessionCookie(req, res, token, session.expires_at, settings.insecureLoopbackCookie);
     res.json(session);
@@ -80,7 +76,7 @@ export function sessionRoutes(deps: ConsoleDeps, settings: DashboardSettings): R
     }
     inFlight += 1;
     try {
-      const answer = await deps.billing.dashboard<StartedSession>('POST', path, input);
+      const answer = await deps.billing.dashboard<DashboardStartedSession>('POST', path, input);
       await giveBack();
       return answer;
     } finally {
