@@ -152,17 +152,25 @@ describe('sweeper', () => {
       Array.from({ length: 8 }, () => h.fundedAccount(1000n * DZD)),
     );
     const tokens = await Promise.all(accounts.map((a) => h.createToken(a, null)));
-    const holds = await Promise.all(
-      Array.from({ length: 400 }, (_, i) =>
-        h.ledger.placeHold(h.prisma, {
-          accountId: accounts[i % accounts.length]!,
-          amountMicroDzd: 10_000n + BigInt(i),
-          model: MODEL,
-          priority: false,
-          scopedToken: { id: tokens[i % tokens.length]!, spendingLimitMicroDzd: null },
-        }),
-      ),
-    );
+    // The holds are the race's setup, placed 16 at a time: 400 at once queued for the pool past
+    // Prisma's 10 s transaction wait on a loaded machine (a CPU hog beside CI).
+    const holds: Awaited<ReturnType<typeof h.ledger.placeHold>>[] = [];
+    for (let first = 0; first < 400; first += 16) {
+      holds.push(
+        ...(await Promise.all(
+          Array.from({ length: 16 }, (_, offset) => {
+            const i = first + offset;
+            return h.ledger.placeHold(h.prisma, {
+              accountId: accounts[i % accounts.length]!,
+              amountMicroDzd: 10_000n + BigInt(i),
+              model: MODEL,
+              priority: false,
+              scopedToken: { id: tokens[i % tokens.length]!, spendingLimitMicroDzd: null },
+            });
+          }),
+        )),
+      );
+    }
     const expiry = new Date(h.clock.now().getTime() + HOLD_TTL_MS);
     const ids = holds.map((hold) => hold.id);
     // Earlier tests left pending holds: the sweepers expire those as well.
