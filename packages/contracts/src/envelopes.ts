@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import { compile, describeViolation } from './ajv.js';
+import { microDzdToWire } from './money.js';
 import { OpenObject, StringEnum } from './schemas/common.js';
 
 /*
@@ -193,21 +194,6 @@ export const InferenceCompletedPayloadSchema = Type.Object(
 export const INFERENCE_FAILED_MESSAGE = 'Inference failed.';
 
 /**
- * A failed job's `inference.completed` payload: `common` (the job's identity, webhook and
- * timings, no results) with no usage, no cost and the fixed error. Built by the worker, and by
- * billing when a queued settlement's hold was final already.
- */
-export function failedCompletion<Common extends object>(common: Common) {
-  return {
-    ...common,
-    status: 'failed' as const,
-    usage: { promptTokens: 0, completionTokens: 0 },
-    costMicroDzd: null,
-    error: { type: 'inference_failed' as const, message: INFERENCE_FAILED_MESSAGE },
-  };
-}
-
-/**
  * The settlement outbox (issue 15, defect 6): the worker queues the end of a hold when billing
  * did not answer, and billing applies it when it can. `producedAtMs`: when the worker decided
  * it (logs; a hold final before it was settled by someone else). `refund`: a settled answer
@@ -377,12 +363,115 @@ export function makeEnvelope<K extends EnvelopeKind>(
   payload: EnvelopePayloads[K],
   options: MakeEnvelopeOptions = {},
 ): Envelope<K> {
-  const envelope: Envelope<K> = {
+  return parseEnvelope(kind, envelopeAround(kind, payload, options));
+}
+
+/** The envelope around `payload`, not validated yet. */
+function envelopeAround(kind: EnvelopeKind, payload: unknown, options: MakeEnvelopeOptions) {
+  return {
     v: CURRENT_ENVELOPE_VERSION,
     kind,
     id: options.id ?? randomUUID(),
     createdAtMs: options.nowMs ?? Date.now(),
     payload,
   };
-  return parseEnvelope(kind, envelope);
+}
+
+/** What every `inference.completed` event says of its job: identity, webhook, timings. */
+export type CompletedEventJob = Pick<
+  InferenceCompletedPayload,
+  | 'jobId'
+  | 'requestId'
+  | 'accountId'
+  | 'model'
+  | 'webhookUrl'
+  | 'webhookFormat'
+  | 'runtimeMs'
+  | 'completedAtMs'
+>;
+
+/** A success's output: generated texts, or embeddings (never both). */
+export type CompletedEventOutput =
+  { results: { generated_text: string }[] } | { embeddings: number[][] };
+
+/**
+ * A success event without its cost: what the worker queues with a settlement when billing did
+ * not answer (`billing.settlement`'s `completed`), for billing to publish once it priced it.
+ */
+export type UnpricedCompletion = CompletedEventJob & {
+  status: 'succeeded';
+  usage: { promptTokens: number; completionTokens: number };
+} & CompletedEventOutput;
+
+/**
+ * The `inference.completed` event to build:
+ * - `succeeded`: the worker's success, billing having priced it (`costMicroDzd`);
+ * - `failed`: the worker's failure (no usage, no cost, the fixed error);
+ * - `settled`: billing's re-emission of a queued settlement's stored `completed` (as read off
+ *   the queue, unchecked) with the cost the settlement charged;
+ * - `refused`: billing's failure event for a queued settlement whose hold was final already:
+ *   the stored `completed` keeps only the job's identity, webhook and timings.
+ */
+export type CompletedEventOf =
+  | { outcome: 'succeeded'; unpriced: UnpricedCompletion; costMicroDzd: bigint }
+  | { outcome: 'failed'; job: CompletedEventJob }
+  | { outcome: 'settled'; queued: Record<string, unknown>; costMicroDzd: bigint }
+  | { outcome: 'refused'; queued: Record<string, unknown> };
+
+/** Fields only a success carries: a failure event built from a stored success drops them. */
+const SUCCESS_ONLY_FIELDS = new Set(['status', 'usage', 'costMicroDzd', 'results', 'embeddings']);
+
+/**
+ * Builds and validates an `inference.completed` envelope (the worker's and billing's one way to
+ * make it). Throws EnvelopeError (`invalid`) when the event breaks the schema, e.g. a `queued`
+ * event without its webhook.
+ */
+export function completedEvent(
+  of: CompletedEventOf,
+  options: MakeEnvelopeOptions = {},
+): Envelope<'inference.completed'> {
+  switch (of.outcome) {
+    case 'succeeded':
+      return makeEnvelope(
+        'inference.completed',
+        { ...of.unpriced, costMicroDzd: microDzdToWire(of.costMicroDzd) },
+        options,
+      );
+    case 'failed':
+      return makeEnvelope('inference.completed', failure(of.job), options);
+    case 'settled':
+      return parseCompleted(
+        { ...of.queued, costMicroDzd: microDzdToWire(of.costMicroDzd) },
+        options,
+      );
+    case 'refused': {
+      // Spec: results and error never travel together; a failure has no usage and no cost.
+      const job = Object.fromEntries(
+        Object.entries(of.queued).filter(([key]) => !SUCCESS_ONLY_FIELDS.has(key)),
+      );
+      return parseCompleted(failure(job), options);
+    }
+  }
+}
+
+/** A failed job's payload: the job's fields, no usage, no cost and the fixed error. */
+function failure<Job extends object>(job: Job) {
+  return {
+    ...job,
+    status: 'failed' as const,
+    usage: { promptTokens: 0, completionTokens: 0 },
+    costMicroDzd: null,
+    error: { type: 'inference_failed' as const, message: INFERENCE_FAILED_MESSAGE },
+  };
+}
+
+/** A payload assembled from a stored, unchecked event: the schema is its only type check. */
+function parseCompleted(
+  payload: Record<string, unknown>,
+  options: MakeEnvelopeOptions,
+): Envelope<'inference.completed'> {
+  return parseEnvelope(
+    'inference.completed',
+    envelopeAround('inference.completed', payload, options),
+  );
 }

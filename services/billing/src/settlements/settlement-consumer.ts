@@ -1,13 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  completedEvent,
   EnvelopeError,
-  failedCompletion,
   GatewayError,
-  makeEnvelope,
-  microDzdToWire,
   parseEnvelope,
   type BillingSettlementPayload,
-  type InferenceCompletedPayload,
+  type CompletedEventOf,
   type InferenceReplyPayload,
 } from '@gateway/contracts';
 import type { Consumer, Delivery, GatewayNames, MessageBus, Outcome } from '@gateway/messaging';
@@ -27,7 +25,6 @@ export interface SettlementConsumerOptions {
 }
 
 const DEFAULT_PREFETCH = 32;
-const SUCCESS_ONLY = new Set(['results', 'embeddings', 'usage', 'costMicroDzd', 'status']);
 
 /**
  * Applies the settlements workers queued while billing did not answer (`billing.settlements`,
@@ -126,8 +123,9 @@ async function apply(
     // An async job's event, held back until its cost was known (a duplicate may repeat it:
     // the dispatcher delivers at least once anyway).
     await publishCompletion(options, settlement.jobId, {
-      ...settlement.completed,
-      costMicroDzd: microDzdToWire(settled.costMicroDzd),
+      outcome: 'settled',
+      queued: settlement.completed,
+      costMicroDzd: settled.costMicroDzd,
     });
   }
 }
@@ -161,12 +159,12 @@ async function publishFailure(
   log: Logger,
 ): Promise<boolean> {
   if (!settlement.completed) return true;
-  // The failure event carries no results (spec: results and error never travel together).
-  const common = Object.fromEntries(
-    Object.entries(settlement.completed).filter(([key]) => !SUCCESS_ONLY.has(key)),
-  );
   try {
-    await publishCompletion(options, settlement.jobId, failedCompletion(common));
+    // The failure event carries no results (spec: results and error never travel together).
+    await publishCompletion(options, settlement.jobId, {
+      outcome: 'refused',
+      queued: settlement.completed,
+    });
     return true;
   } catch (error) {
     log.warn({ err: error }, 'failure event not published; retrying the settlement');
@@ -177,14 +175,14 @@ async function publishFailure(
 async function publishCompletion(
   options: SettlementConsumerOptions,
   jobId: string,
-  payload: Record<string, unknown>,
+  event: CompletedEventOf,
 ): Promise<void> {
   await options.bus.publish(
     {
       exchange: options.names.exchanges.events,
       routingKey: options.names.routingKeys.inferenceCompleted,
     },
-    makeEnvelope('inference.completed', payload as InferenceCompletedPayload),
+    completedEvent(event),
     { correlationId: jobId },
   );
 }

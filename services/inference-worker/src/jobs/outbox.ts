@@ -1,27 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import {
-  failedCompletion,
+  completedEvent,
   makeEnvelope,
   microDzdToWire,
   type BillingSettlementPayload,
-  type InferenceCompletedPayload,
+  type CompletedEventJob,
   type InferenceJobPayload,
   type InferenceReplyPayload,
+  type UnpricedCompletion,
 } from '@gateway/contracts';
 import { BusError, type GatewayNames, type MessageBus } from '@gateway/messaging';
 import type { TokenUsage } from '../backends/index.js';
 import { billed } from '../billing/billed-usage.js';
 
-export type CompletionOutcome =
-  | {
-      status: 'succeeded';
-      usage: TokenUsage;
-      /** Absent only in a queued settlement: billing adds it once priced. */
-      costMicroDzd?: bigint;
-      results?: { generated_text: string }[];
-      embeddings?: number[][];
-    }
-  | { status: 'failed' };
+/** A job's success, without its cost (billing prices it). */
+export interface JobSuccess {
+  status: 'succeeded';
+  usage: TokenUsage;
+  results?: { generated_text: string }[];
+  embeddings?: number[][];
+}
+
+export type CompletionOutcome = (JobSuccess & { costMicroDzd: bigint }) | { status: 'failed' };
 
 export interface FinalReply {
   usage: TokenUsage;
@@ -83,14 +83,20 @@ export class JobOutbox {
   }
 
   async completed(outcome: CompletionOutcome, runtimeMs: number): Promise<void> {
-    const payload = this.completionPayload(outcome, runtimeMs);
-    if (!payload) return;
+    const job = this.completedJob(runtimeMs);
+    if (!job) return;
     await this.bus.publish(
       {
         exchange: this.names.exchanges.events,
         routingKey: this.names.routingKeys.inferenceCompleted,
       },
-      makeEnvelope('inference.completed', payload as InferenceCompletedPayload),
+      outcome.status === 'failed'
+        ? completedEvent({ outcome: 'failed', job })
+        : completedEvent({
+            outcome: 'succeeded',
+            unpriced: unpriced(job, outcome),
+            costMicroDzd: outcome.costMicroDzd,
+          }),
       { correlationId: this.job.jobId },
     );
   }
@@ -102,14 +108,15 @@ export class JobOutbox {
    */
   async queueSettlement(
     settlement:
-      | { action: 'settle'; usage: TokenUsage; completed?: CompletionOutcome; runtimeMs?: number }
+      | { action: 'settle'; usage: TokenUsage; completed?: JobSuccess; runtimeMs?: number }
       | { action: 'void' | 'refund' },
   ): Promise<void> {
     const { job } = this;
-    const completed =
-      settlement.action === 'settle' && settlement.completed
-        ? this.completionPayload(settlement.completed, settlement.runtimeMs ?? 0)
-        : undefined;
+    let completed: UnpricedCompletion | undefined;
+    if (settlement.action === 'settle' && settlement.completed) {
+      const completedJob = this.completedJob(settlement.runtimeMs ?? 0);
+      if (completedJob) completed = unpriced(completedJob, settlement.completed);
+    }
     const payload: BillingSettlementPayload = {
       holdId: job.holdId,
       jobId: job.jobId,
@@ -126,14 +133,11 @@ export class JobOutbox {
     );
   }
 
-  /** The job's completion event (webhook jobs only); without a cost when it is not known yet. */
-  private completionPayload(
-    outcome: CompletionOutcome,
-    runtimeMs: number,
-  ): Record<string, unknown> | undefined {
+  /** The job's side of its completion event; undefined when it has none (not a webhook job). */
+  private completedJob(runtimeMs: number): CompletedEventJob | undefined {
     const { job } = this;
     if (!job.webhookUrl) return undefined;
-    const common = {
+    return {
       jobId: job.jobId,
       ...(job.requestId === undefined ? {} : { requestId: job.requestId }),
       accountId: job.accountId,
@@ -142,18 +146,6 @@ export class JobOutbox {
       ...(job.webhookFormat ? { webhookFormat: job.webhookFormat } : {}),
       runtimeMs: Math.max(0, Math.round(runtimeMs)),
       completedAtMs: Date.now(),
-    };
-    if (outcome.status === 'failed') return failedCompletion(common);
-    return {
-      ...common,
-      status: 'succeeded',
-      usage: outcome.usage,
-      ...(outcome.costMicroDzd === undefined
-        ? {}
-        : { costMicroDzd: microDzdToWire(outcome.costMicroDzd) }),
-      ...(outcome.embeddings
-        ? { embeddings: outcome.embeddings }
-        : { results: outcome.results ?? [] }),
     };
   }
 
@@ -184,4 +176,16 @@ export class JobOutbox {
       throw error;
     }
   }
+}
+
+/** A success event without its cost: for `completedEvent`, or queued for billing to price. */
+function unpriced(job: CompletedEventJob, success: JobSuccess): UnpricedCompletion {
+  return {
+    ...job,
+    status: 'succeeded',
+    usage: success.usage,
+    ...(success.embeddings
+      ? { embeddings: success.embeddings }
+      : { results: success.results ?? [] }),
+  };
 }
