@@ -1,2 +1,8 @@
 export { fields, serviceFields } from './fields.js';
-export { ConfigError, loadConfig, loadConfigOrExit, type ConfigBootIo } from './load.js';
+export {
+  ConfigError,
+  loadConfig,
+  loadConfigOrExit,
+  type ConfigBootIo,
+  type ConfigCrossCheck,
+} from './load.js';

@@ -137,6 +137,24 @@ describe('loadConfigOrExit', () => {
     expect(err.join('\n')).toMatch(/DATABASE_URL: is required/);
   });
 
+  it("lists a cross-check's problems beside the schema's, and passes when it finds none", () => {
+    // A rule no schema states: a token only when the port is not the default.
+    const tokenOffDefault = (values: Readonly<Record<string, unknown>>) =>
+      values.PORT !== 8080 && values.INTERNAL_TOKEN === 'y'.repeat(40)
+        ? ['INTERNAL_TOKEN: must change with PORT']
+        : [];
+    const bad = io(['node', 'main.js', '--check-config'], { ...validEnv, PORT: '9', x: '' });
+    expect(() => loadConfigOrExit('svc', schema, bad.value, tokenOffDefault)).toThrow('exit 1');
+    expect(bad.err.join('\n')).toContain('INTERNAL_TOKEN: must change with PORT');
+    const alsoSchema = io(['node', 'main.js'], { PORT: '9', INTERNAL_TOKEN: 'y'.repeat(40) });
+    expect(() => loadConfigOrExit('svc', schema, alsoSchema.value, tokenOffDefault)).toThrow(
+      'exit 1',
+    );
+    expect(alsoSchema.err.join('\n')).toMatch(/DATABASE_URL: is required[\s\S]*PORT/);
+    const good = io(['node', 'main.js', '--check-config'], validEnv);
+    expect(() => loadConfigOrExit('svc', schema, good.value, tokenOffDefault)).toThrow('exit 0');
+  });
+
   it('returns the config when started normally', () => {
     const { value } = io(['node', 'main.js'], validEnv);
     expect(loadConfigOrExit('svc', schema, value).PORT).toBe(8080);

@@ -74,15 +74,25 @@ export function loadConfig<T extends TObject>(
   service: string,
   schema: T,
   env: NodeJS.ProcessEnv = process.env,
+  crossCheck?: ConfigCrossCheck,
 ): Readonly<Static<T>> {
   const validate = ajv.compile(schema);
   const values = pickEnv(schema, env);
-  if (!validate(values)) {
-    const problems = (validate.errors ?? []).map(describe);
-    throw new ConfigError(service, [...new Set(problems)].sort());
-  }
+  const valid = validate(values);
+  const problems = [
+    ...(valid ? [] : (validate.errors ?? []).map(describe)),
+    ...(crossCheck?.(values) ?? []),
+  ];
+  if (problems.length > 0) throw new ConfigError(service, [...new Set(problems)].sort());
   return Object.freeze(values) as Readonly<Static<T>>;
 }
+
+/**
+ * Rules between settings a schema cannot state (a setting required only when another has some
+ * value): the problems, in the schema's words (`AMQP_URL: is required ...`). Runs on the values
+ * after defaults, beside the schema's own errors, so one report lists everything.
+ */
+export type ConfigCrossCheck = (values: Readonly<Record<string, unknown>>) => string[];
 
 export interface ConfigBootIo {
   argv: readonly string[];
@@ -108,10 +118,11 @@ export function loadConfigOrExit<T extends TObject>(
   service: string,
   schema: T,
   io: ConfigBootIo = defaultIo(),
+  crossCheck?: ConfigCrossCheck,
 ): Readonly<Static<T>> {
   let config: Readonly<Static<T>>;
   try {
-    config = loadConfig(service, schema, io.env);
+    config = loadConfig(service, schema, io.env, crossCheck);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     io.stderr(error.message);

@@ -34,6 +34,7 @@ export async function startEdgeService(
   dependencies: EdgeDependencies = {},
 ): Promise<{ port: number }> {
   const surfaces = edgeSurfaces(config.EDGE_SURFACES);
+  // main.ts checks this with the configuration; a host embedding edge (local mode) may not.
   const missing = missingSurfaceSettings(surfaces, config);
   if (missing.length > 0) {
     throw new Error(`edge: EDGE_SURFACES ${config.EDGE_SURFACES} needs ${missing.join(' and ')}`);

@@ -118,10 +118,10 @@ describe('edge surfaces', () => {
   it('stops at start, exit code 1, when a surface lacks its setting, naming it', async () => {
     const api = await exitOf(edgeEnv('api', { AMQP_URL: '' }));
     expect(api.code).toBe(1);
-    expect(api.output).toContain('EDGE_SURFACES api needs AMQP_URL');
+    expect(api.output).toContain('AMQP_URL: is required with EDGE_SURFACES api');
     const admin = await exitOf(edgeEnv('admin', { AMQP_URL: '', ADMIN_TOKEN: '' }));
     expect(admin.code).toBe(1);
-    expect(admin.output).toContain('EDGE_SURFACES admin needs ADMIN_TOKEN');
+    expect(admin.output).toContain('ADMIN_TOKEN: is required with EDGE_SURFACES admin');
     const unknown = await exitOf(edgeEnv('api,billing', { AMQP_URL: '' }));
     expect(unknown.code).not.toBe(0);
     expect(unknown.output).toContain('EDGE_SURFACES');

@@ -30,3 +30,14 @@ export function missingSurfaceSettings(
     SURFACE_SETTINGS[surface].filter((key) => !settings[key]),
   );
 }
+
+/**
+ * The configuration's cross-check (`loadConfig`): each setting the configured surfaces need but
+ * the environment leaves empty, reported like a missing required setting.
+ */
+export function surfaceSettingProblems(values: Readonly<Record<string, unknown>>): string[] {
+  const setting = String(values.EDGE_SURFACES ?? '');
+  return missingSurfaceSettings(edgeSurfaces(setting), values).map(
+    (key) => `${key}: is required with EDGE_SURFACES ${setting}`,
+  );
+}
