@@ -66,8 +66,10 @@ export async function startEdgeService(
     token: config.DISPATCHER_INTERNAL_TOKEN,
     timeoutMs: config.BILLING_TIMEOUT_MS,
   });
-  const dashboardDir = resolveDashboardDir(config.DASHBOARD_DIR);
-  if (dashboardDir === null) shell.logger.warn('dashboard not built: /dashboard/ is not served');
+  const dashboardDir = surfaces.has('dashboard') ? resolveDashboardDir(config.DASHBOARD_DIR) : null;
+  if (surfaces.has('dashboard') && dashboardDir === null) {
+    shell.logger.warn('dashboard not built: /dashboard/ is not served');
+  }
   const app = buildEdgeApp({
     logger: shell.logger,
     dashboardDir,
