@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { compile } from './ajv.js';
+import { envelopeError } from './envelope-error.suite.js';
 import {
   completedEvent,
-  EnvelopeError,
   INFERENCE_FAILED_MESSAGE,
   InferenceCompletedPayloadSchema,
   parseEnvelope,
@@ -45,16 +45,6 @@ const failure = {
   costMicroDzd: null,
   error: { type: 'inference_failed', message: INFERENCE_FAILED_MESSAGE },
 };
-
-function envelopeError(fn: () => unknown): EnvelopeError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof EnvelopeError) return error;
-    throw error;
-  }
-  throw new Error('expected an EnvelopeError');
-}
 
 describe('completedEvent', () => {
   it.each<[string, CompletedEventOf, object]>([

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { EnvelopeError, makeEnvelope, parseEnvelope } from './envelopes.js';
+import { makeEnvelope, parseEnvelope } from './envelopes.js';
+import { envelopeError } from './envelope-error.suite.js';
 import type {
   EnvelopeKind,
   InferenceCompletedPayload,
@@ -58,16 +59,6 @@ const failed: InferenceCompletedPayload = {
   runtimeMs: 0,
   completedAtMs: 1_750_000_001_000,
 };
-
-function envelopeError(fn: () => unknown): EnvelopeError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof EnvelopeError) return error;
-    throw error;
-  }
-  throw new Error('expected an EnvelopeError');
-}
 
 describe('makeEnvelope / parseEnvelope round trips', () => {
   it.each<[EnvelopeKind, object]>([
