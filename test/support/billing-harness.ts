@@ -1,4 +1,3 @@
-import { Keyring } from '@gateway/crypto';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { RequestHandler } from 'express';
@@ -12,8 +11,7 @@ import {
   createPrismaClient,
 } from '../../services/billing/src/db/client.js';
 import { mountBillingApi } from '../../services/billing/src/http/billing-app.js';
-import { createIdentity } from '../../services/billing/src/identity/index.js';
-import { createLedgerService } from '../../services/billing/src/ledger/index.js';
+import { createTestBillingServices } from '../../services/billing/src/http/billing-services.suite.js';
 import { isWorkerCall } from '../../services/edge/src/test-support/billing.suite.js';
 
 /*
@@ -74,13 +72,7 @@ export interface BillingHarness {
 export async function startBilling(): Promise<BillingHarness> {
   const db = await createTestDatabase(billingDatabaseTemplate);
   const prisma = createPrismaClient(db.runtimeUrl, { maxConnections: 8 });
-  const clock = () => new Date();
-  const identity = createIdentity({
-    prisma,
-    keyring: Keyring.parse(randomBytes(32).toString('base64')),
-    clock,
-  });
-  const ledger = createLedgerService({ prisma, clock, holdTtlMs: 15 * 60_000 });
+  const services = createTestBillingServices(prisma);
   const internalToken = randomBytes(32).toString('hex');
   const workerToken = randomBytes(32).toString('hex');
   const logger = createLogger({ service: 'billing', destination: silent });
@@ -103,7 +95,7 @@ export async function startBilling(): Promise<BillingHarness> {
     next();
   };
   app.use(chaos);
-  mountBillingApi(app, { identity, ledger }, { edge: internalToken, worker: workerToken });
+  mountBillingApi(app, services, { edge: internalToken, worker: workerToken });
   finishApp(app, logger);
   const server = await listen(app, '127.0.0.1', 0);
   const url = `http://127.0.0.1:${server.port}`;
@@ -156,7 +148,7 @@ export async function startBilling(): Promise<BillingHarness> {
       return BigInt(rows[0]!.balance);
     },
     async close() {
-      const report = await ledger.checkInvariants();
+      const report = await services.ledger.checkInvariants();
       await sql.end();
       await server.close(1_000);
       await prisma.$disconnect();

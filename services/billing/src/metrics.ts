@@ -2,6 +2,11 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { PrismaClient } from './db/client.js';
 import type { PasswordWorkEvent } from './dashboard/password-work.js';
 import type { LedgerService } from './ledger/index.js';
+import {
+  countCappedHolds,
+  countPendingHolds,
+  sweeperLagSeconds,
+} from './ledger/ledger-repository.js';
 
 /*
  * Billing's own Prometheus metrics, on the service registry (the dashboard and the alert rules
@@ -93,11 +98,9 @@ export interface BillingMetricsDeps {
 export function instrumentBilling(registry: Registry, deps: BillingMetricsDeps): LedgerService {
   const { prisma, ledger } = deps;
 
-  scrapedGauge(registry, 'billing_holds_open', 'Pending holds (all accounts)', async () => {
-    const rows = await prisma.$queryRaw<{ open: number }[]>`
-      SELECT count(*)::int AS open FROM holds WHERE status = 'pending'`;
-    return rows[0]?.open ?? 0;
-  });
+  scrapedGauge(registry, 'billing_holds_open', 'Pending holds (all accounts)', () =>
+    countPendingHolds(prisma),
+  );
   const settled = new Counter({
     name: 'billing_settled_micro_dzd_total',
     help: 'Micro-dinar charged by hold settlements made by this process',
@@ -117,22 +120,13 @@ export function instrumentBilling(registry: Registry, deps: BillingMetricsDeps):
     registry,
     'billing_settlements_capped',
     'Holds settled capped at their amount: the reported usage cost more (should stay 0)',
-    async () => {
-      const rows = await prisma.$queryRaw<{ capped: number }[]>`
-        SELECT count(*)::int AS capped FROM holds WHERE uncapped_cost_micro_dzd IS NOT NULL`;
-      return rows[0]?.capped ?? 0;
-    },
+    () => countCappedHolds(prisma),
   );
   scrapedGauge(
     registry,
     'billing_hold_sweeper_lag_seconds',
     'Seconds the most overdue pending hold has been past its expiry (0 when none)',
-    async () => {
-      const rows = await prisma.$queryRaw<{ lag: number }[]>`
-        SELECT COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(expires_at)), 0)::float8 AS lag
-        FROM holds WHERE status = 'pending' AND expires_at < clock_timestamp()`;
-      return Math.max(0, rows[0]?.lag ?? 0);
-    },
+    () => sweeperLagSeconds(prisma),
   );
 
   return {

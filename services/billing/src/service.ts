@@ -3,7 +3,8 @@ import { Keyring } from '@gateway/crypto';
 import { createGatewayBus, gatewayNames, type MessageBus } from '@gateway/messaging';
 import { createServiceApp, finishApp, serveHttp, type ServiceShell } from '@gateway/runtime';
 import { assertHoldTimings, type billingConfigSchema } from './config.js';
-import { createPrismaClient, pgPoolOf } from './db/client.js';
+import { createPrismaClient, pgPoolOf, pingDatabase } from './db/client.js';
+import { billingSchemaReadiness } from './db/schema-check.js';
 import { createDashboard } from './dashboard/index.js';
 import { mountBillingApi } from './http/billing-app.js';
 import { RequestIdempotency } from './http/request-idempotency.js';
@@ -71,11 +72,12 @@ export async function startBillingService(
       {
         name: 'postgres',
         check: async () => {
-          await prisma.$queryRaw`SELECT 1`.catch((error: unknown) => {
+          await pingDatabase(prisma).catch((error: unknown) => {
             throw new Error(databaseProblem(error));
           });
         },
       },
+      billingSchemaReadiness(pgPoolOf(prisma)),
       // Not the broker: settles and voids over HTTP must go on while it is away.
     ],
     isShuttingDown: () => shell.lifecycle.isShuttingDown,

@@ -4,7 +4,15 @@ import {
   DashboardSignInRequestSchema,
   createBodyValidator,
   type DashboardInvitationAcceptRequest,
+  type DashboardOverview,
+  type DashboardScopedToken,
+  type DashboardScopedTokenList,
+  type DashboardSession,
   type DashboardSignInRequest,
+  type DashboardStartedSession,
+  type InvitationCreateRequest,
+  type InvitationCreated,
+  type OperatorUserCreateRequest,
 } from '@gateway/contracts';
 import type { BillingServices } from '../http/internal-routes.js';
 import { requiredString } from '../http/wire.js';
@@ -19,7 +27,7 @@ const validateAccept = createBodyValidator<DashboardInvitationAcceptRequest>(
 
 /**
  * `/internal/v1/dashboard` (edge only): sign-in, sessions, invitation acceptance and the owner's
- * overview. Edge keeps the session token in the browser's cookie and passes it in bodies, never
+ * overview; answers of packages/contracts/src/dashboard-api.ts. Edge keeps the session token in the browser's cookie and passes it in bodies, never
  * in a URL (URLs end up in logs).
  */
 export function dashboardRoutes(services: BillingServices, dashboard: Dashboard): Router {
@@ -27,10 +35,17 @@ export function dashboardRoutes(services: BillingServices, dashboard: Dashboard)
   const { sessions, users } = dashboard;
   router.post('/sessions', async (req, res) => {
     const body = validateSignIn(req.body);
-    res.status(201).json(await sessions.signIn(body.realm ?? 'owner', body.email, body.password));
+    const started: DashboardStartedSession = await sessions.signIn(
+      body.realm ?? 'owner',
+      body.email,
+      body.password,
+    );
+    res.status(201).json(started);
   });
   router.post('/sessions/resolve', async (req, res) => {
-    res.json(await sessions.resolve(presentedToken((req.body as { token?: unknown })?.token)));
+    const token = presentedToken((req.body as { token?: unknown })?.token);
+    const session: DashboardSession = await sessions.resolve(token);
+    res.json(session);
   });
   router.post('/sessions/end', async (req, res) => {
     await sessions.end(presentedToken((req.body as { token?: unknown })?.token));
@@ -38,38 +53,52 @@ export function dashboardRoutes(services: BillingServices, dashboard: Dashboard)
   });
   router.post('/invitations/accept', async (req, res) => {
     const body = validateAccept(req.body);
-    res.status(201).json(await users.accept(body.token, body.password));
+    const started: DashboardStartedSession = await users.accept(body.token, body.password);
+    res.status(201).json(started);
   });
   router.get('/accounts/:id/overview', async (req, res) => {
     const { identity, ledger } = services;
     const deps = { prisma: identity.prisma, ledger, accounts: identity.accounts };
-    res.json(await accountOverview(deps, req.params.id, dashboard.clock));
+    const overview: DashboardOverview = await accountOverview(deps, req.params.id, dashboard.clock);
+    res.json(overview);
   });
   router.get('/accounts/:id/scoped-tokens', async (req, res) => {
-    res.json(await dashboard.scopedTokens.list(req.params.id, req.query));
+    const list: DashboardScopedTokenList = await dashboard.scopedTokens.list(
+      req.params.id,
+      req.query,
+    );
+    res.json(list);
   });
   router.post('/accounts/:id/scoped-tokens/:tokenId/revoke', async (req, res) => {
-    res.json(await dashboard.scopedTokens.revoke(req.params.id, req.params.tokenId));
+    const token: DashboardScopedToken = await dashboard.scopedTokens.revoke(
+      req.params.id,
+      req.params.tokenId,
+    );
+    res.json(token);
   });
   return router;
 }
+
+/** A body's fields as the contract names them; their values are checked by the users' rules. */
+type Fields<T> = { [K in keyof T]?: unknown };
 
 /** Operator API additions (`/internal/v1/admin`): owner invitations and operator users. */
 export function dashboardAdminRoutes(dashboard: Dashboard): Router {
   const router = express.Router();
   router.post('/accounts/:id/invitations', async (req, res) => {
-    const body = (req.body ?? {}) as { email?: unknown };
+    const body = (req.body ?? {}) as Fields<InvitationCreateRequest>;
     const invitation = await dashboard.users.invite(req.params.id, body.email);
-    res.status(201).json({
+    const created: Omit<InvitationCreated, 'url'> = {
       id: invitation.id,
       account_id: invitation.accountId,
       email: invitation.email,
       token: invitation.token,
       expires_at: invitation.expiresAt.toISOString(),
-    });
+    };
+    res.status(201).json(created);
   });
   router.post('/operator-users', async (req, res) => {
-    const body = (req.body ?? {}) as Record<string, unknown>;
+    const body = (req.body ?? {}) as Fields<OperatorUserCreateRequest>;
     const user = await dashboard.users.createOperator({
       email: body.email,
       role: body.role,

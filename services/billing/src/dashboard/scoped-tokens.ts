@@ -9,8 +9,10 @@ import {
 import type { PrismaClient } from '../db/client.js';
 import type { Clock } from '../identity/index.js';
 import { invalid, queryLimit } from '../ledger/validation.js';
+import * as repo from './dashboard-repository.js';
+import type { ScopedTokenRow } from './dashboard-repository.js';
 
-export type ScopedTokenRow = Awaited<ReturnType<PrismaClient['scopedToken']['findFirstOrThrow']>>;
+export type { ScopedTokenRow } from './dashboard-repository.js';
 
 /** `?limit=`: 1..100, the default when absent. */
 export function dashboardPageSize(value: unknown): number {
@@ -57,12 +59,7 @@ export class DashboardScopedTokens {
   async list(accountId: string, query: { limit?: unknown; cursor?: unknown }) {
     const limit = dashboardPageSize(query.limit);
     const cursor = await this.#cursor(accountId, query.cursor);
-    const rows = await this.prisma.scopedToken.findMany({
-      where: { accountId },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: limit,
-      ...(cursor ? { cursor: { id: cursor }, skip: 1 } : {}),
-    });
+    const rows = await repo.listScopedTokens(this.prisma, accountId, limit, cursor);
     const now = this.clock();
     const list: DashboardScopedTokenList = {
       object: 'list',
@@ -75,11 +72,8 @@ export class DashboardScopedTokens {
   /** Idempotent: a second revocation keeps the first time. Another account's id: 404. */
   async revoke(accountId: string, id: string): Promise<DashboardScopedToken> {
     const now = this.clock();
-    await this.prisma.scopedToken.updateMany({
-      where: { id, accountId, revokedAt: null },
-      data: { revokedAt: now },
-    });
-    const row = await this.prisma.scopedToken.findFirst({ where: { id, accountId } });
+    await repo.revokeScopedToken(this.prisma, accountId, id, now);
+    const row = await repo.findScopedToken(this.prisma, accountId, id);
     if (!row) throw new GatewayError('resource_not_found', 'Scoped token not found');
     return scopedTokenToJson(row, now);
   }
@@ -88,7 +82,7 @@ export class DashboardScopedTokens {
     if (value === undefined) return null;
     const found =
       typeof value === 'string' && value.length <= 64
-        ? await this.prisma.scopedToken.findFirst({ where: { id: value, accountId } })
+        ? await repo.findScopedToken(this.prisma, accountId, value)
         : null;
     if (!found) throw invalid('cursor', 'cursor is not valid');
     return found.id;

@@ -6,6 +6,7 @@ import {
 import type { PrismaClient } from '../db/client.js';
 import type { Clock } from '../identity/types.js';
 import type { PasswordWork } from './password-work.js';
+import * as repo from './dashboard-repository.js';
 import type { SignInLimits } from './sign-in-limits.js';
 import { csrfTokenOf, newSecretToken, newUserId, normalEmail, tokenDigest } from './tokens.js';
 
@@ -48,10 +49,7 @@ export class DashboardSessions {
     const { passwords, signInLimits } = this.guards;
     const user = await passwords.run(async () => {
       const point = await signInLimits.take(address);
-      const found =
-        realm === 'owner'
-          ? await this.prisma.ownerUser.findUnique({ where: { email: address } })
-          : await this.prisma.operatorUser.findUnique({ where: { email: address } });
+      const found = await repo.findUserByEmail(this.prisma, realm, address);
       if (!(await passwords.verify(password, found?.passwordHash ?? null)) || !found) {
         throw new GatewayError('invalid_credentials', 'Wrong email or password');
       }
@@ -64,61 +62,50 @@ export class DashboardSessions {
   async start(user: SessionUser): Promise<DashboardStartedSession> {
     const token = newSecretToken();
     const now = this.clock();
-    const row = await this.prisma.dashboardSession.create({
-      data: {
-        id: newUserId('ses'),
-        tokenDigest: tokenDigest(token),
-        ...(user.kind === 'owner' ? { ownerUserId: user.id } : { operatorUserId: user.id }),
-        createdAt: now,
-        lastSeenAt: now,
-        expiresAt: new Date(now.getTime() + this.timings.maxMs),
-      },
+    const row = await repo.createSession(this.prisma, {
+      id: newUserId('ses'),
+      tokenDigest: tokenDigest(token),
+      ...(user.kind === 'owner' ? { ownerUserId: user.id } : { operatorUserId: user.id }),
+      createdAt: now,
+      lastSeenAt: now,
+      expiresAt: new Date(now.getTime() + this.timings.maxMs),
     });
     return { token, session: await this.#view(row, token) };
   }
 
   /** The session of `token`, refreshed; 401 `session_required` when there is none (any more). */
   async resolve(token: string): Promise<DashboardSession> {
-    const row = await this.prisma.dashboardSession.findUnique({
-      where: { tokenDigest: tokenDigest(token) },
-    });
+    const row = await repo.findSessionByDigest(this.prisma, tokenDigest(token));
     const now = this.clock().getTime();
     if (!row) throw noSession();
     if (row.expiresAt.getTime() <= now || row.lastSeenAt.getTime() + this.timings.idleMs <= now) {
-      await this.prisma.dashboardSession.deleteMany({ where: { id: row.id } });
+      await repo.deleteSession(this.prisma, row.id);
       throw noSession();
     }
     if (now - row.lastSeenAt.getTime() >= TOUCH_INTERVAL_MS) {
-      await this.prisma.dashboardSession.updateMany({
-        where: { id: row.id },
-        data: { lastSeenAt: new Date(now) },
-      });
+      await repo.touchSession(this.prisma, row.id, new Date(now));
     }
     return this.#view(row, token);
   }
 
   /** Sign-out: idempotent. */
   async end(token: string): Promise<void> {
-    await this.prisma.dashboardSession.deleteMany({ where: { tokenDigest: tokenDigest(token) } });
+    await repo.deleteSessionByDigest(this.prisma, tokenDigest(token));
   }
 
   /** Ends every session of an owner (their password was set again). */
   async endAllOf(ownerUserId: string): Promise<void> {
-    await this.prisma.dashboardSession.deleteMany({ where: { ownerUserId } });
+    await repo.deleteSessionsOfOwner(this.prisma, ownerUserId);
   }
 
   /** Deletes ended sessions; returns how many. */
   async purgeEnded(): Promise<number> {
     const now = this.clock().getTime();
-    const { count } = await this.prisma.dashboardSession.deleteMany({
-      where: {
-        OR: [
-          { expiresAt: { lte: new Date(now) } },
-          { lastSeenAt: { lte: new Date(now - this.timings.idleMs) } },
-        ],
-      },
-    });
-    return count;
+    return repo.deleteEndedSessions(
+      this.prisma,
+      new Date(now),
+      new Date(now - this.timings.idleMs),
+    );
   }
 
   async #view(
@@ -131,10 +118,7 @@ export class DashboardSessions {
       idle_timeout_s: Math.floor(this.timings.idleMs / 1000),
     };
     if (row.ownerUserId !== null) {
-      const owner = await this.prisma.ownerUser.findUnique({
-        where: { id: row.ownerUserId },
-        include: { account: { select: { id: true, name: true } } },
-      });
+      const owner = await repo.findOwnerWithAccount(this.prisma, row.ownerUserId);
       if (!owner) throw noSession();
       return {
         user: { id: owner.id, email: owner.email, role: 'owner' },
@@ -142,9 +126,7 @@ export class DashboardSessions {
         ...common,
       };
     }
-    const operator = await this.prisma.operatorUser.findUnique({
-      where: { id: row.operatorUserId ?? '' },
-    });
+    const operator = await repo.findOperator(this.prisma, row.operatorUserId ?? '');
     if (!operator) throw noSession();
     return {
       user: { id: operator.id, email: operator.email, role: operator.role },

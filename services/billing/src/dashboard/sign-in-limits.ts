@@ -2,6 +2,11 @@ import type pg from 'pg';
 import { GatewayError } from '@gateway/contracts';
 import type { Clock } from '../identity/types.js';
 import { sha256Hex } from '../identity/secrets.js';
+import {
+  deleteEndedSignInWindows,
+  giveBackSignInPoint,
+  takeSignInPoint,
+} from './dashboard-repository.js';
 
 const WINDOW_MS = 3_600_000;
 
@@ -32,19 +37,12 @@ export class SignInLimits {
   async take(email: string): Promise<SignInPoint> {
     const now = this.clock();
     const emailDigest = sha256Hex(email);
-    const { rows } = await this.pool.query<{ granted: boolean; window_ends_at: Date }>(
-      `INSERT INTO dashboard_sign_in_limits AS l (email_digest, points, granted, window_ends_at)
-       VALUES ($1, 1, true, $3)
-       ON CONFLICT (email_digest) DO UPDATE SET
-         points = CASE WHEN l.window_ends_at <= $2 THEN 1
-                       WHEN l.points < $4 THEN l.points + 1
-                       ELSE l.points END,
-         granted = l.window_ends_at <= $2 OR l.points < $4,
-         window_ends_at = CASE WHEN l.window_ends_at <= $2 THEN $3 ELSE l.window_ends_at END
-       RETURNING granted, window_ends_at`,
-      [emailDigest, now, new Date(now.getTime() + WINDOW_MS), this.perHour],
-    );
-    const row = rows[0];
+    const row = await takeSignInPoint(this.pool, {
+      emailDigest,
+      now,
+      newWindowEndsAt: new Date(now.getTime() + WINDOW_MS),
+      perHour: this.perHour,
+    });
     if (!row) throw new Error('sign-in limit upsert returned no row');
     if (!row.granted) {
       const retryAfterS = Math.max(
@@ -60,19 +58,11 @@ export class SignInLimits {
 
   /** The password was right: the point goes back to its window (not to a newer one). */
   async giveBack(point: SignInPoint): Promise<void> {
-    await this.pool.query(
-      `UPDATE dashboard_sign_in_limits SET points = points - 1
-       WHERE email_digest = $1 AND window_ends_at = $2 AND points > 0`,
-      [point.emailDigest, point.windowEndsAt],
-    );
+    await giveBackSignInPoint(this.pool, point.emailDigest, point.windowEndsAt);
   }
 
   /** Deletes windows that ended; returns how many. */
   async purgeEnded(): Promise<number> {
-    const { rowCount } = await this.pool.query(
-      'DELETE FROM dashboard_sign_in_limits WHERE window_ends_at <= $1',
-      [this.clock()],
-    );
-    return rowCount ?? 0;
+    return deleteEndedSignInWindows(this.pool, this.clock());
   }
 }

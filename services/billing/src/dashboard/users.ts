@@ -3,10 +3,12 @@ import {
   OPERATOR_ROLES,
   type DashboardStartedSession,
   type OperatorRole,
+  type OperatorUser,
 } from '@gateway/contracts';
 import type { PrismaClient } from '../db/client.js';
 import type { Clock } from '../identity/types.js';
 import type { PasswordWork } from './password-work.js';
+import * as repo from './dashboard-repository.js';
 import type { DashboardSessions } from './sessions.js';
 import {
   newPassword,
@@ -51,21 +53,19 @@ export class DashboardUsers {
   async invite(accountId: string, email: unknown): Promise<CreatedInvitation> {
     const { prisma, clock, invitationTtlMs } = this.options;
     const address = normalEmail(email);
-    if (!(await prisma.account.findUnique({ where: { id: accountId }, select: { id: true } }))) {
+    if (!(await repo.accountExists(prisma, accountId))) {
       throw new GatewayError('resource_not_found', `Account '${accountId}' not found`);
     }
     await this.#assertEmailFreeFor(accountId, address);
     const token = newSecretToken();
     const now = clock();
-    const row = await prisma.ownerInvitation.create({
-      data: {
-        id: newUserId('inv'),
-        accountId,
-        email: address,
-        tokenDigest: tokenDigest(token),
-        createdAt: now,
-        expiresAt: new Date(now.getTime() + invitationTtlMs),
-      },
+    const row = await repo.createInvitation(prisma, {
+      id: newUserId('inv'),
+      accountId,
+      email: address,
+      tokenDigest: tokenDigest(token),
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + invitationTtlMs),
     });
     return { id: row.id, accountId, email: address, token, expiresAt: row.expiresAt };
   }
@@ -79,45 +79,24 @@ export class DashboardUsers {
     const { prisma, clock, sessions, passwords } = this.options;
     const digest = tokenDigest(presentedToken(token));
     const chosen = newPassword(password);
-    const open = await prisma.ownerInvitation.findFirst({
-      where: { tokenDigest: digest, usedAt: null, expiresAt: { gt: clock() } },
-      select: { id: true },
-    });
-    if (!open) throw badInvitation();
+    if (!(await repo.openInvitationExists(prisma, digest, clock()))) throw badInvitation();
     const hash = await passwords.run(() => passwords.hash(chosen));
-    const ownerId = await prisma.$transaction(async (tx) => {
-      const now = clock();
-      const used = await tx.ownerInvitation.updateMany({
-        where: { tokenDigest: digest, usedAt: null, expiresAt: { gt: now } },
-        data: { usedAt: now },
-      });
-      if (used.count !== 1) throw badInvitation();
-      const invitation = await tx.ownerInvitation.findUniqueOrThrow({
-        where: { tokenDigest: digest },
-      });
-      const existing = await tx.ownerUser.findUnique({ where: { email: invitation.email } });
-      if (existing && existing.accountId !== invitation.accountId) throw badInvitation();
-      if (existing) {
-        await tx.ownerUser.update({ where: { id: existing.id }, data: { passwordHash: hash } });
-        return existing.id;
-      }
-      const id = newUserId('own');
-      await tx.ownerUser.create({
-        data: {
-          id,
-          accountId: invitation.accountId,
-          email: invitation.email,
-          passwordHash: hash,
-          createdAt: now,
-        },
-      });
-      return id;
+    const ownerId = await repo.useInvitation(prisma, {
+      tokenDigest: digest,
+      passwordHash: hash,
+      now: clock(),
+      newOwnerId: newUserId('own'),
     });
+    if (ownerId === null) throw badInvitation();
     await sessions.endAllOf(ownerId);
     return sessions.start({ kind: 'owner', id: ownerId });
   }
 
-  async createOperator(input: { email: unknown; role: unknown; password: unknown }) {
+  async createOperator(input: {
+    email: unknown;
+    role: unknown;
+    password: unknown;
+  }): Promise<OperatorUser> {
     const email = normalEmail(input.email);
     if (!OPERATOR_ROLES.includes(input.role as OperatorRole)) {
       throw new GatewayError(
@@ -132,10 +111,14 @@ export class DashboardUsers {
     const { passwords } = this.options;
     const chosen = newPassword(input.password);
     const passwordHash = await passwords.run(() => passwords.hash(chosen));
-    const existing = await this.options.prisma.operatorUser.findUnique({ where: { email } });
+    const existing = await repo.findOperatorByEmail(this.options.prisma, email);
     if (existing) throw new GatewayError('conflict', `Operator user '${email}' already exists`);
-    const row = await this.options.prisma.operatorUser.create({
-      data: { id: newUserId('opu'), email, role, passwordHash, createdAt: this.options.clock() },
+    const row = await repo.createOperator(this.options.prisma, {
+      id: newUserId('opu'),
+      email,
+      role,
+      passwordHash,
+      createdAt: this.options.clock(),
     });
     return {
       id: row.id,
@@ -147,14 +130,11 @@ export class DashboardUsers {
 
   /** Deletes invitations past their expiry (used or not); returns how many. */
   async purgeExpiredInvitations(): Promise<number> {
-    const { count } = await this.options.prisma.ownerInvitation.deleteMany({
-      where: { expiresAt: { lte: this.options.clock() } },
-    });
-    return count;
+    return repo.deleteExpiredInvitations(this.options.prisma, this.options.clock());
   }
 
   async #assertEmailFreeFor(accountId: string, email: string): Promise<void> {
-    const owner = await this.options.prisma.ownerUser.findUnique({ where: { email } });
+    const owner = await repo.findOwnerByEmail(this.options.prisma, email);
     if (owner && owner.accountId !== accountId) {
       throw new GatewayError('conflict', 'This email already owns another account', {
         param: 'email',

@@ -54,6 +54,11 @@ export function pgPoolOf(prisma: PrismaClient): pg.Pool {
   return pool;
 }
 
+/** One trivial statement through the client: readiness's "the database answers". */
+export async function pingDatabase(prisma: PrismaClient): Promise<void> {
+  await prisma.$queryRaw`SELECT 1`;
+}
+
 let templateName: string | undefined;
 
 /** The runtime role of tests: billing in tests connects as it, as in a deployment. */

@@ -47,8 +47,8 @@ export const RUNTIME_TABLE_PRIVILEGES: Readonly<Record<string, readonly TablePri
   usage_purged_totals: ['SELECT', 'INSERT', 'UPDATE'],
   // Node health (issue 16): upserted by worker reports; pruned (gone from the catalog, or a day old).
   node_health: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
-  // The migrations' bookkeeping: the service never reads it.
-  _prisma_migrations: [],
+  // The migrations' bookkeeping: read by readiness (db/schema-check.ts), never written.
+  _prisma_migrations: ['SELECT'],
 };
 
 /** `ledger_entries.id` is a BIGSERIAL: inserting calls nextval (USAGE). */

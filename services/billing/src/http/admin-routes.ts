@@ -1,11 +1,26 @@
 import express, { type Router } from 'express';
 import {
   CreditRequestSchema,
+  type AccountCreateRequest,
+  type AccountPatchRequest,
+  type ApiKeyCreateRequest,
+  type ScopedTokenRevokeRequest,
   GatewayError,
   createBodyValidator,
   dzdToMicroDzd,
   microDzdToDzd,
+  type ApiKeyList,
+  type CatalogModel,
+  type CatalogModelList,
   type CreditRequest,
+  type CreditResult,
+  type IssuedApiKey,
+  type LedgerCheck,
+  type LedgerEntryPage,
+  type OperatorAccount,
+  type OperatorAccountDetail,
+  type OperatorAccountList,
+  type Statement,
 } from '@gateway/contracts';
 import { accountToJson, modelToJson } from '../identity/index.js';
 import type { BillingServices } from './internal-routes.js';
@@ -14,21 +29,24 @@ import { balanceToJson, optionalDate, requiredString, toOperatorWire } from './w
 
 /**
  * The operator API of decisions §4, served here and exposed by edge under `/admin/v1`
- * (edge checks the admin token; this router sits behind the internal credential).
+ * (edge checks the admin token; this router sits behind the internal credential). Its answers
+ * are the contract's (packages/contracts/src/operator-api.ts).
  */
 export function adminRoutes({ identity, ledger }: BillingServices): Router {
   const router = express.Router();
-  const accountView = async (id: string) => {
+  const accountView = async (id: string): Promise<OperatorAccountDetail> => {
     const account = await identity.accounts.get(id);
     const balance = balanceToJson(await ledger.getBalance(id));
     return { ...accountToJson(account), ...balance };
   };
+  const accountJson = (account: Parameters<typeof accountToJson>[0]): OperatorAccount =>
+    accountToJson(account);
 
   router.post('/accounts', async (req, res) => {
     const account = await identity.accounts.create({
-      name: (req.body as { name?: unknown })?.name,
+      name: (req.body as Fields<AccountCreateRequest> | undefined)?.name,
     });
-    res.status(201).json(accountToJson(account));
+    res.status(201).json(accountJson(account));
   });
   router.get('/accounts', async (req, res) => {
     const limit = req.query.limit === undefined ? undefined : Number(req.query.limit);
@@ -39,13 +57,17 @@ export function adminRoutes({ identity, ledger }: BillingServices): Router {
       ...(cursor ? { cursor } : {}),
       ...(search ? { search } : {}),
     });
-    res.json({ accounts: page.accounts.map(accountToJson), next_cursor: page.nextCursor });
+    const list: OperatorAccountList = {
+      accounts: page.accounts.map(accountJson),
+      next_cursor: page.nextCursor,
+    };
+    res.json(list);
   });
   router.get('/accounts/:id', async (req, res) => {
     res.json(await accountView(req.params.id));
   });
   router.patch('/accounts/:id', async (req, res) => {
-    const body = (req.body ?? {}) as Record<string, unknown>;
+    const body = (req.body ?? {}) as Fields<AccountPatchRequest>;
     await identity.accounts.patch(req.params.id, {
       ...(body.rate_limit_per_minute !== undefined
         ? { rateLimitPerMinute: body.rate_limit_per_minute as number }
@@ -57,23 +79,28 @@ export function adminRoutes({ identity, ledger }: BillingServices): Router {
     res.json(await accountView(req.params.id));
   });
   router.post('/accounts/:id/suspend', async (req, res) => {
-    res.json(accountToJson(await identity.accounts.suspend(req.params.id)));
+    res.json(accountJson(await identity.accounts.suspend(req.params.id)));
   });
   router.post('/accounts/:id/unsuspend', async (req, res) => {
-    res.json(accountToJson(await identity.accounts.unsuspend(req.params.id)));
+    res.json(accountJson(await identity.accounts.unsuspend(req.params.id)));
   });
 
   router.get('/accounts/:id/api-keys', async (req, res) => {
-    res.json({ api_keys: toOperatorWire(await identity.accounts.listApiKeys(req.params.id)) });
+    const keys = toOperatorWire(await identity.accounts.listApiKeys(req.params.id));
+    res.json({ api_keys: keys } as ApiKeyList);
   });
   router.post('/accounts/:id/api-keys', async (req, res) => {
-    const issued = await identity.accounts.createApiKey(req.params.id, {
-      name: (req.body as { name?: unknown })?.name,
+    const issued: IssuedApiKey = await identity.accounts.createApiKey(req.params.id, {
+      name: (req.body as Fields<ApiKeyCreateRequest> | undefined)?.name,
     });
     res.status(201).json(issued);
   });
   router.post('/accounts/:id/api-keys/:name/regenerate', async (req, res) => {
-    res.json(await identity.accounts.regenerateApiKey(req.params.id, req.params.name));
+    const issued: IssuedApiKey = await identity.accounts.regenerateApiKey(
+      req.params.id,
+      req.params.name,
+    );
+    res.json(issued);
   });
   router.delete('/accounts/:id/api-keys/:name', async (req, res) => {
     await identity.accounts.deleteApiKey(req.params.id, req.params.name);
@@ -91,7 +118,11 @@ export function adminRoutes({ identity, ledger }: BillingServices): Router {
       reference: body.reference ?? null,
       idempotencyKey: key ?? null,
     });
-    res.json({ transaction_id: result.transactionId, ...balanceToJson(result.balance) });
+    const answer: CreditResult = {
+      transaction_id: result.transactionId,
+      ...balanceToJson(result.balance),
+    };
+    res.json(answer);
   });
 
   router.get('/accounts/:id/statement', async (req, res) => {
@@ -104,20 +135,27 @@ export function adminRoutes({ identity, ledger }: BillingServices): Router {
       res.type('text/csv').send(await ledger.statementCsv(req.params.id, range));
       return;
     }
-    res.json(toOperatorWire(await ledger.statement(req.params.id, range)));
+    res.json(toOperatorWire(await ledger.statement(req.params.id, range)) as Statement);
   });
 
   router.post('/scoped-tokens/revoke', async (req, res) => {
     res.json(
-      toOperatorWire(await identity.scopedTokens.revoke(requiredString(req.body, 'token'), {})),
+      toOperatorWire(
+        await identity.scopedTokens.revoke(
+          requiredString(req.body, 'token' satisfies keyof ScopedTokenRevokeRequest),
+          {},
+        ),
+      ),
     );
   });
 
   router.get('/models', async (_req, res) => {
-    res.json({ models: (await identity.catalog.list()).map(modelToJson) });
+    const list: CatalogModelList = { models: (await identity.catalog.list()).map(modelToJson) };
+    res.json(list);
   });
   router.put('/models/*modelId', async (req, res) => {
-    res.json(modelToJson(await identity.catalog.put(modelIdParam(req.params.modelId), req.body)));
+    const model = await identity.catalog.put(modelIdParam(req.params.modelId), req.body);
+    res.json(modelToJson(model) satisfies CatalogModel);
   });
 
   router.get('/ledger/entries', async (req, res) => {
@@ -129,18 +167,18 @@ export function adminRoutes({ identity, ledger }: BillingServices): Router {
       ...(typeof q.cursor === 'string' ? { cursor: q.cursor } : {}),
       ...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
     });
-    res.json(
-      toOperatorWire({
-        entries: page.entries.map((e) => ({ ...e, amountDzd: microDzdToDzd(e.amountMicroDzd) })),
-        next_cursor: page.nextCursor,
-      }),
-    );
+    const entries = page.entries.map((e) => ({ ...e, amountDzd: microDzdToDzd(e.amountMicroDzd) }));
+    res.json(toOperatorWire({ entries, next_cursor: page.nextCursor }) as LedgerEntryPage);
   });
   router.get('/ledger/check', async (_req, res) => {
-    res.json(await ledger.checkInvariants());
+    const report: LedgerCheck = await ledger.checkInvariants();
+    res.json(report);
   });
   return router;
 }
+
+/** A body's fields as the contract names them; their values are checked by the identity rules. */
+type Fields<T> = { [K in keyof T]?: unknown };
 
 const validateCredit = createBodyValidator<CreditRequest>(CreditRequestSchema);
 

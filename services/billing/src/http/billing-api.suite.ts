@@ -1,4 +1,3 @@
-import { Keyring } from '@gateway/crypto';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { expect } from '@jest/globals';
@@ -6,12 +5,11 @@ import request from 'supertest';
 import { createLogger, createServiceMetrics } from '@gateway/observability';
 import { createServiceApp, finishApp } from '@gateway/runtime';
 import { createTestDatabase } from '@gateway/testing';
-import { billingDatabaseTemplate, createPrismaClient, pgPoolOf } from '../db/client.js';
-import { createIdentity } from '../identity/index.js';
-import { createLedgerService, type LedgerServiceDeps } from '../ledger/index.js';
+import { billingDatabaseTemplate, createPrismaClient } from '../db/client.js';
+import type { LedgerServiceDeps } from '../ledger/index.js';
 import { INTERNAL_TOKEN_HEADER } from '@gateway/runtime';
-import { createUsageService, UsageStore } from '../usage/index.js';
 import { mountBillingApi } from './billing-app.js';
+import { createTestBillingServices } from './billing-services.suite.js';
 
 const silent = new Writable({ write: (_c, _e, cb) => cb() });
 
@@ -33,13 +31,7 @@ export async function startBillingApi(
 ): Promise<BillingApiUnderTest> {
   const db = await createTestDatabase(billingDatabaseTemplate);
   const prisma = createPrismaClient(db.runtimeUrl, { maxConnections: 5 });
-  const clock = () => new Date();
-  const identity = createIdentity({
-    prisma,
-    keyring: Keyring.parse(randomBytes(32).toString('base64')),
-    clock,
-  });
-  const ledger = createLedgerService({ prisma, clock, holdTtlMs: 60_000, ...ledgerOptions });
+  const services = createTestBillingServices(prisma, { holdTtlMs: 60_000, ...ledgerOptions });
   const logger = createLogger({ service: 'billing', destination: silent });
   const app = createServiceApp({
     logger,
@@ -49,12 +41,7 @@ export async function startBillingApi(
   });
   const internalToken = randomBytes(32).toString('hex');
   const workerToken = randomBytes(32).toString('hex');
-  const usage = createUsageService({
-    store: new UsageStore(pgPoolOf(prisma)),
-    clock,
-    retentionDays: 400,
-  });
-  mountBillingApi(app, { identity, ledger, usage }, { edge: internalToken, worker: workerToken });
+  mountBillingApi(app, services, { edge: internalToken, worker: workerToken });
   finishApp(app, logger);
   const api = request(app);
   return {
@@ -68,7 +55,7 @@ export async function startBillingApi(
       ),
     close: async () => {
       try {
-        expect(await ledger.checkInvariants()).toEqual({ ok: true, violations: [] });
+        expect(await services.ledger.checkInvariants()).toEqual({ ok: true, violations: [] });
       } finally {
         await prisma.$disconnect();
         await db.drop();

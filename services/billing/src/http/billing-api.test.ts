@@ -76,7 +76,17 @@ describe('billing internal API', () => {
       maxOutputTokens: 1000,
     });
     expect(model.status).toBe(200);
-    expect((await call('get', '/models/acme/chat-1')).body.id).toBe('acme/chat-1');
+    // The catalog entry of the contract (CatalogEntry): its prices stay in billing.
+    expect((await call('get', '/models/acme/chat-1')).body).toEqual({
+      id: 'acme/chat-1',
+      kind: 'chat',
+      provider: 'node',
+      protocol: 'openai',
+      upstreamModel: expect.any(String),
+      maxOutputTokens: 1000,
+      nodes: expect.any(Array),
+      updatedAt: expect.any(String),
+    });
 
     const auth = await call('post', '/authenticate').send({
       authorization: `Bearer ${key.body.key}`,
@@ -116,6 +126,18 @@ describe('billing internal API', () => {
     expect(settled.status).toBe(200);
     // Real usage: (1000×100 + 100×300) × 1.2 / 10^6 DZD = 0.156 DZD, below the hold.
     expect(settled.body.costMicroDzd).toBe('156000');
+    // The contract's answer (SettleResponse), nothing of the journal.
+    expect(settled.body).toEqual({
+      holdId,
+      costMicroDzd: '156000',
+      releasedMicroDzd: '144000',
+      balance: {
+        balanceMicroDzd: '9844000',
+        pendingMicroDzd: '0',
+        availableMicroDzd: '9844000',
+      },
+      replayed: false,
+    });
     const replay = await call('post', `/holds/${holdId}/settle`, 'worker').send({
       inputTokens: 1000,
       outputTokens: 999,
@@ -219,7 +241,11 @@ describe('billing internal API', () => {
     for (const holdId of ['hld-batch-1', 'hld-batch-2', 'hld-batch-3']) {
       expect((await admit(holdId)).status).toBe(200);
     }
-    expect((await call('post', '/holds/hld-batch-2/void')).status).toBe(200);
+    const voided = await call('post', '/holds/hld-batch-2/void');
+    expect({ status: voided.status, body: voided.body }).toEqual({
+      status: 200,
+      body: { holdId: 'hld-batch-2', status: 'voided', replayed: false },
+    });
     const expiresAtMs = Date.now() + 3_600_000;
     const marks = ['hld-batch-1', 'hld-batch-2', 'hld-batch-3', 'hld-unknown'].map((holdId) => ({
       holdId,

@@ -1,18 +1,11 @@
 import type { ErrorRequestHandler, Express } from 'express';
 import { GatewayError, rateLimitHeaders, type RateLimitDecision } from '@gateway/contracts';
-import { createDashboard } from '../dashboard/index.js';
 import { dashboardAdminRoutes, dashboardRoutes } from '../dashboard/routes.js';
 import { adminRoutes } from './admin-routes.js';
-import {
-  createNodeHealthService,
-  nodeHealthAdminRoutes,
-  nodeHealthReportRoutes,
-} from '../nodes/index.js';
-import { pgPoolOf } from '../db/client.js';
+import { nodeHealthAdminRoutes, nodeHealthReportRoutes } from '../nodes/index.js';
 import { idempotencyRoutes } from './idempotency-routes.js';
 import { allowInternalCallers, identifyInternalCaller, jsonBodyParser } from '@gateway/runtime';
 import { internalRoutes, type BillingServices } from './internal-routes.js';
-import { RequestIdempotency } from './request-idempotency.js';
 import { accountUsageRoutes, adminUsageRoutes } from '../usage/index.js';
 
 // Internal calls carry small JSON bodies; a statement or catalog entry is far below this.
@@ -26,37 +19,28 @@ export interface BillingCallerTokens {
   worker: string;
 }
 
-/** Mounts billing's internal API (and the operator API behind it) on the service app. */
+/**
+ * Mounts billing's internal API (and the operator API behind it) on the service app. It builds
+ * no service: `service.ts` composes them all (tests: `createTestBillingServices`).
+ */
 export function mountBillingApi(
   app: Express,
   services: BillingServices,
   tokens: BillingCallerTokens,
 ): void {
-  const idempotency =
-    services.requestIdempotency ??
-    new RequestIdempotency({
-      run: (work) => services.identity.store.transaction(work),
-      clock: () => new Date(),
-      keyring: services.identity.keyring,
-    });
+  const { dashboard, nodeHealth, usage } = services;
   const edgeOnly = allowInternalCallers('edge');
   app.use('/internal/v1', identifyInternalCaller({ edge: tokens.edge, worker: tokens.worker }));
   app.use(
     '/internal/v1/idempotency',
     edgeOnly,
-    idempotencyRoutes(idempotency, IDEMPOTENCY_BODY_LIMIT_BYTES),
+    idempotencyRoutes(services.requestIdempotency, IDEMPOTENCY_BODY_LIMIT_BYTES),
   );
   app.use('/internal/v1', ...jsonBodyParser({ limitBytes: JSON_BODY_LIMIT_BYTES }));
-  const dashboard = services.dashboard ?? createDashboard({ prisma: services.identity.prisma });
   // Usage (issue 16): edge's alone, like the operator API below.
-  if (services.usage) {
-    app.use('/internal/v1/admin', edgeOnly, adminUsageRoutes(services.usage, services.identity));
-    app.use('/internal/v1', accountUsageRoutes(services.usage));
-  }
+  app.use('/internal/v1/admin', edgeOnly, adminUsageRoutes(usage, services.identity));
+  app.use('/internal/v1', accountUsageRoutes(usage));
   // Node health (issue 16): the worker reports, operators (through edge) read.
-  const nodeHealth =
-    services.nodeHealth ??
-    createNodeHealthService(pgPoolOf(services.identity.prisma), services.identity.catalog);
   app.use('/internal/v1', nodeHealthReportRoutes(nodeHealth));
   app.use('/internal/v1/admin', edgeOnly, nodeHealthAdminRoutes(nodeHealth));
   // The operator API is edge's alone: the worker's credential cannot grant credits.

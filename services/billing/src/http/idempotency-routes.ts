@@ -1,40 +1,33 @@
 import express, { type Router } from 'express';
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
-import { createBodyValidator } from '@gateway/contracts';
+import {
+  createBodyValidator,
+  IdempotencyRefSchema,
+  StoredResponseSchema,
+  type IdempotencyClaim,
+  type IdempotencyRef,
+} from '@gateway/contracts';
 import { jsonBodyParser } from '@gateway/runtime';
 import type { RequestIdempotency } from './request-idempotency.js';
 
-const Ref = {
-  accountId: Type.String({ minLength: 1, maxLength: 64 }),
-  // Printable ASCII, as edge accepts in the header.
-  key: Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' }),
-  requestHash: Type.String({ pattern: '^[0-9a-f]{64}$' }),
-};
-
+// The bodies are the contract's key, with the claim's lease or the answer to store.
+const closed = { additionalProperties: false } as const;
 const ClaimSchema = Type.Object(
-  { ...Ref, leaseMs: Type.Integer({ minimum: 1, maximum: 86_400_000 }) },
-  { additionalProperties: false },
-);
-const RefSchema = Type.Object(Ref, { additionalProperties: false });
-const CompleteSchema = Type.Object(
   {
-    ...Ref,
-    response: Type.Object(
-      {
-        status: Type.Integer({ minimum: 200, maximum: 599 }),
-        contentType: Type.String({ minLength: 1, maxLength: 256 }),
-        body: Type.String(),
-        encoding: Type.Union([Type.Literal('utf8'), Type.Literal('base64')]),
-      },
-      { additionalProperties: false },
-    ),
+    ...IdempotencyRefSchema.properties,
+    leaseMs: Type.Integer({ minimum: 1, maximum: 86_400_000 }),
   },
-  { additionalProperties: false },
+  closed,
+);
+const RefSchema = Type.Object(IdempotencyRefSchema.properties, closed);
+const CompleteSchema = Type.Object(
+  { ...IdempotencyRefSchema.properties, response: StoredResponseSchema },
+  closed,
 );
 
 const validateClaim = createBodyValidator<Static<typeof ClaimSchema>>(ClaimSchema);
-const validateRef = createBodyValidator<Static<typeof RefSchema>>(RefSchema);
+const validateRef = createBodyValidator<IdempotencyRef>(RefSchema);
 const validateComplete = createBodyValidator<Static<typeof CompleteSchema>>(CompleteSchema);
 
 /**
@@ -47,7 +40,8 @@ export function idempotencyRoutes(store: RequestIdempotency, bodyLimitBytes: num
   router.use(...jsonBodyParser({ limitBytes: bodyLimitBytes }));
   router.post('/claim', async (req, res) => {
     const { leaseMs, ...ref } = validateClaim(req.body);
-    res.json(await store.claim(ref, leaseMs));
+    const answer: IdempotencyClaim = await store.claim(ref, leaseMs);
+    res.json(answer);
   });
   router.post('/complete', async (req, res) => {
     const { response, ...ref } = validateComplete(req.body);

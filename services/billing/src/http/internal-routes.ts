@@ -17,25 +17,36 @@ import {
   type AdmissionRequest,
   type AuthenticateRequest,
   type AuthenticateResponse,
+  type CatalogListResponse,
   type HoldStatusResponse,
   type PublishMarksRequest,
   type PublishMarksResponse,
   type SettleRequest,
   type VoidRequest,
 } from '@gateway/contracts';
-import { admissionToWire, balanceToJson, callerOf, requiredString, toWire } from './wire.js';
+import {
+  admissionToWire,
+  balanceToJson,
+  callerOf,
+  catalogEntryToWire,
+  refundToWire,
+  requiredString,
+  settleToWire,
+  voidToWire,
+} from './wire.js';
 
+/** Every service billing's API serves, built by `service.ts` (tests: billing-services.suite.ts). */
 export interface BillingServices {
   identity: Identity;
   ledger: LedgerService;
-  /** Usage records (issue 16); its routes are not mounted when omitted. */
-  usage?: UsageService;
-  /** Edge's Idempotency-Key store; built over the identity store when omitted. */
-  requestIdempotency?: RequestIdempotency;
-  /** Dashboard users and sessions; default timings over the identity's client when omitted. */
-  dashboard?: Dashboard;
-  /** Node health reports (issue 16); built over the identity's client when omitted. */
-  nodeHealth?: NodeHealthService;
+  /** Usage records (issue 16). */
+  usage: UsageService;
+  /** Edge's Idempotency-Key store. */
+  requestIdempotency: RequestIdempotency;
+  /** Dashboard users and sessions. */
+  dashboard: Dashboard;
+  /** Node health reports (issue 16). */
+  nodeHealth: NodeHealthService;
 }
 
 // Requests are validated against the one contract (packages/contracts/src/billing-api.ts).
@@ -96,7 +107,7 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
   router.post('/holds/:holdId/settle', WORKER, async (req, res) => {
     const usage = validateSettle(req.body);
     const result = await ledger.settleHold(param(req.params.holdId), usage);
-    res.json(toWire(result));
+    res.json(settleToWire(result));
   });
 
   // Edge confirms jobs reached the broker (batched): each hold then lives until its job's end.
@@ -114,13 +125,13 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
   router.post('/holds/:holdId/void', EDGE_OR_WORKER, async (req, res) => {
     // The body is optional (older callers send none): the usage record's outcome and timings.
     const usage = validateVoid(req.body ?? {});
-    res.json(toWire(await ledger.voidHold(param(req.params.holdId), usage)));
+    res.json(voidToWire(await ledger.voidHold(param(req.params.holdId), usage)));
   });
 
   // The answer of a settled hold reached nobody (its reply was unroutable, or edge gave up
   // waiting): the charge is given back (issue 15, defect 4).
   router.post('/holds/:holdId/refund', EDGE_OR_WORKER, async (req, res) => {
-    res.json(toWire(await ledger.refundHold(param(req.params.holdId))));
+    res.json(refundToWire(await ledger.refundHold(param(req.params.holdId))));
   });
 
   // A redelivered job asks whether its hold is still pending before it calls a model again.
@@ -142,22 +153,23 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
 
   router.post('/accounts/:accountId/scoped-tokens/inspect', EDGE, async (req, res) => {
     const token = requiredString(req.body, 'token');
-    res.json(toWire(await identity.scopedTokens.inspect(param(req.params.accountId), token)));
+    res.json(await identity.scopedTokens.inspect(param(req.params.accountId), token));
   });
 
   router.post('/accounts/:accountId/scoped-tokens/revoke', EDGE, async (req, res) => {
     const token = requiredString(req.body, 'token');
-    res.json(
-      toWire(await identity.scopedTokens.revoke(token, { accountId: param(req.params.accountId) })),
-    );
+    res.json(await identity.scopedTokens.revoke(token, { accountId: param(req.params.accountId) }));
   });
 
   router.get('/models', EDGE_OR_WORKER, async (_req, res) => {
-    res.json(toWire({ models: await identity.catalog.list() }));
+    const answer: CatalogListResponse = {
+      models: (await identity.catalog.list()).map(catalogEntryToWire),
+    };
+    res.json(answer);
   });
 
   router.get('/models/*modelId', EDGE_OR_WORKER, async (req, res) => {
-    res.json(toWire(await identity.catalog.get(modelIdParam(req.params.modelId))));
+    res.json(catalogEntryToWire(await identity.catalog.get(modelIdParam(req.params.modelId))));
   });
 
   return router;

@@ -2,12 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Keyring } from '@gateway/crypto';
 import { gatewayErrorOf, setUpIdentity, type IdentityHarness } from '../identity/fixtures.suite.js';
-import {
-  REQUEST_IDEMPOTENCY_SCOPE,
-  RequestIdempotency,
-  type IdempotencyKeyRef,
-  type StoredHttpResponse,
-} from './request-idempotency.js';
+import type { IdempotencyRef, StoredResponse } from '@gateway/contracts';
+import { REQUEST_IDEMPOTENCY_SCOPE, RequestIdempotency } from './request-idempotency.js';
 
 /*
  * Stored Idempotency-Key answers against real PostgreSQL: sealed at rest (a minted token never
@@ -38,13 +34,13 @@ const store = (keyring = Keyring.parse(k1)) =>
     ttlMs: TTL_MS,
   });
 
-const ref = (key: string, body = 'body'): IdempotencyKeyRef => ({
+const ref = (key: string, body = 'body'): IdempotencyRef => ({
   accountId: 'usr_idem',
   key,
   requestHash: createHash('sha256').update(body).digest('hex'),
 });
 
-const mintedAnswer = (): { token: string; response: StoredHttpResponse } => {
+const mintedAnswer = (): { token: string; response: StoredResponse } => {
   const token = `jwt:${randomBytes(48).toString('base64url')}`;
   const body = JSON.stringify({ token, expires_at: '2030-01-02T00:00:00Z' });
   return {

@@ -1,11 +1,17 @@
 import { GatewayError } from '@gateway/contracts';
+// The claim's key (`requestHash`: SHA-256 hex of method, path and body, computed by edge), the
+// stored answer (text as is, binary as base64) and the claim's outcome are the contract's.
+import type { IdempotencyClaim, IdempotencyRef, StoredResponse } from '@gateway/contracts';
 import type { Keyring, SealedValue } from '@gateway/crypto';
 import {
   claimIdempotencyKey,
+  completeSealedClaim,
+  IN_PROGRESS,
   purgeIdempotencyRecords,
   readIdempotencyRecord,
-  type Db,
-} from '../ledger/ledger-repository.js';
+  releaseClaim,
+} from '../idempotency/idempotency-repository.js';
+import type { Db } from '../ledger/ledger-repository.js';
 
 /**
  * Idempotency of public POST requests (decisions §3), kept here so that every edge replica sees
@@ -22,26 +28,6 @@ import {
  */
 export const REQUEST_IDEMPOTENCY_SCOPE = 'edge-request';
 
-/** A stored response, replayed byte for byte. */
-export interface StoredHttpResponse {
-  status: number;
-  contentType: string;
-  /** The body: text as is, or binary as base64. */
-  body: string;
-  encoding: 'utf8' | 'base64';
-}
-
-export interface IdempotencyKeyRef {
-  accountId: string;
-  key: string;
-  /** SHA-256 hex of what identifies the request (method, path, body), computed by edge. */
-  requestHash: string;
-}
-
-export type ClaimResult =
-  { outcome: 'claimed' } | { outcome: 'replay'; response: StoredHttpResponse };
-
-const IN_PROGRESS = 0;
 export const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** Rows deleted per purge statement, and statements per purge run (the rest waits a run). */
 const PURGE_BATCH_ROWS = 1_000;
@@ -66,7 +52,7 @@ export class RequestIdempotency {
   }
 
   /** Claims the key, or answers with the stored response; 409 for a conflict. */
-  async claim(ref: IdempotencyKeyRef, leaseMs: number): Promise<ClaimResult> {
+  async claim(ref: IdempotencyRef, leaseMs: number): Promise<IdempotencyClaim> {
     const now = this.#deps.clock();
     const recordKey = storageKey(ref);
     const owned = await this.#deps.run((db) =>
@@ -96,42 +82,27 @@ export class RequestIdempotency {
     }
     if (!stored.sealed) {
       // Written by the previous release (before answers were sealed); gone within its TTL.
-      return { outcome: 'replay', response: stored.responseBody as StoredHttpResponse };
+      return { outcome: 'replay', response: stored.responseBody as StoredResponse };
     }
     return { outcome: 'replay', response: this.#open(stored.sealed, ref) };
   }
 
   /** Stores the response of a claimed key for `ttlMs`; 409 when the claim was lost. */
-  async complete(ref: IdempotencyKeyRef, response: StoredHttpResponse): Promise<void> {
+  async complete(ref: IdempotencyRef, response: StoredResponse): Promise<void> {
     const now = this.#deps.clock();
     const expiresAt = new Date(now.getTime() + this.#ttlMs);
     const sealed = this.#deps.keyring.seal(JSON.stringify(response), answerAad(ref));
-    const updated = await this.#deps.run(
-      (db) => db.$executeRaw`
-        UPDATE idempotency_records
-           SET response_status = ${response.status}::int,
-               response_body = '{}'::jsonb,
-               response_ciphertext = ${Buffer.from(sealed.ciphertext)},
-               response_nonce = ${Buffer.from(sealed.nonce)},
-               response_tag = ${Buffer.from(sealed.tag)},
-               response_key_version = ${sealed.keyVersion}::int,
-               expires_at = ${expiresAt}::timestamptz
-         WHERE scope = ${REQUEST_IDEMPOTENCY_SCOPE} AND key = ${storageKey(ref)}
-           AND request_hash = ${ref.requestHash} AND response_status = ${IN_PROGRESS}::int`,
+    const completed = await this.#deps.run((db) =>
+      completeSealedClaim(db, claimOf(ref), { status: response.status, sealed, expiresAt }),
     );
-    if (updated !== 1) {
+    if (!completed) {
       throw new GatewayError('conflict', 'The Idempotency-Key claim was lost (lease expired).');
     }
   }
 
   /** Drops a claim that produced nothing worth replaying; a no-op when it is not ours. */
-  async release(ref: IdempotencyKeyRef): Promise<void> {
-    await this.#deps.run(
-      (db) => db.$executeRaw`
-        DELETE FROM idempotency_records
-         WHERE scope = ${REQUEST_IDEMPOTENCY_SCOPE} AND key = ${storageKey(ref)}
-           AND request_hash = ${ref.requestHash} AND response_status = ${IN_PROGRESS}::int`,
-    );
+  async release(ref: IdempotencyRef): Promise<void> {
+    await this.#deps.run((db) => releaseClaim(db, claimOf(ref)));
   }
 
   /**
@@ -151,10 +122,10 @@ export class RequestIdempotency {
     return purged;
   }
 
-  #open(sealed: SealedValue, ref: IdempotencyKeyRef): StoredHttpResponse {
+  #open(sealed: SealedValue, ref: IdempotencyRef): StoredResponse {
     try {
       const text = this.#deps.keyring.open(sealed, answerAad(ref)).toString('utf8');
-      return JSON.parse(text) as StoredHttpResponse;
+      return JSON.parse(text) as StoredResponse;
     } catch (error) {
       throw new GatewayError(
         'internal_error',
@@ -166,8 +137,15 @@ export class RequestIdempotency {
 }
 
 // Keys are per account: two accounts may use the same key. Account ids contain no space.
-const storageKey = (ref: IdempotencyKeyRef): string => `${ref.accountId} ${ref.key}`;
+const storageKey = (ref: IdempotencyRef): string => `${ref.accountId} ${ref.key}`;
+
+/** The record a request's claim is, in the repository's terms. */
+const claimOf = (ref: IdempotencyRef) => ({
+  scope: REQUEST_IDEMPOTENCY_SCOPE,
+  key: storageKey(ref),
+  requestHash: ref.requestHash,
+});
 
 /** Binds a sealed answer to its record: the same request (hash) under the same key. */
-const answerAad = (ref: IdempotencyKeyRef): string =>
+const answerAad = (ref: IdempotencyRef): string =>
   `${REQUEST_IDEMPOTENCY_SCOPE} ${storageKey(ref)} ${ref.requestHash}`;

@@ -1,8 +1,16 @@
 import { GatewayError, microDzdToDzd } from '@gateway/contracts';
-import type { AdmissionResponse, Caller } from '@gateway/contracts';
+import type {
+  AdmissionResponse,
+  BalanceResponse,
+  Caller,
+  CatalogEntry,
+  RefundResponse,
+  SettleResponse,
+  VoidResponse,
+} from '@gateway/contracts';
 import type { Admission } from '../identity/admit.js';
-import type { Principal } from '../identity/types.js';
-import type { Balance } from '../ledger/index.js';
+import type { CatalogModel, Principal } from '../identity/types.js';
+import type { Balance, RefundResult, SettleResult, VoidResult } from '../ledger/index.js';
 
 /**
  * JSON for the internal API. Money crosses service boundaries as strings of integer
@@ -81,12 +89,61 @@ export function admissionToWire(principal: Principal, admission: Admission): Adm
 }
 
 /** The public balance shape (decisions §3): DZD numbers with up to 6 decimals. */
-export function balanceToJson(balance: Balance) {
+export function balanceToJson(balance: Balance): BalanceResponse {
   return {
     balance_dzd: microDzdToDzd(balance.balanceMicroDzd),
     reserved_dzd: microDzdToDzd(balance.pendingMicroDzd),
     available_dzd: microDzdToDzd(balance.availableMicroDzd),
     currency: 'DZD',
+  };
+}
+
+/*
+ * The hold answers carry what the contract names, nothing more: the journal transaction and the
+ * posted credits and debits stay in billing.
+ */
+
+export function settleToWire(result: SettleResult): SettleResponse {
+  const { balance } = result;
+  return {
+    holdId: result.holdId,
+    costMicroDzd: result.costMicroDzd.toString(),
+    releasedMicroDzd: result.releasedMicroDzd.toString(),
+    balance: {
+      balanceMicroDzd: balance.balanceMicroDzd.toString(),
+      pendingMicroDzd: balance.pendingMicroDzd.toString(),
+      availableMicroDzd: balance.availableMicroDzd.toString(),
+    },
+    replayed: result.replayed,
+  };
+}
+
+export function voidToWire(result: VoidResult): VoidResponse {
+  return { holdId: result.holdId, status: result.status, replayed: result.replayed };
+}
+
+export function refundToWire(result: RefundResult): RefundResponse {
+  return {
+    holdId: result.holdId,
+    status: result.status,
+    refundedMicroDzd: result.refundedMicroDzd.toString(),
+    replayed: result.replayed,
+  };
+}
+
+/** A catalog entry as edge and the worker read it: prices and media rules stay in billing. */
+export function catalogEntryToWire(model: CatalogModel): CatalogEntry {
+  return {
+    id: model.id,
+    kind: model.kind,
+    provider: model.provider,
+    protocol: model.protocol,
+    upstreamModel: model.upstreamModel,
+    maxOutputTokens: model.maxOutputTokens,
+    nodes: model.nodes.map((node) =>
+      node.weight === undefined ? { url: node.url } : { url: node.url, weight: node.weight },
+    ),
+    updatedAt: model.updatedAt.toISOString(),
   };
 }
 

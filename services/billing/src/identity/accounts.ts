@@ -1,5 +1,6 @@
 import type { Keyring } from '@gateway/crypto';
 import { GatewayError, LIMITS } from '@gateway/contracts';
+import type { IssuedApiKey, OperatorAccount } from '@gateway/contracts';
 import { API_KEY_NAME_PATTERN } from './jwt.js';
 import {
   apiKeySecretAad,
@@ -8,7 +9,7 @@ import {
   newApiKeyId,
   sha256Hex,
 } from './secrets.js';
-import type { IdentityStore } from './store.js';
+import type { IdentityRepository } from './identity-repository.js';
 import type { Account, ApiKeySummary, Clock, WebhookFormat } from './types.js';
 
 export const ACCOUNT_NAME_MAX_LENGTH = 200;
@@ -28,12 +29,6 @@ export interface AccountPage {
   nextCursor: string | null;
 }
 
-/** A freshly created or regenerated key. `key` is shown once and never stored in clear. */
-export interface IssuedApiKey {
-  name: string;
-  key: string;
-}
-
 const invalid = (message: string, param: string) =>
   new GatewayError('invalid_request_body', message, { param });
 
@@ -45,12 +40,12 @@ const accountNotFound = (id: string) =>
  * client-visible failures: `invalid_request_body` (with `param`), `resource_not_found`,
  * `conflict`.
  */
-export class AccountService<Tx = unknown> {
-  readonly #store: IdentityStore<Tx>;
+export class AccountService {
+  readonly #store: IdentityRepository;
   readonly #box: Keyring;
   readonly #clock: Clock;
 
-  constructor(deps: { store: IdentityStore<Tx>; keyring: Keyring; clock: Clock }) {
+  constructor(deps: { store: IdentityRepository; keyring: Keyring; clock: Clock }) {
     this.#store = deps.store;
     this.#box = deps.keyring;
     this.#clock = deps.clock;
@@ -127,7 +122,7 @@ export class AccountService<Tx = unknown> {
     return this.#update(id, changes);
   }
 
-  async #update(id: string, changes: Parameters<IdentityStore<Tx>['updateAccount']>[1]) {
+  async #update(id: string, changes: Parameters<IdentityRepository['updateAccount']>[1]) {
     const account =
       Object.keys(changes).length === 0
         ? await this.#store.findAccount(id)
@@ -139,7 +134,7 @@ export class AccountService<Tx = unknown> {
   // --- API keys ---
 
   /**
-   * A new named key; 409 `conflict` when the account already has a key of that name, or already
+   * A new named key (`key` is shown once and never stored in clear); 409 `conflict` when the account already has a key of that name, or already
    * has `LIMITS.apiKeysPerAccountMax` keys.
    */
   async createApiKey(accountId: string, input: { name: unknown }): Promise<IssuedApiKey> {
@@ -254,16 +249,7 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
 }
 
 /** An account as the operator API renders it (balances come from the ledger). */
-export interface AccountJson {
-  id: string;
-  name: string;
-  status: Account['status'];
-  rate_limit_per_minute: number;
-  webhook_format: WebhookFormat;
-  created_at: string;
-}
-
-export function accountToJson(account: Account): AccountJson {
+export function accountToJson(account: Account): OperatorAccount {
   return {
     id: account.id,
     name: account.name,

@@ -1,32 +1,20 @@
-import { costMicroDzd, GatewayError, LIMITS } from '@gateway/contracts';
-import type { ChatMediaUse, MediaKind, MediaUse, RateLimitDecision } from '@gateway/contracts';
-import { modelNotFound } from './catalog.js';
-import { rateLimitError, type RateLimiter } from './rate-limit.js';
-import type { IdentityStore } from './store.js';
-import { newScopedTokenId } from './secrets.js';
-import { systemClock } from './types.js';
+/**
+ * Admission's request and answer types, its refusals (codes and messages), and the admission
+ * function's row read as the answer, for `PgAdmission`: the decisions themselves are taken in
+ * SQL (`billing_admit_v2`, prisma/functions/billing_admit_v2.sql), in the order of the spec's
+ * error table.
+ */
+import { GatewayError, LIMITS } from '@gateway/contracts';
 import type {
-  CatalogModel,
-  Clock,
-  ModelKind,
-  ModelProvider,
-  Principal,
-  PrincipalToken,
-} from './types.js';
+  ChatMediaUse,
+  InputModality,
+  MediaKind,
+  MediaUse,
+  RateLimitDecision,
+} from '@gateway/contracts';
+import type { CatalogModel, ModelKind, ModelNode, ModelProvider } from './types.js';
 
-/** What admit asks the ledger to reserve. */
-export interface PlaceHoldInput {
-  /** Caller-chosen hold id (e.g. from the request id), for idempotent retries; passed through. */
-  holdId?: string;
-  accountId: string;
-  amountMicroDzd: bigint;
-  model: string;
-  /** The catalog prices `amountMicroDzd` was computed with (settlement charges these). */
-  prices: { inputMicroDzdPerM: bigint; outputMicroDzdPerM: bigint };
-  priority: boolean;
-  scopedToken?: { id: string; spendingLimitMicroDzd: bigint | null };
-}
-
+/** The hold admission placed. */
 export interface PlacedHold {
   id: string;
   amountMicroDzd: bigint;
@@ -35,16 +23,8 @@ export interface PlacedHold {
   replayed: boolean;
 }
 
-/**
- * The ledger's hold placement, injected (the ledger lives elsewhere). It runs inside admit's
- * transaction (`tx`) and throws 402 `budget_exhausted` (token limit) or 402
- * `insufficient_balance` (available balance) as GatewayErrors. With the Prisma store,
- * `Tx` is `Prisma.TransactionClient`.
- */
-export type PlaceHold<Tx> = (tx: Tx, input: PlaceHoldInput) => Promise<PlacedHold>;
-
+/** What an inference request asks of admission (the credential travels beside it). */
 export interface AdmitRequest {
-  principal: Principal;
   /** Catalog model id, as the client wrote it. */
   model: string;
   estimate: {
@@ -60,7 +40,7 @@ export interface AdmitRequest {
   };
   /** `service_tier: "priority"`: +20%. */
   priority: boolean;
-  /** Passed to placeHold as `holdId` when given. */
+  /** The hold's id, caller-chosen (e.g. from the request id) for idempotent retries. */
   holdId?: string;
   /**
    * Providers the calling endpoint may use (e.g. `['node']` on the default-models-only routes);
@@ -95,160 +75,6 @@ export interface Admission {
   rateLimit: RateLimitDecision;
 }
 
-type Outcome = { ok: true; admission: Admission } | { ok: false; error: GatewayError };
-
-/**
- * Admission of one inference request, in ONE READ COMMITTED transaction, in the order of the
- * spec's error table as decisions §1 orders it (authentication, suspension, expiry and
- * revocation were decided by `authenticate` before):
- *
- * 1. rate limit → 429 `rate_limit_exceeded`;
- * 2. model in the catalog, and of a provider and kind the endpoint serves → 404 `model_not_found`;
- *    a parameter the model's provider does not accept → 400 `invalid_request_body`;
- * 3. model in the scoped token's list → 403 `model_not_allowed` (the message lists the models);
- * 4. a client-minted scoped token seen for the first time is registered (revoked meanwhile →
- *    401 `token_revoked`), then `placeHold` with the worst-case cost → 402 `budget_exhausted` /
- *    402 `insufficient_balance`; both in one savepoint, so a refusal registers nothing.
- *
- * Every request counts against the rate limit, refused ones included: a refusal after step 1
- * commits the counter (the hold attempt runs in a savepoint, rolled back on refusal) and then
- * throws. Every GatewayError thrown after step 1 carries `details.rateLimit` (the decision), so
- * the HTTP layer can send `X-RateLimit-*` on errors too; 429s also carry `retryAfterS`, `limit`,
- * `remaining`, `resetMs` in `details`. Errors other than GatewayError roll everything back.
- */
-export class Admitter<Tx = unknown> {
-  readonly #store: IdentityStore<Tx>;
-  readonly #rateLimiter: RateLimiter<Tx>;
-
-  readonly #clock: Clock;
-
-  constructor(deps: { store: IdentityStore<Tx>; rateLimiter: RateLimiter<Tx>; clock?: Clock }) {
-    this.#store = deps.store;
-    this.#rateLimiter = deps.rateLimiter;
-    this.#clock = deps.clock ?? systemClock;
-  }
-
-  async admit(request: AdmitRequest, deps: { placeHold: PlaceHold<Tx> }): Promise<Admission> {
-    const { principal } = request;
-    const estimate = checkEstimate(request.estimate);
-    if (principal.kind === 'scoped_token' && !principal.token) {
-      throw new Error('a scoped_token principal must carry its token');
-    }
-    const outcome = await this.#store.transaction(async (tx): Promise<Outcome> => {
-      const rateLimit = await this.#rateLimiter.consume(
-        principal.accountId,
-        principal.rateLimitPerMinute,
-        tx,
-      );
-      try {
-        if (!rateLimit.allowed) throw rateLimitError(rateLimit);
-        const model = await this.#store.findModel(request.model, tx);
-        if (!model) throw modelNotFound(request.model);
-        if (!servesEndpoint(model, request)) throw modelNotOnEndpoint(model.id);
-        const refused = request.nodeUnsupportedParameter;
-        if (refused !== undefined && model.provider === 'node') throw unsupportedParameter(refused);
-        const media = request.media;
-        const refusedKind = media?.kinds.find((use) => !modelReads(model, use.kind));
-        if (refusedKind) throw unsupportedContent(model, refusedKind);
-        const allowed = principal.token?.models ?? null;
-        if (allowed !== null && !allowed.includes(model.id))
-          throw modelNotAllowed(model.id, allowed);
-        const perChoice = Math.min(
-          estimate.maxOutputTokens ?? model.maxOutputTokens,
-          model.maxOutputTokens,
-        );
-        const reservedOutputTokens = perChoice * estimate.choices;
-        const worstCaseMicroDzd = costMicroDzd({
-          inputTokens: estimate.inputTokens + (media?.imageCount ?? 0) * model.imageTokens,
-          outputTokens: reservedOutputTokens,
-          inputPriceMicroDzdPerM: model.inputPriceMicroDzdPerM,
-          outputPriceMicroDzdPerM: model.outputPriceMicroDzdPerM,
-          priority: request.priority,
-        });
-        const hold = await this.#store.savepoint(tx, async () => {
-          // Registered here, with the hold, so a refused request leaves no registry row.
-          const token = principal.token && (await this.#tokenRef(principal.token, principal, tx));
-          return deps.placeHold(tx, {
-            ...(request.holdId === undefined ? {} : { holdId: request.holdId }),
-            accountId: principal.accountId,
-            amountMicroDzd: worstCaseMicroDzd,
-            model: model.id,
-            // Settlement charges the prices this amount was computed with.
-            prices: {
-              inputMicroDzdPerM: model.inputPriceMicroDzdPerM,
-              outputMicroDzdPerM: model.outputPriceMicroDzdPerM,
-            },
-            priority: request.priority,
-            ...(token
-              ? {
-                  scopedToken: { id: token.id, spendingLimitMicroDzd: token.spendingLimitMicroDzd },
-                }
-              : {}),
-          });
-        });
-        return {
-          ok: true,
-          admission: { hold, model, worstCaseMicroDzd, reservedOutputTokens, rateLimit },
-        };
-      } catch (error) {
-        if (error instanceof GatewayError)
-          return { ok: false, error: withRateLimit(error, rateLimit) };
-        throw error;
-      }
-    });
-    if (!outcome.ok) throw outcome.error;
-    return outcome.admission;
-  }
-
-  /**
-   * The registry id and limit of the principal's scoped token: a client-minted token seen for the
-   * first time is registered now, in admission's transaction (concurrent first uses register once).
-   */
-  async #tokenRef(
-    token: PrincipalToken,
-    principal: Principal,
-    tx: Tx,
-  ): Promise<{ id: string; spendingLimitMicroDzd: bigint | null }> {
-    if (token.id !== null) {
-      return { id: token.id, spendingLimitMicroDzd: token.spendingLimitMicroDzd };
-    }
-    const found = await this.#store.registerScopedToken(
-      {
-        id: newScopedTokenId(),
-        digest: token.digest,
-        accountId: principal.accountId,
-        apiKeyName: principal.apiKeyName,
-        models: token.models,
-        expiresAt: token.expiresAt,
-        spendingLimitMicroDzd: token.spendingLimitMicroDzd,
-        spentMicroDzd: 0n,
-        reservedMicroDzd: 0n,
-        revokedAt: null,
-        origin: 'client',
-        createdAt: this.#clock(),
-      },
-      tx,
-    );
-    if (found.accountId !== principal.accountId || found.apiKeyName !== principal.apiKeyName) {
-      throw new GatewayError('invalid_api_key', 'Scoped token signature is not valid');
-    }
-    // Revoked between authentication and now.
-    if (found.revokedAt !== null) {
-      throw new GatewayError('token_revoked', 'Scoped token was revoked by its owner');
-    }
-    return found;
-  }
-}
-
-function servesEndpoint(
-  model: CatalogModel,
-  request: Pick<AdmitRequest, 'providers' | 'kinds'>,
-): boolean {
-  const { providers, kinds } = request;
-  if (providers !== undefined && !providers.includes(model.provider)) return false;
-  return kinds === undefined || kinds.includes(model.kind);
-}
-
 export const modelNotOnEndpoint = (id: string): GatewayError =>
   new GatewayError('model_not_found', `Model '${id}' is not available on this endpoint`, {
     param: 'model',
@@ -266,15 +92,6 @@ export const unsupportedParameter = (name: string): GatewayError =>
   new GatewayError('invalid_request_body', `Unrecognized request argument supplied: ${name}`, {
     param: name,
   });
-
-/** Whether the model declares a kind of content (remote images need `remoteImages` too). */
-export function modelReads(
-  model: Pick<CatalogModel, 'inputModalities' | 'remoteImages'>,
-  kind: MediaKind,
-): boolean {
-  if (kind === 'remote_image') return model.inputModalities.includes('image') && model.remoteImages;
-  return model.inputModalities.includes(kind);
-}
 
 /** 400 naming the first part of a kind the model does not read, before any hold. */
 export function unsupportedContent(
@@ -314,4 +131,87 @@ export function checkEstimate(estimate: AdmitRequest['estimate']) {
   }
   if (!Number.isSafeInteger(choices) || choices < 1 || choices > LIMITS.nMax) throw bad('choices');
   return { inputTokens, maxOutputTokens, choices };
+}
+
+type Int8 = string | null;
+
+/** One row of `billing_admit` (int8 columns arrive as text and are read as bigint). */
+export interface AdmitRow {
+  outcome: string;
+  account_id: string | null;
+  api_key_name: string | null;
+  account_status: string | null;
+  rate_limit_per_minute: number | null;
+  webhook_format: string | null;
+  key_digest: string | null;
+  window_count: number | null;
+  token_id: string | null;
+  token_models: string[] | null;
+  token_limit: Int8;
+  token_spent: Int8;
+  token_reserved: Int8;
+  token_expires_at: Date | null;
+  model_id: string | null;
+  model_kind: CatalogModel['kind'] | null;
+  model_provider: CatalogModel['provider'] | null;
+  model_protocol: CatalogModel['protocol'] | null;
+  model_upstream: string | null;
+  model_input_price: Int8;
+  model_output_price: Int8;
+  model_max_output_tokens: number | null;
+  model_nodes: unknown;
+  model_updated_at: Date | null;
+  reserved_output_tokens: number | null;
+  worst_case_micro_dzd: Int8;
+  hold_id: string | null;
+  hold_amount_micro_dzd: Int8;
+  hold_expires_at: Date | null;
+  hold_status: string | null;
+  /** `unsupported_content`: the first kind of content the model does not declare. */
+  refused_media_kind: MediaKind | null;
+  model_input_modalities: InputModality[] | null;
+  model_image_tokens: number | null;
+  model_remote_images: boolean | null;
+  /** When the call was made (the clock's time), for the rate-limit numbers. */
+  nowMs: number;
+}
+
+function required<T>(value: T | null, column: string): T {
+  if (value === null) throw new Error(`billing_admit: ${column} missing on an admission`);
+  return value;
+}
+
+function modelOf(row: AdmitRow): CatalogModel {
+  return {
+    id: required(row.model_id, 'model_id'),
+    kind: required(row.model_kind, 'model_kind'),
+    provider: required(row.model_provider, 'model_provider'),
+    protocol: required(row.model_protocol, 'model_protocol'),
+    upstreamModel: required(row.model_upstream, 'model_upstream'),
+    inputPriceMicroDzdPerM: BigInt(required(row.model_input_price, 'model_input_price')),
+    outputPriceMicroDzdPerM: BigInt(required(row.model_output_price, 'model_output_price')),
+    maxOutputTokens: required(row.model_max_output_tokens, 'model_max_output_tokens'),
+    // Validated on the way in (catalog.ts); stored as a JSON array.
+    nodes: (Array.isArray(row.model_nodes) ? row.model_nodes : []) as ModelNode[],
+    inputModalities: required(row.model_input_modalities, 'model_input_modalities'),
+    imageTokens: required(row.model_image_tokens, 'model_image_tokens'),
+    remoteImages: required(row.model_remote_images, 'model_remote_images'),
+    updatedAt: required(row.model_updated_at, 'model_updated_at'),
+  };
+}
+
+/** An `admitted` or `replayed` row as the domain's Admission. */
+export function toAdmissionRow(row: AdmitRow, rateLimit: RateLimitDecision): Admission {
+  return {
+    hold: {
+      id: required(row.hold_id, 'hold_id'),
+      amountMicroDzd: BigInt(required(row.hold_amount_micro_dzd, 'hold_amount_micro_dzd')),
+      expiresAt: required(row.hold_expires_at, 'hold_expires_at'),
+      replayed: row.outcome === 'replayed',
+    },
+    model: modelOf(row),
+    worstCaseMicroDzd: BigInt(required(row.worst_case_micro_dzd, 'worst_case_micro_dzd')),
+    reservedOutputTokens: required(row.reserved_output_tokens, 'reserved_output_tokens'),
+    rateLimit,
+  };
 }

@@ -2,7 +2,7 @@ import { GatewayError, LIMITS } from '@gateway/contracts';
 import { SCOPED_TOKEN_PREFIX } from './jwt.js';
 import { clientTokenRecord, DEFAULT_CLOCK_SKEW_S, type TokenVerifier } from './scoped-tokens.js';
 import { constantTimeEqual, looksLikeApiKey, sha256Hex } from './secrets.js';
-import type { IdentityStore } from './store.js';
+import type { IdentityRepository } from './identity-repository.js';
 import type { Account, Clock, Principal } from './types.js';
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
@@ -32,15 +32,15 @@ export function isoSeconds(unixS: number): string {
  *
  * Messages never echo the credential.
  */
-export class Authenticator<Tx = unknown> {
-  readonly #store: IdentityStore<Tx>;
-  readonly #verifier: TokenVerifier<Tx>;
+export class Authenticator {
+  readonly #store: IdentityRepository;
+  readonly #verifier: TokenVerifier;
   readonly #clock: Clock;
   readonly #clockSkewS: number;
 
   constructor(deps: {
-    store: IdentityStore<Tx>;
-    verifier: TokenVerifier<Tx>;
+    store: IdentityRepository;
+    verifier: TokenVerifier;
     clock: Clock;
     clockSkewS?: number;
   }) {

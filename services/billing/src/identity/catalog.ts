@@ -9,30 +9,14 @@ import {
   MODEL_ID_RULE,
   ModelPutRequestSchema,
 } from '@gateway/contracts';
-import type { ModelPutRequest } from '@gateway/contracts';
-import type { IdentityStore } from './store.js';
-import type { CatalogModel, ModelNode } from './types.js';
+import type { ModelPutRequest, CatalogModel as OperatorCatalogModel } from '@gateway/contracts';
+import type { IdentityRepository } from './identity-repository.js';
+import type { CatalogModel } from './types.js';
 
 const validateModelPut = createBodyValidator<ModelPutRequest>(ModelPutRequestSchema);
 
 /** A catalog model as the operator API renders it (DZD numbers, ISO time). */
-export interface ModelJson {
-  id: string;
-  kind: CatalogModel['kind'];
-  provider: CatalogModel['provider'];
-  protocol: CatalogModel['protocol'];
-  upstream_model: string;
-  input_price_dzd_per_m: number;
-  output_price_dzd_per_m: number;
-  max_output_tokens: number;
-  input_modalities: CatalogModel['inputModalities'];
-  image_tokens: number;
-  remote_images: boolean;
-  nodes: ModelNode[];
-  updated_at: string;
-}
-
-export function modelToJson(model: CatalogModel): ModelJson {
+export function modelToJson(model: CatalogModel): OperatorCatalogModel {
   return {
     id: model.id,
     kind: model.kind,
@@ -59,10 +43,10 @@ function clipModelId(id: string): string {
 }
 
 /** The model catalog: prices in µDZD per million tokens, nodes, output caps. */
-export class Catalog<Tx = unknown> {
-  readonly #store: IdentityStore<Tx>;
+export class Catalog {
+  readonly #store: IdentityRepository;
 
-  constructor(deps: { store: IdentityStore<Tx> }) {
+  constructor(deps: { store: IdentityRepository }) {
     this.#store = deps.store;
   }
 
@@ -96,15 +80,15 @@ export class Catalog<Tx = unknown> {
   }
 
   /** 404 `model_not_found` for an unknown id. */
-  async get(id: string, tx?: Tx): Promise<CatalogModel> {
-    const model = await this.#store.findModel(id, tx);
+  async get(id: string): Promise<CatalogModel> {
+    const model = await this.#store.findModel(id);
     if (!model) throw modelNotFound(id);
     return model;
   }
 
   /** null for an unknown id. */
-  find(id: string, tx?: Tx): Promise<CatalogModel | null> {
-    return this.#store.findModel(id, tx);
+  find(id: string): Promise<CatalogModel | null> {
+    return this.#store.findModel(id);
   }
 
   /** The whole catalog, by id. */

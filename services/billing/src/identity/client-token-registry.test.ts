@@ -1,16 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import jwt from 'jsonwebtoken';
-import type { AdmitRequest, PlaceHold } from './admit.js';
 import {
   fundedAccount,
   gatewayErrorOf,
-  realPlaceHold,
   setUpIdentity,
   type IdentityHarness,
 } from './fixtures.suite.js';
-import type { PrismaTx } from './prisma-store.js';
+import type { CredentialAdmitRequest } from './pg-admission.js';
 import { sha256Hex } from './secrets.js';
-import type { Principal } from './types.js';
 
 /*
  * The scoped-token registry writes nothing for refused requests: a client-minted token is
@@ -21,8 +18,6 @@ import type { Principal } from './types.js';
 let h: IdentityHarness;
 const MODEL = 'org/registry-chat';
 const DAY_MS = 86_400_000;
-
-const placeHold: PlaceHold<PrismaTx> = (tx, input) => realPlaceHold(h)(tx, input);
 
 interface Tenant {
   accountId: string;
@@ -42,14 +37,15 @@ function mint(t: Tenant, extra: Record<string, unknown> = {}): string {
 const auth = (token: string) => h.identity.authenticator.authenticate(`Bearer ${token}`);
 const rowOf = (token: string) =>
   h.prisma.scopedToken.findUnique({ where: { digest: sha256Hex(token) } });
-const request = (principal: Principal, extra: Partial<AdmitRequest> = {}): AdmitRequest => ({
-  principal,
+const request = (extra: Partial<CredentialAdmitRequest> = {}): CredentialAdmitRequest => ({
   model: MODEL,
   estimate: { inputTokens: 100, maxOutputTokens: 100 },
   priority: false,
   ...extra,
 });
-const admit = (req: AdmitRequest) => h.identity.admitter.admit(req, { placeHold });
+/** Production's admission (one SQL statement), `identity` being one billing replica. */
+const admit = (token: string, extra: Partial<CredentialAdmitRequest> = {}, identity = h.identity) =>
+  identity.admission.admit(`Bearer ${token}`, request(extra)).then((r) => r.admission);
 
 beforeAll(async () => {
   h = await setUpIdentity({ start: '2030-01-01T00:00:05Z' });
@@ -71,9 +67,9 @@ describe('client-minted tokens are registered with their first hold', () => {
   it('registers at admission, with the claims, and the hold names the row', async () => {
     const t = await tenant();
     const token = mint(t, { models: [MODEL], spending_limit: 2 });
-    const principal = await auth(token);
+    await auth(token);
     expect(await rowOf(token)).toBeNull();
-    const admission = await admit(request(principal));
+    const admission = await admit(token);
     const row = await rowOf(token);
     expect(row).toMatchObject({
       origin: 'client',
@@ -90,15 +86,15 @@ describe('client-minted tokens are registered with their first hold', () => {
 
   it('writes nothing for a request refused at 429, 404, 403 or 402', async () => {
     const limited = await tenant({ rateLimit: 1 });
-    await admit(request(await auth(mint(limited, { jti: 'first' }))));
+    await admit(mint(limited, { jti: 'first' }));
     const overLimit = mint(limited);
-    expect(await gatewayErrorOf(admit(request(await auth(overLimit))))).toMatchObject({
+    expect(await gatewayErrorOf(admit(overLimit))).toMatchObject({
       code: 'rate_limit_exceeded',
     });
     expect(await rowOf(overLimit)).toBeNull();
 
     const t = await tenant({ creditDzd: 0n });
-    const cases: [string, Record<string, unknown>, Partial<AdmitRequest>][] = [
+    const cases: [string, Record<string, unknown>, Partial<CredentialAdmitRequest>][] = [
       ['model_not_found', {}, { model: 'org/nowhere' }],
       ['model_not_allowed', { models: ['org/other'] }, {}],
       ['invalid_request_body', {}, { nodeUnsupportedParameter: 'best_of' }],
@@ -107,7 +103,7 @@ describe('client-minted tokens are registered with their first hold', () => {
     ];
     for (const [code, claims, extra] of cases) {
       const token = mint(t, claims);
-      expect(await gatewayErrorOf(admit(request(await auth(token), extra)))).toMatchObject({
+      expect(await gatewayErrorOf(admit(token, extra))).toMatchObject({
         code,
       });
       expect(await rowOf(token)).toBeNull();
@@ -117,11 +113,8 @@ describe('client-minted tokens are registered with their first hold', () => {
   it('registers concurrent first admissions of one token once', async () => {
     const t = await tenant();
     const token = mint(t);
-    const principal = await auth(token);
     const admissions = await Promise.all(
-      Array.from({ length: 6 }, () =>
-        h.newIdentity().identity.admitter.admit(request(principal), { placeHold }),
-      ),
+      Array.from({ length: 6 }, () => admit(token, {}, h.newIdentity().identity)),
     );
     expect(admissions).toHaveLength(6);
     expect(await h.prisma.scopedToken.count({ where: { digest: sha256Hex(token) } })).toBe(1);
@@ -130,16 +123,16 @@ describe('client-minted tokens are registered with their first hold', () => {
     expect(holds).toHaveLength(6);
   });
 
-  it('keeps revocation of a never-used token working, and refuses one revoked after authentication', async () => {
+  it('keeps revocation of a never-used token working, and refuses it at admission', async () => {
     const t = await tenant();
     const neverUsed = mint(t, { jti: 'never-used' });
     await h.identity.scopedTokens.revoke(neverUsed, { accountId: t.accountId });
     expect(await gatewayErrorOf(auth(neverUsed))).toMatchObject({ code: 'token_revoked' });
 
     const racing = mint(t, { jti: 'racing' });
-    const principal = await auth(racing);
+    await auth(racing);
     await h.identity.scopedTokens.revoke(racing, { accountId: t.accountId });
-    expect(await gatewayErrorOf(admit(request(principal)))).toMatchObject({
+    expect(await gatewayErrorOf(admit(racing))).toMatchObject({
       code: 'token_revoked',
     });
     expect(await h.prisma.hold.count({ where: { accountId: t.accountId } })).toBe(0);
@@ -155,7 +148,7 @@ describe('purge of expired registry rows', () => {
       expires_at: exp,
     });
     const used = mint(t, { exp, jti: 'used' });
-    await admit(request(await auth(used)));
+    await admit(used);
     const revokedUnused = mint(t, { exp, jti: 'revoked' });
     await h.identity.scopedTokens.revoke(revokedUnused, { accountId: t.accountId });
     const live = (await h.identity.scopedTokens.create(t.accountId, { api_key_name: 'auto' }))

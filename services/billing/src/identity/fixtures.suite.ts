@@ -1,8 +1,6 @@
 import { Keyring } from '@gateway/crypto';
 import { randomBytes } from 'node:crypto';
-import { createLedgerService, placeHoldInTransaction } from '../ledger/index.js';
-import type { PlaceHold } from './admit.js';
-import type { PrismaTx } from './prisma-store.js';
+import { createLedgerService } from '../ledger/index.js';
 import { createTestDatabase } from '@gateway/testing';
 import pg from 'pg';
 import {
@@ -112,12 +110,6 @@ export async function setUpIdentity(
     },
   };
 }
-
-/** The ledger's real placeHold (60 s holds on the harness clock): admission runs the real path. */
-export const realPlaceHold =
-  (h: IdentityHarness): PlaceHold<PrismaTx> =>
-  (tx, input) =>
-    placeHoldInTransaction(tx, input, { clock: h.clock.now, holdTtlMs: 60_000 });
 
 /** An account with a key named `auto`, credited `creditDzd` (1000 by default). */
 export async function fundedAccount(

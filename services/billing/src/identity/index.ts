@@ -1,13 +1,12 @@
 import type { Keyring } from '@gateway/crypto';
 import { pgPoolOf, type PrismaClient } from '../db/client.js';
 import { AccountService } from './accounts.js';
-import { Admitter } from './admit.js';
 import { Authenticator } from './authenticate.js';
 import { Catalog } from './catalog.js';
 import { ApiKeyLastUsed } from './last-used.js';
 import { DEFAULT_TOKEN_PREFIX, validTokenPrefix } from './jwt.js';
 import { PgAdmission } from './pg-admission.js';
-import { PrismaIdentityStore, type PrismaTx } from './prisma-store.js';
+import { IdentityRepository } from './identity-repository.js';
 import { RateLimiter } from './rate-limit.js';
 import { ScopedTokenService, TokenVerifier } from './scoped-tokens.js';
 import { SigningKeyCache } from './signing-keys.js';
@@ -34,14 +33,14 @@ export interface IdentityOptions {
 export interface Identity {
   /** The client everything here runs on (the dashboard's users and sessions share it). */
   prisma: PrismaClient;
-  store: PrismaIdentityStore;
+  /** Its repository: every query of accounts, keys, tokens, catalog and rate-limit windows. */
+  store: IdentityRepository;
   keyring: Keyring;
-  accounts: AccountService<PrismaTx>;
-  scopedTokens: ScopedTokenService<PrismaTx>;
-  authenticator: Authenticator<PrismaTx>;
-  rateLimiter: RateLimiter<PrismaTx>;
-  catalog: Catalog<PrismaTx>;
-  admitter: Admitter<PrismaTx>;
+  accounts: AccountService;
+  scopedTokens: ScopedTokenService;
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+  catalog: Catalog;
   /** The request path's admission: credential to hold in one PostgreSQL round trip. */
   admission: PgAdmission;
   /** Records API keys' last use (at most once a minute per key), off the request's path. */
@@ -56,7 +55,7 @@ export function createIdentity(options: IdentityOptions): Identity {
     throw new Error('scoped token prefix must be 1 to 64 characters from A-Z a-z 0-9 . _ -');
   }
   const clock = options.clock ?? systemClock;
-  const store = new PrismaIdentityStore(options.prisma);
+  const store = new IdentityRepository(options.prisma);
   const keyring = options.keyring;
   const verifier = new TokenVerifier({
     store,
@@ -87,7 +86,6 @@ export function createIdentity(options: IdentityOptions): Identity {
     }),
     rateLimiter,
     catalog: new Catalog({ store }),
-    admitter: new Admitter({ store, rateLimiter, clock }),
     admission: new PgAdmission({
       pool,
       keys,
@@ -106,19 +104,15 @@ export function createIdentity(options: IdentityOptions): Identity {
 }
 
 export { AccountService, accountToJson } from './accounts.js';
-export type { AccountJson, AccountPage, AccountPatch, IssuedApiKey } from './accounts.js';
-export { Admitter } from './admit.js';
-export type { Admission, AdmitRequest, PlaceHold, PlaceHoldInput, PlacedHold } from './admit.js';
+export type { AccountPage, AccountPatch } from './accounts.js';
+export type { Admission, AdmitRequest, PlacedHold } from './admit.js';
 export { Authenticator, isoSeconds } from './authenticate.js';
 export { Catalog, modelToJson } from './catalog.js';
-export type { ModelJson } from './catalog.js';
 export { DEFAULT_TOKEN_PREFIX } from './jwt.js';
 export { PgAdmission } from './pg-admission.js';
 export type { CredentialAdmitRequest } from './pg-admission.js';
-export { PrismaIdentityStore } from './prisma-store.js';
-export type { PrismaTx } from './prisma-store.js';
+export { IdentityRepository } from './identity-repository.js';
+export type { PrismaTx } from './identity-repository.js';
 export { RateLimiter, rateLimitError } from './rate-limit.js';
 export { ScopedTokenService, TokenVerifier } from './scoped-tokens.js';
-export type { ScopedTokenInspection } from './scoped-tokens.js';
-export type { IdentityStore } from './store.js';
 export * from './types.js';

@@ -1,9 +1,6 @@
 import type pg from 'pg';
+import { touchApiKeyLastUsed } from './identity-repository.js';
 import type { Clock } from './types.js';
-
-const TOUCH_SQL =
-  'UPDATE api_keys SET last_used_at = $3 WHERE account_id = $1 AND name = $2 ' +
-  'AND (last_used_at IS NULL OR last_used_at <= $3::timestamptz - make_interval(secs => $4))';
 
 export interface LastUsedOptions {
   pool: pg.Pool;
@@ -38,12 +35,8 @@ export class ApiKeyLastUsed {
     if (last !== undefined && now.getTime() - last < this.#intervalMs) return;
     if (this.#writtenAtMs.size >= (this.#options.maxTracked ?? 10_000)) this.#writtenAtMs.clear();
     this.#writtenAtMs.set(id, now.getTime());
-    this.#options.pool
-      .query({
-        name: 'billing_api_key_last_used_v1',
-        text: TOUCH_SQL,
-        values: [accountId, keyName, now, this.#intervalMs / 1000],
-      })
-      .catch((error: unknown) => this.#options.onError?.(error));
+    touchApiKeyLastUsed(this.#options.pool, accountId, keyName, now, this.#intervalMs / 1000).catch(
+      (error: unknown) => this.#options.onError?.(error),
+    );
   }
 }

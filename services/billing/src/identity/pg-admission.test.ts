@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { costMicroDzd } from '@gateway/contracts';
+import { costMicroDzd, GatewayError } from '@gateway/contracts';
 import fc from 'fast-check';
 import jwt from 'jsonwebtoken';
 import { pgPoolOf } from '../db/client.js';
@@ -13,9 +13,10 @@ import {
 import { sha256Hex } from './secrets.js';
 
 /*
- * Admission in one PostgreSQL round trip (billing_admit), against real PostgreSQL: the same
- * decisions, order and errors as authenticate + admit + placeHold, changes applying to the very
- * next request although signing keys are cached, and no overspending under concurrency.
+ * Admission in one PostgreSQL round trip (billing_admit_v2), against real PostgreSQL: its
+ * decisions, order and errors (the spec's error table), changes applying to the very next
+ * request although signing keys are cached, and no overspending under concurrency. The rules
+ * the removed TypeScript Admitter was tested for are tested here, on the production path.
  */
 
 let h: IdentityHarness;
@@ -286,6 +287,113 @@ describe('admission in one round trip', () => {
     expect(row !== null).toBe(tokenAdmitted);
     expect(row?.reservedMicroDzd ?? 0n).toBeLessThanOrEqual(2_000_000n);
     expect(await windowCount(t.accountId)).toBe(30);
+  });
+
+  it('adds 20% for priority, caps output at the model’s max and reserves it per choice', async () => {
+    const t = await fundedAccount(h);
+    const priority = (await admit(t.key, { priority: true })).admission;
+    expect(priority.worstCaseMicroDzd).toBe(540_000n);
+    expect(priority.hold.amountMicroDzd).toBe(540_000n);
+    const uncapped = (await admit(t.key, { estimate: { inputTokens: 0 } })).admission;
+    expect(uncapped.reservedOutputTokens).toBe(8192);
+    expect(uncapped.worstCaseMicroDzd).toBe(8192n * 600n);
+    const estimate = { inputTokens: 0, maxOutputTokens: 1_000_000, choices: 3 };
+    const clamped = (await admit(t.key, { estimate })).admission;
+    expect(clamped.reservedOutputTokens).toBe(3 * 8192);
+    expect(clamped.worstCaseMicroDzd).toBe(3n * 8192n * 600n);
+    // ceil: 1 token at 1 DZD/M = 1 µDZD; ×1.2 = 1.2 → 2 µDZD.
+    const tiny = await admit(t.key, {
+      model: EXTERNAL,
+      priority: true,
+      estimate: { inputTokens: 1, maxOutputTokens: 0 },
+    });
+    expect(tiny.admission.worstCaseMicroDzd).toBe(2n);
+  });
+
+  it('reserves an issued scoped token’s share within its limit; the hold names the token', async () => {
+    const t = await fundedAccount(h);
+    const { token } = await h.identity.scopedTokens.create(t.accountId, {
+      api_key_name: 'auto',
+      models: [MODEL],
+      spending_limit: 5,
+    });
+    const { principal, admission } = await admit(token);
+    const tokenId = principal.token?.id ?? '';
+    expect(principal.token).toMatchObject({ spendingLimitMicroDzd: 5_000_000n });
+    const hold = await h.prisma.hold.findUniqueOrThrow({ where: { id: admission.hold.id } });
+    expect(hold.scopedTokenId).toBe(tokenId);
+    expect(await h.prisma.scopedToken.findUniqueOrThrow({ where: { id: tokenId } })).toMatchObject({
+      spendingLimitMicroDzd: 5_000_000n,
+      reservedMicroDzd: 450_000n,
+    });
+  });
+
+  it('answers model_not_found before model_not_allowed; an any-model token takes any model', async () => {
+    const t = await fundedAccount(h);
+    const listed = await h.identity.scopedTokens.create(t.accountId, {
+      api_key_name: 'auto',
+      models: [MODEL, 'org/not-catalogued'],
+    });
+    const error = await gatewayErrorOf(admit(listed.token, { model: EXTERNAL }));
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(error).toMatchObject({ code: 'model_not_allowed', param: 'model' });
+    expect((error as unknown as GatewayError).status).toBe(403);
+    expect(error.message).toBe(
+      `Model '${EXTERNAL}' is not allowed for this scoped token. Allowed models: ${MODEL}, org/not-catalogued`,
+    );
+    // Unknown to the catalog: 404 comes first, even if the token does not list it.
+    expect(await codeOf(admit(listed.token, { model: 'org/nowhere' }))).toBe('model_not_found');
+    const any = await h.identity.scopedTokens.create(t.accountId, { api_key_name: 'auto' });
+    await expect(admit(any.token, { model: EXTERNAL })).resolves.toBeDefined();
+  });
+
+  it('refuses a parameter default models do not accept on node models only, after the model', async () => {
+    const t = await fundedAccount(h);
+    const refused = await gatewayErrorOf(admit(t.key, { nodeUnsupportedParameter: 'best_of' }));
+    expect(refused).toMatchObject({ code: 'invalid_request_body', param: 'best_of' });
+    expect(refused.message).toBe('Unrecognized request argument supplied: best_of');
+    expect(await pending(t.accountId)).toBe(0n);
+    // Before the token's list (400, not 403) and after the catalog (404).
+    const listsOther = mint(t, { models: [EXTERNAL] });
+    expect(
+      await gatewayErrorOf(admit(listsOther, { nodeUnsupportedParameter: 'best_of' })),
+    ).toMatchObject({ code: 'invalid_request_body', param: 'best_of' });
+    expect(
+      await codeOf(admit(t.key, { model: 'org/missing', nodeUnsupportedParameter: 'best_of' })),
+    ).toBe('model_not_found');
+    // The external provider drops it with a warning instead: admitted.
+    await expect(
+      admit(t.key, { model: EXTERNAL, nodeUnsupportedParameter: 'x' }),
+    ).resolves.toBeDefined();
+  });
+
+  it('attaches the whole rate-limit decision to a refusal after the count', async () => {
+    const poor = await fundedAccount(h, { creditDzd: 0n });
+    const error = await gatewayErrorOf(admit(poor.key));
+    expect(error.code).toBe('insufficient_balance');
+    expect(error.details).toEqual({
+      rateLimit: {
+        allowed: true,
+        limit: 100,
+        remaining: 99,
+        resetMs: Date.parse('2030-01-01T00:01:00Z'),
+        retryAfterS: 55,
+      },
+    });
+  });
+
+  it('validates the estimate before the request counts', async () => {
+    const t = await fundedAccount(h);
+    for (const estimate of [
+      { inputTokens: -1 },
+      { inputTokens: 1.5 },
+      { inputTokens: 1, maxOutputTokens: -1 },
+      { inputTokens: 1, choices: 0 },
+      { inputTokens: 1, choices: 17 },
+    ]) {
+      expect(await codeOf(admit(t.key, { estimate }))).toBe('invalid_request_body');
+    }
+    expect(await windowCount(t.accountId)).toBeUndefined();
   });
 
   it('computes the worst case exactly as costMicroDzd (property)', async () => {

@@ -1,9 +1,16 @@
 /**
- * Admission in ONE PostgreSQL round trip (function `billing_admit`, migration
- * 20261220090000): what `authenticate` + `admit` + the ledger's `placeHold` decide, in the same
- * order with the same errors, as one named prepared statement on the `pg` pool. Node does only
- * what SQL cannot: the header, the API key's shape and SHA-256, and a scoped token's HS256
- * signature (with the signing key cached decrypted, SigningKeyCache) and claims.
+ * Admission in ONE PostgreSQL round trip (function `billing_admit_with_context_v2` over
+ * `billing_admit_v2`, prisma/functions/): credential, suspension, rate limit, model, token
+ * list, token registration and the hold, as one named prepared statement on the `pg` pool.
+ * Node does only what SQL cannot: the header, the API key's shape and SHA-256, and a scoped
+ * token's HS256 signature (with the signing key cached decrypted, SigningKeyCache) and claims.
+ *
+ * Order of the refusals (the spec's error table, decisions §1): 401 credential (invalid,
+ * expired, revoked) → 403 suspended → 429 rate limit → 404 model (not in the catalog, or not
+ * of a provider and kind the endpoint serves) → 400 a parameter or content the model does not
+ * take → 403 not in the token's list → 402 budget → 402 balance. Every request from the rate
+ * limit on counts, refused ones included, and every refusal after it carries
+ * `details.rateLimit`. A refusal registers no client-minted token and places no hold.
  */
 import { GatewayError } from '@gateway/contracts';
 import type pg from 'pg';
@@ -16,14 +23,16 @@ import {
   modelNotOnEndpoint,
   unsupportedContent,
   unsupportedParameter,
+  toAdmissionRow,
   withRateLimit,
   type Admission,
   type AdmitRequest,
+  type AdmitRow,
 } from './admit.js';
 import { bearerCredential, checkTokenLifetime } from './authenticate.js';
 import { modelNotFound } from './catalog.js';
 import { SCOPED_TOKEN_PREFIX } from './jwt.js';
-import { toAdmissionRow, type AdmitRow } from './pg-admission-row.js';
+import { admitStatement } from './identity-repository.js';
 import { rateLimitError, type RateLimiter } from './rate-limit.js';
 import {
   BAD_SIGNATURE,
@@ -36,22 +45,11 @@ import { constantTimeEqual, looksLikeApiKey, newScopedTokenId, sha256Hex } from 
 import type { SigningKey, SigningKeyCache } from './signing-keys.js';
 import type { Clock, Principal } from './types.js';
 
-// billing_admit_v2, then the request's context (endpoint, request id, key name) on the hold for
-// its usage record: migrations 20270107090000 and 20270109090000 (chat content).
-const ADMIT = {
-  name: 'billing_admit_with_context_v2',
-  text: `SELECT * FROM billing_admit_with_context_v2($1::text, $2::text, $3::text, $4::text,
-           $5::text, $6::text[], $7::bigint, $8::timestamptz, $9::text, $10::bigint, $11::text,
-           $12::bigint, $13::bigint, $14::integer, $15::boolean, $16::text[], $17::text[],
-           $18::text, $19::text[], $20::integer, $21::text, $22::timestamptz, $23::timestamptz,
-           $24::text, $25::text)`,
-};
-
 /**
  * The request without a principal: admission authenticates the credential itself. `endpoint`
  * and `requestId` are kept on the hold for the request's usage record.
  */
-export type CredentialAdmitRequest = Omit<AdmitRequest, 'principal'> & {
+export type CredentialAdmitRequest = AdmitRequest & {
   endpoint?: string;
   requestId?: string;
 };
@@ -163,37 +161,33 @@ export class PgAdmission {
   ): Promise<AdmitRow> {
     const now = this.#clock();
     const token = credential.kind === 'scoped_token' ? credential : null;
-    const { rows } = await this.#pool.query<AdmitRow>({
-      ...ADMIT,
-      values: [
-        credential.kind === 'api_key' ? credential.digest : null,
-        token?.parsed.kid.accountId ?? null,
-        token?.key.id ?? null,
-        token?.key.keyDigest ?? null,
-        token?.digest ?? null,
-        token?.models ?? null,
-        token?.limitMicroDzd?.toString() ?? null,
-        token?.expiresAt ?? null,
-        token ? newScopedTokenId() : null,
-        this.#rateLimiter.windowStartMs(now.getTime()),
-        request.model,
-        request.estimate.inputTokens,
-        request.estimate.maxOutputTokens,
-        request.estimate.choices,
-        request.priority,
-        request.providers ?? null,
-        request.kinds ?? null,
-        request.nodeUnsupportedParameter ?? null,
-        request.media?.kinds.map((use) => use.kind) ?? null,
-        request.media?.imageCount ?? 0,
-        request.holdId,
-        new Date(now.getTime() + this.#holdTtlMs),
-        now,
-        request.endpoint ?? null,
-        request.requestId ?? null,
-      ],
+    const row = await admitStatement(this.#pool, {
+      keyDigest: credential.kind === 'api_key' ? credential.digest : null,
+      accountId: token?.parsed.kid.accountId ?? null,
+      signingKeyId: token?.key.id ?? null,
+      signingKeyDigest: token?.key.keyDigest ?? null,
+      tokenDigest: token?.digest ?? null,
+      tokenModels: token?.models ?? null,
+      tokenLimitMicroDzd: token?.limitMicroDzd ?? null,
+      tokenExpiresAt: token?.expiresAt ?? null,
+      newTokenId: token ? newScopedTokenId() : null,
+      windowStartMs: this.#rateLimiter.windowStartMs(now.getTime()),
+      model: request.model,
+      inputTokens: request.estimate.inputTokens,
+      maxOutputTokens: request.estimate.maxOutputTokens,
+      choices: request.estimate.choices,
+      priority: request.priority,
+      providers: request.providers ?? null,
+      kinds: request.kinds ?? null,
+      nodeUnsupported: request.nodeUnsupportedParameter ?? null,
+      mediaKinds: request.media?.kinds.map((use) => use.kind) ?? null,
+      imageCount: request.media?.imageCount ?? 0,
+      holdId: request.holdId,
+      holdExpiresAt: new Date(now.getTime() + this.#holdTtlMs),
+      now,
+      endpoint: request.endpoint ?? null,
+      requestId: request.requestId ?? null,
     });
-    const row = rows[0];
     if (!row) throw new Error('billing_admit returned no row');
     return Object.assign(row, { nowMs: now.getTime() });
   }

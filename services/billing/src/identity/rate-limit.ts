@@ -1,5 +1,5 @@
 import { GatewayError, type RateLimitDecision } from '@gateway/contracts';
-import type { IdentityStore } from './store.js';
+import type { IdentityRepository } from './identity-repository.js';
 import type { Clock } from './types.js';
 
 export const RATE_LIMIT_WINDOW_MS = 60_000;
@@ -17,23 +17,23 @@ export const DEFAULT_PRUNE_BATCH = 1_000;
  * arrives (so an active account has at most two rows), and `prune()` in bounded batches for
  * accounts that went quiet.
  */
-export class RateLimiter<Tx = unknown> {
-  readonly #store: IdentityStore<Tx>;
+export class RateLimiter {
+  readonly #store: IdentityRepository;
   readonly #clock: Clock;
   readonly #windowMs: number;
 
-  constructor(deps: { store: IdentityStore<Tx>; clock: Clock; windowMs?: number }) {
+  constructor(deps: { store: IdentityRepository; clock: Clock; windowMs?: number }) {
     this.#store = deps.store;
     this.#clock = deps.clock;
     this.#windowMs = deps.windowMs ?? RATE_LIMIT_WINDOW_MS;
   }
 
   /** Counts one request; `allowed` is false once the window's count exceeds `limit`. */
-  async consume(accountId: string, limit: number, tx?: Tx): Promise<RateLimitDecision> {
+  async consume(accountId: string, limit: number): Promise<RateLimitDecision> {
     const nowMs = this.#clock().getTime();
     const windowStartMs = this.#windowStart(nowMs);
-    const count = await this.#store.incrementRateWindow(accountId, windowStartMs, tx);
-    if (count === 1) await this.#store.pruneAccountRateWindows(accountId, windowStartMs, tx);
+    const count = await this.#store.incrementRateWindow(accountId, windowStartMs);
+    if (count === 1) await this.#store.pruneAccountRateWindows(accountId, windowStartMs);
     return this.#decision(count, limit, windowStartMs, nowMs);
   }
 
@@ -64,8 +64,8 @@ export class RateLimiter<Tx = unknown> {
   }
 
   /** Like consume, but throws 429 `rate_limit_exceeded` when the request is over the limit. */
-  async enforce(accountId: string, limit: number, tx?: Tx): Promise<RateLimitDecision> {
-    const decision = await this.consume(accountId, limit, tx);
+  async enforce(accountId: string, limit: number): Promise<RateLimitDecision> {
+    const decision = await this.consume(accountId, limit);
     if (!decision.allowed) throw rateLimitError(decision);
     return decision;
   }

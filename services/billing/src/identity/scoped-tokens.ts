@@ -7,6 +7,7 @@ import {
   scopedTokenExpiryS,
   validateScopedTokenCreate,
 } from '@gateway/contracts';
+import type { ScopedTokenCreated, ScopedTokenInspection } from '@gateway/contracts';
 import {
   ANY_MODEL,
   buildKid,
@@ -21,7 +22,7 @@ import {
   type TokenClaims,
 } from './jwt.js';
 import { apiKeySecretAad, newScopedTokenId, newTokenNonce, sha256Hex } from './secrets.js';
-import type { IdentityStore } from './store.js';
+import type { IdentityRepository } from './identity-repository.js';
 import type { Account, Clock, ScopedTokenRecord } from './types.js';
 
 /** Clock skew tolerated on `nbf` and on the 1-year bound of `exp`, in seconds. */
@@ -45,14 +46,14 @@ export type TokenVerification = { ok: true; token: VerifiedToken } | { ok: false
  * pinned to HS256) → claims. Expiry is not judged here: `authenticate` reports it distinctly and
  * inspection shows expired tokens.
  */
-export class TokenVerifier<Tx = unknown> {
-  readonly #store: IdentityStore<Tx>;
+export class TokenVerifier {
+  readonly #store: IdentityRepository;
   readonly #box: Keyring;
   readonly #prefix: string;
   readonly #clockSkewS: number;
 
   constructor(deps: {
-    store: IdentityStore<Tx>;
+    store: IdentityRepository;
     keyring: Keyring;
     tokenPrefix: string;
     clockSkewS?: number;
@@ -147,22 +148,6 @@ export function verifyParsedToken(
   return readClaims(payload, buildSubject(prefix, parsed.kid.accountId));
 }
 
-/** `GET /v1/scoped-jwt` (spec fields, plus decisions §3's). DZD amounts as JSON numbers. */
-export interface ScopedTokenInspection {
-  /** Unix seconds. */
-  expires_at: number;
-  /** null = any model. */
-  models: string[] | null;
-  /** DZD; null = no limit. */
-  spending_limit: number | null;
-  spent_dzd: number;
-  /** Limit − spent − reserved by pending requests, never below 0; null = no limit. */
-  remaining_dzd: number | null;
-  revoked: boolean;
-  expired: boolean;
-  api_key_name: string;
-}
-
 const tokenNotFound = () =>
   new GatewayError('resource_not_found', 'Scoped token not found', { param: 'jwt' });
 
@@ -171,17 +156,17 @@ const tokenNotFound = () =>
  * revocation (`DELETE /v1/scoped-jwt`, operator API). Tokens are registered by digest: at
  * creation for issued tokens, on first use (or revocation) for client-minted ones.
  */
-export class ScopedTokenService<Tx = unknown> {
-  readonly #store: IdentityStore<Tx>;
+export class ScopedTokenService {
+  readonly #store: IdentityRepository;
   readonly #box: Keyring;
   readonly #clock: Clock;
-  readonly #verifier: TokenVerifier<Tx>;
+  readonly #verifier: TokenVerifier;
 
   constructor(deps: {
-    store: IdentityStore<Tx>;
+    store: IdentityRepository;
     keyring: Keyring;
     clock: Clock;
-    verifier: TokenVerifier<Tx>;
+    verifier: TokenVerifier;
   }) {
     this.#store = deps.store;
     this.#box = deps.keyring;
@@ -194,7 +179,7 @@ export class ScopedTokenService<Tx = unknown> {
    * `resource_not_found`, param `api_key_name`, when the account has no such key). `body` is the
    * raw JSON request body; it is validated here (400 `invalid_request_body`).
    */
-  async create(accountId: string, body: unknown): Promise<{ token: string }> {
+  async create(accountId: string, body: unknown): Promise<ScopedTokenCreated> {
     const now = this.#clock();
     const nowS = Math.floor(now.getTime() / 1000);
     const request = validateScopedTokenCreate(body, { nowS });

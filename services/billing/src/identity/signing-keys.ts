@@ -1,5 +1,6 @@
 import type { Keyring } from '@gateway/crypto';
 import type pg from 'pg';
+import { findSigningKeyRow } from './identity-repository.js';
 import { apiKeySecretAad } from './secrets.js';
 
 /** A scoped token's signing key, decrypted: the row it came from and its HS256 secret. */
@@ -8,21 +9,6 @@ export interface SigningKey {
   id: string;
   keyDigest: string;
   rawKey: string;
-}
-
-const FIND_KEY = {
-  name: 'identity_signing_key_v1',
-  text: `SELECT id, key_digest, secret_ciphertext, secret_nonce, secret_auth_tag, secret_key_version
-           FROM api_keys WHERE account_id = $1 AND name = $2`,
-};
-
-interface KeyRow {
-  id: string;
-  key_digest: string;
-  secret_ciphertext: Buffer;
-  secret_nonce: Buffer;
-  secret_auth_tag: Buffer;
-  secret_key_version: number;
 }
 
 export const DEFAULT_SIGNING_KEY_CACHE_SIZE = 10_000;
@@ -61,8 +47,7 @@ export class SigningKeyCache {
   async load(accountId: string, keyName: string): Promise<SigningKey | null> {
     const slot = cacheSlot(accountId, keyName);
     this.#entries.delete(slot);
-    const { rows } = await this.#pool.query<KeyRow>({ ...FIND_KEY, values: [accountId, keyName] });
-    const row = rows[0];
+    const row = await findSigningKeyRow(this.#pool, accountId, keyName);
     if (!row) return null;
     const sealed = {
       ciphertext: row.secret_ciphertext,

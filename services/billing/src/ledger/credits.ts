@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { GatewayError } from '@gateway/contracts';
 import { newId } from './ids.js';
 import { assertBalanced, creditLegs } from './ledger-accounts.js';
-import type { LedgerStore } from './store.js';
+import type { LedgerStore, LedgerTx } from './prisma-store.js';
 import type { Balance, CreditInput, CreditResult } from './types.js';
 import { requireAmount, requireId, requireReference } from './validation.js';
 
@@ -38,16 +38,16 @@ function balanceFromWire(wire: WireBalance): Balance {
   };
 }
 
-export interface CreditDeps<Tx> {
-  store: LedgerStore<Tx>;
+export interface CreditDeps {
+  store: LedgerStore;
   clock: () => Date;
   idempotencyTtlMs: number;
 }
 
 /** The first answer under this key, or null when this transaction now owns the key. */
-async function claimOrReplay<Tx>(
-  deps: CreditDeps<Tx>,
-  tx: Tx,
+async function claimOrReplay(
+  deps: CreditDeps,
+  tx: LedgerTx,
   key: string,
   hash: string,
   now: Date,
@@ -73,10 +73,7 @@ async function claimOrReplay<Tx>(
   return { transactionId: body.transactionId, balance: balanceFromWire(body.balance) };
 }
 
-export async function creditWith<Tx>(
-  deps: CreditDeps<Tx>,
-  input: CreditInput,
-): Promise<CreditResult> {
+export async function creditWith(deps: CreditDeps, input: CreditInput): Promise<CreditResult> {
   const accountId = requireId('accountId', input.accountId);
   const amount = requireAmount('amountMicroDzd', input.amountMicroDzd, 1n);
   const reference = requireReference(input.reference);

@@ -8,7 +8,6 @@ import { INSUFFICIENT_BALANCE_MESSAGE, isRetryable, mapDatabaseError } from './d
 import { newId } from './ids.js';
 import type {
   HoldState,
-  LedgerStore,
   RunReport,
   SettleOutcome,
   SettleRequest,
@@ -26,6 +25,7 @@ import type {
   VoidResult,
   VoidUsage,
 } from './types.js';
+import type { LedgerStore, LedgerTx } from './prisma-store.js';
 import { requireAmount, requireId, requireTokenCount } from './validation.js';
 
 export interface HoldOptions {
@@ -34,11 +34,11 @@ export interface HoldOptions {
 }
 
 /** What placing a hold needs of the store: all inside the caller's transaction. */
-export type HoldPlacementStore<Tx> = {
+export type HoldPlacementStore = {
   [
     K in 'lockBalance' | 'lockScopedToken' | 'catalogPrices' | 'insertHoldAndReserve'
-  ]: LedgerStore<Tx>[K];
-} & { findHold(holdId: string, tx: Tx): ReturnType<LedgerStore<Tx>['findHold']> };
+  ]: LedgerStore[K];
+} & { findHold(holdId: string, tx: LedgerTx): ReturnType<LedgerStore['findHold']> };
 
 const MAX_ATTEMPTS = 3;
 
@@ -139,9 +139,9 @@ function requireInput(input: PlaceHoldInput, options: HoldOptions) {
  * (`replayed`, nothing reserved again), another account `conflict`. A GatewayError thrown here
  * leaves nothing written (only row locks), so the caller may still commit.
  */
-export async function placeHoldWith<Tx>(
-  store: HoldPlacementStore<Tx>,
-  tx: Tx,
+export async function placeHoldWith(
+  store: HoldPlacementStore,
+  tx: LedgerTx,
   input: PlaceHoldInput,
   options: HoldOptions,
 ): Promise<PlacedHold> {
@@ -290,8 +290,8 @@ export async function retryStatement<T>(statement: () => Promise<T>): Promise<T>
   }
 }
 
-export async function voidHoldWith<Tx>(
-  store: LedgerStore<Tx>,
+export async function voidHoldWith(
+  store: LedgerStore,
   holdId: string,
   at: () => Date,
   usage: VoidUsage = {},

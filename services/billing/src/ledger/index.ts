@@ -3,7 +3,6 @@ export {
   MAX_ENTRIES_PAGE,
   STATEMENT_CSV_HEADER,
   createLedgerService,
-  placeHoldInTransaction,
   statementToCsv,
   type HoldOptions,
   type LedgerService,

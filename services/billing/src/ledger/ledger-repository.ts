@@ -6,12 +6,10 @@
  * legs of a journal transaction go into the database in ONE statement (the balanced-entries
  * trigger checks each INSERT statement). Lock order: store.ts.
  */
-import type { SealedValue } from '@gateway/crypto';
 import { Prisma } from '../db/client.js';
 import type {
   EntryFilter,
   ExpiredHold,
-  IdempotencyClaim,
   NewHold,
   NewJournalTransaction,
   TokenCounters,
@@ -209,91 +207,6 @@ export async function insertJournalTransaction(db: Db, txn: NewJournalTransactio
                                ${amounts}::bigint[]) AS l(ledger_account, account_id, amount)`;
 }
 
-// -------------------------------------------------------------------------------- idempotency
-
-/**
- * Claims (scope, key) for this transaction: true when this caller owns it (new key, or the
- * previous record had expired). The primary key is the arbiter: a concurrent claimer blocks
- * on the INSERT until the owner commits (then it does not own the key) or rolls back (then it
- * does).
- */
-export async function claimIdempotencyKey(db: Db, claim: IdempotencyClaim): Promise<boolean> {
-  const rows = await db.$queryRaw<unknown[]>`
-    INSERT INTO idempotency_records (scope, key, request_hash, response_status, response_body,
-                                     created_at, expires_at)
-    VALUES (${claim.scope}, ${claim.key}, ${claim.requestHash}, 0, '{}'::jsonb,
-            ${claim.now}::timestamptz, ${claim.expiresAt}::timestamptz)
-    ON CONFLICT (scope, key) DO UPDATE
-      SET request_hash = EXCLUDED.request_hash, response_status = 0, response_body = '{}'::jsonb,
-          response_ciphertext = NULL, response_nonce = NULL, response_tag = NULL,
-          response_key_version = NULL,
-          created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
-      WHERE idempotency_records.expires_at <= ${claim.now}::timestamptz
-    RETURNING 1`;
-  return rows.length === 1;
-}
-
-export interface StoredResponse {
-  requestHash: string;
-  responseStatus: number;
-  responseBody: unknown;
-  /** The answer sealed with MASTER_KEY (edge requests); null where `responseBody` holds it. */
-  sealed: SealedValue | null;
-}
-
-interface StoredRow extends Omit<StoredResponse, 'sealed'> {
-  ciphertext: Uint8Array | null;
-  nonce: Uint8Array | null;
-  tag: Uint8Array | null;
-  keyVersion: number | null;
-}
-
-export async function readIdempotencyRecord(
-  db: Db,
-  scope: string,
-  key: string,
-): Promise<StoredResponse | null> {
-  const rows = await db.$queryRaw<StoredRow[]>`
-    SELECT request_hash AS "requestHash", response_status AS "responseStatus",
-           response_body AS "responseBody", response_ciphertext AS ciphertext,
-           response_nonce AS nonce, response_tag AS tag, response_key_version AS "keyVersion"
-      FROM idempotency_records WHERE scope = ${scope} AND key = ${key}`;
-  const row = rows[0];
-  if (!row) return null;
-  const { ciphertext, nonce, tag, keyVersion, ...stored } = row;
-  const sealed =
-    ciphertext && nonce && tag && keyVersion !== null
-      ? { ciphertext, nonce, tag, keyVersion }
-      : null;
-  return { ...stored, sealed };
-}
-
-export async function storeIdempotencyResponse(
-  db: Db,
-  scope: string,
-  key: string,
-  status: number,
-  body: unknown,
-): Promise<void> {
-  await db.$executeRaw`
-    UPDATE idempotency_records
-       SET response_status = ${status}::int, response_body = ${JSON.stringify(body)}::jsonb
-     WHERE scope = ${scope} AND key = ${key}`;
-}
-
-/**
- * Deletes up to `limit` records (every scope) whose retention ended: a short statement however
- * large the backlog, so a purge never holds locks long. An expired record means nothing anymore
- * (a claim takes it over), so deleting it changes no answer.
- */
-export async function purgeIdempotencyRecords(db: Db, now: Date, limit: number): Promise<number> {
-  return db.$executeRaw`
-    DELETE FROM idempotency_records
-     WHERE ctid = ANY(ARRAY(SELECT ctid FROM idempotency_records
-                             WHERE expires_at <= ${now}::timestamptz
-                             LIMIT ${limit}::int))`;
-}
-
 // ------------------------------------------------------------------------------------ sweeper
 
 /**
@@ -419,4 +332,28 @@ export async function postedBalanceBefore(
     SELECT SUM(amount_micro_dzd)::bigint AS total FROM ledger_entries
      WHERE account_id = ${accountId} AND created_at < ${before}::timestamptz`;
   return rows[0]?.total ?? 0n;
+}
+
+// --- metrics (read when scraped: metrics.ts) ---
+
+/** Pending holds, all accounts. */
+export async function countPendingHolds(db: Db): Promise<number> {
+  const rows = await db.$queryRaw<{ open: number }[]>`
+    SELECT count(*)::int AS open FROM holds WHERE status = 'pending'`;
+  return rows[0]?.open ?? 0;
+}
+
+/** Holds settled capped at their amount (through the partial index `holds_capped_idx`). */
+export async function countCappedHolds(db: Db): Promise<number> {
+  const rows = await db.$queryRaw<{ capped: number }[]>`
+    SELECT count(*)::int AS capped FROM holds WHERE uncapped_cost_micro_dzd IS NOT NULL`;
+  return rows[0]?.capped ?? 0;
+}
+
+/** Seconds the most overdue pending hold has been past its expiry (0 when none is). */
+export async function sweeperLagSeconds(db: Db): Promise<number> {
+  const rows = await db.$queryRaw<{ lag: number }[]>`
+    SELECT COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(expires_at)), 0)::float8 AS lag
+    FROM holds WHERE status = 'pending' AND expires_at < clock_timestamp()`;
+  return Math.max(0, rows[0]?.lag ?? 0);
 }

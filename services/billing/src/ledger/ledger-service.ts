@@ -1,17 +1,17 @@
 /**
- * The ledger's composition root: the `LedgerService` the rest of billing uses, wired from the
- * domain modules (holds, credits, statements, sweeper) over the store port (store.ts). Rules
- * for finance: the top of services/billing/README.md.
+ * The `LedgerService` the rest of billing uses (built by service.ts, billing's one composition
+ * root), from the domain modules (holds, credits, statements, sweeper) over the ledger's store
+ * (prisma-store.ts). Rules for finance: the top of services/billing/README.md.
  *
  * Concurrency: READ COMMITTED with explicit row locks (lock order: store.ts); no SERIALIZABLE
  * and no deferred constraints (an error raised at COMMIT leaks the pooled connection in Prisma
  * 6.19). Settle and void are one statement each; settlements that queue up while one runs are
- * applied together in one statement (Batcher).
+ * applied together in one statement (Batcher, below). Settle and the publish mark go straight
+ * to the hot path's prepared statements (pg-hot-path.ts), not through the store.
  */
 import { GatewayError } from '@gateway/contracts';
 import type pg from 'pg';
 import { pgPoolOf, type Prisma, type PrismaClient } from '../db/client.js';
-import { Batcher } from './batcher.js';
 import { creditWith } from './credits.js';
 import { mapDatabaseError } from './db-errors.js';
 import {
@@ -23,7 +23,8 @@ import {
   type HoldPlacementStore,
 } from './holds.js';
 import * as repo from './ledger-repository.js';
-import { createPrismaLedgerStore, type PrismaLedgerTx } from './prisma-store.js';
+import { PgHotPath } from './pg-hot-path.js';
+import { LedgerStore } from './prisma-store.js';
 import { listEntriesWith, statementToCsv, statementWith } from './statements.js';
 import type { PublishMark, SettleOutcome, SettleRequest } from './store.js';
 import { refundHoldWith } from './refunds.js';
@@ -123,7 +124,7 @@ export interface LedgerService {
 }
 
 /** Hold placement needs only the caller's transaction: no pool, no store of its own. */
-const PLACEMENT: HoldPlacementStore<PrismaLedgerTx> = {
+const PLACEMENT: HoldPlacementStore = {
   lockBalance: repo.lockBalance,
   lockScopedToken: repo.lockScopedToken,
   catalogPrices: repo.catalogPrices,
@@ -131,23 +132,11 @@ const PLACEMENT: HoldPlacementStore<PrismaLedgerTx> = {
   findHold: (holdId, tx) => repo.findHold(tx, holdId),
 };
 
-/**
- * placeHold inside a transaction the caller owns (holds.ts: placeHoldWith). A GatewayError
- * leaves nothing written, so the caller may still commit; a database error aborts its
- * transaction.
- */
-export function placeHoldInTransaction(
-  tx: LedgerTransactionClient,
-  input: PlaceHoldInput,
-  options: HoldOptions,
-): Promise<PlacedHold> {
-  return placeHoldWith(PLACEMENT, tx, input, options);
-}
-
 export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
   const { prisma, clock } = deps;
   const timeout = deps.transactionTimeoutMs ?? 15_000;
-  const store = createPrismaLedgerStore(prisma, deps.pool ?? pgPoolOf(prisma), {
+  const hot = new PgHotPath(deps.pool ?? pgPoolOf(prisma));
+  const store = new LedgerStore(prisma, hot, {
     transactionMaxWaitMs: deps.transactionMaxWaitMs ?? 10_000,
     transactionTimeoutMs: timeout,
   });
@@ -165,7 +154,7 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
     publishGraceMs: deps.holdPublishGraceMs,
   };
   const settlements = new Batcher<SettleRequest, SettleOutcome>(
-    (requests) => store.settleHolds(requests, clock()),
+    (requests) => hot.settleHolds(requests, clock()),
     {
       maxBatchSize: deps.settleBatchMaxSize ?? 64,
       maxInFlight: deps.settleBatchMaxInFlight ?? 2,
@@ -173,7 +162,7 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
   );
   const expireHolds = (now: Date) => expireHoldsWith(sweepDeps, now);
   const markHoldsPublished = (marks: readonly PublishMark[]) =>
-    store.markHoldsPublished(
+    hot.markHoldsPublished(
       marks.map((mark) => ({
         holdId: requireId('holdId', mark.holdId),
         expiresAt: requireDate('expiresAt', mark.expiresAt),
@@ -219,4 +208,60 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
       return { ok: violations.length === 0, violations };
     },
   };
+}
+
+interface BatcherOptions {
+  maxBatchSize: number;
+  maxInFlight: number;
+}
+
+interface Waiting<I, O> {
+  item: I;
+  resolve: (value: O) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Groups work that queues up while earlier work runs: with nothing in flight an item goes at
+ * once, alone (no added latency when idle); items submitted while `maxInFlight` batches run
+ * wait and leave together, at most `maxBatchSize` per batch, as soon as a batch finishes. Each
+ * caller gets its own result; a batch that fails as a whole fails each of its callers.
+ */
+class Batcher<I, O> {
+  private readonly queue: Waiting<I, O>[] = [];
+  private inFlight = 0;
+
+  constructor(
+    private readonly run: (items: I[]) => Promise<O[]>,
+    private readonly options: BatcherOptions,
+  ) {
+    for (const [name, value] of Object.entries(options)) {
+      if (!Number.isSafeInteger(value) || value < 1) {
+        throw new RangeError(`${name} must be a positive integer`);
+      }
+    }
+  }
+
+  submit(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.options.maxInFlight && this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.options.maxBatchSize);
+      this.inFlight += 1;
+      this.run(batch.map((waiting) => waiting.item))
+        .then(
+          (results) => batch.forEach((waiting, i) => waiting.resolve(results[i] as O)),
+          (error: unknown) => batch.forEach((waiting) => waiting.reject(error)),
+        )
+        .finally(() => {
+          this.inFlight -= 1;
+          this.pump();
+        });
+    }
+  }
 }

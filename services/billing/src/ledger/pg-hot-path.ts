@@ -159,7 +159,11 @@ export interface HoldRow {
 export class PgHotPath {
   constructor(private readonly pool: pg.Pool) {}
 
-  /** One statement, one transaction (autocommit) for the whole batch. */
+  /**
+   * Settles holds in ONE statement, one transaction (autocommit) for the whole batch; one
+   * outcome per request, in order. A request that fails does not fail the others (each runs in
+   * its own savepoint).
+   */
   async settleHolds(requests: readonly SettleRequest[], at: Date): Promise<SettleOutcome[]> {
     const { rows } = await this.pool.query<SettleRow>({
       ...SETTLE,

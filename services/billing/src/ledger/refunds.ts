@@ -1,7 +1,7 @@
 import { GatewayError } from '@gateway/contracts';
 import { holdNotFound, retryStatement } from './holds.js';
 import { newId } from './ids.js';
-import type { LedgerStore } from './store.js';
+import type { LedgerStore } from './prisma-store.js';
 import type { RefundResult } from './types.js';
 import { requireId } from './validation.js';
 
@@ -22,8 +22,8 @@ export const REFUND_WINDOW_MS = 60 * 60_000;
  * `not_settled`, nothing moves. A hold settled more than `REFUND_WINDOW_MS` ago is refused (409
  * `conflict`): its answer was delivered, or nobody can tell any more.
  */
-export async function refundHoldWith<Tx>(
-  store: LedgerStore<Tx>,
+export async function refundHoldWith(
+  store: LedgerStore,
   holdId: string,
   at: () => Date,
 ): Promise<RefundResult> {

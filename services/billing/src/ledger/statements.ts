@@ -6,15 +6,15 @@ import { GatewayError } from '@gateway/contracts';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { csvField, csvRow, csvTextField } from './csv.js';
 import { microDzdToFixedDzd } from './money-format.js';
-import type { LedgerStore } from './store.js';
+import type { LedgerStore } from './prisma-store.js';
 import type { EntryPage, ListEntriesQuery, Statement, StatementLine } from './types.js';
 import { requireDate, requireId, requireLimit, requireRange } from './validation.js';
 
 export const MAX_ENTRIES_PAGE = 500;
 const DEFAULT_ENTRIES_PAGE = 100;
 
-export interface StatementDeps<Tx> {
-  store: LedgerStore<Tx>;
+export interface StatementDeps {
+  store: LedgerStore;
   clock: () => Date;
   /** listEntries lists only entries older than now − this. */
   stableAfterMs: number;
@@ -25,8 +25,8 @@ export interface StatementDeps<Tx> {
 const optionalId = (param: string, value: string | undefined) =>
   value === undefined ? undefined : requireId(param, value);
 
-export async function listEntriesWith<Tx>(
-  deps: StatementDeps<Tx>,
+export async function listEntriesWith(
+  deps: StatementDeps,
   query: ListEntriesQuery = {},
 ): Promise<EntryPage> {
   const limit = requireLimit(query.limit, MAX_ENTRIES_PAGE, DEFAULT_ENTRIES_PAGE);
@@ -53,8 +53,8 @@ export async function listEntriesWith<Tx>(
   return { entries, nextCursor, through: to };
 }
 
-export async function statementWith<Tx>(
-  deps: StatementDeps<Tx>,
+export async function statementWith(
+  deps: StatementDeps,
   accountId: string,
   range: { from: Date; to: Date },
 ): Promise<Statement> {

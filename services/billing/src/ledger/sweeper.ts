@@ -3,7 +3,8 @@
  * (edge died between admission and publish) once their publish grace has passed. Several replicas may sweep at once: holds are locked
  * with SKIP LOCKED, so each is expired exactly once, in batches that keep transactions short.
  */
-import type { ExpiredHold, LedgerStore } from './store.js';
+import type { LedgerStore, LedgerTx } from './prisma-store.js';
+import type { ExpiredHold } from './store.js';
 import { requireDate } from './validation.js';
 
 export interface SweeperOptions {
@@ -14,8 +15,8 @@ export interface SweeperOptions {
   onError?: (error: unknown) => void;
 }
 
-export interface SweepDeps<Tx> {
-  store: LedgerStore<Tx>;
+export interface SweepDeps {
+  store: LedgerStore;
   clock: () => Date;
   /** Holds expired per transaction. */
   batchSize: number;
@@ -27,7 +28,7 @@ function addTo(totals: Map<string, bigint>, key: string, amount: bigint): void {
   totals.set(key, (totals.get(key) ?? 0n) + amount);
 }
 
-async function expireBatch<Tx>(deps: SweepDeps<Tx>, tx: Tx, now: Date): Promise<number> {
+async function expireBatch(deps: SweepDeps, tx: LedgerTx, now: Date): Promise<number> {
   const { store } = deps;
   const unpublishedBefore = new Date(
     deps.publishGraceMs === undefined ? 0 : now.getTime() - deps.publishGraceMs,
@@ -53,7 +54,7 @@ async function expireBatch<Tx>(deps: SweepDeps<Tx>, tx: Tx, now: Date): Promise<
 }
 
 /** Expires pending holds whose expiry is at or before `now`; returns how many. */
-export async function expireHoldsWith<Tx>(deps: SweepDeps<Tx>, now: Date): Promise<number> {
+export async function expireHoldsWith(deps: SweepDeps, now: Date): Promise<number> {
   requireDate('now', now);
   let total = 0;
   for (;;) {

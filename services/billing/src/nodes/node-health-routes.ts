@@ -4,6 +4,7 @@ import {
   createBodyValidator,
   NodeHealthReportSchema,
   publicNodeUrl,
+  type NodeHealthList,
   type NodeHealthReport,
 } from '@gateway/contracts';
 import type { NodeHealthService } from './node-health.js';
@@ -27,7 +28,8 @@ export function nodeHealthReportRoutes(service: NodeHealthService): Router {
 export function nodeHealthAdminRoutes(service: NodeHealthService): Router {
   const router = express.Router();
   router.get('/nodes/health', async (_req, res) => {
-    res.json({ nodes: await service.list() });
+    const answer: NodeHealthList = { nodes: await service.list() };
+    res.json(answer);
   });
   return router;
 }

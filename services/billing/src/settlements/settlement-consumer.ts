@@ -3,6 +3,7 @@ import {
   completedEvent,
   EnvelopeError,
   GatewayError,
+  holdIdOfJob,
   parseEnvelope,
   type BillingSettlementPayload,
   type CompletedEventOf,
@@ -28,28 +29,68 @@ const DEFAULT_PREFETCH = 32;
 
 /**
  * Applies the settlements workers queued while billing did not answer (`billing.settlements`,
- * docs/job-protocol.md §5), with the same idempotent settle and void as the HTTP routes. A
- * settlement is acknowledged only once the ledger answered for it: applied, replayed (a
- * duplicate message), or refused for good (the hold was final already, unknown, unpriced).
- * While the database fails it is retried in place with backoff, never dropped; on shutdown it
- * goes back to the queue.
+ * docs/job-protocol.md §5), with the same idempotent settle and void as the HTTP routes, and
+ * refunds the answers nobody read (`billing.unread-replies`, below). A message is acknowledged
+ * only once the ledger answered for it: applied, replayed (a duplicate message), or refused for
+ * good (the hold was final already, unknown, unpriced). While the database fails it is retried
+ * in place with backoff, never dropped; on shutdown it goes back to the queue.
  */
 export async function startSettlementConsumer(
   options: SettlementConsumerOptions,
 ): Promise<Consumer> {
   const { bus, names } = options;
   let stopping = false;
-  const consumer = await bus.consume(
-    names.queues.billingSettlements,
-    (delivery) => handle(delivery, options, () => stopping),
-    { prefetch: options.prefetch ?? DEFAULT_PREFETCH },
-  );
+  const prefetch = options.prefetch ?? DEFAULT_PREFETCH;
+  const consumers = [
+    await bus.consume(
+      names.queues.billingSettlements,
+      (delivery) => handle(delivery, options, () => stopping),
+      { prefetch },
+    ),
+    await bus.consume(
+      names.queues.unreadReplies,
+      (delivery) => handleUnread(delivery, options, () => stopping),
+      { prefetch },
+    ),
+  ];
   return {
     async cancel() {
       stopping = true;
-      await consumer.cancel();
+      await Promise.all(consumers.map((consumer) => consumer.cancel()));
     },
   };
+}
+
+/**
+ * Edge's reply queue dead-letters a reply nobody read in time to `billing.unread-replies` (its
+ * edge is gone; services/edge/src/jobs/job-queues.ts). A non-streamed final reply is the
+ * answer, which reached nobody, so its charge is refunded (idempotent; `not_settled` when
+ * nothing was charged). A stream's final reply comes after its chunks (`seq` > 0 in the
+ * attempt): they were relayed and stay charged, as the stream billing policy says
+ * (docs/decisions.md); only the closing usage chunk went unread. Chunks and error replies need
+ * nothing.
+ */
+async function handleUnread(
+  delivery: Delivery,
+  options: SettlementConsumerOptions,
+  stopping: () => boolean,
+): Promise<Outcome> {
+  let reply: InferenceReplyPayload;
+  try {
+    reply = parseEnvelope('inference.reply', delivery.body).payload;
+  } catch (error) {
+    if (!(error instanceof EnvelopeError)) throw error;
+    options.logger.error({ reason: error.reason }, 'unreadable unread reply dead-lettered');
+    return 'dead-letter';
+  }
+  if (reply.type !== 'final' || reply.seq > 0) return 'ack';
+  const refund: BillingSettlementPayload = {
+    action: 'refund',
+    holdId: holdIdOfJob(reply.jobId),
+    jobId: reply.jobId,
+    producedAtMs: Date.now(),
+  };
+  return applyDurably(refund, options, stopping);
 }
 
 async function handle(
@@ -57,16 +98,23 @@ async function handle(
   options: SettlementConsumerOptions,
   stopping: () => boolean,
 ): Promise<Outcome> {
-  const unread = unreadFinalReply(delivery.body);
-  if (unread === 'other reply') return 'ack';
   let settlement: BillingSettlementPayload;
   try {
-    settlement = unread ?? parseEnvelope('billing.settlement', delivery.body).payload;
+    settlement = parseEnvelope('billing.settlement', delivery.body).payload;
   } catch (error) {
     if (!(error instanceof EnvelopeError)) throw error;
     options.logger.error({ reason: error.reason }, 'unreadable settlement dead-lettered');
     return 'dead-letter';
   }
+  return applyDurably(settlement, options, stopping);
+}
+
+/** Applies one settlement, retrying in place while the database fails. */
+async function applyDurably(
+  settlement: BillingSettlementPayload,
+  options: SettlementConsumerOptions,
+  stopping: () => boolean,
+): Promise<Outcome> {
   const log = options.logger.child({
     holdId: settlement.holdId,
     jobId: settlement.jobId,
@@ -128,28 +176,6 @@ async function apply(
       costMicroDzd: settled.costMicroDzd,
     });
   }
-}
-
-/**
- * Edge's reply queue dead-letters a reply nobody read in time here (its edge is gone; see
- * services/edge/src/jobs/reply-router.ts): a non-streamed final reply is the answer, which
- * reached nobody, so its charge is refunded (idempotent; `not_settled` when nothing was charged).
- * A stream's final reply comes after its chunks (`seq` > 0 in the attempt): they were relayed and
- * stay charged, as the stream billing policy says (docs/decisions.md); only the closing usage
- * chunk went unread. Chunks and error replies need nothing. Undefined: not a reply (a queued
- * settlement).
- */
-function unreadFinalReply(body: unknown): BillingSettlementPayload | 'other reply' | undefined {
-  let reply: InferenceReplyPayload;
-  try {
-    reply = parseEnvelope('inference.reply', body).payload;
-  } catch (error) {
-    if (error instanceof EnvelopeError) return undefined;
-    throw error;
-  }
-  if (reply.type !== 'final' || reply.seq > 0) return 'other reply';
-  // A job's hold id is its job id (edge admits with holdId = jobId).
-  return { action: 'refund', holdId: reply.jobId, jobId: reply.jobId, producedAtMs: Date.now() };
 }
 
 /** The async job's hold was final before its settlement: its webhook reports a failure. */

@@ -1,4 +1,3 @@
-import { Keyring } from '@gateway/crypto';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createLogger, createServiceMetrics } from '@gateway/observability';
@@ -8,14 +7,12 @@ import { createTestDatabase } from '@gateway/testing';
 import {
   billingDatabaseTemplate,
   createPrismaClient,
-  pgPoolOf,
   type PrismaClient,
 } from '../../../billing/src/db/client.js';
 import { mountBillingApi } from '../../../billing/src/http/billing-app.js';
-import { createDashboard, type DashboardOptions } from '../../../billing/src/dashboard/index.js';
-import { createIdentity } from '../../../billing/src/identity/index.js';
-import { createLedgerService, type LedgerService } from '../../../billing/src/ledger/index.js';
-import { createUsageService, UsageStore } from '../../../billing/src/usage/index.js';
+import { createTestBillingServices } from '../../../billing/src/http/billing-services.suite.js';
+import type { DashboardOptions } from '../../../billing/src/dashboard/index.js';
+import type { LedgerService } from '../../../billing/src/ledger/index.js';
 
 export const silentStream = new Writable({ write: (_c, _e, cb) => cb() });
 
@@ -44,22 +41,10 @@ export interface BillingTestOptions {
 export async function startBilling(options: BillingTestOptions = {}): Promise<BillingUnderTest> {
   const db = await createTestDatabase(billingDatabaseTemplate);
   const prisma: PrismaClient = createPrismaClient(db.runtimeUrl, { maxConnections: 8 });
-  const clock = () => new Date();
   const internalToken = randomBytes(32).toString('hex');
   const workerToken = randomBytes(32).toString('hex');
-  const identity = createIdentity({
-    prisma,
-    keyring: Keyring.parse(randomBytes(32).toString('base64')),
-    clock,
-  });
-  const ledger = createLedgerService({
-    prisma,
-    clock,
-    holdTtlMs: 15 * 60_000,
-    ...(options.entriesStableAfterMs === undefined
-      ? {}
-      : { entriesStableAfterMs: options.entriesStableAfterMs }),
-  });
+  const services = createTestBillingServices(prisma, options);
+  const { ledger } = services;
   const logger = createLogger({ service: 'billing', destination: silentStream });
   const app = createServiceApp({
     logger,
@@ -72,17 +57,7 @@ export async function startBilling(options: BillingTestOptions = {}): Promise<Bi
     paths.push(req.path);
     next();
   });
-  const dashboard = createDashboard({ prisma, ...options.dashboard });
-  const usage = createUsageService({
-    store: new UsageStore(pgPoolOf(prisma)),
-    clock,
-    retentionDays: 400,
-  });
-  mountBillingApi(
-    app,
-    { identity, ledger, dashboard, usage },
-    { edge: internalToken, worker: workerToken },
-  );
+  mountBillingApi(app, services, { edge: internalToken, worker: workerToken });
   finishApp(app, logger);
   const server: RunningServer = await listen(app, '127.0.0.1', 0);
   const url = `http://127.0.0.1:${server.port}`;

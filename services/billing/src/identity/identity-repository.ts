@@ -1,7 +1,7 @@
 import type { InputModality } from '@gateway/contracts';
+import type pg from 'pg';
 import { Prisma } from '../db/client.js';
 import type { PrismaClient } from '../db/client.js';
-import type { IdentityStore } from './store.js';
 import type {
   Account,
   AccountStatus,
@@ -13,8 +13,9 @@ import type {
   SealedSecret,
   WebhookFormat,
 } from './types.js';
+import type { AdmitRow } from './admit.js';
 
-/** The Prisma transaction handle the identity store (and `placeHold`) run in. */
+/** The Prisma transaction handle the identity repository runs in. */
 export type PrismaTx = Prisma.TransactionClient;
 
 const TRANSACTION_OPTIONS = {
@@ -127,40 +128,27 @@ function isKnownError(error: unknown, code: string): boolean {
   return error instanceof Prisma.PrismaClientKnownRequestError && error.code === code;
 }
 
-let savepointSequence = 0;
-
-/** IdentityStore over Prisma: the only file of the identity part that touches Prisma. */
-export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
+/**
+ * The identity part's repository: accounts, API keys, scoped tokens, the catalog and rate-limit
+ * windows, over Prisma, for the domain classes (accounts, scoped tokens, authentication,
+ * catalog, rate limit). The request path's statements (admission, signing keys, last use) are
+ * plain `pg` functions at the end of this file.
+ */
+export class IdentityRepository {
   readonly #prisma: PrismaClient;
 
   constructor(prisma: PrismaClient) {
     this.#prisma = prisma;
   }
 
-  #db(tx?: PrismaTx): PrismaTx {
-    return tx ?? this.#prisma;
-  }
-
+  /** Runs `fn` in one READ COMMITTED transaction; a throw rolls everything back. */
   transaction<T>(fn: (tx: PrismaTx) => Promise<T>): Promise<T> {
     return this.#prisma.$transaction(fn, TRANSACTION_OPTIONS);
   }
 
-  async savepoint<T>(tx: PrismaTx, fn: () => Promise<T>): Promise<T> {
-    const name = `identity_sp_${++savepointSequence}`;
-    await tx.$executeRawUnsafe(`SAVEPOINT ${name}`);
-    let result: T;
-    try {
-      result = await fn();
-    } catch (error) {
-      await tx.$executeRawUnsafe(`ROLLBACK TO SAVEPOINT ${name}`);
-      throw error;
-    }
-    await tx.$executeRawUnsafe(`RELEASE SAVEPOINT ${name}`);
-    return result;
-  }
-
   // --- accounts ---
 
+  /** Inserts the account and its zeroed balance row, atomically. */
   async createAccount(account: { id: string; name: string; createdAt: Date }): Promise<Account> {
     const row = await this.#prisma.account.create({
       data: { ...account, balance: { create: {} } },
@@ -173,6 +161,7 @@ export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
     return row && toAccount(row);
   }
 
+  /** Ordered by (createdAt, id); `after` is exclusive. */
   async listAccounts(query: {
     limit: number;
     after?: { createdAt: Date; id: string };
@@ -198,6 +187,7 @@ export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
     return rows.map(toAccount);
   }
 
+  /** null when the account does not exist. */
   async updateAccount(
     id: string,
     changes: { status?: AccountStatus; rateLimitPerMinute?: number; webhookFormat?: WebhookFormat },
@@ -212,6 +202,8 @@ export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
 
   // --- API keys ---
 
+  /** 'name_taken' when the account already has a key of that name. */
+  /** `limit_reached`: the account already has `maxPerAccount` keys (exact under concurrency). */
   async insertApiKey(
     key: ApiKeyRecord,
     maxPerAccount: number,
@@ -232,6 +224,7 @@ export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
     }
   }
 
+  /** Replaces digest and sealed secret in place; false when no such key. */
   async replaceApiKey(
     accountId: string,
     name: string,
@@ -250,6 +243,7 @@ export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
     return count > 0;
   }
 
+  /** false when no such key. */
   async deleteApiKey(accountId: string, name: string): Promise<boolean> {
     const { count } = await this.#prisma.apiKey.deleteMany({ where: { accountId, name } });
     return count > 0;
@@ -307,14 +301,23 @@ export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
     await this.#prisma.scopedToken.create({ data: this.#tokenData(token) });
   }
 
-  async registerScopedToken(token: ScopedTokenRecord, tx?: PrismaTx): Promise<ScopedTokenRecord> {
-    const db = this.#db(tx);
+  /** Inserts unless a token with the same digest exists; returns the stored row either way. */
+  async registerScopedToken(token: ScopedTokenRecord): Promise<ScopedTokenRecord> {
     // ON CONFLICT (digest) DO NOTHING: concurrent first uses of one token all end up here.
-    await db.scopedToken.createMany({ data: [this.#tokenData(token)], skipDuplicates: true });
-    const row = await db.scopedToken.findUniqueOrThrow({ where: { digest: token.digest } });
+    await this.#prisma.scopedToken.createMany({
+      data: [this.#tokenData(token)],
+      skipDuplicates: true,
+    });
+    const row = await this.#prisma.scopedToken.findUniqueOrThrow({
+      where: { digest: token.digest },
+    });
     return toScopedToken(row);
   }
 
+  /**
+   * Deletes at most `limit` tokens that expired before `before` and that no hold names (holds
+   * keep the token id for finance); returns how many.
+   */
   async purgeExpiredScopedTokens(before: Date, limit: number): Promise<number> {
     return this.#prisma.$executeRaw`
       DELETE FROM scoped_tokens WHERE id IN (
@@ -329,6 +332,7 @@ export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
     return row && toScopedToken(row);
   }
 
+  /** Sets revokedAt unless already set; returns the row (null when no such digest). */
   async revokeScopedToken(digest: string, at: Date): Promise<ScopedTokenRecord | null> {
     await this.#prisma.scopedToken.updateMany({
       where: { digest, revokedAt: null },
@@ -361,8 +365,8 @@ export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
     return toModel(row);
   }
 
-  async findModel(id: string, tx?: PrismaTx): Promise<CatalogModel | null> {
-    const row = await this.#db(tx).model.findUnique({ where: { id } });
+  async findModel(id: string): Promise<CatalogModel | null> {
+    const row = await this.#prisma.model.findUnique({ where: { id } });
     return row && toModel(row);
   }
 
@@ -373,8 +377,9 @@ export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
 
   // --- rate limit ---
 
-  async incrementRateWindow(accountId: string, windowStartMs: number, tx?: PrismaTx) {
-    const rows = await this.#db(tx).$queryRaw<{ count: number }[]>`
+  /** Atomic increment of the (account, window) counter; returns the count after it. */
+  async incrementRateWindow(accountId: string, windowStartMs: number) {
+    const rows = await this.#prisma.$queryRaw<{ count: number }[]>`
       INSERT INTO rate_limit_windows (account_id, window_start_ms, count)
       VALUES (${accountId}, ${BigInt(windowStartMs)}, 1)
       ON CONFLICT (account_id, window_start_ms)
@@ -385,6 +390,7 @@ export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
     return count;
   }
 
+  /** The window's count so far (0 when it has none), without counting. */
   async readRateWindow(accountId: string, windowStartMs: number): Promise<number> {
     const row = await this.#prisma.rateLimitWindow.findUnique({
       where: {
@@ -395,12 +401,14 @@ export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
     return row?.count ?? 0;
   }
 
-  async pruneAccountRateWindows(accountId: string, beforeMs: number, tx?: PrismaTx) {
-    return this.#db(tx).$executeRaw`
+  /** Deletes this account's windows that start before `beforeMs`. */
+  async pruneAccountRateWindows(accountId: string, beforeMs: number) {
+    return this.#prisma.$executeRaw`
       DELETE FROM rate_limit_windows
       WHERE account_id = ${accountId} AND window_start_ms < ${BigInt(beforeMs)}`;
   }
 
+  /** Deletes at most `limit` windows (any account) that start before `beforeMs`. */
   async pruneRateWindows(beforeMs: number, limit: number): Promise<number> {
     return this.#prisma.$executeRaw`
       DELETE FROM rate_limit_windows
@@ -409,4 +417,132 @@ export class PrismaIdentityStore implements IdentityStore<PrismaTx> {
         WHERE window_start_ms < ${BigInt(beforeMs)}
         LIMIT ${limit}))`;
   }
+}
+
+// ---------------------------------------------------------------- request path (plain `pg`)
+// Named prepared statements on the pool Prisma runs on (one connection bound), no ORM: the
+// admission function, the signing key a scoped token names, and API keys' last use.
+
+/** `billing_admit_with_context_v2`'s parameters, named as in prisma/functions/ (without `p_`). */
+export interface AdmitStatementParams {
+  keyDigest: string | null;
+  accountId: string | null;
+  signingKeyId: string | null;
+  signingKeyDigest: string | null;
+  tokenDigest: string | null;
+  tokenModels: readonly string[] | null;
+  tokenLimitMicroDzd: bigint | null;
+  tokenExpiresAt: Date | null;
+  newTokenId: string | null;
+  windowStartMs: number;
+  model: string;
+  inputTokens: number;
+  maxOutputTokens: number | null;
+  choices: number;
+  priority: boolean;
+  providers: readonly string[] | null;
+  kinds: readonly string[] | null;
+  nodeUnsupported: string | null;
+  mediaKinds: readonly string[] | null;
+  imageCount: number;
+  holdId: string;
+  holdExpiresAt: Date;
+  now: Date;
+  endpoint: string | null;
+  requestId: string | null;
+}
+
+// billing_admit_v2, then the request's context (endpoint, request id, key name) on the hold for
+// its usage record: migrations 20270107090000 and 20270109090000 (chat content).
+const ADMIT = {
+  name: 'billing_admit_with_context_v2',
+  text: `SELECT * FROM billing_admit_with_context_v2($1::text, $2::text, $3::text, $4::text,
+           $5::text, $6::text[], $7::bigint, $8::timestamptz, $9::text, $10::bigint, $11::text,
+           $12::bigint, $13::bigint, $14::integer, $15::boolean, $16::text[], $17::text[],
+           $18::text, $19::text[], $20::integer, $21::text, $22::timestamptz, $23::timestamptz,
+           $24::text, $25::text)`,
+};
+
+/** Admission in one round trip: the function's one row (undefined would be a defect). */
+export async function admitStatement(
+  pool: pg.Pool,
+  p: AdmitStatementParams,
+): Promise<AdmitRow | undefined> {
+  const { rows } = await pool.query<AdmitRow>({
+    ...ADMIT,
+    values: [
+      p.keyDigest,
+      p.accountId,
+      p.signingKeyId,
+      p.signingKeyDigest,
+      p.tokenDigest,
+      p.tokenModels,
+      p.tokenLimitMicroDzd?.toString() ?? null,
+      p.tokenExpiresAt,
+      p.newTokenId,
+      p.windowStartMs,
+      p.model,
+      p.inputTokens,
+      p.maxOutputTokens,
+      p.choices,
+      p.priority,
+      p.providers,
+      p.kinds,
+      p.nodeUnsupported,
+      p.mediaKinds,
+      p.imageCount,
+      p.holdId,
+      p.holdExpiresAt,
+      p.now,
+      p.endpoint,
+      p.requestId,
+    ],
+  });
+  return rows[0];
+}
+
+/** An API key row's id, digest and sealed secret (a scoped token's signing key). */
+export interface SigningKeyRow {
+  id: string;
+  key_digest: string;
+  secret_ciphertext: Buffer;
+  secret_nonce: Buffer;
+  secret_auth_tag: Buffer;
+  secret_key_version: number;
+}
+
+const FIND_SIGNING_KEY = {
+  name: 'identity_signing_key_v1',
+  text: `SELECT id, key_digest, secret_ciphertext, secret_nonce, secret_auth_tag, secret_key_version
+           FROM api_keys WHERE account_id = $1 AND name = $2`,
+};
+
+export async function findSigningKeyRow(
+  pool: pg.Pool,
+  accountId: string,
+  keyName: string,
+): Promise<SigningKeyRow | null> {
+  const { rows } = await pool.query<SigningKeyRow>({
+    ...FIND_SIGNING_KEY,
+    values: [accountId, keyName],
+  });
+  return rows[0] ?? null;
+}
+
+const TOUCH_LAST_USED = {
+  name: 'billing_api_key_last_used_v1',
+  text:
+    'UPDATE api_keys SET last_used_at = $3 WHERE account_id = $1 AND name = $2 ' +
+    'AND (last_used_at IS NULL OR last_used_at <= $3::timestamptz - make_interval(secs => $4))',
+};
+
+/** Sets the key's `last_used_at` to `at`, unless written less than `intervalS` before it. */
+export async function touchApiKeyLastUsed(
+  pool: pg.Pool,
+  accountId: string,
+  keyName: string,
+  at: Date,
+  intervalS: number,
+): Promise<void> {
+  await pool.query({ ...TOUCH_LAST_USED, values: [accountId, keyName, at, intervalS] });
 }

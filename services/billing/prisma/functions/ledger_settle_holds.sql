@@ -1,0 +1,126 @@
+-- ledger_settle_holds: its live definition. To change it: README.md in this directory.
+--
+-- Settles a batch of holds in one statement (a batch of one is the unbatched case). Each item
+-- runs in its own subtransaction (the EXCEPTION block): an item that fails is rolled back alone
+-- and reported with its SQLSTATE, the others still settle. One row per item, `ord` = its
+-- position (1-based) in the arrays. Lock order: all the batch's holds (by id), then the balance
+-- and token rows item by item in (account, hold id) order, so concurrent batches, voids,
+-- placements and sweeps take rows in the same order and cannot deadlock each other.
+-- Outcomes: settled | replayed (already settled: the first result) | conflict (voided or
+-- expired) | not_found | unpriced (no price snapshot and the model left the catalog) | error.
+CREATE OR REPLACE FUNCTION "ledger_settle_holds"(
+    hold_ids TEXT[], input_tokens BIGINT[], output_tokens BIGINT[], transaction_ids TEXT[],
+    settled_at TIMESTAMPTZ
+) RETURNS TABLE (
+    ord INTEGER, outcome TEXT, hold_id TEXT, account_id TEXT, status TEXT, model TEXT,
+    amount_micro_dzd BIGINT, cost_micro_dzd BIGINT, transaction_id TEXT,
+    expires_at TIMESTAMPTZ, finalized_at TIMESTAMPTZ,
+    credits BIGINT, debits BIGINT, pending BIGINT, error_state TEXT, error_message TEXT
+)
+LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
+AS $$
+DECLARE
+    item RECORD;
+    h RECORD;
+    cost BIGINT;
+    usage_cost NUMERIC;
+BEGIN
+    -- Every hold of the batch first, in id order: the batch then never waits for a hold row
+    -- while it holds a balance row (a sweeper holding that hold would wait for the balance).
+    PERFORM 1 FROM holds WHERE id = ANY(hold_ids) ORDER BY id FOR UPDATE;
+    FOR item IN
+        SELECT u.i, u.id, u.tokens_in, u.tokens_out, u.txn
+          FROM unnest(hold_ids, input_tokens, output_tokens, transaction_ids)
+               WITH ORDINALITY AS u(id, tokens_in, tokens_out, txn, i)
+          LEFT JOIN holds x ON x.id = u.id
+         ORDER BY x.account_id NULLS LAST, u.id, u.i
+    LOOP
+        ord := item.i; hold_id := item.id; outcome := NULL; account_id := NULL; status := NULL;
+        model := NULL;
+        amount_micro_dzd := NULL; cost_micro_dzd := NULL; transaction_id := NULL;
+        expires_at := NULL; finalized_at := NULL; credits := NULL; debits := NULL;
+        pending := NULL; error_state := NULL; error_message := NULL;
+        BEGIN
+            SELECT hh.account_id, hh.scoped_token_id, hh.amount_micro_dzd, hh.status::text AS status,
+                   hh.settled_amount_micro_dzd, hh.model, hh.priority, hh.expires_at, hh.finalized_at,
+                   COALESCE(hh.input_price_micro_dzd_per_m, m.input_price_micro_dzd_per_m) AS in_price,
+                   COALESCE(hh.output_price_micro_dzd_per_m, m.output_price_micro_dzd_per_m) AS out_price
+              INTO h
+              FROM holds hh LEFT JOIN models m ON m.id = hh.model
+             WHERE hh.id = item.id
+               FOR UPDATE OF hh;
+            IF NOT FOUND THEN
+                outcome := 'not_found';
+            ELSE
+                account_id := h.account_id; status := h.status; amount_micro_dzd := h.amount_micro_dzd;
+                model := h.model; expires_at := h.expires_at; finalized_at := h.finalized_at;
+                cost_micro_dzd := h.settled_amount_micro_dzd;
+                IF h.status = 'settled' THEN
+                    outcome := 'replayed';
+                    SELECT t.id INTO transaction_id FROM ledger_transactions t WHERE t.hold_id = item.id;
+                    SELECT b.posted_credits_micro_dzd, b.posted_debits_micro_dzd, b.pending_micro_dzd
+                      INTO credits, debits, pending
+                      FROM account_balances b WHERE b.account_id = h.account_id;
+                ELSIF h.status <> 'pending' THEN
+                    outcome := 'conflict';
+                ELSIF h.in_price IS NULL OR h.out_price IS NULL THEN
+                    outcome := 'unpriced';
+                ELSE
+                    usage_cost := ledger_cost_micro_dzd(item.tokens_in, item.tokens_out,
+                                                        h.in_price, h.out_price, h.priority);
+                    cost := LEAST(usage_cost, h.amount_micro_dzd)::bigint;
+                    -- A node that reported more than was held is charged the hold, and the
+                    -- difference is recorded, never silently dropped.
+                    UPDATE holds SET status = 'settled', settled_amount_micro_dzd = cost,
+                                     finalized_at = settled_at,
+                                     uncapped_cost_micro_dzd = CASE WHEN usage_cost > cost
+                                                                    THEN LEAST(usage_cost, 9223372036854775807)::bigint END
+                     WHERE id = item.id;
+                    -- The transaction and ALL its legs in one INSERT (checked per statement).
+                    WITH t AS (
+                        INSERT INTO ledger_transactions (id, kind, account_id, reference, hold_id,
+                                                         created_at)
+                        VALUES (item.txn, 'hold_settlement', h.account_id,
+                                h.model || ': ' || item.tokens_in || ' in + ' || item.tokens_out
+                                    || ' out tokens' || CASE WHEN h.priority THEN ', priority' ELSE '' END
+                                    || CASE WHEN usage_cost > cost
+                                            THEN ', capped at the hold (usage cost '
+                                                 || usage_cost || ' µDZD)'
+                                            ELSE '' END,
+                                item.id, settled_at)
+                        RETURNING id
+                    )
+                    INSERT INTO ledger_entries (transaction_id, ledger_account, account_id,
+                                                amount_micro_dzd, created_at)
+                    SELECT t.id, l.ledger_account, l.account_id, l.amount, settled_at
+                      FROM t CROSS JOIN (VALUES ('customer:' || h.account_id, h.account_id, -cost),
+                                                ('system:revenue', NULL, cost))
+                                        AS l(ledger_account, account_id, amount)
+                     WHERE cost > 0;
+                    UPDATE account_balances b
+                       SET posted_debits_micro_dzd = b.posted_debits_micro_dzd + cost,
+                           pending_micro_dzd = b.pending_micro_dzd - h.amount_micro_dzd,
+                           updated_at = now()
+                     WHERE b.account_id = h.account_id
+                    RETURNING b.posted_credits_micro_dzd, b.posted_debits_micro_dzd, b.pending_micro_dzd
+                         INTO credits, debits, pending;
+                    IF NOT FOUND THEN
+                        RAISE EXCEPTION 'hold %: account % has no balance row', item.id, h.account_id;
+                    END IF;
+                    IF h.scoped_token_id IS NOT NULL THEN
+                        UPDATE scoped_tokens s
+                           SET spent_micro_dzd = s.spent_micro_dzd + cost,
+                               reserved_micro_dzd = s.reserved_micro_dzd - h.amount_micro_dzd
+                         WHERE s.id = h.scoped_token_id;
+                    END IF;
+                    outcome := 'settled'; status := 'settled'; cost_micro_dzd := cost;
+                    transaction_id := item.txn; finalized_at := settled_at;
+                END IF;
+            END IF;
+        EXCEPTION WHEN OTHERS THEN
+            outcome := 'error'; error_state := SQLSTATE; error_message := SQLERRM;
+        END;
+        RETURN NEXT;
+    END LOOP;
+END;
+$$;
