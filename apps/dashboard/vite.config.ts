@@ -8,14 +8,13 @@ export default defineConfig({
   base: '/dashboard/',
   plugins: [react()],
   resolve: {
-    alias: {
-      '@gateway/contracts/dashboard-api': fileURLToPath(
-        new URL('../../packages/contracts/src/dashboard-api.ts', import.meta.url),
-      ),
-      '@gateway/contracts/usage-api': fileURLToPath(
-        new URL('../../packages/contracts/src/usage-api.ts', import.meta.url),
-      ),
-    },
+    // `@gateway/contracts/<module>`: that module's source (browser-safe ones only for values).
+    alias: [
+      {
+        find: /^@gateway\/contracts\/(.+)$/,
+        replacement: fileURLToPath(new URL('../../packages/contracts/src/$1.ts', import.meta.url)),
+      },
+    ],
   },
   build: {
     outDir: 'dist',

@@ -141,6 +141,7 @@ describe('worker: settlement outbox (billing unreachable when settling)', () => 
     await fixture.putModel('acme/outbox-unread', chatModel([fixture.node.url]));
     consumer = await startBillingConsumer();
     const queue = { queue: gatewayNames(fixture.prefix).queues.billingSettlements };
+    const unreadQueue = { queue: gatewayNames(fixture.prefix).queues.unreadReplies };
     const settled = async () => {
       const holdId = await fixture.hold('acme/outbox-unread', { inputTokens: 40 });
       const settle: BillingSettlementPayload = {
@@ -159,20 +160,23 @@ describe('worker: settlement outbox (billing unreachable when settling)', () => 
       );
       return holdId;
     };
-    // What edge's reply queue dead-letters when its edge is gone (reply-router.ts).
+    // What edge's reply queue dead-letters when its edge is gone (services/edge/src/jobs/job-queues.ts).
     const reply = (holdId: string, type: 'chunk' | 'final', seq: number) =>
       makeEnvelope('inference.reply', { jobId: holdId, seq, type, data: {} });
     const answered = await settled();
     const streamed = await settled();
-    await consumer.bus.publish(queue, reply(answered, 'chunk', 0));
+    // Replies are read from their own queue only: one in the settlement queue is unreadable
+    // there (dead-lettered), never a refund.
+    await consumer.bus.publish(queue, reply(answered, 'final', 0));
+    await consumer.bus.publish(unreadQueue, reply(answered, 'chunk', 0));
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await fixture.billing.refunded(answered)).toBe(false);
     // Issue 22, item 5: a stream's final reply follows its chunks (seq > 0), which were relayed
     // and are charged by the stream billing policy; only the usage chunk went unread.
-    await consumer.bus.publish(queue, reply(streamed, 'chunk', 0));
-    await consumer.bus.publish(queue, reply(streamed, 'final', 1));
+    await consumer.bus.publish(unreadQueue, reply(streamed, 'chunk', 0));
+    await consumer.bus.publish(unreadQueue, reply(streamed, 'final', 1));
     // A non-streamed answer's final reply is the answer: it reached nobody.
-    await consumer.bus.publish(queue, reply(answered, 'final', 0));
+    await consumer.bus.publish(unreadQueue, reply(answered, 'final', 0));
     await waitFor(
       async () => ((await fixture.billing.refunded(answered)) ? true : undefined),
       10_000,

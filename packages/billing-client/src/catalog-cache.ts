@@ -1,9 +1,11 @@
 import type { CatalogEntry } from '@gateway/contracts';
 
 /**
- * Catalog entries kept in memory so a request costs no catalog call. An entry is refetched
- * when it is older than `ttlMs`, or at once when an admission names a newer version of it
- * (`updatedAt`): a price or node change reaches the worker with the very next job. Concurrent
+ * Catalog entries kept in memory so a request costs no catalog call. A lookup that names the
+ * version it needs (`updatedAt`, the worker's from the job's admission) is answered from memory
+ * whenever the cached entry is that version or newer, however old the fetch: it is fetched again
+ * only when an admission names a newer version (a price or node change reaches the worker with
+ * the very next job). A lookup without a version refetches entries older than `ttlMs`. Concurrent
  * lookups of one id share one fetch. At most `maxEntries` ids are kept (the oldest go first).
  */
 export class CatalogCache {
@@ -23,7 +25,9 @@ export class CatalogCache {
   async get(id: string, atLeastUpdatedAt?: string): Promise<CatalogEntry> {
     const now = this.#now();
     const cached = this.#entries.get(id);
-    if (cached && now - cached.fetchedAtMs < this.options.ttlMs) {
+    const fresh =
+      atLeastUpdatedAt !== undefined || now - (cached?.fetchedAtMs ?? 0) < this.options.ttlMs;
+    if (cached && fresh) {
       const entry = await cached.entry.catch(() => undefined);
       if (entry && !olderThan(entry, atLeastUpdatedAt)) return entry;
     }

@@ -8,8 +8,11 @@ import {
 import type {
   AdmissionRequest,
   AdmissionResponse,
+  AuthenticateRequest,
   AuthenticateResponse,
+  BalanceResponse,
   CatalogEntry,
+  CatalogListResponse,
   IdempotencyClaim,
   IdempotencyRef,
   PublishMarksResponse,
@@ -17,6 +20,8 @@ import type {
   SettleResponse,
   HoldStatusResponse,
   RefundResponse,
+  ScopedTokenCreated,
+  ScopedTokenInspection,
   StoredResponse,
   UsageList,
   UsageLogPage,
@@ -32,6 +37,12 @@ import {
   type InternalResponse,
 } from '@gateway/runtime';
 import { CatalogCache } from './catalog-cache.js';
+import { createDashboardBillingClient, type DashboardBillingClient } from './dashboard-client.js';
+import {
+  createOperatorClient,
+  OPERATOR_API_PREFIX,
+  type OperatorClient,
+} from './operator-client.js';
 import { PublishMarks } from './publish-marks.js';
 import { errorFromAnswer } from './wire-errors.js';
 
@@ -88,25 +99,35 @@ export interface BillingClient {
   listModels(): Promise<CatalogEntry[]>;
   /** Drops cached catalog entries (the catalog changed). */
   invalidateCatalog(): void;
-  balance(accountId: string): Promise<unknown>;
+  /** `GET /v1/user/balance`'s answer. */
+  balance(accountId: string): Promise<BalanceResponse>;
   /** `GET /v1/usage` of one account: the query string as the client sent it (billing checks it). */
   usage(accountId: string, query: URLSearchParams): Promise<UsageList>;
   /** The account's request log, newest first (`?from&to&limit&cursor`). */
   usageRequests(accountId: string, query: URLSearchParams): Promise<UsageLogPage>;
   /** The same log as CSV, every page of the range (capped: USAGE_LIMITS.csvMaxRows). */
   usageRequestsCsv(accountId: string, query: URLSearchParams): Promise<string>;
-  createScopedToken(accountId: string, body: unknown): Promise<{ token: string }>;
-  inspectScopedToken(accountId: string, token: string): Promise<unknown>;
-  revokeScopedToken(accountId: string, token: string): Promise<unknown>;
+  /** `POST /v1/scoped-jwt`'s answer; `body` is the client's, checked by billing. */
+  createScopedToken(accountId: string, body: unknown): Promise<ScopedTokenCreated>;
+  /** `GET /v1/scoped-jwt`'s answer: a token of the account. */
+  inspectScopedToken(accountId: string, token: string): Promise<ScopedTokenInspection>;
+  /** `DELETE /v1/scoped-jwt`'s answer: the token, revoked (idempotent). */
+  revokeScopedToken(accountId: string, token: string): Promise<ScopedTokenInspection>;
   claimIdempotencyKey(ref: IdempotencyRef, leaseMs: number): Promise<IdempotencyClaim>;
   completeIdempotencyKey(ref: IdempotencyRef, response: StoredResponse): Promise<void>;
   releaseIdempotencyKey(ref: IdempotencyRef): Promise<void>;
   /** The worker's node observations (issue 16); idempotent (last observation wins). */
   reportNodeHealth(report: NodeHealthReport): Promise<void>;
-  /** The operator API, passed through: billing's answer as it is. */
+  /**
+   * Edge's `/admin/v1` proxy only: an operator's request passed through verbatim (path relative
+   * to the operator API, query as sent) and billing's answer as it is, status and body. Every
+   * other caller uses the typed `operator` methods.
+   */
   forwardAdmin(request: InternalRequest): Promise<InternalResponse>;
-  /** The dashboard's sessions and owner data (`/dashboard/*`): the answer, refusals thrown. */
-  dashboard<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T>;
+  /** The operator API as typed calls (edge's dashboard): answers of the contract, refusals thrown. */
+  operator: OperatorClient;
+  /** The dashboard's sessions and owner data (`/dashboard/*`): answers, refusals thrown. */
+  dashboard: DashboardBillingClient;
   close(): Promise<void>;
 }
 
@@ -136,16 +157,17 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
   const catalog = new CatalogCache({
     ttlMs: options.catalogCacheTtlMs ?? 30_000,
     fetchOne: (id) => get<CatalogEntry>(`/models/${modelIdPath(id)}`),
-    fetchAll: async () => (await get<{ models: CatalogEntry[] }>('/models')).models,
+    fetchAll: async () => (await get<CatalogListResponse>('/models')).models,
   });
 
   return {
-    authenticate: (authorization, { count = true } = {}) =>
-      post(
-        '/authenticate',
-        { ...(authorization === undefined ? {} : { authorization }), ...(count ? {} : { count }) },
-        !count,
-      ),
+    authenticate: (authorization, { count = true } = {}) => {
+      const body: AuthenticateRequest = {
+        ...(authorization === undefined ? {} : { authorization }),
+        ...(count ? {} : { count }),
+      };
+      return post('/authenticate', body, !count);
+    },
     admit: async (request) => {
       // Idempotent on the hold id: a retry after a lost answer returns the same hold.
       const answer = await post<AdmissionResponse>('/admissions', request, true);
@@ -202,11 +224,9 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     reportNodeHealth: async (report) => {
       await post('/nodes/health', report, true);
     },
-    forwardAdmin: (request) =>
-      http({ ...request, path: `${BILLING_API_PREFIX}/admin${request.path}` }),
-    // Reads may be retried; sign-in and the like are not (a retry could start two sessions).
-    dashboard: (method, path, body) =>
-      call({ method, path: `/dashboard${path}`, body, retry: method === 'GET' }),
+    forwardAdmin: (request) => http({ ...request, path: `${OPERATOR_API_PREFIX}${request.path}` }),
+    operator: createOperatorClient(http),
+    dashboard: createDashboardBillingClient(call),
     close: async () => {
       await publishMarks.flush();
       await http.close();

@@ -8,3 +8,5 @@ export {
 } from './client.js';
 export { CatalogCache } from './catalog-cache.js';
 export { credentialRefused, errorFromAnswer, rateLimitFromHeaders } from './wire-errors.js';
+export { DASHBOARD_PATHS, type DashboardBillingClient } from './dashboard-client.js';
+export { OPERATOR_API_PREFIX, OPERATOR_PATHS, type OperatorClient } from './operator-client.js';

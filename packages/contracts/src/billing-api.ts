@@ -276,6 +276,56 @@ export const CatalogEntrySchema = Type.Object({
 export type CatalogEntry = Static<typeof CatalogEntrySchema>;
 
 export const CatalogListResponseSchema = Type.Object({ models: Type.Array(CatalogEntrySchema) });
+export type CatalogListResponse = Static<typeof CatalogListResponseSchema>;
+
+/**
+ * `GET /accounts/{id}/balance`: the public balance as `GET /v1/user/balance` answers it
+ * (decisions §3), passed through by edge, hence its snake_case keys, DZD numbers and the name
+ * edge's OpenAPI document gives it.
+ */
+export const BalanceResponseSchema = Type.Object(
+  {
+    balance_dzd: Type.Number({ description: 'Posted balance.' }),
+    reserved_dzd: Type.Number({ description: 'Held for requests in progress.' }),
+    available_dzd: Type.Number({ description: 'Balance minus reserved.' }),
+    currency: Type.Literal('DZD'),
+  },
+  { $id: 'Balance' },
+);
+export type BalanceResponse = Static<typeof BalanceResponseSchema>;
+
+/**
+ * `POST /accounts/{id}/scoped-tokens` (201): the new token, shown once; as `POST /v1/scoped-jwt`
+ * answers it (passed through by edge).
+ */
+export const ScopedTokenCreatedSchema = Type.Object(
+  { token: Type.String({ pattern: '^jwt:' }) },
+  { $id: 'ScopedToken' },
+);
+export type ScopedTokenCreated = Static<typeof ScopedTokenCreatedSchema>;
+
+/**
+ * `POST /accounts/{id}/scoped-tokens/inspect` and `.../revoke`: a scoped token as
+ * `GET /v1/scoped-jwt` (spec fields, plus decisions §3's) and `DELETE /v1/scoped-jwt` answer it,
+ * passed through by edge, hence its snake_case keys and DZD numbers.
+ */
+export const ScopedTokenInspectionSchema = Type.Object(
+  {
+    /** Unix seconds. */
+    expires_at: Type.Integer({ minimum: 0 }),
+    models: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'null: any' }),
+    /** DZD; null: no limit. */
+    spending_limit: Type.Union([Type.Number(), Type.Null()]),
+    spent_dzd: Type.Number(),
+    /** Limit − spent − reserved by pending requests, never below 0; null: no limit. */
+    remaining_dzd: Type.Union([Type.Number(), Type.Null()]),
+    revoked: Type.Boolean(),
+    expired: Type.Boolean(),
+    api_key_name: Type.String(),
+  },
+  { $id: 'ScopedTokenInspection' },
+);
+export type ScopedTokenInspection = Static<typeof ScopedTokenInspectionSchema>;
 
 /** A response stored for an Idempotency-Key, replayed byte for byte. */
 export const StoredResponseSchema = Type.Object(

@@ -5,6 +5,7 @@ import { StringEnum } from './schemas/common.js';
 import { LIMITS } from './schemas/limits.js';
 import { MODEL_PROVIDERS, NODE_PROTOCOLS } from './billing-api.js';
 import { MODEL_KINDS } from './envelopes.js';
+import { DEFAULT_IMAGE_TOKENS, IMAGE_TOKENS_MAX } from './operator-api.js';
 
 /* The catalog's operator contract: one definition for edge, billing and the dashboard. */
 
@@ -13,14 +14,6 @@ export const MODEL_NODES_MAX_ITEMS = 64;
 export const NODE_WEIGHT_MAX = 1_000;
 /** DZD per million tokens; keeps the µDZD price within exact JSON rendering. */
 export const PRICE_MAX_DZD_PER_M = 1_000_000_000;
-/** Per-image hold ceiling: far above any image a model bills today. */
-export const IMAGE_TOKENS_MAX = 100_000;
-/**
- * The reference's high-detail tile formula at its largest (2048 × 768 after scaling: 85 + 170 × 8
- * tiles), the default per-image ceiling.
- */
-export const DEFAULT_IMAGE_TOKENS = 1_445;
-
 const Price = (description: string) =>
   Type.Number({ minimum: 0, maximum: PRICE_MAX_DZD_PER_M, description });
 

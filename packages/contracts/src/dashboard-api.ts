@@ -295,6 +295,14 @@ export type DashboardCreditResult = Static<typeof DashboardCreditResultSchema>;
 /** Page size of the dashboard's paginated lists: `?limit=` 1..100, default 20. */
 export const DASHBOARD_PAGE = { defaultLimit: 20, maxLimit: 100 } as const;
 
+/** One page of a dashboard list, newest or oldest first as the list says. */
+export interface Page<T> {
+  object: 'list';
+  data: T[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  next_cursor: string | null;
+}
+
 const page = <T extends ReturnType<typeof Type.Object>>(item: T, id: string) =>
   Type.Object(
     {
@@ -431,7 +439,8 @@ export type DashboardWebhookDeliveryList = Static<typeof DashboardWebhookDeliver
  */
 
 /**
- * Operators (role `operator` writes, `finance` reads), passed through to the operator API:
+ * Operators (role `operator` writes, `finance` reads), passed through to the operator API (the
+ * catalog and ledger pages' answers: dashboard-console-api.ts):
  * `GET /operator/models`, `PUT /operator/models/{id}` (body as `PUT /admin/v1/models/{id}`);
  * `GET /operator/ledger/entries?account=&from=&to=&limit=&cursor=`; `GET /operator/ledger/check`;
  * `GET /operator/accounts/{id}/statement`; `GET /operator/accounts/{id}/webhook-deliveries`

@@ -211,6 +211,13 @@ export const BillingSettlementPayloadSchema = Type.Object({
   completed: Type.Optional(OpenObject({ description: 'inference.completed minus its cost.' })),
 });
 
+/**
+ * The hold of a job: edge admits every job with its job id as the hold id (admission is
+ * idempotent on it). A reply names only its job; billing finds the hold of an unread final reply
+ * (queue `billing.unread-replies`) with this, the one place that says so.
+ */
+export const holdIdOfJob = (jobId: string): string => jobId;
+
 export type InferenceJobPayload = Static<typeof InferenceJobPayloadSchema>;
 export type InferenceReplyPayload = Static<typeof InferenceReplyPayloadSchema>;
 export type InferenceCompletedPayload = Static<typeof InferenceCompletedPayloadSchema>;

@@ -15,6 +15,8 @@ export * from './identifiers.js';
 export * from './billing-api.js';
 export * from './catalog-api.js';
 export * from './dashboard-api.js';
+export * from './dashboard-console-api.js';
+export * from './dispatcher-api.js';
 export * from './operator-api.js';
 export * from './rate-limit.js';
 export * from './usage-api.js';

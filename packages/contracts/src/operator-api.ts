@@ -1,6 +1,21 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
-import { DASHBOARD_LIMITS, OPERATOR_ROLES } from './dashboard-api.js';
+import type { ModelProvider, NodeHealthView, NodeProtocol } from './billing-api.js';
+import {
+  DASHBOARD_LIMITS,
+  DashboardAccountDetailSchema,
+  DashboardAccountSchema,
+  DashboardApiKeySchema,
+  DashboardCreditResultSchema,
+  DashboardIssuedApiKeySchema,
+  OPERATOR_ROLES,
+  type DashboardAccount,
+  type DashboardAccountDetail,
+  type DashboardCreditResult,
+  type DashboardIssuedApiKey,
+} from './dashboard-api.js';
+import type { ModelKind } from './envelopes.js';
+import type { InputModality } from './schemas/chat-messages.js';
 import { StringEnum, dzdAmountSchema } from './schemas/common.js';
 
 /*
@@ -11,6 +26,20 @@ import { StringEnum, dzdAmountSchema } from './schemas/common.js';
  */
 
 const closed = { additionalProperties: false } as const;
+
+/** Per-image hold ceiling: far above any image a model bills today. */
+export const IMAGE_TOKENS_MAX = 100_000;
+/**
+ * The reference's high-detail tile formula at its largest (2048 × 768 after scaling: 85 + 170 × 8
+ * tiles), the default per-image ceiling.
+ */
+export const DEFAULT_IMAGE_TOKENS = 1_445;
+/** What `PUT /admin/v1/models/{id}` applies when a media field is omitted (catalog-api.ts). */
+export const MODEL_MEDIA_DEFAULTS = {
+  input_modalities: ['text'] as InputModality[],
+  image_tokens: DEFAULT_IMAGE_TOKENS,
+  remote_images: false,
+};
 
 export const AccountCreateRequestSchema = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 200 }) },
@@ -64,3 +93,160 @@ export const OperatorUserCreateRequestSchema = Type.Object(
   { $id: 'AdminOperatorUserCreateRequest', ...closed },
 );
 export type OperatorUserCreateRequest = Static<typeof OperatorUserCreateRequestSchema>;
+
+// --- Answers ---------------------------------------------------------------------------------
+/*
+ * What billing answers on `/internal/v1/admin` and edge passes through on `/admin/v1`; edge's
+ * dashboard reads the same answers. This module is read by the browser app too: type-only
+ * imports of node-side modules (envelopes, billing-api) are erased from its bundle.
+ * Accounts, their detail, credit results and API keys are the dashboard's shapes (one
+ * definition, two names): the dashboard shows what the operator API answers.
+ */
+
+/** `POST /accounts` (201), `POST /accounts/{id}/suspend|unsuspend`. */
+export const OperatorAccountSchema = DashboardAccountSchema;
+export type OperatorAccount = DashboardAccount;
+/** `GET /accounts/{id}`, `PATCH /accounts/{id}`: the account with its balance. */
+export const OperatorAccountDetailSchema = DashboardAccountDetailSchema;
+export type OperatorAccountDetail = DashboardAccountDetail;
+/** `POST /accounts/{id}/credits`. */
+export const CreditResultSchema = DashboardCreditResultSchema;
+export type CreditResult = DashboardCreditResult;
+/** `POST /accounts/{id}/api-keys` (201) and `.../regenerate`: the raw key, shown once. */
+export const IssuedApiKeySchema = DashboardIssuedApiKeySchema;
+export type IssuedApiKey = DashboardIssuedApiKey;
+
+/** `GET /accounts?q=&limit=&cursor=`: `next_cursor` null on the last page. */
+export const OperatorAccountListSchema = Type.Object(
+  {
+    accounts: Type.Array(DashboardAccountSchema),
+    next_cursor: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: 'AdminAccountList' },
+);
+export type OperatorAccountList = Static<typeof OperatorAccountListSchema>;
+
+/** `GET /accounts/{id}/api-keys`: names and dates, never a key. */
+export const ApiKeyListSchema = Type.Object(
+  { api_keys: Type.Array(DashboardApiKeySchema) },
+  { $id: 'AdminApiKeyList' },
+);
+export type ApiKeyList = Static<typeof ApiKeyListSchema>;
+
+/** `POST /operator-users` (201): the user created; never the password. */
+export const OperatorUserSchema = Type.Object(
+  {
+    id: Type.String(),
+    email: Type.String(),
+    role: StringEnum(OPERATOR_ROLES),
+    created_at: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'AdminOperatorUser' },
+);
+export type OperatorUser = Static<typeof OperatorUserSchema>;
+
+/** µDZD as a decimal string (int64 does not fit a JSON number); signed where it says so. */
+const MicroDzd = (description: string) =>
+  Type.String({ pattern: '^-?(0|[1-9][0-9]*)$', description });
+const IsoDate = Type.String({ format: 'date-time' });
+const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) =>
+  Type.Union([schema, Type.Null()]);
+
+export const StatementLineSchema = Type.Object({
+  entry_id: Type.String(),
+  transaction_id: Type.String(),
+  kind: Type.String(),
+  reference: Nullable(Type.String()),
+  hold_id: Nullable(Type.String()),
+  created_at: IsoDate,
+  amount_micro_dzd: MicroDzd('Signed: credit positive, debit negative.'),
+  balance_after_micro_dzd: MicroDzd('Running balance after this line.'),
+});
+export type StatementLine = Static<typeof StatementLineSchema>;
+
+/**
+ * `GET /accounts/{id}/statement?from=&to=` as JSON (`Accept: text/csv`: the same lines as CSV):
+ * `[from, to)`, closing = opening + credits − debits.
+ */
+export const StatementSchema = Type.Object(
+  {
+    account_id: Type.String(),
+    from: IsoDate,
+    to: IsoDate,
+    opening_balance_micro_dzd: MicroDzd('Posted balance at `from`.'),
+    total_credits_micro_dzd: MicroDzd('Sum of the credits.'),
+    total_debits_micro_dzd: MicroDzd('Sum of the debits, a positive number.'),
+    closing_balance_micro_dzd: MicroDzd('Posted balance at `to`.'),
+    lines: Type.Array(StatementLineSchema),
+  },
+  { $id: 'AdminStatement' },
+);
+export type Statement = Static<typeof StatementSchema>;
+
+/** One ledger entry (double entry: a customer's or a system account's side of a transaction). */
+export const LedgerEntrySchema = Type.Object({
+  id: Type.String(),
+  transaction_id: Type.String(),
+  kind: Type.String(),
+  ledger_account: Type.String({ description: '`customer:<account id>` or `system:<name>`.' }),
+  account_id: Nullable(Type.String()),
+  amount_micro_dzd: MicroDzd('Signed: credit positive, debit negative.'),
+  amount_dzd: Type.Number(),
+  reference: Nullable(Type.String()),
+  hold_id: Nullable(Type.String()),
+  created_at: IsoDate,
+});
+export type LedgerEntry = Static<typeof LedgerEntrySchema>;
+
+/** `GET /ledger/entries?account=&from=&to=&limit=&cursor=`, oldest first. */
+export const LedgerEntryPageSchema = Type.Object(
+  {
+    entries: Type.Array(LedgerEntrySchema),
+    next_cursor: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: 'AdminLedgerEntryPage' },
+);
+export type LedgerEntryPage = Static<typeof LedgerEntryPageSchema>;
+
+/** `GET /ledger/check`: the invariants' report (`ok` false: `violations` say which). */
+export const LedgerCheckSchema = Type.Object(
+  { ok: Type.Boolean(), violations: Type.Array(Type.String()) },
+  { $id: 'AdminLedgerCheck' },
+);
+export type LedgerCheck = Static<typeof LedgerCheckSchema>;
+
+/** A node of a catalog model (`weight` 1 when omitted). */
+export interface CatalogNode {
+  url: string;
+  weight?: number;
+}
+
+/**
+ * A catalog model as the operator API answers it (`GET /models`, `PUT /models/{id}`): prices in
+ * DZD per million tokens, the media fields with their defaults applied.
+ */
+export interface CatalogModel {
+  id: string;
+  kind: ModelKind;
+  provider: ModelProvider;
+  protocol: NodeProtocol;
+  upstream_model: string;
+  input_price_dzd_per_m: number;
+  output_price_dzd_per_m: number;
+  max_output_tokens: number;
+  input_modalities: InputModality[];
+  image_tokens: number;
+  remote_images: boolean;
+  nodes: CatalogNode[];
+  updated_at: string;
+}
+
+/** `GET /models`. */
+export interface CatalogModelList {
+  models: CatalogModel[];
+}
+
+/** `GET /nodes/health`: each catalog node's last observed health. */
+export interface NodeHealthList {
+  nodes: NodeHealthView[];
+}

@@ -1,3 +1,6 @@
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+
 /*
  * Usage records (issue 16): the public answers of `GET /v1/usage` and `GET /admin/v1/usage`, and
  * the request log billing serves to edge (and later the dashboard). Billing builds these bodies;
@@ -30,26 +33,32 @@ export const USAGE_LIMITS = {
 } as const;
 
 /** One group of `GET /v1/usage`: its key (day, model or key), then the sums. */
-export interface UsageGroup {
-  /** Operators only. */
-  account_id?: string;
-  /** `YYYY-MM-DD` (UTC) when grouped by day. */
-  day?: string;
-  model?: string;
-  /** The API key's name (grouped by key); a scoped token's requests are its key's. */
-  key?: string | null;
-  /** Grouped by key: the scoped token's id, null for the key itself. */
-  scoped_token_id?: string | null;
-  requests: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  cost_dzd: number;
-}
+export const UsageGroupSchema = Type.Object({
+  account_id: Type.Optional(Type.String({ description: 'Operators only.' })),
+  day: Type.Optional(Type.String({ description: 'YYYY-MM-DD (UTC), group_by=day or day,model' })),
+  model: Type.Optional(Type.String({ description: 'group_by=model or day,model' })),
+  /** A scoped token's requests are its key's. */
+  key: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], { description: 'API key name, group_by=key' }),
+  ),
+  scoped_token_id: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description: 'group_by=key: the scoped token, null for the key itself',
+    }),
+  ),
+  requests: Type.Integer(),
+  prompt_tokens: Type.Integer(),
+  completion_tokens: Type.Integer(),
+  cost_dzd: Type.Number(),
+});
+export type UsageGroup = Static<typeof UsageGroupSchema>;
 
-export interface UsageList {
-  object: 'list';
-  data: UsageGroup[];
-}
+/** `GET /v1/usage` (and the operators' `GET /admin/v1/usage`): one entry per group. */
+export const UsageListSchema = Type.Object(
+  { object: Type.Literal('list'), data: Type.Array(UsageGroupSchema) },
+  { $id: 'UsageList' },
+);
+export type UsageList = Static<typeof UsageListSchema>;
 
 /** One request of the log: never a prompt or an output. */
 export interface UsageLogEntry {

@@ -6,9 +6,10 @@ export interface AdminClientOptions {
   timeoutMs: number;
 }
 
-export interface AdminResponse {
+/** An answer: `body` is the JSON the route's contract names (`T`), undefined when empty. */
+export interface AdminResponse<T = unknown> {
   status: number;
-  body: unknown;
+  body: T;
   text: string;
 }
 
@@ -16,11 +17,11 @@ export interface AdminResponse {
 export class AdminClient {
   constructor(private readonly options: AdminClientOptions) {}
 
-  async request(
+  async request<T = unknown>(
     method: string,
     path: string,
     init: { body?: unknown; headers?: Record<string, string> } = {},
-  ): Promise<AdminResponse> {
+  ): Promise<AdminResponse<T>> {
     const url = `${this.options.baseUrl.replace(/\/+$/, '')}/admin/v1${path}`;
     let response: Response;
     try {
@@ -50,7 +51,7 @@ export class AdminClient {
       body = undefined;
     }
     if (!response.ok) throw failure(response.status, body, response.headers.get('Retry-After'));
-    return { status: response.status, body, text };
+    return { status: response.status, body: body as T, text };
   }
 }
 

@@ -1,5 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
+import type {
+  AccountCreateRequest,
+  AccountPatchRequest,
+  ApiKeyCreateRequest,
+  CatalogModel,
+  CatalogModelList,
+  CreditRequest,
+  CreditResult,
+  IssuedApiKey,
+  LedgerCheck,
+  OperatorAccount,
+  OperatorAccountDetail,
+  OperatorAccountList,
+  ScopedTokenInspection,
+  ScopedTokenRevokeRequest,
+  WebhookDelivery,
+  WebhookDeliveryPage,
+  WebhookExpirePreviousResult,
+  WebhookSigningSecret,
+  WebhookSigningSecretList,
+} from '@gateway/contracts';
 import type { AdminClient } from './client.js';
 import { CliError, EXIT, usageError } from './errors.js';
 import { readModelsFile } from './models-file.js';
@@ -34,16 +55,23 @@ export function option(ctx: CommandContext, name: string): string | undefined {
 }
 
 const ACCOUNT_COLUMNS = ['id', 'name', 'status', 'balance_dzd', 'reserved_dzd'];
+const SECRET_COLUMNS = ['id', 'secret', 'created_at', 'expires_at'];
+
+/** An answer shown as `key: value` lines: an account, its detail, or an issued API key. */
+type Shown = OperatorAccount | OperatorAccountDetail | IssuedApiKey;
 
 async function showAccount(ctx: CommandContext, method: string, path: string, body?: unknown) {
-  const { body: account } = await ctx.client.request(method, path, { body });
-  show(ctx.out, account, () => record(account as Json));
+  const { body: account } = await ctx.client.request<Shown>(method, path, { body });
+  show(ctx.out, account, () => record(account));
 }
 
 export const COMMANDS: Record<string, Command> = {
   'accounts create': {
     usage: 'accounts create <name>',
-    run: (ctx) => showAccount(ctx, 'POST', '/accounts', { name: arg(ctx, 0, 'name') }),
+    run: (ctx) => {
+      const body: AccountCreateRequest = { name: arg(ctx, 0, 'name') };
+      return showAccount(ctx, 'POST', '/accounts', body);
+    },
   },
   'accounts list': {
     usage: 'accounts list [--limit N] [--cursor C]',
@@ -51,9 +79,11 @@ export const COMMANDS: Record<string, Command> = {
       const query = new URLSearchParams();
       if (option(ctx, 'limit')) query.set('limit', option(ctx, 'limit')!);
       if (option(ctx, 'cursor')) query.set('cursor', option(ctx, 'cursor')!);
-      const { body } = await ctx.client.request('GET', `/accounts?${query}`);
-      const page = body as { accounts: Json[]; next_cursor?: string | null };
-      show(ctx.out, body, () => {
+      const { body: page } = await ctx.client.request<OperatorAccountList>(
+        'GET',
+        `/accounts?${query}`,
+      );
+      show(ctx.out, page, () => {
         const more = page.next_cursor ? `next page: --cursor ${page.next_cursor}\n` : '';
         return table(page.accounts, ACCOUNT_COLUMNS) + more;
       });
@@ -74,7 +104,8 @@ export const COMMANDS: Record<string, Command> = {
   'accounts update': {
     usage: 'accounts update <account> [--rate-limit N] [--webhook-format A|B]',
     run(ctx) {
-      const body: Json = {};
+      // The flags as the contract names them; the gateway checks the values.
+      const body: { [K in keyof AccountPatchRequest]?: unknown } = {};
       const rate = option(ctx, 'rate-limit');
       if (rate !== undefined) {
         if (!/^\d+$/.test(rate)) throw usageError('--rate-limit must be a whole number');
@@ -88,10 +119,10 @@ export const COMMANDS: Record<string, Command> = {
   },
   'keys create': {
     usage: 'keys create <account> <name>',
-    run: (ctx) =>
-      showAccount(ctx, 'POST', `/accounts/${seg(arg(ctx, 0, 'account'))}/api-keys`, {
-        name: arg(ctx, 1, 'name'),
-      }),
+    run: (ctx) => {
+      const body: ApiKeyCreateRequest = { name: arg(ctx, 1, 'name') };
+      return showAccount(ctx, 'POST', `/accounts/${seg(arg(ctx, 0, 'account'))}/api-keys`, body);
+    },
   },
   'keys regenerate': {
     usage: 'keys regenerate <account> <name>',
@@ -119,29 +150,29 @@ export const COMMANDS: Record<string, Command> = {
       }
       // At most 6 decimals (checked above): the JSON number's shortest form is exactly this text.
       const key = option(ctx, 'idempotency-key') ?? randomUUID();
-      const { body } = await ctx.client.request(
+      // No reference: the field is left out (the contract has no null for it).
+      const reference = option(ctx, 'reference');
+      const request: CreditRequest = {
+        amount_dzd: Number(amount),
+        ...(reference === undefined ? {} : { reference }),
+      };
+      const { body } = await ctx.client.request<CreditResult>(
         'POST',
         `/accounts/${seg(arg(ctx, 0, 'account'))}/credits`,
-        {
-          body: { amount_dzd: Number(amount), reference: option(ctx, 'reference') ?? null },
-          headers: { 'Idempotency-Key': key },
-        },
+        { body: request, headers: { 'Idempotency-Key': key } },
       );
-      show(ctx.out, { ...(body as Json), idempotency_key: key }, () =>
-        record({ ...(body as Json), idempotency_key: key }),
-      );
+      const credited = { ...body, idempotency_key: key };
+      show(ctx.out, credited, () => record(credited));
     },
   },
   'models list': {
     usage: 'models list',
     async run(ctx) {
-      const { body } = await ctx.client.request('GET', '/models');
-      // Modalities as `text,image` (a gateway without the field shows `-`).
-      const models = (body as { models: Json[] }).models.map((model) => ({
+      const { body } = await ctx.client.request<CatalogModelList>('GET', '/models');
+      // Modalities as `text,image`; a gateway older than the field answers without it (`-`).
+      const models = body.models.map((model: Partial<CatalogModel>) => ({
         ...model,
-        input_modalities: Array.isArray(model.input_modalities)
-          ? model.input_modalities.join(',')
-          : undefined,
+        input_modalities: model.input_modalities?.join(','),
       }));
       show(ctx.out, body, () =>
         table(models, [
@@ -164,61 +195,57 @@ export const COMMANDS: Record<string, Command> = {
       const specs = file
         ? await readModelsFile(file)
         : [{ id: arg(ctx, 0, 'model'), body: parseJsonOption(option(ctx, 'json-body')) }];
-      const saved: unknown[] = [];
+      const saved: CatalogModel[] = [];
       for (const spec of specs) {
-        saved.push(
-          (await ctx.client.request('PUT', `/models/${modelPath(spec.id)}`, { body: spec.body }))
-            .body,
-        );
+        const path = `/models/${modelPath(spec.id)}`;
+        saved.push((await ctx.client.request<CatalogModel>('PUT', path, { body: spec.body })).body);
       }
       show(ctx.out, saved, () =>
-        table(saved as Json[], ['id', 'kind', 'provider', 'upstream_model', 'updated_at']),
+        table(saved, ['id', 'kind', 'provider', 'upstream_model', 'updated_at']),
       );
     },
   },
   'tokens revoke': {
     usage: 'tokens revoke <jwt:token>',
     async run(ctx) {
-      const { body } = await ctx.client.request('POST', '/scoped-tokens/revoke', {
-        body: { token: arg(ctx, 0, 'token') },
-      });
-      show(ctx.out, body, () => record(body as Json));
+      const request: ScopedTokenRevokeRequest = { token: arg(ctx, 0, 'token') };
+      const { body } = await ctx.client.request<ScopedTokenInspection>(
+        'POST',
+        '/scoped-tokens/revoke',
+        { body: request },
+      );
+      show(ctx.out, body, () => record(body));
     },
   },
   'webhooks secrets': {
     usage: 'webhooks secrets <account>',
     async run(ctx) {
-      const { body } = await ctx.client.request(
+      const { body } = await ctx.client.request<WebhookSigningSecretList>(
         'GET',
         `/accounts/${seg(arg(ctx, 0, 'account'))}/webhook-secrets`,
       );
-      show(ctx.out, body, () =>
-        table((body as { secrets: Json[] }).secrets, ['id', 'secret', 'created_at', 'expires_at']),
-      );
+      show(ctx.out, body, () => table(body.secrets, SECRET_COLUMNS));
     },
   },
   'webhooks rotate': {
     usage: 'webhooks rotate <account>',
     async run(ctx) {
-      const { body } = await ctx.client.request(
+      const { body } = await ctx.client.request<WebhookSigningSecret>(
         'POST',
         `/accounts/${seg(arg(ctx, 0, 'account'))}/webhook-secrets/rotate`,
       );
-      show(ctx.out, body, () => record(body as Json));
+      show(ctx.out, body, () => record(body));
     },
   },
   'webhooks expire-previous': {
     usage: 'webhooks expire-previous <account>',
     async run(ctx) {
-      const { body } = await ctx.client.request(
+      const { body: answer } = await ctx.client.request<WebhookExpirePreviousResult>(
         'POST',
         `/accounts/${seg(arg(ctx, 0, 'account'))}/webhook-secrets/expire-previous`,
       );
-      const answer = body as { expired: number; secrets: Json[] };
-      show(ctx.out, body, () =>
-        table(answer.secrets, ['id', 'secret', 'created_at', 'expires_at']).concat(
-          `expired: ${answer.expired}\n`,
-        ),
+      show(ctx.out, answer, () =>
+        table(answer.secrets, SECRET_COLUMNS).concat(`expired: ${answer.expired}\n`),
       );
     },
   },
@@ -227,11 +254,8 @@ export const COMMANDS: Record<string, Command> = {
     async run(ctx) {
       const limit = option(ctx, 'limit');
       const path = `/accounts/${seg(arg(ctx, 0, 'account'))}/webhook-deliveries${limit ? `?limit=${seg(limit)}` : ''}`;
-      const { body } = await ctx.client.request('GET', path);
-      const rows = ((body as { deliveries: Json[] }).deliveries ?? []).map((d) => ({
-        ...d,
-        attempts: Array.isArray(d.attempts) ? d.attempts.length : 0,
-      }));
+      const { body } = await ctx.client.request<WebhookDeliveryPage>('GET', path);
+      const rows = body.deliveries.map((d) => ({ ...d, attempts: d.attempts.length }));
       show(ctx.out, body, () =>
         table(rows, ['id', 'job_id', 'status', 'attempts', 'next_attempt_at', 'created_at']),
       );
@@ -240,22 +264,22 @@ export const COMMANDS: Record<string, Command> = {
   'deliveries redeliver': {
     usage: 'deliveries redeliver <delivery>',
     async run(ctx) {
-      const { body } = await ctx.client.request(
+      const { body } = await ctx.client.request<WebhookDelivery | undefined>(
         'POST',
         `/webhook-deliveries/${seg(arg(ctx, 0, 'delivery'))}/redeliver`,
       );
-      show(ctx.out, body ?? {}, () => record((body as Json) ?? { status: 'queued' }));
+      show(ctx.out, body ?? {}, () => record(body ?? { status: 'queued' }));
     },
   },
   'ledger check': {
     usage: 'ledger check',
     async run(ctx) {
-      const { body } = await ctx.client.request('GET', '/ledger/check');
-      const report = body as { ok: boolean; violations: Json[] };
+      const { body: report } = await ctx.client.request<LedgerCheck>('GET', '/ledger/check');
+      // Each violation is a line of text: `<invariant>: <what breaks it>`.
       show(ctx.out, report, () =>
         report.ok
           ? 'ok: every ledger invariant holds\n'
-          : table(report.violations, Object.keys(report.violations[0] ?? {})),
+          : report.violations.map((violation) => `${violation}\n`).join(''),
       );
       return report.ok ? EXIT.ok : EXIT.violations;
     },

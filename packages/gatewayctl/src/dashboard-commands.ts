@@ -1,9 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import type {
+  InvitationCreateRequest,
+  InvitationCreated,
+  OperatorUser,
+  OperatorUserCreateRequest,
+} from '@gateway/contracts';
 import { arg, option, type Command } from './commands.js';
 import { usageError } from './errors.js';
 import { record, show } from './output.js';
 
-type Json = Record<string, unknown>;
 const seg = (value: string) => encodeURIComponent(value);
 
 /** Dashboard users: owner invitations and the platform team's operator users. */
@@ -12,10 +17,10 @@ export const DASHBOARD_COMMANDS: Record<string, Command> = {
     usage: 'invitations create <account> <email>',
     async run(ctx) {
       const path = `/accounts/${seg(arg(ctx, 0, 'account'))}/invitations`;
-      const { body } = await ctx.client.request('POST', path, {
-        body: { email: arg(ctx, 1, 'email') },
+      const request: InvitationCreateRequest = { email: arg(ctx, 1, 'email') };
+      const { body: invitation } = await ctx.client.request<InvitationCreated>('POST', path, {
+        body: request,
       });
-      const invitation = body as Json;
       // The link is shown once: hand it to the owner over a trusted channel.
       show(ctx.out, invitation, () =>
         record({ url: invitation.url, email: invitation.email, expires_at: invitation.expires_at }),
@@ -35,10 +40,11 @@ export const DASHBOARD_COMMANDS: Record<string, Command> = {
       const given = variable === undefined ? undefined : ctx.env[variable];
       if (variable !== undefined && !given) throw usageError(`${variable} is empty or not set`);
       const password = given ?? randomBytes(18).toString('base64url');
-      const { body } = await ctx.client.request('POST', '/operator-users', {
-        body: { email: arg(ctx, 0, 'email'), role, password },
+      const request: OperatorUserCreateRequest = { email: arg(ctx, 0, 'email'), role, password };
+      const { body } = await ctx.client.request<OperatorUser>('POST', '/operator-users', {
+        body: request,
       });
-      const user = { ...(body as Json), ...(given ? {} : { password }) };
+      const user = { ...body, ...(given ? {} : { password }) };
       show(ctx.out, user, () => record(user));
     },
   },

@@ -1,10 +1,9 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { EXIT, helpText, runCli } from './index.js';
+import { EXIT, helpText } from './index.js';
+import { cliAt, startStandIn } from './stand-in.suite.js';
 
 /*
  * `models list` and `models put` against a stand-in operator API on 127.0.0.1 (the real
@@ -36,46 +35,30 @@ const MODELS = [
   },
 ];
 
-let server: Server;
-let baseUrl: string;
+let standIn: Awaited<ReturnType<typeof startStandIn>>;
 let dir: string;
 const puts: { url: string; body: unknown }[] = [];
 
 beforeAll(async () => {
-  server = createServer((request, response) => {
-    let text = '';
-    request.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-    request.on('end', () => {
-      response.setHeader('Content-Type', 'application/json');
-      if (request.method === 'GET' && request.url === '/admin/v1/models') {
-        return void response.end(JSON.stringify({ object: 'list', models: MODELS }));
-      }
-      const body = JSON.parse(text) as Record<string, unknown>;
-      puts.push({ url: request.url!, body });
-      const id = decodeURIComponent(request.url!.slice('/admin/v1/models/'.length));
-      response.end(JSON.stringify({ id, ...body, updated_at: '2026-11-24T10:00:00Z' }));
-    });
+  standIn = await startStandIn((request, response, text) => {
+    response.setHeader('Content-Type', 'application/json');
+    if (request.method === 'GET' && request.url === '/admin/v1/models') {
+      return void response.end(JSON.stringify({ object: 'list', models: MODELS }));
+    }
+    const body = JSON.parse(text) as Record<string, unknown>;
+    puts.push({ url: request.url!, body });
+    const id = decodeURIComponent(request.url!.slice('/admin/v1/models/'.length));
+    response.end(JSON.stringify({ id, ...body, updated_at: '2026-11-24T10:00:00Z' }));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   dir = mkdtempSync(path.join(tmpdir(), 'gatewayctl-models-'));
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
+  await standIn.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function cli(...argv: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli([...argv, '--url', baseUrl], {
-    env: { GATEWAY_ADMIN_TOKEN: 'adm_test' },
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-  });
-  return { code, stdout, stderr };
-}
+const cli = (...argv: string[]) => cliAt(standIn.baseUrl, argv);
 
 describe('gatewayctl models', () => {
   it('lists each model with its input modalities', async () => {

@@ -4,7 +4,8 @@ export interface Output {
   write(text: string): void;
 }
 
-type Row = Record<string, unknown>;
+/** An answer's object (a contract's type): its fields by name. */
+type Row = object;
 
 function cell(value: unknown): string {
   if (value === null || value === undefined) return '-';
@@ -13,9 +14,9 @@ function cell(value: unknown): string {
 }
 
 /** A fixed-width table: a header row, then one row per item. */
-export function table(rows: Row[], columns: string[]): string {
+export function table(rows: readonly Row[], columns: string[]): string {
   if (rows.length === 0) return '(none)\n';
-  const cells = rows.map((row) => columns.map((column) => cell(row[column])));
+  const cells = rows.map((row) => columns.map((column) => cell(Reflect.get(row, column))));
   const widths = columns.map((column, i) =>
     Math.max(column.length, ...cells.map((values) => values[i]!.length)),
   );

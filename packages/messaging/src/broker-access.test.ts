@@ -116,7 +116,12 @@ describe('per-service topology and permissions (one source)', () => {
       'webhook.completions.dead',
       'webhook.completions.retry',
     ]);
-    expect(readable('billing')).toEqual(['billing.settlements', 'billing.settlements.dead']);
+    expect(readable('billing')).toEqual([
+      'billing.settlements',
+      'billing.settlements.dead',
+      'billing.unread-replies',
+      'billing.unread-replies.dead',
+    ]);
     expect(readable('inference-worker')).toEqual([
       'inference.jobs',
       'inference.jobs.dead',
@@ -226,7 +231,7 @@ describe('per-service broker users', () => {
       outlivesConnection: {
         expiresMs: 60_000,
         messageTtlMs: 30_000,
-        deadLetterQueue: queues.billingSettlements,
+        deadLetterQueue: queues.unreadReplies,
       },
     });
     await buses.edge.consume(replyQueue, collect(replyQueue), { prefetch: 1 });
@@ -269,6 +274,27 @@ describe('per-service broker users', () => {
     }
     expect(parked).toBe(2);
     await channel.close();
+  });
+
+  it('dead-letters a reply edge left unread to billing.unread-replies, which billing reads', async () => {
+    const { queues } = names;
+    const unreadQueue = replyQueueName(prefix, randomUUID());
+    await buses.edge.declareQueue({
+      name: unreadQueue,
+      kind: 'transient',
+      outlivesConnection: {
+        expiresMs: 60_000,
+        messageTtlMs: 300,
+        deadLetterQueue: queues.unreadReplies,
+      },
+    });
+    await buses.billing.consume(queues.unreadReplies, collect(queues.unreadReplies), {
+      prefetch: 1,
+    });
+    // Nobody consumes the reply queue (its edge is gone).
+    await buses['inference-worker'].publish({ queue: unreadQueue }, { reply: 'unread' });
+    await waitUntil(() => received[queues.unreadReplies]!.length === 1, 'the unread reply');
+    expect(received[queues.unreadReplies]![0]!.body).toEqual({ reply: 'unread' });
   });
 
   it("refuses the bus what the service's role does not include", async () => {
@@ -392,6 +418,12 @@ describe('per-service broker users', () => {
         'inference-worker',
         toQueue(`${queues.billingSettlements}.dead`),
       ),
+      // Only edge's reply queues feed it, through the broker's dead-lettering.
+      'forge an unread reply': await tryAs('inference-worker', toQueue(queues.unreadReplies)),
+      'consume billing.unread-replies': await tryAs(
+        'inference-worker',
+        consume(queues.unreadReplies),
+      ),
     };
     expect(attempts).toEqual(Object.fromEntries(Object.keys(attempts).map((k) => [k, 403])));
     // What it must do stays allowed (the flow test above does it through the bus).
@@ -404,6 +436,8 @@ describe('per-service broker users', () => {
       'consume inference.jobs': await tryAs('edge', consume(queues.inferenceJobs)),
       'consume billing.settlements': await tryAs('edge', consume(queues.billingSettlements)),
       'send a settlement': await tryAs('edge', toQueue(queues.billingSettlements)),
+      'send an unread reply': await tryAs('edge', toQueue(queues.unreadReplies)),
+      'consume billing.unread-replies': await tryAs('edge', consume(queues.unreadReplies)),
       'send to a reply queue': await tryAs('edge', toQueue(replyQueue)),
       "consume a worker's cancel queue": await tryAs('edge', consume(cancelQueue)),
       'publish an event': await tryAs('edge', publish(exchanges.events, 'inference.completed')),

@@ -63,7 +63,7 @@ const CANCEL_STEM = cancelQueueName('', '');
 /** Who does what, from the code: each service's role on the broker. */
 const ROLES: Record<BrokerService, ServiceRole> = {
   // Publishes jobs and cancellations; reads replies from its own queue, whose unread replies are
-  // dead-lettered to billing.settlements (reply-router.ts).
+  // dead-lettered to billing.unread-replies (services/edge/src/jobs/job-queues.ts).
   edge: {
     publishes: ['jobs', 'control'],
     consumes: [],
@@ -78,10 +78,11 @@ const ROLES: Record<BrokerService, ServiceRole> = {
     processQueues: [{ stem: CANCEL_STEM, bindsTo: ['control'], deadLettersByName: false }],
     sendsTo: [{ stem: REPLY_STEM }, { queue: 'billingSettlements' }],
   },
-  // Applies queued settlements; publishes the completion events it held back.
+  // Applies queued settlements and refunds unread answers; publishes the completion events it
+  // held back.
   billing: {
     publishes: ['events'],
-    consumes: ['billingSettlements'],
+    consumes: ['billingSettlements', 'unreadReplies'],
     processQueues: [],
     sendsTo: [],
   },

@@ -19,11 +19,10 @@ import {
 } from './envelope.js';
 import { InProcessBroker } from './in-process-broker.js';
 import type { BrokerConsumer, StoredMessage } from './in-process-broker.js';
-import { decide, describe, errorSummary, settlementFor } from './outcome.js';
+import { decide, describe, errorSummary, InFlight, settlementFor } from './outcome.js';
 import type { Settlement } from './outcome.js';
 import type { Topology, QueueSpec } from './topology.js';
 import { planQueue, planTopology } from './topology-plan.js';
-import { InFlight } from './timeouts.js';
 
 export interface InProcessBusOptions {
   topology: Topology;

@@ -225,7 +225,7 @@ describe('a reply queue that outlives its connection (issue 15, defect 4)', () =
       outlivesConnection: {
         expiresMs: 60_000,
         messageTtlMs: 1_500,
-        deadLetterQueue: queues.billingSettlements,
+        deadLetterQueue: queues.unreadReplies,
       },
     };
     const edge = newBus();
@@ -248,17 +248,11 @@ describe('a reply queue that outlives its connection (issue 15, defect 4)', () =
       }
       // Nobody reads any more (edge died): past the TTL the reply goes to billing's queue.
       await worker.publish({ queue: replies }, 'unread');
-      const settlements: unknown[] = [];
-      await worker.consume(
-        queues.billingSettlements,
-        async (d) => (settlements.push(d.body), 'ack'),
-        { prefetch: 1 },
-      );
-      await waitUntil(
-        () => settlements.includes('unread'),
-        'the unread reply dead-lettered',
-        10_000,
-      );
+      const unread: unknown[] = [];
+      await worker.consume(queues.unreadReplies, async (d) => (unread.push(d.body), 'ack'), {
+        prefetch: 1,
+      });
+      await waitUntil(() => unread.includes('unread'), 'the unread reply dead-lettered', 10_000);
     } finally {
       await worker.close();
     }

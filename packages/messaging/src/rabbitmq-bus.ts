@@ -12,13 +12,12 @@ import {
   checkPrefetch,
   encodeEnvelope,
 } from './envelope.js';
-import { errorSummary } from './outcome.js';
+import { errorSummary, withTimeout } from './outcome.js';
 import { RabbitMqConsumer } from './rabbitmq-consumer.js';
 import type { ConsumerContext } from './rabbitmq-consumer.js';
 import { declareQueues, declareTopology, watchConnection } from './rabbitmq-declare.js';
 import { ConfirmPublisher } from './rabbitmq-publisher.js';
 import { Session } from './rabbitmq-session.js';
-import { withTimeout } from './timeouts.js';
 import type { QueueSpec, Topology } from './topology.js';
 import { planQueue, planTopology, sameQueue } from './topology-plan.js';
 import type { QueueDeclaration } from './topology-plan.js';

@@ -1,11 +1,17 @@
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
 import type { BusLogger, Delivery, Handler } from './bus.js';
 import { readHeaders, retryCopy } from './envelope.js';
-import { decide, describe, errorSummary, settlementFor } from './outcome.js';
+import {
+  decide,
+  describe,
+  errorSummary,
+  InFlight,
+  settleWithin,
+  settlementFor,
+} from './outcome.js';
 import type { Settlement } from './outcome.js';
 import type { ConfirmPublisher } from './rabbitmq-publisher.js';
 import type { Session } from './rabbitmq-session.js';
-import { InFlight, settleWithin } from './timeouts.js';
 import type { QueueDeclaration } from './topology-plan.js';
 
 export interface ConsumerContext {

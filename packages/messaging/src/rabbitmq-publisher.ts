@@ -3,9 +3,8 @@ import type { ChannelModel, ConfirmChannel, Message } from 'amqplib';
 import { BusError } from './bus.js';
 import type { BusLogger } from './bus.js';
 import type { Envelope } from './envelope.js';
-import { errorSummary } from './outcome.js';
+import { errorSummary, settleWithin, withTimeout } from './outcome.js';
 import type { Session } from './rabbitmq-session.js';
-import { settleWithin, withTimeout } from './timeouts.js';
 import { QUEUE_NAME_EXCHANGE } from './topology.js';
 
 /** Lets a basic.return be matched to its publish; stripped from deliveries with other `x-`s. */

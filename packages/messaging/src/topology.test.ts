@@ -19,12 +19,14 @@ describe('gateway topology', () => {
       'p.gateway.control',
       'p.gateway.dlx',
     ]);
-    // The settlement queue has no delayed-retry queue: billing retries a settlement in place.
-    const { billingSettlements, ...retried } = names.queues;
+    // Billing's queues have no delayed-retry queue: billing retries in place.
+    const { billingSettlements, unreadReplies, ...retried } = names.queues;
     expect(plan.queues.map((q) => q.name)).toEqual([
       ...Object.values(retried).flatMap((q) => [q, `${q}.dead`, `${q}.retry`]),
       billingSettlements,
       `${billingSettlements}.dead`,
+      unreadReplies,
+      `${unreadReplies}.dead`,
     ]);
   });
 
@@ -38,6 +40,18 @@ describe('gateway topology', () => {
       'x-max-length': 1_000_000,
     });
     expect(settlements.retry).toBeUndefined();
+  });
+
+  it("declares edge's unread replies a queue of their own, unbound (dead-lettered to by name)", () => {
+    const unread = declared('p.billing.unread-replies');
+    expect(unread.bindings).toEqual([]);
+    expect(queueOptions(unread).arguments).toMatchObject({
+      'x-queue-type': 'quorum',
+      'x-delivery-limit': 49,
+      'x-dead-letter-routing-key': 'p.billing.unread-replies',
+      'x-max-length': 1_000_000,
+    });
+    expect(unread.retry).toBeUndefined();
   });
 
   it('gives quorum queues a delivery limit, at-least-once dead-lettering and a bound', () => {
@@ -93,7 +107,7 @@ describe('gateway topology', () => {
     const deadQueues = planTopology(gatewayTopology('p.', deadLetters)).queues.filter((q) =>
       q.name.endsWith('.dead'),
     );
-    expect(deadQueues).toHaveLength(4);
+    expect(deadQueues).toHaveLength(5);
     for (const dead of deadQueues) {
       expect(queueOptions(dead).arguments).toMatchObject({
         'x-message-ttl': 5_000,

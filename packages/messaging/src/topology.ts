@@ -76,6 +76,8 @@ export const QUEUES = {
   inferenceJobsPriority: 'inference.jobs.priority',
   webhookCompletions: 'webhook.completions',
   billingSettlements: 'billing.settlements',
+  /** Replies edge's reply queue dead-lettered unread (its edge is gone); `inference.reply` only. */
+  unreadReplies: 'billing.unread-replies',
 } as const;
 
 /** Routing keys are not prefixed: exchanges already are. */
@@ -170,6 +172,8 @@ export function gatewayTopology(
         bindings: [{ exchange: exchanges.events, routingKey: ROUTING_KEYS.inferenceCompleted }],
       },
       { name: queues.billingSettlements, kind: 'quorum', ...SETTLEMENT_QUEUE_LIMITS },
+      // Billing refunds an unread answer the same way: retried in place, never dropped.
+      { name: queues.unreadReplies, kind: 'quorum', ...SETTLEMENT_QUEUE_LIMITS },
     ],
   };
 }

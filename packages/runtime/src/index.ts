@@ -20,18 +20,28 @@ export {
 export { createPostgresPool, postgresReadiness } from './postgres.js';
 export { applyRuntimeGrants, type RuntimeGrants, type TablePrivilege } from './postgres-grants.js';
 export {
+  PRISMA_MIGRATE_LOCK_KEY,
+  loadMigrationDirectories,
+  loadNumberedMigrations,
+  migrationsFingerprint,
+  prismaBookkeeping,
+  readMigrationFile,
+  runSqlMigrations,
+  versionBookkeeping,
+  type MigrationBookkeeping,
+  type NumberedMigration,
+  type SqlMigrateOptions,
+  type SqlMigrateResult,
+  type SqlMigration,
+  type SqlMigrationTarget,
+} from './sql-migrations.js';
+export {
   createServiceShell,
   serveHttp,
   type ServiceShell,
   type ShellConfig,
   type ShellOptions,
 } from './shell.js';
-export {
-  INTERNAL_TOKEN_HEADER,
-  allowInternalCallers,
-  identifyInternalCaller,
-  internalCallerOf,
-} from './internal-auth.js';
 export {
   BODY_IDLE_TIMEOUT_MS,
   JSON_MAX_DEPTH,
@@ -41,8 +51,12 @@ export {
   type JsonBodyOptions,
 } from './json-body.js';
 export {
+  INTERNAL_TOKEN_HEADER,
+  allowInternalCallers,
   createInternalHttp,
   headerOf,
+  identifyInternalCaller,
+  internalCallerOf,
   jsonOf,
   type InternalHttp,
   type InternalHttpOptions,

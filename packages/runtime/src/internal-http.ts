@@ -1,7 +1,8 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { RequestHandler, Response } from 'express';
 import { Pool } from 'undici';
 import pRetry from 'p-retry';
 import { GatewayError, assertNormalizedPath } from '@gateway/contracts';
-import { INTERNAL_TOKEN_HEADER } from './internal-auth.js';
 import { currentRequestId, REQUEST_ID_HEADER } from './request-context.js';
 
 /**
@@ -10,8 +11,12 @@ import { currentRequestId, REQUEST_ID_HEADER } from './request-context.js';
  * busy time). Every call carries the caller's credential and the current request id, and is
  * bounded: no answer in time or no connection is 503 `service_unavailable`, never a hung request.
  * Calls marked `retry` (idempotent ones) are tried again on a failed connection (and, with
- * `retryServerErrors`, on a 5xx), with backoff.
+ * `retryServerErrors`, on a 5xx), with backoff. The called service checks the credential with
+ * `identifyInternalCaller` (below): both sides of the internal API live here.
  */
+
+/** The header carrying the calling service's credential. */
+export const INTERNAL_TOKEN_HEADER = 'x-internal-token';
 
 export interface InternalHttpOptions {
   /** For messages and logs: `billing`, `dispatcher`. */
@@ -158,4 +163,56 @@ export function jsonOf<T>(response: InternalResponse): T {
 export function headerOf(response: InternalResponse, name: string): string | undefined {
   const value = response.headers[name.toLowerCase()];
   return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * Service-to-service credentials. Each calling service has its own token, so a service answers
+ * only what that caller needs (least privilege): a compromised inference worker holding its
+ * token cannot reach billing's operator functions. Tokens are compared as SHA-256 digests, in
+ * constant time whatever their lengths.
+ */
+
+const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
+
+/** Which caller presented the request's credential (set by `identifyInternalCaller`). */
+export function internalCallerOf(res: Response): string {
+  return (res.locals as { internalCaller: string }).internalCaller;
+}
+
+/**
+ * 401 unless the request carries one of the callers' tokens; remembers which caller it was.
+ * Every known token is compared, so the time taken does not tell which one nearly matched.
+ */
+export function identifyInternalCaller(tokensByCaller: Record<string, string>): RequestHandler {
+  const expected = Object.entries(tokensByCaller).map(([caller, token]) => ({
+    caller,
+    digest: digest(token),
+  }));
+  return (req, res, next) => {
+    const presented = req.headers[INTERNAL_TOKEN_HEADER];
+    const presentedDigest = digest(typeof presented === 'string' ? presented : '');
+    let caller: string | undefined;
+    for (const entry of expected) {
+      if (timingSafeEqual(presentedDigest, entry.digest) && typeof presented === 'string') {
+        caller = entry.caller;
+      }
+    }
+    if (caller === undefined) {
+      next(new GatewayError('unauthorized', 'A valid internal service credential is required'));
+      return;
+    }
+    (res.locals as { internalCaller: string }).internalCaller = caller;
+    next();
+  };
+}
+
+/** 403 for a caller outside `callers` (after `identifyInternalCaller`). */
+export function allowInternalCallers(...callers: string[]): RequestHandler {
+  return (_req, res, next) => {
+    if (callers.includes(internalCallerOf(res))) {
+      next();
+      return;
+    }
+    next(new GatewayError('forbidden', 'This service credential may not call this operation'));
+  };
 }

@@ -69,14 +69,30 @@ export const brokerReadiness = (bus: { isHealthy(): boolean }): ReadinessCheck =
   },
 });
 
-/** Ready while another service's liveness endpoint answers 200. */
+/** The failing checks of another service's 503 `/readyz` body, e.g. `schema: not migrated`. */
+async function unreadyReasons(response: Response): Promise<string> {
+  const body = (await response.json().catch(() => undefined)) as
+    { checks?: Record<string, unknown> } | undefined;
+  const failing = Object.entries(body?.checks ?? {}).filter(([, result]) => result !== 'ok');
+  return failing.map(([name, result]) => `${name}: ${String(result)}`).join('; ');
+}
+
+/**
+ * Ready while another service is ready: its `/readyz` answers 200. Its liveness is not enough: a
+ * billing that answers `/healthz` but cannot reach its database (or whose schema is not
+ * migrated yet) would make every request fail behind a "ready" edge.
+ */
 export const httpReadiness = (name: string, baseUrl: string): ReadinessCheck => ({
   name,
   check: async () => {
-    const response = await fetch(new URL('/healthz', baseUrl), {
+    const response = await fetch(new URL('/readyz', baseUrl), {
       signal: AbortSignal.timeout(READINESS_CHECK_TIMEOUT_MS),
     });
-    await response.body?.cancel();
-    if (response.status !== 200) throw new Error(`${name} answered ${response.status}`);
+    if (response.status === 200) {
+      await response.body?.cancel();
+      return;
+    }
+    const reasons = await unreadyReasons(response);
+    throw new Error(`${name} answered ${response.status}${reasons ? ` (${reasons})` : ''}`);
   },
 });

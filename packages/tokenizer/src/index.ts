@@ -1,6 +1,5 @@
 import { createRequire } from 'node:module';
 import type * as O200kBase from 'gpt-tokenizer/encoding/o200k_base';
-import { textSlices, type TextSlice } from './slices.js';
 
 type Encoding = typeof O200kBase;
 
@@ -10,7 +9,7 @@ type Encoding = typeof O200kBase;
  * chunk), and the stand-in model node reports usage with it. Using the same counter everywhere
  * keeps the hold estimate and the settled usage comparable.
  *
- * Counting is linear in the input (see slices.ts): BPE is superlinear in the length of one
+ * Counting is linear in the input (see "Linear-time slicing" below): BPE is superlinear in the length of one
  * pre-token piece, so text is counted in slices cut where the tokenizer itself cuts, and a run
  * too long to cut (200,000 × "a") counts as its UTF-8 byte length, an upper bound of its tokens.
  * Edge counts with `estimate*`, which give the event loop back between slices.
@@ -53,6 +52,87 @@ function encoding(): Encoding {
 /** Loads the tables now (edge, at start), so the first request does not wait for them. */
 export function preloadTokenizer(): void {
   encoding();
+}
+
+/*
+ * Linear-time slicing of text for token counting.
+ *
+ * BPE cost grows faster than linearly with the length of one pre-token piece: 200,000 × "a" is a
+ * single piece and took edge 46 s to count. The text is cut only where the o200k pre-tokenizer
+ * itself always starts a new piece (see `isCut`), so the pieces, and the tokens, of the whole
+ * text are the pieces of its parts. Between two cuts lies a "word"; words are grouped into
+ * slices of about SLICE_CHARS that are tokenized exactly. A word longer than MAX_WORD_CHARS (a run
+ * of one letter, base64, a long unpunctuated line) is not tokenized: it counts as its UTF-8 byte
+ * length. Every token of a byte-level BPE covers at least one byte, so that is an upper bound of
+ * its tokens: a hold sized with it covers what the model can bill, never less.
+ */
+
+export const MAX_WORD_CHARS = 256;
+const SLICE_CHARS = 16_384;
+
+type TextSlice = { kind: 'exact'; text: string } | { kind: 'bound'; upperBound: number };
+
+/** JavaScript's `\s` (the tokenizer's regex uses it): WhiteSpace and LineTerminator. */
+function isWhitespace(code: number): boolean {
+  if (code === 0x20 || (code >= 0x09 && code <= 0x0d)) return true;
+  if (code < 0xa0) return false;
+  return (
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
+}
+
+// Punctuation that always starts a piece when it follows a letter or digit (ASCII, and the
+// full-width marks CJK text is cut by); not the apostrophe, which can end a word ("it's").
+const PUNCTUATION = new Set(
+  Array.from('!"#$%&()*+,-.:;<=>?@[]^_`{|}~，。！？；：、（）「」『』《》【】', (c) =>
+    c.charCodeAt(0),
+  ),
+);
+const LETTER_OR_DIGIT = /^[\p{L}\p{N}\p{M}]$/u;
+
+/**
+ * Whether a pre-token piece certainly starts at `i`: a single space between two non-whitespace
+ * characters ("…x y…"), or punctuation right after a letter or digit ("…文，…", "…word.…").
+ */
+function isCut(text: string, i: number): boolean {
+  if (i <= 0 || i + 1 >= text.length) return false;
+  const code = text.charCodeAt(i);
+  if (code === 0x20) {
+    return !isWhitespace(text.charCodeAt(i - 1)) && !isWhitespace(text.charCodeAt(i + 1));
+  }
+  return PUNCTUATION.has(code) && LETTER_OR_DIGIT.test(text[i - 1]!);
+}
+
+/** The next cut at or after `from`, or `text.length`. */
+function nextCut(text: string, from: number): number {
+  for (let i = from; i < text.length; i++) if (isCut(text, i)) return i;
+  return text.length;
+}
+
+/** The slices of `text`, in order; their counts add up to the text's count (or a bound of it). */
+function* textSlices(text: string): Generator<TextSlice> {
+  let sliceStart = 0;
+  let wordStart = 0;
+  while (wordStart < text.length) {
+    const wordEnd = nextCut(text, wordStart + 1);
+    if (wordEnd - wordStart > MAX_WORD_CHARS) {
+      if (wordStart > sliceStart) yield { kind: 'exact', text: text.slice(sliceStart, wordStart) };
+      yield { kind: 'bound', upperBound: Buffer.byteLength(text.slice(wordStart, wordEnd)) };
+      sliceStart = wordEnd;
+    } else if (wordEnd - sliceStart >= SLICE_CHARS || wordEnd === text.length) {
+      yield { kind: 'exact', text: text.slice(sliceStart, wordEnd) };
+      sliceStart = wordEnd;
+    }
+    wordStart = wordEnd;
+  }
 }
 
 function countSlice(slice: TextSlice): number {

@@ -1,8 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { countTextTokens, estimateTextTokens } from './index.js';
-import { MAX_WORD_CHARS } from './slices.js';
+import { countTextTokens, estimateTextTokens, MAX_WORD_CHARS } from './index.js';
 
 const plain = { allowedSpecial: new Set<string>(), disallowedSpecial: new Set<string>() };
 const reference = (text: string) => countTokens(text, plain);

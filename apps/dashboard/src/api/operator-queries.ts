@@ -1,13 +1,16 @@
 import { useQuery } from '@tanstack/react-query';
+import type { ModelPutRequest } from '@gateway/contracts/catalog-api';
 import { api } from './client';
 import type {
   CatalogModel,
   DashboardAccount,
-  DashboardWebhookDelivery,
+  DashboardAccountPatchRequest,
+  DashboardCatalogModelList,
   LedgerCheck,
-  LedgerEntry,
+  DashboardLedgerEntryPage,
+  DashboardWebhookDeliveryList,
 } from './contract';
-import { segment, useChange, usePages } from './queries';
+import { segment, useChange, usePages, type RowOf } from './queries';
 
 const keys = {
   models: ['operator', 'models'] as const,
@@ -18,11 +21,11 @@ const keys = {
 export const useModels = () =>
   useQuery({
     queryKey: keys.models,
-    queryFn: () => api<{ data: CatalogModel[] }>('GET', '/operator/models'),
+    queryFn: () => api<DashboardCatalogModelList>('GET', '/operator/models'),
   });
 
 /** The fields `PUT /operator/models/{id}` takes (a closed schema): the rest is the server's. */
-function modelPutBody(model: CatalogModel, change: Partial<CatalogModel>) {
+function modelPutBody(model: CatalogModel, change: Partial<CatalogModel>): ModelPutRequest {
   const next = { ...model, ...change };
   return {
     kind: next.kind,
@@ -59,7 +62,7 @@ export const useSaveModel = () =>
   );
 
 export const useLedgerEntries = (account: string) =>
-  usePages<LedgerEntry>(
+  usePages<RowOf<DashboardLedgerEntryPage>>(
     ['operator', 'ledger-entries'],
     `/operator/ledger/entries${account === '' ? '' : `?account=${segment(account)}`}`,
     50,
@@ -72,7 +75,7 @@ export const useLedgerCheck = () =>
   });
 
 export const useAccountDeliveries = (id: string) =>
-  usePages<DashboardWebhookDelivery>(
+  usePages<RowOf<DashboardWebhookDeliveryList>>(
     ['operator', 'deliveries', id],
     `/operator/accounts/${segment(id)}/webhook-deliveries`,
   );
@@ -89,6 +92,6 @@ export const useRateLimit = () =>
     ({ id, perMinute }: { id: string; perMinute: number }) =>
       api<DashboardAccount>('PATCH', `/operator/accounts/${segment(id)}`, {
         rate_limit_per_minute: perMinute,
-      }),
+      } satisfies DashboardAccountPatchRequest),
     ({ id }) => [keys.account(id)],
   );

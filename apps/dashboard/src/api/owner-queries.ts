@@ -4,7 +4,9 @@ import { DASHBOARD_API_PREFIX } from '@gateway/contracts/dashboard-api';
 import type {
   DashboardRevealedWebhookSecret,
   DashboardScopedToken,
+  DashboardScopedTokenList,
   DashboardWebhookDelivery,
+  DashboardWebhookDeliveryList,
   DashboardWebhookExpirePrevious,
   DashboardWebhookRotation,
   DashboardWebhookSecretList,
@@ -13,8 +15,9 @@ import type {
   UsageGroupBy,
   UsageList,
   UsageLogPage,
+  ScopedTokenCreateRequest,
 } from './contract';
-import { segment, useChange, usePages } from './queries';
+import { segment, useChange, usePages, type RowOf } from './queries';
 
 /** A date range as the API takes it: RFC 3339 instants, `[from, to)`. */
 export interface Range {
@@ -30,14 +33,10 @@ const keys = {
 };
 
 export const useScopedTokens = () =>
-  usePages<DashboardScopedToken>(keys.scopedTokens, '/scoped-tokens');
+  usePages<RowOf<DashboardScopedTokenList>>(keys.scopedTokens, '/scoped-tokens');
 
-export interface ScopedTokenInput {
-  api_key_name: string;
-  models?: string[];
-  expires_delta?: number;
-  spending_limit?: number;
-}
+/** `POST /v1/scoped-jwt`'s body. */
+export type ScopedTokenInput = ScopedTokenCreateRequest;
 
 export const useCreateScopedToken = () =>
   useChange(
@@ -90,7 +89,7 @@ export const useSaveWebhookSettings = () =>
   );
 
 export const useDeliveries = () =>
-  usePages<DashboardWebhookDelivery>(keys.deliveries, '/webhooks/deliveries');
+  usePages<RowOf<DashboardWebhookDeliveryList>>(keys.deliveries, '/webhooks/deliveries');
 
 export const useRedeliver = () =>
   useChange(
@@ -128,7 +127,7 @@ export const useUsage = (range: Range, groupBy: UsageGroupBy, scope = OWN_USAGE)
   });
 
 export const useRequestLog = (range: Range, scope = OWN_USAGE) =>
-  usePages<UsageLogPage['data'][number]>(
+  usePages<RowOf<UsageLogPage>>(
     ['usage', 'requests'],
     `${scope.prefix}/usage/requests?${scopedQuery(range, scope)}`,
     50,

@@ -9,6 +9,8 @@ import { api } from './client';
 import type {
   DashboardAccount,
   DashboardAccountDetail,
+  DashboardAccountList,
+  DashboardApiKeyCreateRequest,
   DashboardApiKeyList,
   DashboardCreditRequest,
   DashboardCreditResult,
@@ -42,6 +44,9 @@ export function useChange<TInput, TResult>(
     },
   });
 }
+
+/** The row type of a list answer (`Page<row>`). */
+export type RowOf<P extends Page<unknown>> = P['data'][number];
 
 const allRows = <T>({ pages }: { pages: Page<T>[] }): T[] => pages.flatMap((page) => page.data);
 
@@ -77,7 +82,10 @@ export const useApiKeys = () =>
 
 export const useCreateApiKey = () =>
   useChange(
-    (name: string) => api<DashboardIssuedApiKey>('POST', '/api-keys', { name }),
+    (name: string) =>
+      api<DashboardIssuedApiKey>('POST', '/api-keys', {
+        name,
+      } satisfies DashboardApiKeyCreateRequest),
     () => [keys.apiKeys],
   );
 
@@ -95,7 +103,7 @@ export const useDeleteApiKey = () =>
   );
 
 export const useAccounts = (q: string) =>
-  usePages<DashboardAccount>(
+  usePages<RowOf<DashboardAccountList>>(
     keys.accounts,
     q === '' ? '/operator/accounts' : `/operator/accounts?q=${segment(q)}`,
     50,

@@ -1,6 +1,10 @@
 import { useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { api, isApiError, setCsrfToken } from './client';
-import type { DashboardSession } from './contract';
+import type {
+  DashboardInvitationAcceptRequest,
+  DashboardSession,
+  DashboardSignInRequest,
+} from './contract';
 
 export const SESSION_KEY = ['session'] as const;
 
@@ -30,11 +34,7 @@ export function replaceSession(client: QueryClient, session: DashboardSession | 
   client.setQueryData(SESSION_KEY, session);
 }
 
-export interface SignIn {
-  email: string;
-  password: string;
-  realm: 'owner' | 'operator';
-}
+export type SignIn = DashboardSignInRequest;
 
 export function useSignIn() {
   const client = useQueryClient();
@@ -47,7 +47,7 @@ export function useSignIn() {
 export function useAcceptInvitation() {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: (body: { token: string; password: string }) =>
+    mutationFn: (body: DashboardInvitationAcceptRequest) =>
       api<DashboardSession>('POST', '/invitations/accept', body),
     onSuccess: (session) => replaceSession(client, session),
   });

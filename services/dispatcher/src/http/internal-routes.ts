@@ -1,5 +1,10 @@
 import express, { type Express, type Router } from 'express';
-import { GatewayError } from '@gateway/contracts';
+import {
+  GatewayError,
+  type WebhookDeliveryPage,
+  type WebhookExpirePreviousResult,
+  type WebhookSigningSecretList,
+} from '@gateway/contracts';
 import type { DeliveryQueries } from '../deliveries/delivery-queries.js';
 import type { SigningSecrets } from '../secrets/signing-secrets.js';
 import { identifyInternalCaller } from '@gateway/runtime';
@@ -18,15 +23,17 @@ export interface DispatcherServices {
 }
 
 /**
- * The API edge's operator routes proxy to (README "Internal API"). The dispatcher knows no
- * accounts: edge checks that an account exists before it calls.
+ * The API edge's operator routes proxy to and its dashboard calls (README "Internal API";
+ * contract: packages/contracts/src/dispatcher-api.ts). The dispatcher knows no accounts: edge
+ * checks that an account exists before it calls.
  */
 function internalRoutes({ secrets, deliveries }: DispatcherServices): Router {
   const router = express.Router();
 
   router.get('/accounts/:accountId/webhook-secrets', async (req, res) => {
     const active = await secrets.active(accountIdParam(req.params.accountId));
-    res.json({ secrets: active.map(secretToJson) });
+    const list: WebhookSigningSecretList = { secrets: active.map(secretToJson) };
+    res.json(list);
   });
 
   router.post('/accounts/:accountId/webhook-secrets/rotate', async (req, res) => {
@@ -39,7 +46,8 @@ function internalRoutes({ secrets, deliveries }: DispatcherServices): Router {
     const accountId = accountIdParam(req.params.accountId);
     const expired = await secrets.expirePrevious(accountId);
     const active = await secrets.active(accountId);
-    res.json({ expired, secrets: active.map(secretToJson) });
+    const result: WebhookExpirePreviousResult = { expired, secrets: active.map(secretToJson) };
+    res.json(result);
   });
 
   router.get('/accounts/:accountId/webhook-deliveries', async (req, res) => {
@@ -54,10 +62,11 @@ function internalRoutes({ secrets, deliveries }: DispatcherServices): Router {
       throw new GatewayError('invalid_request_body', 'cursor is not valid', { param: 'cursor' });
     }
     const last = page.length === limit ? page[page.length - 1] : undefined;
-    res.json({
+    const answer: WebhookDeliveryPage = {
       deliveries: page.map(deliveryToJson),
       next_cursor: last ? encodeCursor(last.id) : null,
-    });
+    };
+    res.json(answer);
   });
 
   const redeliver = async (res: express.Response, deliveryId: string, accountId?: string) => {

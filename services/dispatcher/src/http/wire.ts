@@ -1,17 +1,17 @@
-import { GatewayError } from '@gateway/contracts';
+import { GatewayError, type WebhookDelivery, type WebhookSigningSecret } from '@gateway/contracts';
 import type { DeliveryView } from '../deliveries/delivery-queries.js';
 import type { SigningSecret } from '../secrets/signing-secrets.js';
 
-/** JSON of the internal API: snake_case fields, ISO 8601 times. */
+/** JSON of the internal API (contract: packages/contracts/src/dispatcher-api.ts). */
 
-export const secretToJson = (secret: SigningSecret) => ({
+export const secretToJson = (secret: SigningSecret): WebhookSigningSecret => ({
   id: secret.id,
   secret: secret.secret,
   created_at: secret.createdAt.toISOString(),
   expires_at: secret.expiresAt?.toISOString() ?? null,
 });
 
-export const deliveryToJson = (delivery: DeliveryView) => ({
+export const deliveryToJson = (delivery: DeliveryView): WebhookDelivery => ({
   id: delivery.id,
   job_id: delivery.jobId,
   status: delivery.status,

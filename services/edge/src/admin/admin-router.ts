@@ -1,6 +1,6 @@
 import express, { type Request, type RequestHandler, type Router } from 'express';
 import { createBodyValidator, pathSegment } from '@gateway/contracts';
-import { credentialRefused } from '@gateway/billing-client';
+import { OPERATOR_PATHS, credentialRefused } from '@gateway/billing-client';
 import { headerOf, type InternalRequest, type InternalResponse } from '@gateway/runtime';
 import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
@@ -14,7 +14,9 @@ const FORWARDED_HEADERS = ['Accept', 'Idempotency-Key'];
 /**
  * `/admin/v1/*` (decisions §4) behind the admin token: the same paths and bodies as billing's
  * `/internal/v1/admin/*` and, for webhook secrets and deliveries, the dispatcher's internal API.
- * Edge checks the token and the body's shape, then passes the request and the answer through.
+ * Edge checks the token and the body's shape, then passes the request and the answer through
+ * verbatim (`forwardAdmin`, `dispatcher.forward`): the one place that does; the dashboard uses
+ * the clients' typed methods. Answers are the contract's (operator-api.ts, dispatcher-api.ts).
  */
 export function adminRouter(deps: ConsoleDeps): Router {
   const router = express.Router();
@@ -57,7 +59,7 @@ function forwarder(deps: ConsoleDeps, route: AdminRoute): RequestHandler {
     if (route.accountMustExist) {
       const account = await deps.billing.forwardAdmin({
         method: 'GET',
-        path: `/accounts/${pathSegment(String(req.params.id))}`,
+        path: OPERATOR_PATHS.account(String(req.params.id)),
         headers: forwardedHeaders(req),
       });
       if (account.status !== 200) {

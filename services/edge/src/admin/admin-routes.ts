@@ -3,11 +3,22 @@ import {
   AccountCreateRequestSchema,
   AccountPatchRequestSchema,
   ApiKeyCreateRequestSchema,
+  ApiKeyListSchema,
   CreditRequestSchema,
+  CreditResultSchema,
+  InvitationCreatedSchema,
+  IssuedApiKeySchema,
+  LedgerCheckSchema,
+  LedgerEntryPageSchema,
   ModelPutRequestSchema,
+  OperatorAccountDetailSchema,
+  OperatorAccountListSchema,
+  OperatorAccountSchema,
   OperatorUserCreateRequestSchema,
   InvitationCreateRequestSchema,
   ScopedTokenRevokeRequestSchema,
+  StatementSchema,
+  UsageListSchema,
 } from '@gateway/contracts';
 
 export type AdminMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -21,6 +32,8 @@ export interface AdminRoute {
   target: 'billing' | 'dispatcher';
   summary: string;
   body?: TSchema;
+  /** The answer's contract schema (operator-api.ts), for the OpenAPI document; else an object. */
+  answer?: TSchema;
   /** Status of success when not 200. */
   status?: 201 | 204;
   /**
@@ -40,6 +53,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     method: 'post',
     path: '/accounts',
     target: 'billing',
+    answer: OperatorAccountSchema,
     summary: 'Create an account',
     body: AccountCreateRequestSchema,
     status: 201,
@@ -48,18 +62,21 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     method: 'get',
     path: '/accounts',
     target: 'billing',
+    answer: OperatorAccountListSchema,
     summary: 'List accounts (?limit, ?cursor)',
   },
   {
     method: 'get',
     path: '/accounts/:id',
     target: 'billing',
+    answer: OperatorAccountDetailSchema,
     summary: 'An account with its balance',
   },
   {
     method: 'patch',
     path: '/accounts/:id',
     target: 'billing',
+    answer: OperatorAccountDetailSchema,
     summary: 'Change rate limit or webhook format',
     body: AccountPatchRequestSchema,
   },
@@ -67,24 +84,28 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     method: 'post',
     path: '/accounts/:id/suspend',
     target: 'billing',
+    answer: OperatorAccountSchema,
     summary: 'Suspend an account',
   },
   {
     method: 'post',
     path: '/accounts/:id/unsuspend',
     target: 'billing',
+    answer: OperatorAccountSchema,
     summary: 'Lift a suspension',
   },
   {
     method: 'get',
     path: '/accounts/:id/api-keys',
     target: 'billing',
+    answer: ApiKeyListSchema,
     summary: "List an account's API keys (names only)",
   },
   {
     method: 'post',
     path: '/accounts/:id/api-keys',
     target: 'billing',
+    answer: IssuedApiKeySchema,
     summary: 'Create an API key (shown once)',
     body: ApiKeyCreateRequestSchema,
     status: 201,
@@ -93,6 +114,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     method: 'post',
     path: '/accounts/:id/api-keys/:name/regenerate',
     target: 'billing',
+    answer: IssuedApiKeySchema,
     summary: 'Regenerate an API key; the old one stops at once',
   },
   {
@@ -106,6 +128,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     method: 'post',
     path: '/accounts/:id/credits',
     target: 'billing',
+    answer: CreditResultSchema,
     summary: 'Credit DZD (Idempotency-Key)',
     body: CreditRequestSchema,
   },
@@ -113,6 +136,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     method: 'get',
     path: '/accounts/:id/statement',
     target: 'billing',
+    answer: StatementSchema,
     summary: 'Statement (?from, ?to; Accept: text/csv for CSV)',
   },
   {
@@ -178,13 +202,21 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     method: 'get',
     path: '/ledger/entries',
     target: 'billing',
+    answer: LedgerEntryPageSchema,
     summary: 'Ledger entries (?account, ?from, ?to, ?cursor), paged',
   },
-  { method: 'get', path: '/ledger/check', target: 'billing', summary: 'Ledger invariant report' },
+  {
+    method: 'get',
+    path: '/ledger/check',
+    target: 'billing',
+    summary: 'Ledger invariant report',
+    answer: LedgerCheckSchema,
+  },
   {
     method: 'post',
     path: '/accounts/:id/invitations',
     target: 'billing',
+    answer: InvitationCreatedSchema,
     summary: "Invite the account's owner to the dashboard (one-time link, shown once)",
     body: InvitationCreateRequestSchema,
     status: 201,
@@ -202,6 +234,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     method: 'get',
     path: '/usage',
     target: 'billing',
+    answer: UsageListSchema,
     summary: 'Usage of all accounts (?from, ?to, ?group_by=day|model|key|day,model, ?account)',
   },
   {
@@ -211,4 +244,11 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     summary:
       'Request log, newest first (?from, ?to, ?account, ?limit, ?cursor; CSV: ?format=csv or Accept: text/csv)',
   },
+];
+
+/** The operator API's answer schemas (contracts), each named once. */
+export const ADMIN_ANSWER_SCHEMAS: readonly TSchema[] = [
+  ...new Map(
+    ADMIN_ROUTES.flatMap((route) => (route.answer ? [[route.answer.$id, route.answer]] : [])),
+  ).values(),
 ];

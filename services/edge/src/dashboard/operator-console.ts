@@ -1,17 +1,21 @@
 import express, { type Router } from 'express';
 import {
   DashboardAccountPatchRequestSchema,
+  ModelPutRequestSchema,
   createBodyValidator,
   pathSegment,
   publicNodeUrl,
+  type CatalogModel,
   type DashboardAccountPatchRequest,
-  ModelPutRequestSchema,
+  type DashboardCatalogModel,
+  type DashboardCatalogModelList,
+  type DashboardLedgerEntryPage,
+  type ModelPutRequest,
   type NodeHealthView,
 } from '@gateway/contracts';
 import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
-import { adminCall } from './billing-calls.js';
-import { account } from './operator-routes.js';
+import { accountIdOf } from './operator-routes.js';
 import { deliveryPage } from './owner-webhooks.js';
 import { PAGE_PARAMS, pickQuery } from './query.js';
 import { sendStatement } from './statements.js';
@@ -19,7 +23,7 @@ import { sendStatement } from './statements.js';
 const validatePatch = createBodyValidator<DashboardAccountPatchRequest>(
   DashboardAccountPatchRequestSchema,
 );
-const validateModel = createBodyValidator<Record<string, unknown>>(ModelPutRequestSchema);
+const validateModel = createBodyValidator<ModelPutRequest>(ModelPutRequestSchema);
 
 /**
  * `/dashboard/api/operator/*`, part 2 (after `requireSession` and `operatorsOnly`): the catalog, the ledger, the
@@ -29,59 +33,64 @@ const validateModel = createBodyValidator<Record<string, unknown>>(ModelPutReque
 export function operatorConsoleRoutes(deps: ConsoleDeps): Router {
   const router = express.Router();
   const body = jsonBody(deps.limits.jsonBodyBytes);
-  const get = (path: string) => adminCall(deps, { method: 'GET', path });
+  const { operator } = deps.billing;
   router.get('/models', async (_req, res) => {
-    const [{ models }, { nodes }] = (await Promise.all([get('/models'), get('/nodes/health')])) as [
-      { models: CatalogModelJson[] },
-      { nodes: NodeHealthView[] },
-    ];
-    res.json({ object: 'list', data: models.map((model) => withNodeHealth(model, nodes)) });
+    const [{ models }, { nodes }] = await Promise.all([
+      operator.listModels(),
+      operator.nodeHealth(),
+    ]);
+    const list: DashboardCatalogModelList = {
+      object: 'list',
+      data: models.map((model) => withNodeHealth(model, nodes)),
+    };
+    res.json(list);
   });
   router.put('/models/*model', ...body, async (req, res) => {
     const input = validateModel(req.body);
-    const id = (req.params as { model: string[] }).model.map(pathSegment).join('/');
-    const model = await adminCall(deps, { method: 'PUT', path: `/models/${id}`, body: input });
+    const segments = (req.params as { model: string[] }).model;
+    // A decoded `/` inside one segment is refused here, never re-read as a separator.
+    segments.forEach((segment) => pathSegment(segment));
+    const model = await operator.putModel(segments.join('/'), input);
     deps.billing.invalidateCatalog();
     res.json(model);
   });
   router.get('/ledger/entries', async (req, res) => {
     const query = pickQuery(req.query, ['account', 'from', 'to', ...PAGE_PARAMS]);
-    const page = (await get(`/ledger/entries?${query}`)) as {
-      entries: unknown[];
-      next_cursor: string | null;
+    const page = await operator.ledgerEntries(new URLSearchParams(query));
+    const list: DashboardLedgerEntryPage = {
+      object: 'list',
+      data: page.entries,
+      next_cursor: page.next_cursor,
     };
-    res.json({ object: 'list', data: page.entries, next_cursor: page.next_cursor });
+    res.json(list);
   });
   router.get('/ledger/check', async (_req, res) => {
-    res.json(await get('/ledger/check'));
+    res.json(await operator.ledgerCheck());
   });
   router.get('/accounts/:id/statement', async (req, res) => {
-    await sendStatement(deps, req, res, String(req.params.id));
+    await sendStatement(deps, req, res, accountIdOf(req));
   });
   router.get('/accounts/:id/webhook-deliveries', async (req, res) => {
-    await get(account(req)); // the dispatcher knows no accounts: 404 for a typo
-    res.json(await deliveryPage(deps, account(req), req.query));
+    await operator.getAccount(accountIdOf(req)); // the dispatcher knows no accounts: 404 for a typo
+    res.json(await deliveryPage(deps, accountIdOf(req), req.query));
   });
   for (const action of ['suspend', 'unsuspend'] as const) {
     router.post(`/accounts/:id/${action}`, async (req, res) => {
-      res.json(await adminCall(deps, { method: 'POST', path: `${account(req)}/${action}` }));
+      res.json(await operator.setSuspended(accountIdOf(req), action));
     });
   }
   router.patch('/accounts/:id', ...body, async (req, res) => {
     const input = validatePatch(req.body);
-    res.json(await adminCall(deps, { method: 'PATCH', path: account(req), body: input }));
+    res.json(await operator.patchAccount(accountIdOf(req), input));
   });
   return router;
 }
 
-interface CatalogModelJson {
-  id: string;
-  nodes?: { url: string; weight?: number }[];
-}
-
 /** Each node of the model gains its last observed health (issue 16; `unknown` when none). */
-function withNodeHealth(model: CatalogModelJson, health: readonly NodeHealthView[]) {
-  if (!model.nodes) return model;
+function withNodeHealth(
+  model: CatalogModel,
+  health: readonly NodeHealthView[],
+): DashboardCatalogModel {
   const nodes = model.nodes.map((node) => {
     const seen = health.find((h) => h.model === model.id && h.url === publicNodeUrl(node.url));
     return {

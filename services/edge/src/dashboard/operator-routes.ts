@@ -6,7 +6,7 @@ import {
   InvitationCreateRequestSchema,
   createBodyValidator,
   dashboardInvitationUrl,
-  pathSegment,
+  type AccountCreateRequest,
   type DashboardAccount,
   type DashboardAccountDetail,
   type DashboardAccountList,
@@ -17,13 +17,12 @@ import {
 } from '@gateway/contracts';
 import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
-import { adminCall } from './billing-calls.js';
 import { PAGE_PARAMS, pickQuery } from './query.js';
 import { sessionOf } from './session-routes.js';
 import type { DashboardSettings } from './settings.js';
 
 const validateCredit = createBodyValidator<DashboardCreditRequest>(DashboardCreditRequestSchema);
-const validateAccount = createBodyValidator<Record<string, unknown>>(AccountCreateRequestSchema);
+const validateAccount = createBodyValidator<AccountCreateRequest>(AccountCreateRequestSchema);
 const validateInvite = createBodyValidator<InvitationCreateRequest>(InvitationCreateRequestSchema);
 
 /** Operator users of either role read; only role `operator` writes (finance reads only). */
@@ -36,7 +35,8 @@ export const operatorsOnly: RequestHandler = (req, res, next) => {
   next();
 };
 
-export const account = (req: Request) => `/accounts/${pathSegment(String(req.params.id))}`;
+/** The account named in the path (`:id`). */
+export const accountIdOf = (req: Request) => String(req.params.id);
 
 /** The invitation link: on `PUBLIC_BASE_URL`, else on the origin the request came to. */
 export function withInvitationUrl(
@@ -52,12 +52,10 @@ export function withInvitationUrl(
 export function operatorRoutes(deps: ConsoleDeps, settings: DashboardSettings): Router {
   const router = express.Router();
   const body = jsonBody(deps.limits.jsonBodyBytes);
+  const { operator } = deps.billing;
   router.get('/accounts', async (req, res) => {
-    const query = pickQuery(req.query, ['q', ...PAGE_PARAMS]);
-    const page = await adminCall<{
-      accounts: DashboardAccountList['data'];
-      next_cursor: string | null;
-    }>(deps, { method: 'GET', path: `/accounts?${query}` });
+    const query = new URLSearchParams(pickQuery(req.query, ['q', ...PAGE_PARAMS]));
+    const page = await operator.listAccounts(query);
     const list: DashboardAccountList = {
       object: 'list',
       data: page.accounts,
@@ -66,16 +64,12 @@ export function operatorRoutes(deps: ConsoleDeps, settings: DashboardSettings): 
     res.json(list);
   });
   router.post('/accounts', ...body, async (req, res) => {
-    const input = validateAccount(req.body);
-    const created = await adminCall<DashboardAccount>(deps, {
-      method: 'POST',
-      path: '/accounts',
-      body: input,
-    });
+    const created: DashboardAccount = await operator.createAccount(validateAccount(req.body));
     res.status(201).json(created);
   });
   router.get('/accounts/:id', async (req, res) => {
-    res.json(await adminCall<DashboardAccountDetail>(deps, { method: 'GET', path: account(req) }));
+    const detail: DashboardAccountDetail = await operator.getAccount(accountIdOf(req));
+    res.json(detail);
   });
   router.post('/accounts/:id/credits', ...body, async (req, res) => {
     const input = validateCredit(req.body);
@@ -87,21 +81,11 @@ export function operatorRoutes(deps: ConsoleDeps, settings: DashboardSettings): 
         { param: 'Idempotency-Key' },
       );
     }
-    const result = await adminCall<DashboardCreditResult>(deps, {
-      method: 'POST',
-      path: `${account(req)}/credits`,
-      headers: { 'Idempotency-Key': key },
-      body: input,
-    });
+    const result: DashboardCreditResult = await operator.credit(accountIdOf(req), input, key);
     res.json(result);
   });
   router.post('/accounts/:id/invitations', ...body, async (req, res) => {
-    const input = validateInvite(req.body);
-    const invitation = await adminCall<Omit<InvitationCreated, 'url'>>(deps, {
-      method: 'POST',
-      path: `${account(req)}/invitations`,
-      body: input,
-    });
+    const invitation = await operator.invite(accountIdOf(req), validateInvite(req.body));
     res.status(201).json(withInvitationUrl(invitation, req, settings.publicBaseUrl));
   });
   return router;

@@ -34,9 +34,7 @@ export function requireSession(deps: ConsoleDeps, settings: DashboardSettings): 
   return async (req, res, next) => {
     const token = sessionTokenOf(req, settings.insecureLoopbackCookie);
     if (token === undefined) throw new GatewayError('session_required', 'Sign in to continue');
-    const session = await deps.billing.dashboard<DashboardSession>('POST', '/sessions/resolve', {
-      token,
-    });
+    const session = await deps.billing.dashboard.resolveSession(token);
     if (STATE_CHANGES.has(req.method)) {
       checkOrigin(req, settings.publicBaseUrl);
       checkCsrfToken(req, session.csrf_token);
@@ -65,7 +63,7 @@ export function sessionRoutes(deps: ConsoleDeps, settings: DashboardSettings): R
   };
   const inFlightMax = settings.signInsInFlight ?? DEFAULT_SIGN_INS_IN_FLIGHT;
   let inFlight = 0;
-  const attempt = async (req: Request, path: string, input: unknown) => {
+  const attempt = async (req: Request, start: () => Promise<DashboardStartedSession>) => {
     const giveBack = await deps.authFailures.take(req);
     // Billing checks a few passwords at a time: beyond a few attempts in flight here, the rest
     // are refused at once (their points kept), without a call to billing.
@@ -76,7 +74,7 @@ export function sessionRoutes(deps: ConsoleDeps, settings: DashboardSettings): R
     }
     inFlight += 1;
     try {
-      const answer = await deps.billing.dashboard<DashboardStartedSession>('POST', path, input);
+      const answer = await start();
       await giveBack();
       return answer;
     } finally {
@@ -87,20 +85,20 @@ export function sessionRoutes(deps: ConsoleDeps, settings: DashboardSettings): R
   router.post('/session', deps.authFailures.guard, ...body, async (req, res) => {
     checkOrigin(req, settings.publicBaseUrl);
     const input = validateSignIn(req.body);
-    started(req, res, await attempt(req, '/sessions', input));
+    started(req, res, await attempt(req, () => deps.billing.dashboard.signIn(input)));
   });
   router.get('/session', requireSession(deps, settings), (_req, res) => {
     res.json(sessionOf(res));
   });
   router.delete('/session', requireSession(deps, settings), async (req, res) => {
-    await deps.billing.dashboard('POST', '/sessions/end', { token: res.locals.dashboardToken });
+    await deps.billing.dashboard.endSession(res.locals.dashboardToken as string);
     clearSessionCookie(req, res, settings.insecureLoopbackCookie);
     res.status(204).end();
   });
   router.post('/invitations/accept', deps.authFailures.guard, ...body, async (req, res) => {
     checkOrigin(req, settings.publicBaseUrl);
     const input = validateAccept(req.body);
-    started(req, res, await attempt(req, '/invitations/accept', input));
+    started(req, res, await attempt(req, () => deps.billing.dashboard.acceptInvitation(input)));
   });
   return router;
 }

@@ -1,7 +1,6 @@
 import type { Request, Response } from 'express';
-import { pathSegment } from '@gateway/contracts';
 import type { ConsoleDeps } from '../deps.js';
-import { adminCall, sendAdminCsv } from './billing-calls.js';
+import { sendCsv } from './billing-calls.js';
 import { pickQuery } from './query.js';
 
 /** CSV when asked by `?format=csv` (a download link cannot set headers) or `Accept: text/csv`. */
@@ -18,11 +17,14 @@ export async function sendStatement(
   res: Response,
   accountId: string,
 ): Promise<void> {
-  const query = pickQuery(req.query, ['from', 'to']);
-  const path = `/accounts/${pathSegment(accountId)}/statement?${query}`;
+  const range = new URLSearchParams(pickQuery(req.query, ['from', 'to']));
   if (!wantsCsv(req)) {
-    res.json(await adminCall(deps, { method: 'GET', path }));
+    res.json(await deps.billing.operator.statement(accountId, range));
     return;
   }
-  await sendAdminCsv(deps, res, path, `statement-${accountId}`);
+  sendCsv(
+    res,
+    `statement-${accountId}`,
+    await deps.billing.operator.statementCsv(accountId, range),
+  );
 }

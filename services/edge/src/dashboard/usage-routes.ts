@@ -1,7 +1,7 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { UsageList, UsageLogPage } from '@gateway/contracts';
 import type { ConsoleDeps } from '../deps.js';
-import { adminCall, sendAdminCsv, sendCsv } from './billing-calls.js';
+import { sendCsv } from './billing-calls.js';
 import { PAGE_PARAMS, pickQuery } from './query.js';
 import { sessionOf } from './session-routes.js';
 import { wantsCsv } from './statements.js';
@@ -46,20 +46,21 @@ export function ownerUsageRoutes(deps: ConsoleDeps): Router {
  */
 export function operatorUsageRoutes(deps: ConsoleDeps): Router {
   const router = express.Router();
+  const { operator } = deps.billing;
   router.get('/', async (req, res) => {
-    const query = pickQuery(req.query, [...SUM_PARAMS, 'account']);
-    res.json(await adminCall<UsageList>(deps, { method: 'GET', path: `/usage?${query}` }));
+    const list: UsageList = await operator.usage(paramsOf(req, [...SUM_PARAMS, 'account']));
+    res.json(list);
   });
   router.get('/requests', async (req, res) => {
     if (wantsCsv(req)) {
-      const query = pickQuery(req.query, ['from', 'to', 'account']);
-      await sendAdminCsv(deps, res, `/usage/requests?${query}`, 'requests');
+      const range = paramsOf(req, ['from', 'to', 'account']);
+      sendCsv(res, 'requests', await operator.usageRequestsCsv(range));
       return;
     }
-    const query = pickQuery(req.query, [...LOG_PARAMS, 'account']);
-    res.json(
-      await adminCall<UsageLogPage>(deps, { method: 'GET', path: `/usage/requests?${query}` }),
+    const page: UsageLogPage = await operator.usageRequests(
+      paramsOf(req, [...LOG_PARAMS, 'account']),
     );
+    res.json(page);
   });
   return router;
 }

@@ -2,8 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { BillingClient } from '@gateway/billing-client';
 import { GatewayError, type Caller } from '@gateway/contracts';
 import type { AuthFailureLimiter } from './auth-failures.js';
-import { callerOf, stateOf } from './context.js';
-import { applyRateLimit } from './rate-limit-headers.js';
+import { applyRateLimit, callerOf, stateOf } from './context.js';
 
 /*
  * Who may call, in as few billing calls as possible. Routes that place no hold authenticate

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
+import { GatewayError, rateLimitHeaders } from '@gateway/contracts';
 import type { Caller, RateLimitDecision } from '@gateway/contracts';
 import type { Logger } from '@gateway/observability';
-import { GatewayError } from '@gateway/contracts';
 
 /** What edge learns about a request as it goes, kept on `res.locals`. */
 export interface RequestState {
@@ -33,4 +33,14 @@ export function logOf(req: Request): Logger {
   const log = (req as { log?: Logger }).log;
   if (!log) throw new Error('request logger missing: pino-http must run first');
   return log;
+}
+
+/**
+ * Records that the request was counted and sets its `X-RateLimit-*` headers (`rateLimitHeaders`:
+ * on every response of an authenticated request, `Retry-After` when it was refused for it) while
+ * they can still be sent.
+ */
+export function applyRateLimit(res: Response, rateLimit: RateLimitDecision): void {
+  stateOf(res).rateLimit = rateLimit;
+  if (!res.headersSent) res.set(rateLimitHeaders(rateLimit));
 }

@@ -3,8 +3,7 @@ import type { BillingClient } from '@gateway/billing-client';
 import { GatewayError, type RateLimitDecision } from '@gateway/contracts';
 import type { AuthFailureLimiter } from './auth-failures.js';
 import { noteAuthentication } from './auth.js';
-import { stateOf } from './context.js';
-import { applyRateLimit } from './rate-limit-headers.js';
+import { applyRateLimit, stateOf } from './context.js';
 
 /**
  * Runs before the runtime's one error handler (which maps every error to its status and body):

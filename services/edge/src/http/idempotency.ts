@@ -4,8 +4,7 @@ import { GatewayError, errorBody } from '@gateway/contracts';
 import type { Logger } from '@gateway/observability';
 import type { BillingClient } from '@gateway/billing-client';
 import type { Caller, IdempotencyRef, StoredResponse } from '@gateway/contracts';
-import { logOf, stateOf } from './context.js';
-import { applyRateLimit } from './rate-limit-headers.js';
+import { applyRateLimit, logOf, stateOf } from './context.js';
 
 /** Who is calling, from what edge knows or from billing (without counting the request). */
 export type Identify = (req: Request, res: Response) => Promise<Caller>;
@@ -121,4 +120,36 @@ function sendStored(res: Response, stored: StoredResponse): void {
   res.set('Content-Type', stored.contentType);
   res.set(REPLAYED_HEADER, 'true');
   res.send(Buffer.from(stored.body, stored.encoding));
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Sends a successful answer, keeping it first for its Idempotency-Key (if any): were the
+ * answer sent first and edge stopped before keeping it, a retry would run — and charge — again.
+ */
+export async function sendJson(
+  res: Response,
+  status: number,
+  body: unknown,
+  guard: IdempotencyGuard | null,
+): Promise<void> {
+  const text = JSON.stringify(body);
+  await guard?.complete({ status, contentType: JSON_TYPE, body: text, encoding: 'utf8' });
+  res.status(status).set('Content-Type', JSON_TYPE).send(text);
+}
+
+export async function sendBytes(
+  res: Response,
+  contentType: string,
+  bytes: Buffer,
+  guard: IdempotencyGuard | null,
+): Promise<void> {
+  await guard?.complete({
+    status: 200,
+    contentType,
+    body: bytes.toString('base64'),
+    encoding: 'base64',
+  });
+  res.status(200).set('Content-Type', contentType).send(bytes);
 }

@@ -3,9 +3,9 @@ import type { Caller, InferenceCancelPayload, InferenceJobPayload } from '@gatew
 import { createLogger } from '@gateway/observability';
 import type { MessageBus } from '@gateway/messaging';
 import { silentStream } from '../test-support/billing.suite.js';
-import { InferenceJobs, type JobSpec } from './inference-jobs.js';
-import type { JobPublisher } from './job-publisher.js';
-import { ReplyRouter } from './reply-router.js';
+import type { Admission } from '@gateway/billing-client';
+import { admissionRequest, InferenceJobs, type InferencePlan } from './inference-jobs.js';
+import { ReplyRouter, type JobPublisher } from './job-queues.js';
 
 /** Who finalises the hold when edge cannot go on (job-protocol.md). */
 
@@ -30,6 +30,7 @@ function setUp(options: { publishFails?: boolean } = {}) {
     publisher,
     replies,
     billing: {
+      admit: async () => admission,
       void: async (holdId: string) => {
         voided.push(holdId);
         return { kind: 'voided', replayed: false };
@@ -55,32 +56,34 @@ const CALLER: Caller = {
   tokenModels: null,
 };
 
-const spec: JobSpec = {
+const admission: Admission = {
+  caller: CALLER,
+  hold: { id: 'hold_1', amountMicroDzd: 10n, expiresAt: '2026-01-01T00:00:00.000Z' },
+  model: {
+    id: 'acme/chat',
+    kind: 'chat',
+    provider: 'node',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+  },
+  rateLimit: { allowed: true, limit: 100, remaining: 99, resetMs: 0, retryAfterS: 1 },
+  replayed: false,
+};
+
+const plan: InferencePlan = {
   jobId: 'chatcmpl-1',
   endpoint: 'chat.completions',
-  caller: CALLER,
-  admission: {
-    caller: CALLER,
-    hold: { id: 'hold_1', amountMicroDzd: 10n, expiresAt: '2026-01-01T00:00:00.000Z' },
-    model: {
-      id: 'acme/chat',
-      kind: 'chat',
-      provider: 'node',
-      updatedAt: '2026-01-01T00:00:00.000Z',
-    },
-    rateLimit: { allowed: true, limit: 100, remaining: 99, resetMs: 0, retryAfterS: 1 },
-    replayed: false,
-  },
+  model: 'acme/chat',
+  estimate: { inputTokens: 7, maxOutputTokens: null, choices: 1 },
   priority: true,
   stream: false,
   request: { model: 'acme/chat', messages: [] },
-  promptTokens: 7,
+  kinds: ['chat', 'completion'],
 };
 
 describe('InferenceJobs', () => {
   it('publishes the job with its reply address and deadline', async () => {
     const { jobs, replies, published } = setUp();
-    const job = await jobs.start(spec, log);
+    const job = await jobs.start(plan, admission, log);
     expect(published[0]).toEqual({
       jobId: 'chatcmpl-1',
       accountId: 'usr_1',
@@ -92,7 +95,7 @@ describe('InferenceJobs', () => {
       endpoint: 'chat.completions',
       serviceTier: 'priority',
       stream: false,
-      request: spec.request,
+      request: plan.request,
       deadlineAtMs: 1_000_050,
       promptTokens: 7,
       replyTo: replies.queue,
@@ -102,8 +105,8 @@ describe('InferenceJobs', () => {
 
   it('marks the hold published once the job is queued, lasting past its deadline by the longest generation + 60 s', async () => {
     const { jobs, marked } = setUp();
-    const job = await jobs.start(spec, log);
-    await jobs.submitAsync(spec, 'https://example.com/hook', log);
+    const job = await jobs.start(plan, admission, log);
+    await jobs.submitAsync(plan, admission, 'https://example.com/hook', log);
     // The deadline bounds the queue wait only; a started job may then generate 30 min.
     const generationMs = 30 * 60_000;
     expect(marked).toEqual([
@@ -115,7 +118,9 @@ describe('InferenceJobs', () => {
 
   it('voids the hold when the job cannot be published, and answers GATEWAY_TIMEOUT', async () => {
     const { jobs, voided, replies, marked } = setUp({ publishFails: true });
-    await expect(jobs.start(spec, log)).rejects.toMatchObject({ code: 'GATEWAY_TIMEOUT' });
+    await expect(jobs.start(plan, admission, log)).rejects.toMatchObject({
+      code: 'GATEWAY_TIMEOUT',
+    });
     expect(voided).toEqual(['hold_1']);
     expect(marked).toEqual([]);
     expect(replies.waiting).toBe(0);
@@ -123,7 +128,7 @@ describe('InferenceJobs', () => {
 
   it('on silence: cancels with reason timeout, voids the hold, GATEWAY_TIMEOUT', async () => {
     const { jobs, voided, cancels, replies } = setUp();
-    const job = await jobs.start(spec, log);
+    const job = await jobs.start(plan, admission, log);
     await expect(job.final()).rejects.toMatchObject({ code: 'GATEWAY_TIMEOUT', status: 500 });
     expect(cancels).toEqual([{ jobId: 'chatcmpl-1', reason: 'timeout' }]);
     expect(voided).toEqual(['hold_1']);
@@ -133,7 +138,8 @@ describe('InferenceJobs', () => {
   it('async jobs carry the webhook and the account webhook format, no reply address', async () => {
     const { jobs, published } = setUp();
     await jobs.submitAsync(
-      { ...spec, jobId: 'inf-1', endpoint: 'native' },
+      { ...plan, jobId: 'inf-1', endpoint: 'native' },
+      admission,
       'https://h.example/x',
       log,
     );
@@ -146,10 +152,36 @@ describe('InferenceJobs', () => {
     expect(published[0]!.replyTo).toBeUndefined();
   });
 
-  it('refuses work until the reply queue is consumed', () => {
+  it('refuses work until the reply queue is consumed', async () => {
     const { jobs } = setUp();
     expect(() => jobs.assertReady()).toThrow(
       expect.objectContaining({ code: 'service_unavailable' }),
     );
+    await expect(jobs.admit(plan, {})).rejects.toMatchObject({ code: 'service_unavailable' });
+  });
+
+  it("asks billing to admit the plan's own fields, the hold named by the job id", () => {
+    const media = {
+      kinds: [{ kind: 'image' as const, param: 'messages[0].content[1]' }],
+      imageCount: 1,
+    };
+    expect(
+      admissionRequest(
+        { ...plan, providers: ['node'], nodeUnsupportedParameter: 'logit_bias', media },
+        { authorization: 'Bearer k', requestId: 'req-1' },
+      ),
+    ).toEqual({
+      authorization: 'Bearer k',
+      holdId: 'chatcmpl-1',
+      model: 'acme/chat',
+      estimate: { inputTokens: 7, maxOutputTokens: null, choices: 1 },
+      priority: true,
+      providers: ['node'],
+      kinds: ['chat', 'completion'],
+      nodeUnsupportedParameter: 'logit_bias',
+      media,
+      endpoint: 'chat.completions',
+      requestId: 'req-1',
+    });
   });
 });

@@ -1,34 +1,91 @@
-import { GatewayError, microDzdToWire } from '@gateway/contracts';
-import type { InferenceEndpoint, InferenceJobPayload } from '@gateway/contracts';
+import { GatewayError, holdIdOfJob, microDzdToWire } from '@gateway/contracts';
+import type {
+  AdmissionRequest,
+  InferenceEndpoint,
+  InferenceJobPayload,
+  ModelKind,
+} from '@gateway/contracts';
 import type { Logger } from '@gateway/observability';
-import { currentRequestId } from '@gateway/runtime';
 import type { Admission, BillingClient } from '@gateway/billing-client';
-import type { Caller } from '@gateway/contracts';
-import type { JobPublisher } from './job-publisher.js';
-import type { ReplyRouter } from './reply-router.js';
+import { omit } from '../omit.js';
+import type { JobPublisher, ReplyRouter } from './job-queues.js';
 import { RunningJob } from './running-job.js';
 
 /** Time after a job's generation for its worker to settle or void it (billing retries included). */
 const SETTLE_MARGIN_MS = 60_000;
 const DEFAULT_MAX_GENERATION_MS = 30 * 60_000;
 
-/** What a route decided about one inference request, once billing admitted it. */
-export interface JobSpec {
-  jobId: string;
+/**
+ * One inference request as a route planned it: the one shape from the route to the worker. Its
+ * admission fields are billing's admission request as is; the job payload is built from the
+ * plan and billing's answer (`jobPayload`).
+ */
+export type InferencePlan = Pick<
+  AdmissionRequest,
+  'model' | 'estimate' | 'priority' | 'nodeUnsupportedParameter' | 'media'
+> & {
   endpoint: InferenceEndpoint;
-  caller: Caller;
-  admission: Admission;
-  priority: boolean;
+  jobId: string;
   stream: boolean;
-  /** The validated body as the worker needs it (job-protocol.md §1). */
+  /** What the worker receives as `request`. */
   request: Record<string, unknown>;
-  promptTokens: number;
+  /** Default-models-only routes: `['node']`. */
+  providers?: AdmissionRequest['providers'];
+  kinds?: ModelKind[];
+};
+
+/** Who is asking, from the HTTP request (the submit step knows no Express). */
+export interface Credential {
+  authorization?: string;
+  requestId?: string;
+}
+
+/**
+ * Billing's admission request for a plan. The hold id is the job id: admission is idempotent on
+ * it, so a lost answer is retried safely, and one id names the job and its hold everywhere.
+ */
+export function admissionRequest(plan: InferencePlan, credential: Credential): AdmissionRequest {
+  return {
+    ...omit(plan, 'jobId', 'stream', 'request'),
+    holdId: holdIdOfJob(plan.jobId),
+    ...(credential.authorization === undefined ? {} : { authorization: credential.authorization }),
+    ...(credential.requestId === undefined ? {} : { requestId: credential.requestId }),
+  };
+}
+
+/** The job a worker runs, from the plan and billing's admission (job-protocol.md §1). */
+export function jobPayload(
+  plan: InferencePlan,
+  admission: Admission,
+  deadlineAtMs: number,
+  requestId: string | undefined,
+): InferenceJobPayload {
+  const { hold, model, prices } = admission;
+  return {
+    jobId: plan.jobId,
+    // The worker logs and forwards the HTTP request's id.
+    ...(requestId === undefined ? {} : { requestId }),
+    accountId: admission.caller.accountId,
+    holdId: hold.id,
+    model: model.id,
+    modelKind: model.kind,
+    modelUpdatedAt: model.updatedAt,
+    endpoint: plan.endpoint,
+    serviceTier: plan.priority ? 'priority' : 'default',
+    stream: plan.stream,
+    request: plan.request,
+    deadlineAtMs,
+    promptTokens: plan.estimate.inputTokens,
+    ...(prices === undefined
+      ? {}
+      : { pricing: { ...prices, holdMicroDzd: microDzdToWire(hold.amountMicroDzd) } }),
+  };
 }
 
 export interface InferenceJobsOptions {
   publisher: JobPublisher;
   replies: ReplyRouter;
-  billing: Pick<BillingClient, 'void' | 'published' | 'refund'>;
+  billing: Pick<BillingClient, 'admit' | 'void' | 'published' | 'refund'>;
   /** No (next) reply within this: the job is cancelled, its hold voided, 500 GATEWAY_TIMEOUT. */
   replyTimeoutMs: number;
   /** Async jobs not started within this are failed by the worker without calling a model. */
@@ -65,22 +122,37 @@ export class InferenceJobs {
     }
   }
 
+  /**
+   * Billing's admission of a plan, in one call: authentication, suspension, token state, rate
+   * limit, model (of a provider and kind the endpoint serves), the token's model list, budget and
+   * balance, and the hold for the worst case, in the order of the spec's error table.
+   */
+  async admit(plan: InferencePlan, credential: Credential): Promise<Admission> {
+    this.assertReady();
+    return this.#options.billing.admit(admissionRequest(plan, credential));
+  }
+
   /** Publishes a job whose replies come back to this process. */
-  async start(spec: JobSpec, log: Logger): Promise<RunningJob> {
+  async start(
+    plan: InferencePlan,
+    admission: Admission,
+    log: Logger,
+    requestId?: string,
+  ): Promise<RunningJob> {
     const { replies, replyTimeoutMs } = this.#options;
     const job = new RunningJob({
-      jobId: spec.jobId,
-      holdId: spec.admission.hold.id,
+      jobId: plan.jobId,
+      holdId: admission.hold.id,
       replyTimeoutMs,
       publisher: this.#options.publisher,
       billing: this.#options.billing,
       log,
     });
     // Listen before publishing: a fast worker's first reply must not find nobody waiting.
-    job.attach(replies.listen(spec.jobId, (reply) => job.push(reply)));
+    job.attach(replies.listen(plan.jobId, (reply) => job.push(reply)));
+    const deadlineAtMs = this.#now() + replyTimeoutMs;
     await this.#publish(
-      { ...this.#payload(spec, this.#now() + replyTimeoutMs), replyTo: replies.queue },
-      spec,
+      { ...jobPayload(plan, admission, deadlineAtMs, requestId), replyTo: replies.queue },
       log,
       () => job.dispose(),
     );
@@ -88,60 +160,34 @@ export class InferenceJobs {
   }
 
   /** Publishes a job whose result goes to a webhook (via the dispatcher); nothing comes back. */
-  async submitAsync(spec: JobSpec, webhookUrl: string, log: Logger): Promise<void> {
-    const payload: InferenceJobPayload = {
-      ...this.#payload(spec, this.#now() + this.#options.asyncDeadlineMs),
-      webhookUrl,
-      webhookFormat: spec.caller.webhookFormat,
-    };
-    await this.#publish(payload, spec, log, () => {});
-  }
-
-  #payload(spec: JobSpec, deadlineAtMs: number): InferenceJobPayload {
-    // Routes run inside their HTTP request's scope: the worker logs and forwards this id.
-    const requestId = currentRequestId();
-    return {
-      jobId: spec.jobId,
-      ...(requestId === undefined ? {} : { requestId }),
-      accountId: spec.caller.accountId,
-      holdId: spec.admission.hold.id,
-      model: spec.admission.model.id,
-      modelKind: spec.admission.model.kind,
-      modelUpdatedAt: spec.admission.model.updatedAt,
-      endpoint: spec.endpoint,
-      serviceTier: spec.priority ? 'priority' : 'default',
-      stream: spec.stream,
-      request: spec.request,
-      deadlineAtMs,
-      promptTokens: spec.promptTokens,
-      ...(spec.admission.prices === undefined
-        ? {}
-        : {
-            pricing: {
-              ...spec.admission.prices,
-              holdMicroDzd: microDzdToWire(spec.admission.hold.amountMicroDzd),
-            },
-          }),
-    };
-  }
-
-  async #publish(
-    payload: InferenceJobPayload,
-    spec: JobSpec,
+  async submitAsync(
+    plan: InferencePlan,
+    admission: Admission,
+    webhookUrl: string,
     log: Logger,
-    onFailure: () => void,
+    requestId?: string,
   ): Promise<void> {
+    const deadlineAtMs = this.#now() + this.#options.asyncDeadlineMs;
+    const payload: InferenceJobPayload = {
+      ...jobPayload(plan, admission, deadlineAtMs, requestId),
+      webhookUrl,
+      webhookFormat: admission.caller.webhookFormat,
+    };
+    await this.#publish(payload, log, () => {});
+  }
+
+  async #publish(payload: InferenceJobPayload, log: Logger, onFailure: () => void): Promise<void> {
     try {
       await this.#options.publisher.publishJob(payload);
     } catch (error) {
-      await this.#unpublished(spec, log, error, onFailure);
+      await this.#unpublished(payload, log, error, onFailure);
     }
     // Billing releases a hold never marked published after its grace (edge died before this
     // line); marked, it lasts until the job cannot run any more, plus time to settle it. Not
     // awaited: the job is already queued and its replies are listened for.
     void this.#options.billing
       .published(
-        spec.admission.hold.id,
+        payload.holdId,
         payload.deadlineAtMs +
           (this.#options.maxGenerationMs ?? DEFAULT_MAX_GENERATION_MS) +
           SETTLE_MARGIN_MS,
@@ -150,16 +196,16 @@ export class InferenceJobs {
   }
 
   async #unpublished(
-    spec: JobSpec,
+    payload: InferenceJobPayload,
     log: Logger,
     error: unknown,
     onFailure: () => void,
   ): Promise<never> {
     onFailure();
-    log.error({ err: error, jobId: spec.jobId }, 'job not published; voiding its hold');
+    log.error({ err: error, jobId: payload.jobId }, 'job not published; voiding its hold');
     // Never queued: the usage record says refused (admitted, then not run).
     await this.#options.billing
-      .void(spec.admission.hold.id, { outcome: 'refused' })
+      .void(payload.holdId, { outcome: 'refused' })
       .catch((voidError: unknown) => log.error({ err: voidError }, 'hold not voided'));
     throw new GatewayError('GATEWAY_TIMEOUT', 'The request could not be queued; retry shortly', {
       cause: error,

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { InferenceCancelPayload, InferenceReplyPayload } from '@gateway/contracts';
 import { createLogger } from '@gateway/observability';
 import { silentStream } from '../test-support/billing.suite.js';
-import type { JobPublisher } from './job-publisher.js';
+import type { JobPublisher } from './job-queues.js';
 import { RunningJob } from './running-job.js';
 
 /** A job redelivered after its worker died answers again, as another attempt (issue 15, 5). */

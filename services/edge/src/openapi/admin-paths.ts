@@ -26,7 +26,10 @@ export function adminPaths(): Record<string, Record<string, unknown>> {
         [status]:
           status === '204'
             ? { description: 'Done' }
-            : { description: 'Result', content: json({ type: 'object' }) },
+            : {
+                description: 'Result',
+                content: json(route.answer ? ref(String(route.answer.$id)) : { type: 'object' }),
+              },
         ...errors(400, 401, 404, 405, 409, ...(route.rateLimited ? [429] : []), 500, 503),
       },
     };

@@ -15,6 +15,7 @@ import {
   ScopedTokenCreateRequestSchema,
 } from '@gateway/contracts';
 import * as media from '../schemas/media.js';
+import { ADMIN_ANSWER_SCHEMAS } from '../admin/admin-routes.js';
 import { RESPONSE_SCHEMAS } from './response-schemas.js';
 import { omit } from '../omit.js';
 
@@ -61,7 +62,34 @@ function pointRefsAtComponents(value: unknown): unknown {
 
 export function schemaComponents(): Record<string, unknown> {
   const named = [ErrorBodySchema, ...REQUEST_SCHEMAS, ...RESPONSE_SCHEMAS];
-  return Object.fromEntries(named.map((schema) => [String(schema.$id), toComponent(schema)]));
+  return {
+    ...answerComponents(ADMIN_ANSWER_SCHEMAS),
+    ...Object.fromEntries(named.map((schema) => [String(schema.$id), toComponent(schema)])),
+  };
+}
+
+/**
+ * Answer schemas as components: a schema one embeds that has a name of its own (`$id`, e.g. the
+ * account inside the account list) becomes a `$ref` to its own component, added too.
+ */
+function answerComponents(schemas: readonly TSchema[]): Record<string, unknown> {
+  const components: Record<string, unknown> = {};
+  const visit = (value: unknown, root: boolean): unknown => {
+    if (Array.isArray(value)) return value.map((item) => visit(item, false));
+    if (value === null || typeof value !== 'object') return value;
+    const id = (value as { $id?: unknown }).$id;
+    if (typeof id === 'string' && !root) {
+      if (!(id in components)) components[id] = visit(value, true);
+      return ref(id);
+    }
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([key]) => key !== '$id')
+        .map(([key, inner]) => [key, visit(inner, false)]),
+    );
+  };
+  for (const schema of schemas) components[String(schema.$id)] = visit(toComponent(schema), true);
+  return components;
 }
 
 const header = (description: string) => ({ description, schema: { type: 'integer' } });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { ChatCompletionRequestSchema, ajv } from '@gateway/contracts';
+import { ChatCompletionRequestSchema, UsageListSchema, ajv } from '@gateway/contracts';
 import { ADMIN_ROUTES } from '../admin/admin-routes.js';
-import { REQUEST_SCHEMAS, toComponent } from './components.js';
+import { REQUEST_SCHEMAS, ref, toComponent } from './components.js';
 import { buildOpenApiDocument } from './openapi.js';
 
 type Doc = {
@@ -72,6 +72,23 @@ describe('OpenAPI document', () => {
     };
     expect(chat.properties.temperature).toMatchObject({ minimum: 0, maximum: 2 });
     expect(chat).toEqual(toComponent(ChatCompletionRequestSchema));
+  });
+
+  it("names each operator answer's contract schema, embedded named schemas as $refs", () => {
+    const answered = ADMIN_ROUTES.filter((route) => route.answer);
+    expect(answered.length).toBeGreaterThan(10);
+    for (const route of answered) {
+      const path = `/admin/v1${route.path.replace(/[:*]([A-Za-z]+)/g, '{$1}')}`;
+      const ok = doc.paths[path]![route.method]!.responses[String(route.status ?? 200)];
+      const name = String(route.answer!.$id);
+      expect(ok).toMatchObject({ content: { 'application/json': { schema: ref(name) } } });
+      expect(JSON.stringify(doc.components.schemas[name])).not.toContain('"$id"');
+    }
+    const list = doc.components.schemas.AdminAccountList as {
+      properties: { accounts: { items: unknown } };
+    };
+    expect(list.properties.accounts.items).toEqual(ref('DashboardAccount'));
+    expect(doc.components.schemas.UsageList).toEqual(toComponent(UsageListSchema));
   });
 
   it('validates like the validators: the document is the contract', () => {

@@ -1,9 +1,17 @@
 import { Type } from '@sinclair/typebox';
-import { StringEnum } from '@gateway/contracts';
+import {
+  BalanceResponseSchema,
+  ScopedTokenCreatedSchema,
+  ScopedTokenInspectionSchema,
+  StringEnum,
+  UsageListSchema,
+} from '@gateway/contracts';
 
 /*
  * Shapes of edge's answers, for the OpenAPI document only (requests are validated with the
- * request schemas; answers are built by the code and checked by the tests).
+ * request schemas; answers are built by the code and checked by the tests). Answers billing
+ * builds and edge passes through are the contracts' own (`UsageList`, `Balance`,
+ * `ScopedToken`, `ScopedTokenInspection`; the operator API's in `ADMIN_ROUTES`).
  */
 
 const Dzd = (description: string) => Type.Number({ description });
@@ -108,16 +116,6 @@ export const NativeInferenceAckSchema = Type.Object(
   { $id: 'NativeInferenceAck', description: 'Acknowledgement of an asynchronous request.' },
 );
 
-export const BalanceSchema = Type.Object(
-  {
-    balance_dzd: Type.Number(),
-    reserved_dzd: Type.Number({ description: 'Held for requests in progress.' }),
-    available_dzd: Type.Number(),
-    currency: Type.Literal('DZD'),
-  },
-  { $id: 'Balance' },
-);
-
 export const ModelSchema = Type.Object(
   {
     id: Type.String(),
@@ -133,53 +131,6 @@ export const ModelListSchema = Type.Object(
   { $id: 'ModelList' },
 );
 
-export const ScopedTokenSchema = Type.Object(
-  { token: Type.String({ pattern: '^jwt:' }) },
-  { $id: 'ScopedToken' },
-);
-
-export const ScopedTokenInspectionSchema = Type.Object(
-  {
-    expires_at: Type.Integer(),
-    models: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'null: any' }),
-    spending_limit: Type.Union([Type.Number(), Type.Null()]),
-    spent_dzd: Type.Number(),
-    remaining_dzd: Type.Union([Type.Number(), Type.Null()]),
-    revoked: Type.Boolean(),
-    expired: Type.Boolean(),
-    api_key_name: Type.String(),
-  },
-  { $id: 'ScopedTokenInspection' },
-);
-
-/** `GET /v1/usage`: one entry per group (its key fields, then the sums). */
-export const UsageListSchema = Type.Object(
-  {
-    object: Type.Literal('list'),
-    data: Type.Array(
-      Type.Object({
-        day: Type.Optional(
-          Type.String({ description: 'YYYY-MM-DD (UTC), group_by=day or day,model' }),
-        ),
-        model: Type.Optional(Type.String({ description: 'group_by=model or day,model' })),
-        key: Type.Optional(
-          Type.Union([Type.String(), Type.Null()], { description: 'API key name, group_by=key' }),
-        ),
-        scoped_token_id: Type.Optional(
-          Type.Union([Type.String(), Type.Null()], {
-            description: 'group_by=key: the scoped token, null for the key itself',
-          }),
-        ),
-        requests: Type.Integer(),
-        prompt_tokens: Type.Integer(),
-        completion_tokens: Type.Integer(),
-        cost_dzd: Type.Number(),
-      }),
-    ),
-  },
-  { $id: 'UsageList' },
-);
-
 /** OpenAI / Cohere shaped answers of the other routes: the node's JSON plus `_service`. */
 export const MediaResultSchema = Type.Object(
   { model: Type.String(), _service: Type.Ref('ServiceBlock') },
@@ -192,10 +143,10 @@ export const RESPONSE_SCHEMAS = [
   ChatCompletionChunkSchema,
   NativeInferenceResultSchema,
   NativeInferenceAckSchema,
-  BalanceSchema,
+  BalanceResponseSchema,
   ModelSchema,
   ModelListSchema,
-  ScopedTokenSchema,
+  ScopedTokenCreatedSchema,
   ScopedTokenInspectionSchema,
   UsageListSchema,
   MediaResultSchema,

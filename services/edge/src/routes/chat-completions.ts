@@ -1,43 +1,45 @@
 import { randomUUID } from 'node:crypto';
-import express, { type Request, type Response, type Router } from 'express';
+import { once } from 'node:events';
+import express, { type Response, type Router } from 'express';
 import {
   chatMediaUse,
   GATEWAY_CHAT_PARAMETERS,
   NODE_DROPPED_CHAT_PARAMETERS,
+  toErrorBody,
   unsupportedNodeChatParameter,
   validateChatCompletion,
 } from '@gateway/contracts';
 import type { ChatCompletionRequest } from '@gateway/contracts';
+import type { Logger } from '@gateway/observability';
+import { asGatewayError } from '@gateway/runtime';
 import { estimateChatRequestTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
+import { sendJson } from '../http/idempotency.js';
 import { credentialRequired } from '../http/auth.js';
 import { logOf } from '../http/context.js';
 import { methodNotAllowed } from '../http/errors.js';
-import type { IdempotencyGuard } from '../http/idempotency.js';
-import { sendJson } from '../http/respond.js';
-import type { RunningJob } from '../jobs/running-job.js';
-import { admit, settleGuard, startJob, type InferencePlan } from './inference-flow.js';
-import { serviceBlock } from './service-block.js';
-import { relayStream } from './sse.js';
+import type { JobReply, RunningJob } from '../jobs/running-job.js';
 import { omit } from '../omit.js';
+import { inferenceHandler, serviceBlock, type InferencePlan } from './inference-flow.js';
 
 /** `POST /v1/chat/completions`: JSON, or SSE with `stream: true`. */
 export function chatCompletionsRouter(deps: EdgeDeps): Router {
   const router = express.Router();
   const credential = credentialRequired(deps.authFailures);
-  router.post(
-    '/chat/completions',
-    credential,
-    ...jsonBody(deps.limits.jsonBodyBytes),
-    async (req, res) => {
-      const plan = await chatPlan(validateChatCompletion(req.body));
-      const guard = await deps.idempotency.begin(req, res, req.body);
-      if (guard === 'replayed') return;
-      if (plan.stream) await streamed(deps, req, res, plan, guard);
-      else await answered(deps, req, res, plan, guard);
+  const handler = inferenceHandler<ChatCompletionRequest>(deps, {
+    validate: (body) => validateChatCompletion(body),
+    plan: (body) => chatPlan(body),
+    answer: (res, final, guard) =>
+      sendJson(res, 200, { ...final.data, _service: serviceBlock(final) }, guard),
+    relay: async (req, res, job, guard) => {
+      const first = await job.next();
+      // From the first byte on, the request may be charged and cannot be replayed.
+      await guard?.spend('A streamed response cannot be replayed; use a new Idempotency-Key.');
+      await relayStream(res, job, first, logOf(req));
     },
-  );
+  });
+  router.post('/chat/completions', credential, ...jsonBody(deps.limits.jsonBodyBytes), handler);
   router.all('/chat/completions', credential, methodNotAllowed(['POST']));
   return router;
 }
@@ -85,40 +87,51 @@ function modelReadFields(body: ChatCompletionRequest): Record<string, unknown> {
   return Object.fromEntries(Object.entries(body).filter(([name]) => !gateway.has(name)));
 }
 
-async function answered(
-  deps: EdgeDeps,
-  req: Request,
+/**
+ * Server-sent events of a chat stream, data-only in the OpenAI chunk shape: one
+ * `data: <json>\n\n` per chunk, the final usage chunk, then `data: [DONE]\n\n`. Headers go out
+ * only with the first reply, so anything refused before it is an ordinary JSON error with its
+ * status. An error after that is one `data: {"error": {...}}` event, then `[DONE]` (decisions §3).
+ */
+export async function relayStream(
   res: Response,
-  plan: InferencePlan,
-  guard: IdempotencyGuard | null,
+  job: RunningJob,
+  first: JobReply,
+  log: Logger,
 ): Promise<void> {
-  let job: RunningJob | undefined;
+  openEventStream(res);
+  let reply = first;
   try {
-    job = await startJob(deps, req, res, plan, await admit(deps, req, res, plan));
-    const final = await job.final();
-    await sendJson(res, 200, { ...final.data, _service: serviceBlock(final) }, guard);
+    for (;;) {
+      await writeEvent(res, JSON.stringify(reply.data ?? {}));
+      if (reply.type === 'final') break;
+      reply = await job.next();
+    }
   } catch (error) {
-    await settleGuard(guard, job);
-    throw error;
+    if (job.cancelledByClient) return;
+    const gatewayError = asGatewayError(error);
+    log.warn({ jobId: job.jobId, code: gatewayError.code }, 'stream failed after it started');
+    await writeEvent(res, JSON.stringify(toErrorBody(gatewayError)));
   }
+  await writeEvent(res, '[DONE]');
+  res.end();
 }
 
-async function streamed(
-  deps: EdgeDeps,
-  req: Request,
-  res: Response,
-  plan: InferencePlan,
-  guard: IdempotencyGuard | null,
-): Promise<void> {
-  let job: RunningJob | undefined;
-  try {
-    job = await startJob(deps, req, res, plan, await admit(deps, req, res, plan));
-    const first = await job.next();
-    // From the first byte on, the request may be charged and cannot be replayed.
-    await guard?.spend('A streamed response cannot be replayed; use a new Idempotency-Key.');
-    await relayStream(res, job, first, logOf(req));
-  } catch (error) {
-    await settleGuard(guard, job);
-    throw error;
-  }
+function openEventStream(res: Response): void {
+  res.status(200);
+  res.set({
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache',
+    Connection: 'keep-alive',
+    // Proxies such as nginx must pass each event on at once.
+    'X-Accel-Buffering': 'no',
+  });
+  res.flushHeaders();
+}
+
+/** Writes one event; waits for the socket to drain (or close) when its buffer is full. */
+async function writeEvent(res: Response, data: string): Promise<void> {
+  if (res.writableEnded || res.destroyed) return;
+  if (res.write(`data: ${data}\n\n`)) return;
+  await Promise.race([once(res, 'drain'), once(res, 'close')]);
 }

@@ -1,61 +1,28 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Admission } from '@gateway/billing-client';
-import { GatewayError } from '@gateway/contracts';
+import { GatewayError, microDzdFromWire, microDzdToDzd } from '@gateway/contracts';
+import type { InferenceReplyPayload } from '@gateway/contracts';
 import { currentRequestId } from '@gateway/runtime';
-import type { ChatMediaUse, InferenceEndpoint, ModelKind, ModelProvider } from '@gateway/contracts';
 import type { EdgeDeps } from '../deps.js';
 import { noteAuthentication } from '../http/auth.js';
-import { callerOf, logOf, stateOf } from '../http/context.js';
+import { applyRateLimit, logOf, stateOf } from '../http/context.js';
 import type { IdempotencyGuard } from '../http/idempotency.js';
-import { applyRateLimit } from '../http/rate-limit-headers.js';
+import type { InferencePlan } from '../jobs/inference-jobs.js';
 import type { JobReply, RunningJob } from '../jobs/running-job.js';
 
-/** One inference request as a route planned it, before admission. */
-export interface InferencePlan {
-  endpoint: InferenceEndpoint;
-  jobId: string;
-  model: string;
-  estimate: { inputTokens: number; maxOutputTokens: number | null; choices: number };
-  priority: boolean;
-  stream: boolean;
-  /** What the worker receives as `request`. */
-  request: Record<string, unknown>;
-  /** Default-models-only routes: `['node']`. */
-  providers?: ModelProvider[];
-  kinds?: ModelKind[];
-  /** Chat: the first parameter outside the default-model table; billing refuses it on nodes. */
-  nodeUnsupportedParameter?: string;
-  /** Chat: content beyond text; billing refuses kinds the model does not declare. */
-  media?: ChatMediaUse;
-}
+export type { InferencePlan } from '../jobs/inference-jobs.js';
 
 /**
- * Billing's admission, from the client's credential itself, in one call: authentication,
- * suspension, token state, rate limit, model (of a provider and kind this endpoint serves), the
- * token's model list, budget and balance, and the hold for the worst case — in the order of the
- * spec's error table. Idempotent on the hold id (the job id), so a lost answer is retried safely.
+ * The plan admitted by billing (`InferenceJobs.admit`), with what HTTP adds: the credential
+ * from the request, the failed-authentication count, the caller and the rate-limit headers.
  */
 export async function admit(deps: EdgeDeps, req: Request, res: Response, plan: InferencePlan) {
-  deps.jobs.assertReady();
+  const authorization = req.get('Authorization');
   const requestId = currentRequestId();
   let admission: Admission;
   try {
-    admission = await deps.billing.admit({
-      ...(req.get('Authorization') === undefined
-        ? {}
-        : { authorization: req.get('Authorization') }),
-      holdId: plan.jobId,
-      model: plan.model,
-      estimate: plan.estimate,
-      priority: plan.priority,
-      ...(plan.providers ? { providers: plan.providers } : {}),
-      ...(plan.kinds ? { kinds: plan.kinds } : {}),
-      ...(plan.nodeUnsupportedParameter === undefined
-        ? {}
-        : { nodeUnsupportedParameter: plan.nodeUnsupportedParameter }),
-      ...(plan.media === undefined ? {} : { media: plan.media }),
-      // Kept on the hold for the request's usage record.
-      endpoint: plan.endpoint,
+    admission = await deps.jobs.admit(plan, {
+      ...(authorization === undefined ? {} : { authorization }),
       ...(requestId ? { requestId } : {}),
     });
   } catch (error) {
@@ -78,19 +45,7 @@ export async function startJob(
 ): Promise<RunningJob> {
   // The client may have left while billing admitted it: no model call for nobody.
   if (res.closed) await voidAbandoned(deps, req, admission);
-  const job = await deps.jobs.start(
-    {
-      jobId: plan.jobId,
-      endpoint: plan.endpoint,
-      caller: callerOf(res),
-      admission,
-      priority: plan.priority,
-      stream: plan.stream,
-      request: plan.request,
-      promptTokens: plan.estimate.inputTokens,
-    },
-    logOf(req),
-  );
+  const job = await deps.jobs.start(plan, admission, logOf(req), currentRequestId());
   const cancelIfGone = () => {
     if (!res.writableFinished) job.cancel();
   };
@@ -124,17 +79,25 @@ export async function settleGuard(guard: IdempotencyGuard | null, job: RunningJo
   }
 }
 
-/** A synchronous JSON route: validate → idempotency → admit → job → final reply → answer. */
-export interface SyncRoute<T> {
+/** An inference route: validate → plan → idempotency → admit → job → answer. */
+export interface InferenceRoute<T> {
   validate(body: unknown, req: Request): T;
   plan(request: T, req: Request): Promise<InferencePlan>;
   /** Sends the answer from the final reply (through the guard, for replays). */
   answer(res: Response, final: JobReply, guard: IdempotencyGuard | null): Promise<void>;
+  /** A plan with `stream`: relays the job's replies from the first one on, instead of `answer`. */
+  relay?(
+    req: Request,
+    res: Response,
+    job: RunningJob,
+    guard: IdempotencyGuard | null,
+  ): Promise<void>;
   /** What identifies the request for its Idempotency-Key; the JSON body by default. */
   fingerprint?(req: Request): unknown;
 }
 
-export function syncInferenceHandler<T>(deps: EdgeDeps, route: SyncRoute<T>): RequestHandler {
+/** The one request flow of every job route, synchronous or streamed. */
+export function inferenceHandler<T>(deps: EdgeDeps, route: InferenceRoute<T>): RequestHandler {
   return async (req, res) => {
     const request = route.validate(req.body, req);
     const plan = await route.plan(request, req);
@@ -143,10 +106,37 @@ export function syncInferenceHandler<T>(deps: EdgeDeps, route: SyncRoute<T>): Re
     let job: RunningJob | undefined;
     try {
       job = await startJob(deps, req, res, plan, await admit(deps, req, res, plan));
-      await route.answer(res, await job.final(), guard);
+      if (plan.stream && route.relay) await route.relay(req, res, job, guard);
+      else await route.answer(res, await job.final(), guard);
     } catch (error) {
       await settleGuard(guard, job);
       throw error;
     }
   };
+}
+
+export interface ServiceBlock {
+  cost_dzd?: number;
+  balance_dzd?: number;
+  /** `pending`: billing was unreachable; the cost is what the queued settlement will charge. */
+  settlement?: 'pending';
+  warnings?: string[];
+}
+
+/**
+ * `_service` of a successful answer: the settled cost and the balance after it, from the worker's
+ * final reply (µDZD digit strings → DZD numbers with up to 6 decimals). `warnings` only when the
+ * external provider's allowlist dropped something (spec: absent otherwise).
+ */
+export function serviceBlock(final: InferenceReplyPayload): ServiceBlock {
+  const block: ServiceBlock = {};
+  if (final.costMicroDzd !== undefined) {
+    block.cost_dzd = microDzdToDzd(microDzdFromWire(final.costMicroDzd));
+  }
+  if (final.balanceMicroDzd !== undefined) {
+    block.balance_dzd = microDzdToDzd(microDzdFromWire(final.balanceMicroDzd));
+  }
+  if (final.settlementPending === true) block.settlement = 'pending';
+  if (final.warnings && final.warnings.length > 0) block.warnings = [...final.warnings].sort();
+  return block;
 }

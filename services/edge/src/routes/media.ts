@@ -6,8 +6,7 @@ import type { EdgeDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
 import { credentialRequired } from '../http/auth.js';
 import { methodNotAllowed } from '../http/errors.js';
-import type { IdempotencyGuard } from '../http/idempotency.js';
-import { sendBytes, sendJson } from '../http/respond.js';
+import { sendBytes, sendJson, type IdempotencyGuard } from '../http/idempotency.js';
 import type { JobReply } from '../jobs/running-job.js';
 import {
   EmbeddingsRequestSchema,
@@ -24,8 +23,7 @@ import type {
   VideoRequest,
 } from '../schemas/media.js';
 import { modelBodyValidator } from '../schemas/validate.js';
-import { syncInferenceHandler, type InferencePlan } from './inference-flow.js';
-import { serviceBlock } from './service-block.js';
+import { inferenceHandler, type InferencePlan, serviceBlock } from './inference-flow.js';
 import { omit } from '../omit.js';
 
 /** How one default-models-only JSON route maps to a job. */
@@ -140,7 +138,7 @@ export function mediaRouter(deps: EdgeDeps): Router {
       path,
       credential,
       ...jsonBody(deps.limits.jsonBodyBytes),
-      syncInferenceHandler<T>(deps, {
+      inferenceHandler<T>(deps, {
         validate: (body) => route.validate(body),
         plan: (request) => mediaPlan(route, request, omit(request, 'model')),
         answer,

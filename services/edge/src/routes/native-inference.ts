@@ -9,16 +9,21 @@ import {
   validateNativeInference,
 } from '@gateway/contracts';
 import type { NativeInferenceRequest } from '@gateway/contracts';
+import { currentRequestId } from '@gateway/runtime';
 import { estimateTextTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
 import { jsonBody } from '../http/body.js';
 import { credentialRequired } from '../http/auth.js';
-import { callerOf, logOf } from '../http/context.js';
+import { logOf } from '../http/context.js';
 import { methodNotAllowed } from '../http/errors.js';
-import type { IdempotencyGuard } from '../http/idempotency.js';
-import { sendJson } from '../http/respond.js';
-import { admit, settleGuard, syncInferenceHandler, type InferencePlan } from './inference-flow.js';
-import { serviceBlock } from './service-block.js';
+import { sendJson, type IdempotencyGuard } from '../http/idempotency.js';
+import {
+  admit,
+  settleGuard,
+  inferenceHandler,
+  type InferencePlan,
+  serviceBlock,
+} from './inference-flow.js';
 import { checkWebhookUrl } from './webhook-url.js';
 import { omit } from '../omit.js';
 
@@ -31,7 +36,7 @@ const PATH = '/inference/*model';
  */
 export function nativeInferenceRouter(deps: EdgeDeps): Router {
   const router = express.Router();
-  const sync = syncInferenceHandler<NativeInferenceRequest>(deps, {
+  const sync = inferenceHandler<NativeInferenceRequest>(deps, {
     validate: (body) => validateNativeInference(body),
     plan: (request, req) => nativePlan(request, modelFromPath(req)),
     answer: (res, final, guard) =>
@@ -104,20 +109,7 @@ async function queued(
 ): Promise<void> {
   try {
     const admission = await admit(deps, req, res, plan);
-    await deps.jobs.submitAsync(
-      {
-        jobId: plan.jobId,
-        endpoint: plan.endpoint,
-        caller: callerOf(res),
-        admission,
-        priority: false,
-        stream: false,
-        request: plan.request,
-        promptTokens: plan.estimate.inputTokens,
-      },
-      webhookUrl,
-      logOf(req),
-    );
+    await deps.jobs.submitAsync(plan, admission, webhookUrl, logOf(req), currentRequestId());
     const ack = {
       id: plan.jobId,
       model: admission.model.id,

@@ -2,10 +2,10 @@ import express, { type Request, type Router } from 'express';
 import { GatewayError, validateScopedTokenCreate } from '@gateway/contracts';
 import type { EdgeDeps } from '../deps.js';
 import { requireApiKey } from '../http/auth.js';
+import { sendJson } from '../http/idempotency.js';
 import { jsonBody } from '../http/body.js';
 import { callerOf } from '../http/context.js';
 import { methodNotAllowed } from '../http/errors.js';
-import { sendJson } from '../http/respond.js';
 
 const PATH = '/scoped-jwt';
 

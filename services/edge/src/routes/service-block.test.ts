@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { serviceBlock } from './service-block.js';
+import { serviceBlock } from './inference-flow.js';
 
 const final = { jobId: 'chatcmpl-1', seq: 0, type: 'final' as const };
 

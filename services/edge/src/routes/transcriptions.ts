@@ -6,13 +6,12 @@ import { GatewayError } from '@gateway/contracts';
 import { estimateTextTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
 import { credentialRequired } from '../http/auth.js';
+import { sendJson } from '../http/idempotency.js';
 import { methodNotAllowed } from '../http/errors.js';
-import { sendJson } from '../http/respond.js';
 import { TranscriptionRequestSchema, type TranscriptionRequest } from '../schemas/media.js';
 import { modelBodyValidator } from '../schemas/validate.js';
-import { syncInferenceHandler } from './inference-flow.js';
+import { inferenceHandler, serviceBlock } from './inference-flow.js';
 import { mediaPlan, type MediaRoute } from './media.js';
-import { serviceBlock } from './service-block.js';
 import { omit } from '../omit.js';
 
 const PATH = '/audio/transcriptions';
@@ -38,7 +37,7 @@ export function transcriptionsRouter(deps: EdgeDeps): Router {
     PATH,
     credential,
     upload(deps.limits.uploadBytes),
-    syncInferenceHandler<TranscriptionRequest>(deps, {
+    inferenceHandler<TranscriptionRequest>(deps, {
       validate: (_body, req) => route.validate(fields(req)),
       plan: (request, req) => {
         const file = uploaded(req);

@@ -17,8 +17,7 @@ import { identifier } from '../http/auth.js';
 import { AuthFailureLimiter } from '../http/auth-failures.js';
 import { Idempotency } from '../http/idempotency.js';
 import { InferenceJobs } from '../jobs/inference-jobs.js';
-import { JobPublisher } from '../jobs/job-publisher.js';
-import { ReplyRouter } from '../jobs/reply-router.js';
+import { JobPublisher, ReplyRouter } from '../jobs/job-queues.js';
 import { silentStream, type BillingUnderTest } from './billing.suite.js';
 
 export interface EdgeOptions {

@@ -2,11 +2,22 @@ import { NODE_FORWARDED_CHAT_PARAMETERS } from '@gateway/contracts';
 import { countChatPromptTokens, countTextTokens, type ChatMessageLike } from '@gateway/tokenizer';
 import { translateForExternalProvider } from '../external/translate.js';
 import { UpstreamError } from '../upstream/errors.js';
-import { openUpstream, readJson, type UpstreamResponse } from '../upstream/http.js';
+import {
+  openUpstream,
+  readJson,
+  readSseEvents,
+  type StreamEvent,
+  type UpstreamResponse,
+} from '../upstream/http.js';
 import { withFailover, type NodeRef } from '../upstream/node-pool.js';
-import { readSseEvents, type StreamEvent } from '../upstream/sse.js';
-import { nowS, type ExecutionContext, type ExecutionResult, type TokenUsage } from './context.js';
-import { openAiUsage, usageFrom } from './usage.js';
+import {
+  nowS,
+  openAiUsage,
+  usageFrom,
+  type ExecutionContext,
+  type ExecutionResult,
+  type TokenUsage,
+} from './context.js';
 
 interface ChatTarget {
   nodes: NodeRef[];

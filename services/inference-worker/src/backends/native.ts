@@ -4,7 +4,7 @@ import { UpstreamError } from '../upstream/errors.js';
 import { openUpstream, readJson } from '../upstream/http.js';
 import { withFailover } from '../upstream/node-pool.js';
 import type { ExecutionContext, ExecutionResult, TokenUsage } from './context.js';
-import { usageFrom } from './usage.js';
+import { usageFrom } from './context.js';
 
 /*
  * The native endpoint (`input`/`inputs`, `parameters`, `stop`): TGI-style nodes get `/generate`

@@ -5,12 +5,13 @@ import {
 } from '@gateway/billing-client';
 import {
   GatewayError,
+  type CatalogEntry,
   type NodeHealthReport,
   type SettleRequest,
   type VoidRequest,
 } from '@gateway/contracts';
-import type { CatalogEntry, SettleOutcome, VoidOutcome } from './types.js';
-import { catalogEntryFromWire } from './types.js';
+import type { SettleOutcome, VoidOutcome } from '@gateway/billing-client';
+import type { TokenUsage } from '../backends/context.js';
 
 /**
  * What the worker asks of billing, over the one shared client (@gateway/billing-client): the
@@ -19,7 +20,7 @@ import { catalogEntryFromWire } from './types.js';
  * later rather than failed; a refusal billing decided is the GatewayError it sent.
  */
 export interface BillingClient {
-  /** The entry, fetched again when the cached one is older than `atLeastUpdatedAt`. */
+  /** The entry, fetched again only when the cached one is older than `atLeastUpdatedAt`. */
   getModel(modelId: string, atLeastUpdatedAt?: string): Promise<CatalogEntry>;
   /** `usage` may carry what the usage record keeps (timings, a cancellation). */
   settle(holdId: string, usage: SettleRequest): Promise<SettleOutcome>;
@@ -47,9 +48,7 @@ export function createBillingClient(options: WorkerBillingOptions): BillingClien
   const client = createSharedClient({ retryServerErrors: true, ...options });
   return {
     getModel: (modelId, atLeastUpdatedAt) =>
-      infrastructure(`catalog`, async () =>
-        catalogEntryFromWire(await client.getModel(modelId, atLeastUpdatedAt)),
-      ),
+      infrastructure('catalog', () => client.getModel(modelId, atLeastUpdatedAt)),
     settle: (holdId, usage) => infrastructure('settle', () => client.settle(holdId, usage)),
     void: (holdId, usage) => infrastructure('void', () => client.void(holdId, usage)),
     refund: (holdId) => infrastructure('refund', () => client.refund(holdId)),
@@ -67,3 +66,9 @@ async function infrastructure<T>(what: string, work: () => Promise<T>): Promise<
     throw new BillingUnavailable(`billing ${what}: ${(error as Error).message}`, { cause: error });
   }
 }
+
+/** The usage in billing's terms (settle requests and queued settlements). */
+export const billed = (usage: TokenUsage) => ({
+  inputTokens: usage.promptTokens,
+  outputTokens: usage.completionTokens,
+});

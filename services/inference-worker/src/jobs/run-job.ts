@@ -1,13 +1,14 @@
 import { GatewayError, microDzdToDzd, type InferenceJobPayload } from '@gateway/contracts';
-import {
-  execute,
-  partialChatUsage,
-  type ExecutionContext,
-  type ExecutionResult,
-  type UpstreamTimeouts,
-} from '../backends/index.js';
+import { executeChat, partialChatUsage } from '../backends/chat.js';
+import type {
+  ExecutionContext,
+  ExecutionResult,
+  ExternalProvider,
+  UpstreamTimeouts,
+} from '../backends/context.js';
+import { executeMedia } from '../backends/media.js';
+import { executeNative } from '../backends/native.js';
 import type { BillingClient } from '../billing/billing-client.js';
-import type { ExternalProvider } from '../backends/context.js';
 import { UpstreamError } from '../upstream/errors.js';
 import type { NodeRegistry } from '../upstream/node-pool.js';
 import type { Cancellations } from './cancellations.js';
@@ -18,8 +19,8 @@ import {
   settleDurably,
   trySettle,
   voidDurably,
-} from './hold-ending.js';
-import type { JobOutbox } from './outbox.js';
+  type JobOutbox,
+} from './outbox.js';
 
 export interface JobRunnerDeps {
   billing: BillingClient;
@@ -260,3 +261,15 @@ const runTimings = (startedMs: number) => ({
   startedAtMs: startedMs,
   generationMs: Math.max(0, Date.now() - startedMs),
 });
+
+/** Runs the upstream part of a job: the model call, with failover, relaying chunks. */
+function execute(ctx: ExecutionContext): Promise<ExecutionResult> {
+  switch (ctx.job.endpoint) {
+    case 'chat.completions':
+      return executeChat(ctx);
+    case 'native':
+      return executeNative(ctx);
+    default:
+      return executeMedia(ctx);
+  }
+}

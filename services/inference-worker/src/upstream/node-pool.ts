@@ -16,7 +16,8 @@ export interface NodeState {
 
 export interface NodeRef {
   url: string;
-  weight: number;
+  /** 1 when omitted (the catalog's default). */
+  weight?: number;
 }
 
 export interface NodeRegistry {
@@ -86,7 +87,8 @@ export function createNodeRegistry(probePath = '/health'): NodeRegistry {
         if (excluded.has(ref.url)) continue;
         const node = state(ref.url);
         // Unhealthy nodes rank after every healthy one, but stay eligible: health is a hint.
-        const score = (node.healthy ? 0 : 1e9) + (node.outstanding + 1) / ref.weight;
+        const weight = ref.weight !== undefined && ref.weight > 0 ? ref.weight : 1;
+        const score = (node.healthy ? 0 : 1e9) + (node.outstanding + 1) / weight;
         if (!best || score < best.score) best = { node, score };
       }
       return best?.node;

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { openUpstream } from './http.js';
-import { readSseEvents } from './sse.js';
+import { readSseEvents } from './http.js';
 
 /*
  * A job aborted while the worker is not reading (it is publishing the previous chunk) must close

@@ -1,9 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { EnvelopeError, parseEnvelope } from '@gateway/contracts';
-import type { InferenceReplyPayload } from '@gateway/contracts';
+import { EnvelopeError, makeEnvelope, parseEnvelope } from '@gateway/contracts';
+import type {
+  InferenceCancelPayload,
+  InferenceJobPayload,
+  InferenceReplyPayload,
+} from '@gateway/contracts';
 import { gatewayNames, replyQueueName } from '@gateway/messaging';
-import type { Consumer, Delivery, MessageBus, Outcome } from '@gateway/messaging';
+import type { Consumer, Delivery, GatewayNames, MessageBus, Outcome } from '@gateway/messaging';
 import type { Logger } from '@gateway/observability';
+
+/* Edge's side of the job queues: jobs and cancellations out, replies in. */
 
 export type ReplyListener = (reply: InferenceReplyPayload) => void;
 
@@ -29,7 +35,7 @@ const REPLY_QUEUE_EXPIRES_MS = 10 * 60_000;
  * The queue outlives edge's connection and a broker restart (issue 15, defect 4): replies sent
  * meanwhile wait until edge has reconnected, so its waiting requests still get their answers.
  * A reply left unread for `REPLY_UNREAD_TTL_MS` (this edge died) is dead-lettered to
- * `billing.settlements`, where billing refunds a final one: an answer nobody received is not
+ * `billing.unread-replies`, where billing refunds a final one: an answer nobody received is not
  * charged.
  */
 export class ReplyRouter {
@@ -60,7 +66,7 @@ export class ReplyRouter {
       outlivesConnection: {
         expiresMs: REPLY_QUEUE_EXPIRES_MS,
         messageTtlMs: REPLY_UNREAD_TTL_MS,
-        deadLetterQueue: gatewayNames(this.#options.prefix).queues.billingSettlements,
+        deadLetterQueue: gatewayNames(this.#options.prefix).queues.unreadReplies,
       },
     });
     this.#consumer = await bus.consume(this.queue, (delivery) => this.#route(delivery), {
@@ -95,5 +101,40 @@ export class ReplyRouter {
     if (listener) listener(reply);
     else this.#options.logger.debug({ jobId: reply.jobId, seq: reply.seq }, 'late reply dropped');
     return 'ack';
+  }
+}
+
+/**
+ * Publishing side of the job protocol (docs/job-protocol.md): jobs to `gateway.jobs` with routing
+ * key `priority` or `default` (so a backlog of default jobs never delays a priority one),
+ * `correlationId` = job id; cancellations to `gateway.control` with key `cancel`, which every
+ * worker receives. Both are confirmed by the broker before the promise resolves.
+ */
+export class JobPublisher {
+  constructor(
+    private readonly bus: MessageBus,
+    private readonly names: GatewayNames,
+  ) {}
+
+  async publishJob(job: InferenceJobPayload): Promise<void> {
+    const envelope = makeEnvelope('inference.job', job);
+    const routingKey =
+      job.serviceTier === 'priority'
+        ? this.names.routingKeys.priorityJob
+        : this.names.routingKeys.defaultJob;
+    await this.bus.publish({ exchange: this.names.exchanges.jobs, routingKey }, envelope, {
+      messageId: envelope.id,
+      correlationId: job.jobId,
+      ...(job.replyTo === undefined ? {} : { replyTo: job.replyTo }),
+    });
+  }
+
+  async publishCancel(cancel: InferenceCancelPayload): Promise<void> {
+    const envelope = makeEnvelope('inference.cancel', cancel);
+    await this.bus.publish(
+      { exchange: this.names.exchanges.control, routingKey: this.names.routingKeys.cancelJob },
+      envelope,
+      { messageId: envelope.id, correlationId: cancel.jobId },
+    );
   }
 }

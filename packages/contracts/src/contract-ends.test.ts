@@ -1,0 +1,271 @@
+import { describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/*
+ * Every wire contract has both ends typed by it: the table below names, for each contract of
+ * the API contract files, the files that produce it (build or send it) and the files that
+ * consume it (read or validate it), and each of those files must import the contract's name
+ * (or its `…Schema`) from @gateway/contracts. Every exported type of those files must be in
+ * the table: a new contract without its two ends, or a shape defined again beside the contract,
+ * fails here. A piece of a larger contract (an enum, a row) is listed as `partOf` it. Every
+ * contract has both ends: the last known untyped ones (billing's hold, catalog, idempotency and
+ * node-health answers) are typed, so the table lists no gap.
+ */
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+const CONTRACT_FILES = [
+  'billing-api.ts',
+  'catalog-api.ts',
+  'dashboard-api.ts',
+  'dashboard-console-api.ts',
+  'dispatcher-api.ts',
+  'operator-api.ts',
+  'usage-api.ts',
+].map((file) => `packages/contracts/src/${file}`);
+
+// Billing
+const BILLING_INTERNAL = 'services/billing/src/http/internal-routes.ts';
+const BILLING_WIRE = 'services/billing/src/http/wire.ts';
+const BILLING_IDEMPOTENCY = 'services/billing/src/http/idempotency-routes.ts';
+const BILLING_KEY_STORE = 'services/billing/src/http/request-idempotency.ts';
+const BILLING_ADMIN = 'services/billing/src/http/admin-routes.ts';
+const BILLING_DASHBOARD = 'services/billing/src/dashboard/routes.ts';
+const BILLING_USAGE = 'services/billing/src/usage/usage-service.ts';
+const BILLING_CATALOG = 'services/billing/src/identity/catalog.ts';
+const BILLING_ACCOUNTS = 'services/billing/src/identity/accounts.ts';
+const BILLING_SCOPED_TOKENS = 'services/billing/src/identity/scoped-tokens.ts';
+const BILLING_USERS = 'services/billing/src/dashboard/users.ts';
+const BILLING_NODE_HEALTH = 'services/billing/src/nodes/node-health-routes.ts';
+const BILLING_NODES = 'services/billing/src/nodes/node-health.ts';
+// Billing's clients
+const CLIENT = 'packages/billing-client/src/client.ts';
+const CLIENT_MARKS = 'packages/billing-client/src/publish-marks.ts';
+const CLIENT_CATALOG = 'packages/billing-client/src/catalog-cache.ts';
+const CLIENT_OPERATOR = 'packages/billing-client/src/operator-client.ts';
+const CLIENT_DASHBOARD = 'packages/billing-client/src/dashboard-client.ts';
+// The operator CLI
+const CTL = 'packages/gatewayctl/src/commands.ts';
+const CTL_DASHBOARD = 'packages/gatewayctl/src/dashboard-commands.ts';
+// Edge
+const EDGE_ADMIN = 'services/edge/src/admin/admin-routes.ts';
+const EDGE_SESSIONS = 'services/edge/src/dashboard/session-routes.ts';
+const EDGE_OWNER = 'services/edge/src/dashboard/owner-routes.ts';
+const EDGE_WEBHOOKS = 'services/edge/src/dashboard/owner-webhooks.ts';
+const EDGE_OPERATOR = 'services/edge/src/dashboard/operator-routes.ts';
+const EDGE_CONSOLE = 'services/edge/src/dashboard/operator-console.ts';
+const EDGE_USAGE = 'services/edge/src/dashboard/usage-routes.ts';
+const EDGE_DISPATCHER = 'services/edge/src/clients/dispatcher-client.ts';
+// The dispatcher
+const DISPATCHER_ROUTES = 'services/dispatcher/src/http/internal-routes.ts';
+const DISPATCHER_WIRE = 'services/dispatcher/src/http/wire.ts';
+// The dashboard app: its contract module, and the queries that send bodies or read pages
+const APP = 'apps/dashboard/src/api/contract.ts';
+const APP_QUERIES = 'apps/dashboard/src/api/queries.ts';
+const APP_OWNER = 'apps/dashboard/src/api/owner-queries.ts';
+const APP_OPERATOR = 'apps/dashboard/src/api/operator-queries.ts';
+const APP_SESSION = 'apps/dashboard/src/api/session.ts';
+
+type Entry = { producers: string[]; consumers: string[] } | { partOf: string };
+
+const ends = (producers: string[], consumers: string[]): Entry => ({ producers, consumers });
+const partOf = (contract: string): Entry => ({ partOf: contract });
+
+const CONTRACTS: Record<string, Entry> = {
+  // billing-api.ts: edge and the worker ⇄ billing
+  AuthenticateRequest: ends([CLIENT], [BILLING_INTERNAL]),
+  AuthenticateResponse: ends([BILLING_INTERNAL], [CLIENT]),
+  RateLimitDecision: partOf('AuthenticateResponse'),
+  Caller: partOf('AuthenticateResponse'),
+  AdmissionRequest: ends([CLIENT], [BILLING_INTERNAL]),
+  HoldId: partOf('AdmissionRequest'),
+  AdmissionResponse: ends([BILLING_WIRE], [CLIENT]),
+  AdmittedModel: partOf('AdmissionResponse'),
+  ModelProvider: partOf('CatalogEntry'),
+  NodeProtocol: partOf('CatalogEntry'),
+  SettleRequest: ends([CLIENT], [BILLING_INTERNAL]),
+  VoidRequest: ends([CLIENT], [BILLING_INTERNAL]),
+  VoidOutcomeReason: partOf('VoidRequest'),
+  SettleResponse: ends([BILLING_WIRE], [CLIENT]),
+  VoidResponse: ends([BILLING_WIRE], [CLIENT]),
+  RefundResponse: ends([BILLING_WIRE], [CLIENT]),
+  PublishMarksRequest: ends([CLIENT_MARKS], [BILLING_INTERNAL]),
+  PublishMarksResponse: ends([BILLING_INTERNAL], [CLIENT]),
+  HoldStatusResponse: ends([BILLING_INTERNAL], [CLIENT]),
+  CatalogEntry: ends([BILLING_WIRE], [CLIENT, CLIENT_CATALOG]),
+  CatalogListResponse: ends([BILLING_INTERNAL], [CLIENT]),
+  BalanceResponse: ends([BILLING_WIRE], [CLIENT]),
+  ScopedTokenCreated: ends([BILLING_SCOPED_TOKENS], [CLIENT]),
+  ScopedTokenInspection: ends([BILLING_SCOPED_TOKENS], [CLIENT, CTL]),
+  StoredResponse: ends([CLIENT], [BILLING_IDEMPOTENCY, BILLING_KEY_STORE]),
+  IdempotencyRef: ends([CLIENT], [BILLING_IDEMPOTENCY, BILLING_KEY_STORE]),
+  IdempotencyClaim: ends([BILLING_IDEMPOTENCY, BILLING_KEY_STORE], [CLIENT]),
+  NodeHealthReport: ends([CLIENT], [BILLING_NODE_HEALTH]),
+  NodeHealthErrorKind: partOf('NodeHealthReport'),
+  NodeHealthView: ends([BILLING_NODES], [EDGE_CONSOLE]),
+
+  // catalog-api.ts
+  ModelPutRequest: ends([CLIENT_OPERATOR, APP_OPERATOR], [EDGE_ADMIN, BILLING_CATALOG]),
+
+  // operator-api.ts: the operator API (`/admin/v1` → billing's `/internal/v1/admin`)
+  AccountCreateRequest: ends([CLIENT_OPERATOR, CTL], [EDGE_ADMIN, EDGE_OPERATOR, BILLING_ADMIN]),
+  AccountPatchRequest: ends([CLIENT_OPERATOR, CTL], [EDGE_ADMIN, BILLING_ADMIN]),
+  ApiKeyCreateRequest: ends([CLIENT_OPERATOR, CTL], [EDGE_ADMIN, BILLING_ADMIN]),
+  CreditRequest: ends([CLIENT_OPERATOR, CTL], [EDGE_ADMIN, BILLING_ADMIN]),
+  ScopedTokenRevokeRequest: ends([EDGE_ADMIN, CTL], [BILLING_ADMIN]),
+  OperatorUserCreateRequest: ends([EDGE_ADMIN, CTL_DASHBOARD], [BILLING_DASHBOARD]),
+  OperatorUser: ends([BILLING_USERS], [CTL_DASHBOARD]),
+  OperatorAccount: ends([BILLING_ADMIN, BILLING_ACCOUNTS], [CLIENT_OPERATOR, EDGE_ADMIN, CTL]),
+  OperatorAccountDetail: ends([BILLING_ADMIN], [CLIENT_OPERATOR, EDGE_ADMIN, CTL]),
+  OperatorAccountList: ends([BILLING_ADMIN], [CLIENT_OPERATOR, EDGE_ADMIN, CTL]),
+  CreditResult: ends([BILLING_ADMIN], [CLIENT_OPERATOR, EDGE_ADMIN, CTL]),
+  IssuedApiKey: ends([BILLING_ADMIN, BILLING_ACCOUNTS], [CLIENT_OPERATOR, EDGE_ADMIN, CTL]),
+  ApiKeyList: ends([BILLING_ADMIN], [CLIENT_OPERATOR, EDGE_ADMIN]),
+  Statement: ends([BILLING_ADMIN], [CLIENT_OPERATOR, EDGE_ADMIN, APP]),
+  StatementLine: partOf('Statement'),
+  LedgerEntryPage: ends([BILLING_ADMIN], [CLIENT_OPERATOR, EDGE_ADMIN]),
+  LedgerEntry: partOf('LedgerEntryPage'),
+  LedgerCheck: ends([BILLING_ADMIN], [CLIENT_OPERATOR, EDGE_ADMIN, APP, CTL]),
+  CatalogModelList: ends([BILLING_ADMIN], [CLIENT_OPERATOR, CTL]),
+  CatalogModel: ends([BILLING_ADMIN, BILLING_CATALOG], [CLIENT_OPERATOR, EDGE_CONSOLE, CTL]),
+  CatalogNode: partOf('CatalogModel'),
+  NodeHealthList: ends([BILLING_NODE_HEALTH], [CLIENT_OPERATOR]),
+
+  // dashboard-api.ts: the browser ⇄ edge (`/dashboard/api`), edge ⇄ billing (`/dashboard`)
+  DashboardRole: partOf('DashboardSession'),
+  OperatorRole: partOf('OperatorUserCreateRequest'),
+  DashboardSignInRequest: ends([APP_SESSION, CLIENT_DASHBOARD], [EDGE_SESSIONS, BILLING_DASHBOARD]),
+  DashboardInvitationAcceptRequest: ends(
+    [APP_SESSION, CLIENT_DASHBOARD],
+    [EDGE_SESSIONS, BILLING_DASHBOARD],
+  ),
+  DashboardSession: ends([BILLING_DASHBOARD], [CLIENT_DASHBOARD, EDGE_SESSIONS, APP]),
+  DashboardStartedSession: ends([BILLING_DASHBOARD], [CLIENT_DASHBOARD, EDGE_SESSIONS]),
+  InvitationCreateRequest: ends(
+    [CLIENT_OPERATOR, CTL_DASHBOARD],
+    [EDGE_ADMIN, EDGE_OPERATOR, BILLING_DASHBOARD],
+  ),
+  InvitationCreated: ends(
+    [BILLING_DASHBOARD, EDGE_OPERATOR],
+    [CLIENT_OPERATOR, EDGE_ADMIN, APP, CTL_DASHBOARD],
+  ),
+  DashboardOverview: ends([BILLING_DASHBOARD, EDGE_OWNER], [CLIENT_DASHBOARD, APP]),
+  DashboardApiKeyList: ends([EDGE_OWNER], [APP]),
+  DashboardApiKey: partOf('DashboardApiKeyList'),
+  DashboardApiKeyCreateRequest: ends([APP_QUERIES], [EDGE_OWNER]),
+  DashboardIssuedApiKey: ends([EDGE_OWNER], [APP]),
+  DashboardAccount: ends([EDGE_OPERATOR], [APP]),
+  DashboardAccountList: ends([EDGE_OPERATOR], [APP_QUERIES]),
+  DashboardAccountDetail: ends([EDGE_OPERATOR], [APP]),
+  DashboardAccountPatchRequest: ends([APP_OPERATOR], [EDGE_CONSOLE]),
+  DashboardCreditRequest: ends([APP], [EDGE_OPERATOR]),
+  DashboardCreditResult: ends([EDGE_OPERATOR], [APP]),
+  Page: partOf('DashboardLedgerEntryPage'),
+  DashboardScopedTokenList: ends([BILLING_DASHBOARD], [CLIENT_DASHBOARD, APP_OWNER]),
+  DashboardScopedToken: ends([BILLING_DASHBOARD], [CLIENT_DASHBOARD, APP]),
+  ScopedTokenState: partOf('DashboardScopedToken'),
+  DashboardWebhookSecretList: ends([EDGE_WEBHOOKS], [APP]),
+  DashboardWebhookSecret: partOf('DashboardWebhookSecretList'),
+  DashboardRevealedWebhookSecret: ends([EDGE_WEBHOOKS], [APP]),
+  DashboardWebhookRotation: ends([EDGE_WEBHOOKS], [APP]),
+  DashboardWebhookExpirePrevious: ends([EDGE_WEBHOOKS], [APP]),
+  DashboardWebhookSettings: ends([EDGE_WEBHOOKS], [APP]),
+  DashboardWebhookDeliveryList: ends([EDGE_WEBHOOKS], [APP_OWNER, APP_OPERATOR]),
+  DashboardWebhookDelivery: ends([EDGE_WEBHOOKS], [APP]),
+  DashboardCatalogModelList: ends([EDGE_CONSOLE], [APP_OPERATOR]),
+  DashboardCatalogModel: ends([EDGE_CONSOLE], [APP]),
+  DashboardCatalogNode: partOf('DashboardCatalogModel'),
+  DashboardLedgerEntryPage: ends([EDGE_CONSOLE], [APP_OPERATOR]),
+
+  // dispatcher-api.ts: edge ⇄ the dispatcher
+  WebhookSigningSecret: ends([DISPATCHER_WIRE], [EDGE_DISPATCHER, EDGE_WEBHOOKS, CTL]),
+  WebhookSigningSecretList: ends([DISPATCHER_ROUTES], [EDGE_DISPATCHER, CTL]),
+  WebhookExpirePreviousResult: ends([DISPATCHER_ROUTES], [EDGE_DISPATCHER, CTL]),
+  WebhookDeliveryPage: ends([DISPATCHER_ROUTES], [EDGE_DISPATCHER, CTL]),
+  WebhookDelivery: ends([DISPATCHER_WIRE], [EDGE_DISPATCHER, EDGE_WEBHOOKS, CTL]),
+  WebhookDeliveryAttempt: partOf('WebhookDelivery'),
+  WebhookDeliveryStatus: partOf('WebhookDelivery'),
+
+  // usage-api.ts: billing → edge → clients and the app
+  UsageList: ends([BILLING_USAGE], [CLIENT, CLIENT_OPERATOR, EDGE_USAGE, EDGE_ADMIN, APP]),
+  UsageGroup: partOf('UsageList'),
+  UsageGroupBy: partOf('UsageList'),
+  UsageLogPage: ends([BILLING_USAGE], [CLIENT, CLIENT_OPERATOR, EDGE_USAGE, APP]),
+  UsageLogEntry: partOf('UsageLogPage'),
+  UsageOutcome: partOf('UsageLogEntry'),
+};
+
+const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+
+/** The contracts a contract file exports: its types, and `XSchema` constants as `X`. */
+function exportedContracts(file: string): string[] {
+  const source = read(file);
+  const types = [...source.matchAll(/^export (?:interface|type) (\w+)/gm)].map((m) => m[1]!);
+  const schemas = [...source.matchAll(/^export const (\w+)Schema\b/gm)].map((m) => m[1]!);
+  return [...new Set([...types, ...schemas])];
+}
+
+/**
+ * Names a file imports (or re-exports) from `@gateway/contracts` or one of its modules; in the
+ * dashboard app, also those it imports from its contract module that this re-exports.
+ */
+function contractImports(file: string): Set<string> {
+  const names = new Set<string>();
+  const statement =
+    /(?:import|export)\s+(?:type\s+)?\{([^}]*)\}\s+from\s+'(@gateway\/contracts(?:\/[\w/-]+)?|\.\/contract)'/g;
+  for (const [, list, from] of read(file).matchAll(statement)) {
+    const reExported = from === './contract' ? contractImports(APP) : undefined;
+    for (const item of list!.split(',')) {
+      const name = item
+        .trim()
+        .replace(/^type\s+/, '')
+        .split(/\s+as\s+/)[0]!;
+      if (name !== '' && (reExported?.has(name) ?? true)) names.add(name);
+    }
+  }
+  return names;
+}
+
+const imports = (file: string, contract: string) => {
+  const names = contractImports(file);
+  return names.has(contract) || names.has(`${contract}Schema`);
+};
+
+const fullEntries = Object.entries(CONTRACTS).flatMap(([name, entry]) =>
+  'partOf' in entry ? [] : [{ name, ...entry }],
+);
+
+describe('every wire contract has both ends', () => {
+  it('lists every contract the contract files export', () => {
+    const exported = CONTRACT_FILES.flatMap(exportedContracts);
+    expect(exported.filter((name) => !(name in CONTRACTS))).toEqual([]);
+    expect(Object.keys(CONTRACTS).filter((name) => !exported.includes(name))).toEqual([]);
+  });
+
+  it('has every named producer and consumer import the contract from @gateway/contracts', () => {
+    const missing = fullEntries.flatMap(({ name, producers, consumers }) =>
+      [...producers, ...consumers]
+        .filter((file) => !imports(file, name))
+        .map((file) => `${name} in ${file}`),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it('names both ends of every contract', () => {
+    const oneSided = fullEntries.filter(
+      ({ producers, consumers }) => producers.length === 0 || consumers.length === 0,
+    );
+    expect(oneSided.map(({ name }) => name)).toEqual([]);
+  });
+
+  it('lists a part only under a contract that has its ends', () => {
+    for (const [name, entry] of Object.entries(CONTRACTS)) {
+      if (!('partOf' in entry)) continue;
+      let whole: Entry | undefined = CONTRACTS[entry.partOf];
+      while (whole && 'partOf' in whole) whole = CONTRACTS[whole.partOf];
+      expect({ name, whole: whole !== undefined }).toEqual({ name, whole: true });
+    }
+  });
+});
