@@ -10,6 +10,8 @@ import {
   waitForStatus,
   type ServiceProcess,
 } from '@gateway/testing';
+import { billingDatabaseTemplate } from '../services/billing/src/db/client.js';
+import { migrateDatabase } from '../services/billing/src/db/migrate.js';
 import { dispatcherDatabaseTemplate } from '../services/dispatcher/src/db/migrate.js';
 
 const entry = (service: string) => path.resolve('services', service, 'dist', 'main.js');
@@ -21,7 +23,8 @@ interface Stack {
 }
 
 async function prepareStack(): Promise<Stack> {
-  const billingDb = await createTestDatabase();
+  // Migrated: billing is ready only on a current schema (the next describe covers the other case).
+  const billingDb = await createTestDatabase(billingDatabaseTemplate);
   // Migrated by the owner; the dispatcher runs as its runtime role and does not migrate.
   const dispatcherDb = await createTestDatabase(dispatcherDatabaseTemplate);
   const prefix = uniquePrefix('boot');
@@ -126,6 +129,41 @@ describe.each(['billing', 'dispatcher', 'inference-worker', 'edge'])('%s service
 });
 
 describe('readiness reports the missing dependency', () => {
+  it('billing on an unmigrated database is not ready, nor is an edge using it, until migrated', async () => {
+    const stack = await prepareStack();
+    const empty = await createTestDatabase();
+    stack.databases.push(empty);
+    const billing = await spawnService({
+      entry: entry('billing'),
+      env: { ...stack.env.billing, DATABASE_URL: empty.url },
+    });
+    const edge = await spawnService({
+      entry: entry('edge'),
+      env: { ...stack.env.edge, BILLING_URL: billing.baseUrl },
+    });
+    try {
+      const billingReady = await fetch(`${billing.baseUrl}/readyz`);
+      expect(billingReady.status).toBe(503);
+      const billingBody = (await billingReady.json()) as { checks: Record<string, string> };
+      expect(billingBody.checks).toMatchObject({ postgres: 'ok' });
+      expect(billingBody.checks.schema).toMatch(/^schema not migrated: .*_init/);
+      const edgeReady = await fetch(`${edge.baseUrl}/readyz`);
+      expect(edgeReady.status).toBe(503);
+      const edgeBody = (await edgeReady.json()) as { checks: Record<string, string> };
+      expect(edgeBody.checks.billing).toMatch(
+        /^billing answered 503 \(schema: schema not migrated/,
+      );
+
+      await migrateDatabase(empty.url);
+      await waitForStatus(`${billing.baseUrl}/readyz`, 200);
+      await waitForStatus(`${edge.baseUrl}/readyz`, 200);
+    } finally {
+      await edge.stop('SIGKILL');
+      await billing.stop('SIGKILL');
+      await Promise.all(stack.databases.map((db) => db.drop()));
+    }
+  });
+
   it('billing answers /readyz 503 naming postgres when the database is unreachable', async () => {
     const closedPort = await freeLoopbackPort();
     const billing = await spawnService({

@@ -35,9 +35,16 @@ const COMPOSE_HOSTS = ['postgres', 'rabbitmq', ...GATEWAY_SERVICES];
 /**
  * Series that come from RabbitMQ's own exporter (the rabbitmq_prometheus plugin, enabled in
  * compose by infra/compose/rabbitmq/enabled_plugins and expected on the platform's RabbitMQ in
- * Kubernetes; Prometheus scrapes its /metrics/per-object endpoint), not from the services.
+ * Kubernetes; Prometheus scrapes its /metrics/per-object endpoint), not from the services; and
+ * `up`, which Prometheus records for every target it scrapes.
  */
-const EXTERNAL_METRICS = new Set(['rabbitmq_queue_messages_ready']);
+const EXTERNAL_METRICS = new Set(['rabbitmq_queue_messages_ready', 'up']);
+
+/**
+ * Labels Prometheus gives every series of a target, not the services: `job` and `namespace`
+ * (compose's scrape configuration, the PodMonitor on Kubernetes).
+ */
+const TARGET_LABELS = new Set(['job', 'namespace']);
 
 /** A compose service's environment with its addresses moved to loopback. */
 function onLoopback(name: string, replacements: Record<string, string>): Record<string, string> {
@@ -66,12 +73,15 @@ const processes: Partial<Record<GatewayService, ServiceProcess>> = {};
 let nodeUrl: string;
 let seedEnv: Record<string, string>;
 
-/** The seed's script: the host file compose mounts where its command expects it. */
+/** The seed's script on the host: compose mounts it, or its directory, where its command runs. */
 function seedScript(): string {
-  const [, script] = composeService('seed').command!;
-  const mount = composeService('seed').volumes!.find((v) => v.split(':')[1] === script);
-  if (!mount) throw new Error(`no volume provides ${script}`);
-  return path.resolve(mount.split(':')[0]!);
+  const script = composeService('seed').command![1]!;
+  for (const volume of composeService('seed').volumes!) {
+    const [host, target] = volume.split(':') as [string, string];
+    if (target === script) return path.resolve(host);
+    if (script.startsWith(`${target}/`)) return path.resolve(host, script.slice(target.length + 1));
+  }
+  throw new Error(`no volume provides ${script}`);
 }
 
 async function seed(): Promise<string> {
@@ -238,6 +248,7 @@ describe('dashboard and alert metrics', () => {
         const seen = samples.filter((s) => s.name === name);
         if (seen.length === 0) continue; // no series yet (e.g. no webhook attempted): names only
         for (const [, label] of matchers!.matchAll(/(\w+)\s*(?:=~|!~|!=|=)/g)) {
+          if (TARGET_LABELS.has(label!)) continue;
           if (!seen.some((s) => label! in s.labels)) problems.push(`${where}: ${name}{${label}}`);
         }
       }

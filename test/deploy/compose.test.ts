@@ -40,6 +40,15 @@ const DOCKERFILES: [string, string][] = [
 ];
 
 describe('docker-compose.yml', () => {
+  it('loads in Compose v2 and in docker-compose 1.29: no top-level key 1.29 refuses (`name`)', () => {
+    // 1.29's schema allows only these at the top, besides extension fields.
+    const accepted = ['version', 'services', 'volumes', 'networks', 'secrets', 'configs'];
+    const refused = compose.topLevelKeys.filter(
+      (k) => !k.startsWith('x-') && !accepted.includes(k),
+    );
+    expect(refused).toEqual([]);
+  });
+
   it('runs the data stores, the migration, the four services, the stand-ins and monitoring', () => {
     expect(Object.keys(services).sort()).toEqual(
       [
@@ -232,10 +241,15 @@ describe.each(DOCKERFILES)('the %s image', (name, file) => {
   const runtime = stages.at(-1)!;
   const build = stages[0]!;
 
-  it('is built in stages on Node 20, and ships the build output only', () => {
+  it('is built in stages on a Node LTS pinned by digest, and ships the build output only', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    expect(readFileSync(file, 'utf8')).toMatch(/^ARG NODE_IMAGE=node:20-bookworm-slim$/m);
+    expect(readFileSync(file, 'utf8')).toMatch(
+      /^ARG NODE_IMAGE=node:(22|24)(\.[\d.]+)?-bookworm-slim@sha256:[0-9a-f]{64}$/m,
+    );
     for (const stage of stages) expect(stage.from).toMatch(/^FROM \$\{NODE_IMAGE\}/);
+    // The seed one-shot runs on the same pinned Node (no second, unpinned base to scan).
+    const base = /^ARG NODE_IMAGE=(\S+)$/m.exec(readFileSync(file, 'utf8'))![1];
+    expect(compose.services.seed!.image).toBe(base);
     expect(runtime.instructions).toContain('COPY --from=build /out ./');
     expect(runtime.instructions.some((i) => /^RUN\s/.test(i))).toBe(false);
   });
@@ -301,7 +315,7 @@ describe('monitoring in compose', () => {
     scrape_configs: {
       job_name: string;
       metrics_path: string;
-      static_configs: { targets: string[] }[];
+      static_configs: { targets: string[]; labels?: Record<string, string> }[];
     }[];
   };
 
@@ -311,7 +325,12 @@ describe('monitoring in compose', () => {
         .filter((c) => c.job_name === job)
         .flatMap((c) => c.static_configs.flatMap((s) => s.targets));
     const expected = GATEWAY_SERVICES.map((name) => `${name}:${service(name).environment.PORT}`);
-    expect(targets('gateway').sort()).toEqual(expected.sort());
+    // The job and namespace the alerts and the dashboard select on (alerts.yml).
+    expect(targets('inference-gateway').sort()).toEqual(expected.sort());
+    const gateway = prometheus.scrape_configs.find((c) => c.job_name === 'inference-gateway')!;
+    for (const group of gateway.static_configs) {
+      expect(group.labels).toEqual({ namespace: 'compose' });
+    }
     const rabbit = prometheus.scrape_configs.find((c) => c.job_name === 'rabbitmq')!;
     expect(rabbit.metrics_path).toBe('/metrics/per-object');
     expect(targets('rabbitmq')).toEqual(['rabbitmq:15692']);
@@ -336,9 +355,11 @@ describe('monitoring in compose', () => {
     const dashboardsDir = providers.providers[0]!.options.path;
     expect(mounts).toContain(`./infra/grafana/dashboards:${dashboardsDir}:ro`);
     expect(mounts).toContain('./infra/grafana/provisioning:/etc/grafana/provisioning:ro');
-    const uids = new Set(datasources.datasources.map((d) => d.uid));
+    // The dashboard names no datasource uid: its `datasource` variable picks one (compose's is
+    // the default, so it is picked on load).
+    expect(datasources.datasources[0]).toMatchObject({ type: 'prometheus', isDefault: true });
     for (const panel of allPanels(readDashboard().panels).filter((p) => p.type !== 'row')) {
-      expect([panel.title, uids.has(panel.datasource?.uid ?? '')]).toEqual([panel.title, true]);
+      expect([panel.title, panel.datasource?.uid]).toEqual([panel.title, '${datasource}']);
     }
   });
 });

@@ -6,6 +6,7 @@ import {
   EDGE_DEPLOYMENTS,
   containerEnvironment,
   imageService,
+  isReleaseJob,
   secretValues,
   workloads,
 } from './support/k8s-env.js';
@@ -198,9 +199,7 @@ describe.each(['base', 'dev', 'prod'])('k8s %s', (layer) => {
 
   it('gives the migration containers only variables of their service', () => {
     // (The broker-users Job is checked in broker-users.test.ts.)
-    const jobs = containers.filter(
-      (c) => c.manifest.kind === 'Job' && c.manifest.metadata.name === 'gateway-migrate',
-    );
+    const jobs = containers.filter((c) => isReleaseJob(c.manifest, 'gateway-migrate'));
     expect(jobs.length).toBe(2);
     for (const { container } of jobs) {
       const service = imageService(container.image);

@@ -1,25 +1,17 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
-import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
-import { Job } from 'kubernetes-models/batch/v1/Job';
-import { Ingress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
-import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
-import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
-import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
-import { Namespace } from 'kubernetes-models/v1/Namespace';
-import { Secret } from 'kubernetes-models/v1/Secret';
-import { Service } from 'kubernetes-models/v1/Service';
 import {
   DEPLOYMENTS,
   EDGE_DEPLOYMENTS,
   containerEnvironment,
   imageService,
+  isReleaseJob,
   secretValues,
   workloads,
   type Container,
 } from './support/k8s-env.js';
-import { buildKustomization, type Manifest } from './support/kustomize.js';
+import { buildKustomization, configMapHash, type Manifest } from './support/kustomize.js';
+import { validateAgainstSchema } from './support/k8s-schemas.js';
 import { edgeSurfaces } from './support/schemas.js';
 
 /*
@@ -28,33 +20,6 @@ import { edgeSurfaces } from './support/schemas.js';
  * then the rules of the deployment: probes, resources, security contexts, autoscaling,
  * disruption budgets, ingress and network policies.
  */
-
-interface ModelClass {
-  apiVersion: string;
-  kind: string;
-  new (data: never): { validate(): void };
-}
-
-const MODELS: ModelClass[] = [
-  ConfigMap,
-  Namespace,
-  Secret,
-  Service,
-  Deployment,
-  Job,
-  HorizontalPodAutoscaler,
-  PodDisruptionBudget,
-  Ingress,
-  NetworkPolicy,
-] as unknown as ModelClass[];
-
-function validateAgainstSchema(manifest: Manifest): void {
-  const Model = MODELS.find(
-    (m) => m.apiVersion === manifest.apiVersion && m.kind === manifest.kind,
-  );
-  if (!Model) throw new Error(`no schema known for ${manifest.apiVersion} ${manifest.kind}`);
-  new Model(manifest as never).validate();
-}
 
 /** Where each layer puts its objects; the overlays also create that namespace. */
 const NAMESPACES = {
@@ -386,7 +351,7 @@ describe.each(Object.keys(NAMESPACES) as Layer[])('k8s %s, composed', (layer) =>
   });
 
   it("migrates billing's and the dispatcher's databases in a Job, with their own commands", () => {
-    const job = named(manifests, 'Job', 'gateway-migrate');
+    const job = manifests.find((m) => isReleaseJob(m, 'gateway-migrate'));
     expect(job).toBeDefined();
     const [workload] = workloads([job!]);
     expect(['OnFailure', 'Never']).toContain(workload!.podSpec.restartPolicy);
@@ -400,8 +365,68 @@ describe.each(Object.keys(NAMESPACES) as Layer[])('k8s %s, composed', (layer) =>
     }
   });
 
+  it("names each release's Jobs after its tag and marks them as GitOps hooks", () => {
+    const tags = new Set(
+      all.flatMap((w) => w.podSpec.containers.map((c) => /:([^:/@]+)$/.exec(c.image)?.[1] ?? '')),
+    );
+    // One release: every container of every workload runs the same tag (base: none).
+    expect(tags.size).toBe(1);
+    const [tag] = [...tags];
+    for (const base of ['gateway-migrate', 'gateway-broker-users']) {
+      const job = manifests.find((m) => isReleaseJob(m, base))!;
+      expect(job.metadata.name).toBe(tag ? `${base}-${tag}` : base);
+      // A DNS subdomain that also fits the pods' job-name label.
+      expect(job.metadata.name).toMatch(/^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$/);
+      expect(job.metadata.annotations).toEqual({
+        'argocd.argoproj.io/hook': 'Sync',
+        'argocd.argoproj.io/hook-delete-policy': 'BeforeHookCreation',
+        'argocd.argoproj.io/sync-wave': '-1',
+        'kustomize.toolkit.fluxcd.io/force': 'enabled',
+      });
+    }
+    // Argo CD applies the namespace before the Jobs' wave.
+    const namespace = manifests.find((m) => m.kind === 'Namespace');
+    if (namespace) {
+      const annotations = namespace.metadata.annotations as Record<string, string> | undefined;
+      expect(Number(annotations?.['argocd.argoproj.io/sync-wave'])).toBeLessThan(-1);
+    }
+  });
+
+  it('runs immutable image tags: a version or <branch>-<commit>, never main or latest', () => {
+    if (layer === 'base') return;
+    for (const { podSpec } of all) {
+      for (const container of podSpec.containers) {
+        const tag = /:([^:/@]+)$/.exec(container.image)![1]!;
+        expect(tag).toMatch(/^(\d+\.\d+\.\d+([-+][\w.]+)?|[a-z]+-[0-9a-f]{7,40})$/);
+        expect(container).not.toHaveProperty('imagePullPolicy');
+      }
+    }
+  });
+
+  it('names each ConfigMap after its content, so a changed setting rolls the pods that read it', () => {
+    const configMaps = manifests.filter((m) => m.kind === 'ConfigMap');
+    const bases = configMaps.map((m) => m.metadata.name.replace(/-[a-z0-9]{10}$/, '')).sort();
+    expect(bases).toEqual(
+      ['billing-config', 'dispatcher-config', 'edge-config', 'inference-worker-config'].sort(),
+    );
+    for (const m of configMaps) {
+      const base = m.metadata.name.replace(/-[a-z0-9]{10}$/, '');
+      const data = m.data as Record<string, string>;
+      expect(m.metadata.name).toBe(`${base}-${configMapHash(base, data)}`);
+      expect(m.metadata.annotations).toBeUndefined();
+    }
+    const names = new Set(configMaps.map((m) => m.metadata.name));
+    for (const { podSpec } of all.filter((w) => w.manifest.kind === 'Deployment')) {
+      for (const source of podSpec.containers[0]!.envFrom ?? []) {
+        expect(names.has(source.configMapRef!.name)).toBe(true);
+      }
+    }
+  });
+
   it('resolves every ConfigMap and Secret reference (production: the secret-store contract)', () => {
-    if (layer === 'prod') expect(manifests.some((m) => m.kind === 'Secret')).toBe(false);
+    // The overlays ship no Secret: never the base's published example tokens and keys (dev:
+    // create-secret.sh makes random ones; production: the secret store).
+    if (layer !== 'base') expect(manifests.some((m) => m.kind === 'Secret')).toBe(false);
     else expect(Object.keys(secretValues(manifests))).toEqual(['gateway-secrets']);
     for (const { podSpec } of all) {
       for (const container of podSpec.containers) {
@@ -547,5 +572,18 @@ describe.each(Object.keys(NAMESPACES) as Layer[])('k8s %s, composed', (layer) =>
         ]);
       }
     });
+  });
+});
+
+describe('generated ConfigMaps', () => {
+  it("change name with any setting: an overlay's value rolls the Deployment", () => {
+    expect(configMapHash('billing-config', { LOG_LEVEL: 'info' })).not.toBe(
+      configMapHash('billing-config', { LOG_LEVEL: 'debug' }),
+    );
+    const envFromOf = (layer: Layer) =>
+      workloads(build(layer)).find((w) => w.manifest.metadata.name === 'billing')!.podSpec
+        .containers[0]!.envFrom;
+    // dev's debug logs and smaller pool: another ConfigMap name, so another pod template.
+    expect(envFromOf('dev')).not.toEqual(envFromOf('base'));
   });
 });

@@ -27,7 +27,8 @@ export interface ComposeService {
 }
 
 export interface ComposeFile {
-  name: string;
+  /** The file's top-level keys, extension fields (`x-…`) included. */
+  topLevelKeys: string[];
   services: Record<string, ComposeService>;
   volumes?: Record<string, unknown>;
 }
@@ -99,7 +100,6 @@ export function loadCompose(
   variables: Record<string, string> = {},
 ): ComposeFile {
   const raw = parse(readFileSync(file, 'utf8'), { merge: true, uniqueKeys: true }) as {
-    name: string;
     services: Record<string, Record<string, unknown>>;
     volumes?: Record<string, unknown>;
   };
@@ -114,5 +114,5 @@ export function loadCompose(
       command: asList(service.command),
     } as ComposeService;
   }
-  return { name: raw.name, services, volumes: raw.volumes };
+  return { topLevelKeys: Object.keys(raw), services, volumes: raw.volumes };
 }

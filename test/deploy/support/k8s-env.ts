@@ -141,3 +141,11 @@ export const DEPLOYMENTS: Readonly<Record<string, GatewayService>> = {
 
 /** Edge's Deployments: the ones that run edge's image. */
 export const EDGE_DEPLOYMENTS = Object.keys(DEPLOYMENTS).filter((d) => DEPLOYMENTS[d] === 'edge');
+
+/**
+ * Whether a manifest is the Job `baseName` of k8s/base: overlays name it per release
+ * (`gateway-migrate-<tag>`; a Job's pod template is immutable).
+ */
+export const isReleaseJob = (manifest: Manifest, baseName: string): boolean =>
+  manifest.kind === 'Job' &&
+  (manifest.metadata.name === baseName || manifest.metadata.name.startsWith(`${baseName}-`));

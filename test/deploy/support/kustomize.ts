@@ -1,14 +1,19 @@
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 
 /*
  * The subset of kustomize that k8s/ uses, so the tests can compose each overlay without the
  * kustomize binary: `resources` (files and directories with their own kustomization),
- * `patches` by `path` (strategic merge, target found by kind and name; `$patch: delete`
- * removes the target), `namespace`, `labels` (pairs, includeTemplates; never selectors) and
- * `images`. Any other field of a kustomization.yaml is refused, so a manifest cannot quietly
- * rely on something this loader (and therefore the tests) would ignore.
+ * `components` (kind Component, applied after the resources), `configMapGenerator` (`envs`
+ * files and `literals`; behavior create, merge or replace; the name gets a hash of the content
+ * and every pod template's reference follows, so a changed setting rolls the pods), `patches`
+ * by `path` (strategic merge, target found by kind and name; `$patch: delete` removes the
+ * target) or inline with a `target` (JSON 6902 operations add, replace, remove), `namespace`,
+ * `labels` (pairs, includeTemplates; never selectors) and `images`. Any other field of a
+ * kustomization.yaml is refused, so a manifest cannot quietly rely on something this loader (and
+ * therefore the tests) would ignore.
  */
 
 export interface Manifest {
@@ -31,6 +36,8 @@ const SUPPORTED_FIELDS = new Set([
   'patches',
   'labels',
   'images',
+  'components',
+  'configMapGenerator',
 ]);
 
 /** Kinds without a namespace (the ones this project could plausibly use). */
@@ -46,12 +53,21 @@ const CLUSTER_SCOPED = new Set([
 /** Kinds whose pod template gets `labels` with includeTemplates, and images. */
 const POD_TEMPLATE_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'Job', 'ReplicaSet']);
 
+interface Generator {
+  name: string;
+  behavior?: 'create' | 'merge' | 'replace';
+  envs?: string[];
+  literals?: string[];
+}
+
 interface Kustomization {
   apiVersion?: string;
   kind?: string;
   namespace?: string;
   resources?: string[];
-  patches?: { path?: string; target?: unknown; patch?: string }[];
+  components?: string[];
+  configMapGenerator?: Generator[];
+  patches?: { path?: string; target?: { kind: string; name: string }; patch?: string }[];
   labels?: {
     pairs: Record<string, string>;
     includeSelectors?: boolean;
@@ -77,21 +93,42 @@ export function readYamlDocuments(file: string): unknown[] {
     .filter((value) => value !== null && value !== undefined);
 }
 
-function readKustomization(dir: string): Kustomization {
+const GENERATOR_FIELDS = new Set(['name', 'behavior', 'envs', 'literals']);
+
+function checkPatches(file: string, patches: Kustomization['patches']): void {
+  for (const patch of patches ?? []) {
+    const byPath = typeof patch.path === 'string' && !patch.target && patch.patch === undefined;
+    const inline =
+      patch.path === undefined &&
+      typeof patch.patch === 'string' &&
+      typeof patch.target?.kind === 'string' &&
+      typeof patch.target.name === 'string' &&
+      Object.keys(patch.target).length === 2;
+    if (!byPath && !inline) {
+      throw new Error(
+        `${file}: patches are by path (strategic merge) or inline JSON 6902 with a target kind and name`,
+      );
+    }
+  }
+}
+
+function readKustomization(dir: string, kind = 'Kustomization'): Kustomization {
   const file = path.join(dir, 'kustomization.yaml');
   const [document, ...more] = readYamlDocuments(file);
   if (!isObject(document) || more.length > 0) throw new Error(`${file}: one mapping expected`);
   for (const key of Object.keys(document)) {
     if (!SUPPORTED_FIELDS.has(key)) throw new Error(`${file}: unsupported field "${key}"`);
   }
-  if (document.kind !== 'Kustomization') throw new Error(`${file}: kind must be Kustomization`);
-  for (const patch of (document.patches ?? []) as Kustomization['patches'] & object) {
-    if (typeof patch.path !== 'string' || patch.target !== undefined || patch.patch !== undefined) {
-      throw new Error(`${file}: only patches by path (strategic merge, no target) are supported`);
-    }
-  }
+  if (document.kind !== kind) throw new Error(`${file}: kind must be ${kind}`);
+  checkPatches(file, document.patches as Kustomization['patches']);
   for (const label of (document.labels ?? []) as NonNullable<Kustomization['labels']>) {
     if (label.includeSelectors) throw new Error(`${file}: labels must not include selectors`);
+  }
+  for (const generator of (document.configMapGenerator ?? []) as Generator[]) {
+    for (const key of Object.keys(generator)) {
+      if (!GENERATOR_FIELDS.has(key))
+        throw new Error(`${file}: unsupported generator field ${key}`);
+    }
   }
   return document as Kustomization;
 }
@@ -159,23 +196,148 @@ function setImage(image: string, rules: NonNullable<Kustomization['images']>): s
   return `${newName}${newTag ? `:${newTag}` : ''}${!rule.newTag && digest ? `@${digest}` : ''}`;
 }
 
-/** Builds a kustomization directory into its final list of objects. */
-export function buildKustomization(dir: string): Manifest[] {
-  const kustomization = readKustomization(dir);
-  let manifests: Manifest[] = [];
-  for (const resource of kustomization.resources ?? []) {
-    const location = path.resolve(dir, resource);
-    if (!existsSync(location)) throw new Error(`${dir}: resource ${resource} does not exist`);
-    if (statSync(location).isDirectory()) {
-      manifests.push(...buildKustomization(location));
-    } else {
-      manifests.push(...readYamlDocuments(location).map((doc) => asManifest(doc, location)));
+/** Marks a generated ConfigMap whose name gets its content hash (kustomize's own annotation). */
+const NEEDS_HASH = 'internal.config.kubernetes.io/needsHashAnnotation';
+
+/** `KEY=VALUE` lines of an env file or `literals`; `#` comments and blank lines skipped. */
+function keyValues(lines: string[], source: string): Record<string, string> {
+  const data: Record<string, string> = {};
+  for (const line of lines.map((l) => l.trim())) {
+    if (line === '' || line.startsWith('#')) continue;
+    const at = line.indexOf('=');
+    if (at <= 0) throw new Error(`${source}: "${line}" is not KEY=VALUE`);
+    data[line.slice(0, at)] = line.slice(at + 1).replace(/^(['"])(.*)\1$/, '$2');
+  }
+  return data;
+}
+
+function generate(dir: string, generators: Generator[], manifests: Manifest[]): void {
+  for (const generator of generators) {
+    const data: Record<string, string> = {};
+    for (const envs of generator.envs ?? []) {
+      const file = path.resolve(dir, envs);
+      Object.assign(data, keyValues(readFileSync(file, 'utf8').split('\n'), file));
+    }
+    Object.assign(data, keyValues(generator.literals ?? [], `${dir} ${generator.name}`));
+    const existing = manifests.find(
+      (m) => m.kind === 'ConfigMap' && m.metadata.name === generator.name,
+    );
+    const behavior = generator.behavior ?? 'create';
+    if ((behavior === 'create') !== (existing === undefined)) {
+      throw new Error(`${dir}: configMapGenerator ${generator.name}: ${behavior} vs what exists`);
+    }
+    if (existing) {
+      existing.data = behavior === 'merge' ? { ...(existing.data as Json), ...data } : data;
+      continue;
+    }
+    manifests.push({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: generator.name, annotations: { [NEEDS_HASH]: 'true' } },
+      data,
+    });
+  }
+}
+
+/** Go's json.Marshal of the same value (sorted keys, <>& escaped), as kustomize hashes it. */
+function goJson(value: unknown): string {
+  const sorted = (v: unknown): unknown =>
+    isObject(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, sorted(v[k])]),
+        )
+      : v;
+  return JSON.stringify(sorted(value)).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/** kustomize's name suffix for a ConfigMap: its content's SHA-256, 10 characters, re-lettered. */
+export function configMapHash(name: string, data: Record<string, string>): string {
+  const hex = createHash('sha256')
+    .update(goJson({ kind: 'ConfigMap', name, data }))
+    .digest('hex');
+  const letters: Record<string, string> = { '0': 'g', '1': 'h', '3': 'k', a: 'm', e: 't' };
+  return [...hex.slice(0, 10)].map((c) => letters[c] ?? c).join('');
+}
+
+/** Every place a pod template names a ConfigMap. */
+function configMapRefs(spec: Json): Json[] {
+  const refs: Json[] = [];
+  for (const container of [
+    ...((spec.initContainers ?? []) as Json[]),
+    ...((spec.containers ?? []) as Json[]),
+  ]) {
+    for (const source of (container.envFrom ?? []) as Json[]) {
+      if (isObject(source.configMapRef)) refs.push(source.configMapRef);
+    }
+    for (const variable of (container.env ?? []) as Json[]) {
+      const from = variable.valueFrom as Json | undefined;
+      if (isObject(from?.configMapKeyRef)) refs.push(from.configMapKeyRef);
     }
   }
-  manifests = structuredClone(manifests);
+  for (const volume of (spec.volumes ?? []) as Json[]) {
+    if (isObject(volume.configMap)) refs.push(volume.configMap);
+  }
+  return refs;
+}
 
-  for (const { path: patchPath } of kustomization.patches ?? []) {
-    const file = path.resolve(dir, patchPath!);
+/** Names generated ConfigMaps after their content and points every reference at the new name. */
+function hashGeneratedNames(manifests: Manifest[]): void {
+  const renamed = new Map<string, string>();
+  for (const m of manifests.filter((x) => x.kind === 'ConfigMap')) {
+    const annotations = m.metadata.annotations as Record<string, string> | undefined;
+    if (annotations?.[NEEDS_HASH] !== 'true') continue;
+    delete annotations[NEEDS_HASH];
+    if (Object.keys(annotations).length === 0) delete m.metadata.annotations;
+    const name = `${m.metadata.name}-${configMapHash(m.metadata.name, (m.data ?? {}) as Record<string, string>)}`;
+    renamed.set(m.metadata.name, name);
+    m.metadata.name = name;
+  }
+  for (const spec of manifests.flatMap(podSpecs)) {
+    for (const ref of configMapRefs(spec)) {
+      const name = renamed.get(String(ref.name));
+      if (name) ref.name = name;
+    }
+  }
+}
+
+/** One JSON 6902 operation on a plain value (paths of mapping keys and list indexes). */
+function applyOperation(target: Json, op: { op: string; path: string; value?: unknown }): void {
+  const keys = op.path
+    .split('/')
+    .slice(1)
+    .map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const last = keys.pop()!;
+  let parent: unknown = target;
+  for (const key of keys) parent = (parent as Json)[key];
+  if (!isObject(parent) && !Array.isArray(parent)) throw new Error(`no ${op.path}`);
+  if (op.op === 'remove') {
+    if (Array.isArray(parent)) parent.splice(Number(last), 1);
+    else delete parent[last];
+  } else if (op.op === 'add' || op.op === 'replace') {
+    if (op.op === 'replace' && !(last in parent)) throw new Error(`no ${op.path} to replace`);
+    if (Array.isArray(parent) && op.op === 'add') {
+      parent.splice(last === '-' ? parent.length : Number(last), 0, op.value);
+    } else (parent as Json)[last] = op.value;
+  } else throw new Error(`JSON 6902 operation ${op.op} is not supported`);
+}
+
+function applyPatches(dir: string, patches: Kustomization['patches'], manifests: Manifest[]): void {
+  for (const entry of patches ?? []) {
+    if (entry.target) {
+      const { kind, name } = entry.target;
+      const target = manifests.find((m) => m.kind === kind && m.metadata.name === name);
+      if (!target) throw new Error(`${dir}: patch target ${kind}/${name} does not exist`);
+      for (const op of parse(entry.patch!) as { op: string; path: string; value?: unknown }[]) {
+        applyOperation(target as unknown as Json, op);
+      }
+      continue;
+    }
+    const file = path.resolve(dir, entry.path!);
     for (const patch of readYamlDocuments(file)) {
       const { kind, metadata } = asManifest(patch, file);
       const targets = manifests.filter((m) => m.kind === kind && m.metadata.name === metadata.name);
@@ -189,6 +351,31 @@ export function buildKustomization(dir: string): Manifest[] {
       else manifests[index] = strategicMerge(targets[0], patch) as Manifest;
     }
   }
+}
+
+function loadResources(dir: string, resources: string[]): Manifest[] {
+  const manifests: Manifest[] = [];
+  for (const resource of resources) {
+    const location = path.resolve(dir, resource);
+    if (!existsSync(location)) throw new Error(`${dir}: resource ${resource} does not exist`);
+    if (statSync(location).isDirectory()) {
+      manifests.push(...build(location, 'Kustomization'));
+    } else {
+      manifests.push(...readYamlDocuments(location).map((doc) => asManifest(doc, location)));
+    }
+  }
+  return structuredClone(manifests);
+}
+
+/** Everything a kustomization or component does to the objects it starts from. */
+function transform(dir: string, kustomization: Kustomization, manifests: Manifest[]): Manifest[] {
+  manifests.push(...loadResources(dir, kustomization.resources ?? []));
+  for (const component of kustomization.components ?? []) {
+    const componentDir = path.resolve(dir, component);
+    manifests = transform(componentDir, readKustomization(componentDir, 'Component'), manifests);
+  }
+  generate(dir, kustomization.configMapGenerator ?? [], manifests);
+  applyPatches(dir, kustomization.patches, manifests);
 
   for (const manifest of manifests) {
     if (kustomization.namespace && !CLUSTER_SCOPED.has(manifest.kind)) {
@@ -210,5 +397,16 @@ export function buildKustomization(dir: string): Manifest[] {
       }
     }
   }
+  return manifests;
+}
+
+function build(dir: string, kind: string): Manifest[] {
+  return transform(dir, readKustomization(dir, kind), []);
+}
+
+/** Builds a kustomization directory into its final list of objects. */
+export function buildKustomization(dir: string): Manifest[] {
+  const manifests = build(dir, 'Kustomization');
+  hashGeneratedNames(manifests);
   return manifests;
 }
