@@ -1,12 +1,12 @@
 import {
   createBodyValidator,
-  DEFAULT_IMAGE_TOKENS,
   dzdToMicroDzd,
   GatewayError,
   isValidModelId,
   LIMITS,
   microDzdToDzd,
   MODEL_ID_RULE,
+  MODEL_MEDIA_DEFAULTS,
   ModelPutRequestSchema,
 } from '@gateway/contracts';
 import type { ModelPutRequest, CatalogModel as OperatorCatalogModel } from '@gateway/contracts';
@@ -70,9 +70,9 @@ export class Catalog {
       inputPriceMicroDzdPerM: price(request.input_price_dzd_per_m, 'input_price_dzd_per_m'),
       outputPriceMicroDzdPerM: price(request.output_price_dzd_per_m, 'output_price_dzd_per_m'),
       maxOutputTokens: request.max_output_tokens,
-      inputModalities: request.input_modalities ?? ['text'],
-      imageTokens: request.image_tokens ?? DEFAULT_IMAGE_TOKENS,
-      remoteImages: request.remote_images ?? false,
+      inputModalities: request.input_modalities ?? [...MODEL_MEDIA_DEFAULTS.input_modalities],
+      imageTokens: request.image_tokens ?? MODEL_MEDIA_DEFAULTS.image_tokens,
+      remoteImages: request.remote_images ?? MODEL_MEDIA_DEFAULTS.remote_images,
       nodes: (request.nodes ?? []).map((node) =>
         node.weight === undefined ? { url: node.url } : { url: node.url, weight: node.weight },
       ),

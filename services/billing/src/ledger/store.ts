@@ -6,8 +6,7 @@
  *
  * Lock order, everywhere: hold row → account_balances row(s) (by account id) → scoped_tokens
  * row(s) (by token id). Following it keeps concurrent settles, voids, holds and sweeps free of
- * deadlocks; a caller that wraps placeHold in its own transaction must not lock a scoped_tokens
- * row before the balance row.
+ * deadlocks.
  */
 import type { VoidOutcomeReason } from '@gateway/contracts';
 import type { EntryCursor } from './cursor.js';

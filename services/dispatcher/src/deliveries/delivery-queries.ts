@@ -1,7 +1,9 @@
 import type pg from 'pg';
+import type { WebhookDeliveryStatus } from '@gateway/contracts';
 import type { WebhookFormat } from '../signing/signature-headers.js';
 
-export type DeliveryStatus = 'queued' | 'retrying' | 'delivered' | 'failed' | 'dropped';
+/** The statuses the internal API reports (packages/contracts/src/dispatcher-api.ts). */
+export type DeliveryStatus = WebhookDeliveryStatus;
 
 export interface AttemptView {
   attempt: number;
