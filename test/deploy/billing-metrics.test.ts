@@ -13,7 +13,7 @@ import {
   createLedgerService,
   type LedgerService,
 } from '../../services/billing/src/ledger/index.js';
-import { instrumentBilling } from '../../services/billing/src/metrics.js';
+import { instrumentBilling, settledMicroDzdCounter } from '../../services/billing/src/metrics.js';
 import { parseExposition, sampleValue } from './support/prometheus-text.js';
 
 /*
@@ -45,15 +45,19 @@ beforeAll(async () => {
     keyring: Keyring.parse(randomBytes(32).toString('base64')),
     clock,
   });
-  const plain = createLedgerService({ prisma, clock, holdTtlMs: 15 * 60_000 });
   registry = createServiceMetrics('billing', { defaultMetrics: false }).registry;
-  ledger = instrumentBilling(registry, {
+  ledger = createLedgerService({
+    prisma,
+    clock,
+    holdTtlMs: 15 * 60_000,
+    settledMicroDzd: settledMicroDzdCounter(registry),
+  });
+  instrumentBilling(registry, {
     prisma,
     ledger: {
-      ...plain,
       checkInvariants: async () => {
         invariantChecks += 1;
-        return plain.checkInvariants();
+        return ledger.checkInvariants();
       },
     },
     now: () => nowMs,

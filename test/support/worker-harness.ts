@@ -18,7 +18,7 @@ import {
 import { createLogger, createServiceMetrics } from '@gateway/observability';
 import { testAmqpUrl, testServiceAmqpUrl } from '@gateway/testing';
 import { createBillingClient } from '../../services/inference-worker/src/billing/billing-client.js';
-import { Cancellations } from '../../services/inference-worker/src/jobs/cancellations.js';
+import { Cancellations } from '../../services/inference-worker/src/jobs/run-job.js';
 import { startJobConsumers } from '../../services/inference-worker/src/jobs/job-consumer.js';
 import { createWorkerMetrics } from '../../services/inference-worker/src/jobs/metrics.js';
 import { createNodeRegistry } from '../../services/inference-worker/src/upstream/node-pool.js';

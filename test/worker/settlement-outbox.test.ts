@@ -160,7 +160,7 @@ describe('worker: settlement outbox (billing unreachable when settling)', () => 
       );
       return holdId;
     };
-    // What edge's reply queue dead-letters when its edge is gone (services/edge/src/jobs/job-queues.ts).
+    // What edge's reply queue dead-letters when its edge is gone (services/edge/src/jobs/job-replies.ts).
     const reply = (holdId: string, type: 'chunk' | 'final', seq: number) =>
       makeEnvelope('inference.reply', { jobId: holdId, seq, type, data: {} });
     const answered = await settled();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { PublishMarks } from './publish-marks.js';
+import { PublishMarks } from './client.js';
 
 type Sent = { holdId: string; expiresAtMs: number }[];
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
-import { MEDIA_KINDS } from './chat-content.js';
 import { MODEL_KINDS } from './envelopes.js';
+import { MEDIA_KINDS } from './schemas/chat-completion.js';
 import { StringEnum } from './schemas/common.js';
 import { LIMITS } from './schemas/limits.js';
 

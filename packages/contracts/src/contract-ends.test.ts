@@ -42,7 +42,6 @@ const BILLING_NODE_HEALTH = 'services/billing/src/nodes/node-health-routes.ts';
 const BILLING_NODES = 'services/billing/src/nodes/node-health.ts';
 // Billing's clients
 const CLIENT = 'packages/billing-client/src/client.ts';
-const CLIENT_MARKS = 'packages/billing-client/src/publish-marks.ts';
 const CLIENT_CATALOG = 'packages/billing-client/src/catalog-cache.ts';
 const CLIENT_OPERATOR = 'packages/billing-client/src/operator-client.ts';
 const CLIENT_DASHBOARD = 'packages/billing-client/src/dashboard-client.ts';
@@ -81,20 +80,20 @@ const CONTRACTS: Record<string, Entry> = {
   Caller: partOf('AuthenticateResponse'),
   AdmissionRequest: ends([CLIENT], [BILLING_INTERNAL]),
   HoldId: partOf('AdmissionRequest'),
-  AdmissionResponse: ends([BILLING_WIRE], [CLIENT]),
+  AdmissionResponse: ends([BILLING_INTERNAL], [CLIENT]),
   AdmittedModel: partOf('AdmissionResponse'),
   ModelProvider: partOf('CatalogEntry'),
   NodeProtocol: partOf('CatalogEntry'),
   SettleRequest: ends([CLIENT], [BILLING_INTERNAL]),
   VoidRequest: ends([CLIENT], [BILLING_INTERNAL]),
   VoidOutcomeReason: partOf('VoidRequest'),
-  SettleResponse: ends([BILLING_WIRE], [CLIENT]),
-  VoidResponse: ends([BILLING_WIRE], [CLIENT]),
-  RefundResponse: ends([BILLING_WIRE], [CLIENT]),
-  PublishMarksRequest: ends([CLIENT_MARKS], [BILLING_INTERNAL]),
+  SettleResponse: ends([BILLING_INTERNAL], [CLIENT]),
+  VoidResponse: ends([BILLING_INTERNAL], [CLIENT]),
+  RefundResponse: ends([BILLING_INTERNAL], [CLIENT]),
+  PublishMarksRequest: ends([CLIENT], [BILLING_INTERNAL]),
   PublishMarksResponse: ends([BILLING_INTERNAL], [CLIENT]),
   HoldStatusResponse: ends([BILLING_INTERNAL], [CLIENT]),
-  CatalogEntry: ends([BILLING_WIRE], [CLIENT, CLIENT_CATALOG]),
+  CatalogEntry: ends([BILLING_INTERNAL], [CLIENT, CLIENT_CATALOG]),
   CatalogListResponse: ends([BILLING_INTERNAL], [CLIENT]),
   BalanceResponse: ends([BILLING_WIRE], [CLIENT]),
   ScopedTokenCreated: ends([BILLING_SCOPED_TOKENS], [CLIENT]),

@@ -6,7 +6,6 @@ export * from './schemas/limits.js';
 export * from './schemas/common.js';
 export * from './schemas/chat-completion.js';
 export * from './schemas/chat-messages.js';
-export * from './chat-content.js';
 export * from './schemas/native-inference.js';
 export * from './schemas/scoped-token.js';
 export { ajv, compile, describeViolation, pointerToParam } from './ajv.js';

@@ -1,9 +1,8 @@
 import type { AnySchemaObject, ValidateFunction } from 'ajv';
 import { compile, describeViolation } from './ajv.js';
-import { checkChatMessageRules } from './chat-content.js';
 import { GatewayError } from './errors.js';
 import { dzdToMicroDzd } from './money.js';
-import { ChatCompletionRequestSchema } from './schemas/chat-completion.js';
+import { ChatCompletionRequestSchema, checkChatMessageRules } from './schemas/chat-completion.js';
 import type { ChatCompletionRequest } from './schemas/chat-completion.js';
 import { LIMITS } from './schemas/limits.js';
 import { NativeInferenceRequestSchema } from './schemas/native-inference.js';

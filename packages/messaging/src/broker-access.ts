@@ -63,7 +63,7 @@ const CANCEL_STEM = cancelQueueName('', '');
 /** Who does what, from the code: each service's role on the broker. */
 const ROLES: Record<BrokerService, ServiceRole> = {
   // Publishes jobs and cancellations; reads replies from its own queue, whose unread replies are
-  // dead-lettered to billing.unread-replies (services/edge/src/jobs/job-queues.ts).
+  // dead-lettered to billing.unread-replies (services/edge/src/jobs/job-replies.ts).
   edge: {
     publishes: ['jobs', 'control'],
     consumes: [],

@@ -4,8 +4,7 @@ import request from 'supertest';
 import { describe, expect, it } from '@jest/globals';
 import { GatewayError } from '@gateway/contracts';
 import { createLogger, createServiceMetrics } from '@gateway/observability';
-import { createServiceApp, finishApp } from './app.js';
-import { currentRequestId, withRequestId } from './request-context.js';
+import { createServiceApp, currentRequestId, finishApp, withRequestId } from './app.js';
 
 function buildApp(
   options: { ready?: boolean; shuttingDown?: boolean; accessLog?: 'failures' } = {},

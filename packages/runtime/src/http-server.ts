@@ -13,8 +13,9 @@ export interface RunningServer {
 /**
  * Limits on every connection: slow or idle clients cannot hold sockets forever. A request's
  * headers must arrive within HEADERS_TIMEOUT_MS and the whole request (body included) within
- * REQUEST_TIMEOUT_MS; a body that stops flowing is cut sooner (json-body.ts). Node checks these
- * every CONNECTIONS_CHECK_INTERVAL_MS (30 s by default, which let a stalled body live 138 s).
+ * REQUEST_TIMEOUT_MS; a body that stops flowing is cut sooner (`bodyIdleTimeout`, app.ts). Node
+ * checks these every CONNECTIONS_CHECK_INTERVAL_MS (30 s by default, which let a stalled body
+ * live 138 s).
  */
 const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 60_000;

@@ -1,4 +1,3 @@
-export { createServiceApp, finishApp, type ServiceAppOptions } from './app.js';
 export { asGatewayError, errorHandler, notFoundHandler } from './errors.js';
 export { listen, type RunningServer } from './http-server.js';
 export { Lifecycle, type LifecycleOptions } from './lifecycle.js';
@@ -10,13 +9,22 @@ export {
   type ReadinessCheck,
 } from './ops-routes.js';
 export {
+  BODY_IDLE_TIMEOUT_MS,
+  JSON_MAX_DEPTH,
   REQUEST_ID_HEADER,
+  bodyIdleTimeout,
+  checkJsonValue,
+  createServiceApp,
   currentRequestId,
+  finishApp,
   httpMetrics,
+  jsonBodyParser,
   requestId,
   requestIdFor,
   withRequestId,
-} from './request-context.js';
+  type JsonBodyOptions,
+  type ServiceAppOptions,
+} from './app.js';
 export { createPostgresPool, postgresReadiness } from './postgres.js';
 export { applyRuntimeGrants, type RuntimeGrants, type TablePrivilege } from './postgres-grants.js';
 export {
@@ -42,14 +50,6 @@ export {
   type ShellConfig,
   type ShellOptions,
 } from './shell.js';
-export {
-  BODY_IDLE_TIMEOUT_MS,
-  JSON_MAX_DEPTH,
-  bodyIdleTimeout,
-  checkJsonValue,
-  jsonBodyParser,
-  type JsonBodyOptions,
-} from './json-body.js';
 export {
   INTERNAL_TOKEN_HEADER,
   allowInternalCallers,

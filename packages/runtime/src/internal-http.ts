@@ -3,7 +3,7 @@ import type { RequestHandler, Response } from 'express';
 import { Pool } from 'undici';
 import pRetry from 'p-retry';
 import { GatewayError, assertNormalizedPath } from '@gateway/contracts';
-import { currentRequestId, REQUEST_ID_HEADER } from './request-context.js';
+import { currentRequestId, REQUEST_ID_HEADER } from './app.js';
 
 /**
  * HTTP to another gateway service's internal API over a pool of keep-alive connections

@@ -15,7 +15,8 @@ import {
  * - `billing_holds_open`: pending holds, counted in the database when scraped (so every replica
  *   reports the same figure; aggregate with max).
  * - `billing_settled_micro_dzd_total`: µDZD charged by settlements this process made (a replayed
- *   settle adds nothing); `increase(...) / 1e6` is DZD.
+ *   settle adds nothing); `increase(...) / 1e6` is DZD. The ledger service counts them
+ *   (`settledMicroDzdCounter`).
  * - `billing_ledger_invariant_violations`: how many violations the ledger's invariant check found,
  *   run at most once per INVARIANT_CHECK_INTERVAL_MS per replica (it reads the whole ledger).
  * - `billing_hold_sweeper_lag_seconds`: how long the most overdue pending hold has been past its
@@ -85,27 +86,31 @@ function atMostEvery(
 
 export interface BillingMetricsDeps {
   prisma: PrismaClient;
-  ledger: LedgerService;
+  ledger: Pick<LedgerService, 'checkInvariants'>;
   /** Milliseconds since the epoch; injected for tests. */
   now?: () => number;
   invariantCheckIntervalMs?: number;
 }
 
 /**
- * Registers billing's metrics and returns the ledger service to use in their place: the same
- * service, whose settlements are counted.
+ * `billing_settled_micro_dzd_total`, for the ledger service to count its settlements in
+ * (`createLedgerService({ settledMicroDzd })`: no wrapper on the settle path).
  */
-export function instrumentBilling(registry: Registry, deps: BillingMetricsDeps): LedgerService {
+export function settledMicroDzdCounter(registry: Registry): Counter {
+  return new Counter({
+    name: 'billing_settled_micro_dzd_total',
+    help: 'Micro-dinar charged by hold settlements made by this process',
+    registers: [registry],
+  });
+}
+
+/** Registers billing's gauges (holds open, invariant violations, capped settlements, lag). */
+export function instrumentBilling(registry: Registry, deps: BillingMetricsDeps): void {
   const { prisma, ledger } = deps;
 
   scrapedGauge(registry, 'billing_holds_open', 'Pending holds (all accounts)', () =>
     countPendingHolds(prisma),
   );
-  const settled = new Counter({
-    name: 'billing_settled_micro_dzd_total',
-    help: 'Micro-dinar charged by hold settlements made by this process',
-    registers: [registry],
-  });
   scrapedGauge(
     registry,
     'billing_ledger_invariant_violations',
@@ -128,16 +133,6 @@ export function instrumentBilling(registry: Registry, deps: BillingMetricsDeps):
     'Seconds the most overdue pending hold has been past its expiry (0 when none)',
     () => sweeperLagSeconds(prisma),
   );
-
-  return {
-    ...ledger,
-    settleHold: async (holdId, usage) => {
-      const result = await ledger.settleHold(holdId, usage);
-      // A double counts µDZD exactly up to 2^53 (≈ 9 billion DZD) per process lifetime.
-      if (!result.replayed) settled.inc(Number(result.costMicroDzd));
-      return result;
-    },
-  };
 }
 
 /** Counts the dashboard's password work: each hash, each refusal of a full bulkhead. */

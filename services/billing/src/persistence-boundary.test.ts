@@ -16,7 +16,8 @@ const REPOSITORIES: Readonly<Record<string, readonly string[]>> = {
   // Infrastructure: the client, its pool and ping, the schema readiness check. Migrations
   // (db/migrate.ts) run through @gateway/runtime's shared runner and hold no SQL of their own.
   db: ['db/client.ts', 'db/schema-check.ts'],
-  identity: ['identity/identity-repository.ts'],
+  // Prisma's queries; the request path's prepared statements (admission, signing key, last use).
+  identity: ['identity/identity-repository.ts', 'identity/admission-repository.ts'],
   // The hot path's prepared statements, the Prisma queries, the invariant check, and the
   // store's transactions (retry on deadlock, read-only snapshots).
   ledger: [

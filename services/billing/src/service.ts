@@ -12,7 +12,7 @@ import { createIdentity } from './identity/index.js';
 import { createLedgerService } from './ledger/index.js';
 import { createUsageService, UsageStore } from './usage/index.js';
 import { createNodeHealthService } from './nodes/index.js';
-import { instrumentBilling, passwordWorkMetrics } from './metrics.js';
+import { instrumentBilling, passwordWorkMetrics, settledMicroDzdCounter } from './metrics.js';
 import { startSettlementConsumer } from './settlements/settlement-consumer.js';
 
 export interface BillingDependencies {
@@ -54,16 +54,16 @@ export async function startBillingService(
     holdTtlMs: config.HOLD_TTL_MS,
     onLastUsedError: (error) => shell.logger.warn({ err: error }, 'api key last-used write failed'),
   });
-  // Holds open, settled µDZD, invariant violations and sweeper lag join the service's metrics.
-  const ledger = instrumentBilling(shell.metrics.registry, {
+  // The ledger counts its settled µDZD; holds open, invariant violations and sweeper lag join
+  // the service's metrics.
+  const ledger = createLedgerService({
     prisma,
-    ledger: createLedgerService({
-      prisma,
-      clock,
-      holdTtlMs: config.HOLD_TTL_MS,
-      holdPublishGraceMs: config.HOLD_PUBLISH_GRACE_MS,
-    }),
+    clock,
+    holdTtlMs: config.HOLD_TTL_MS,
+    holdPublishGraceMs: config.HOLD_PUBLISH_GRACE_MS,
+    settledMicroDzd: settledMicroDzdCounter(shell.metrics.registry),
   });
+  instrumentBilling(shell.metrics.registry, { prisma, ledger });
 
   const app = createServiceApp({
     logger: shell.logger,

@@ -1,7 +1,7 @@
 import type { BillingClient } from '@gateway/billing-client';
 import type { DispatcherClient } from './clients/dispatcher-client.js';
 import type { DashboardSettings } from './dashboard/settings.js';
-import type { AuthFailureLimiter } from './http/auth-failures.js';
+import type { AuthFailureLimiter } from './http/auth.js';
 import type { Idempotency } from './http/idempotency.js';
 import type { InferenceJobs } from './jobs/inference-jobs.js';
 

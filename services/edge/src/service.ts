@@ -6,11 +6,10 @@ import { preloadTokenizer } from '@gateway/tokenizer';
 import { createDispatcherClient } from './clients/dispatcher-client.js';
 import { resolveDashboardDir } from './dashboard/dashboard-site.js';
 import type { EdgeConfig } from './config.js';
-import { identifier } from './http/auth.js';
-import { AuthFailureLimiter } from './http/auth-failures.js';
+import { AuthFailureLimiter, identifier } from './http/auth.js';
 import { Idempotency } from './http/idempotency.js';
-import { InferenceJobs } from './jobs/inference-jobs.js';
-import { JobPublisher, ReplyRouter } from './jobs/job-queues.js';
+import { InferenceJobs, JobPublisher } from './jobs/inference-jobs.js';
+import { ReplyRouter } from './jobs/job-replies.js';
 import { edgeSurfaces, missingSurfaceSettings } from './surfaces.js';
 
 const EDGE_CATALOG_CACHE_TTL_MS = 5_000;

@@ -8,11 +8,10 @@ import {
 } from '@gateway/runtime';
 import { createBillingClient } from './billing/billing-client.js';
 import type { WorkerConfig } from './config.js';
-import { Cancellations } from './jobs/cancellations.js';
 import { startJobConsumers } from './jobs/job-consumer.js';
+import { Cancellations } from './jobs/run-job.js';
 import { createWorkerMetrics } from './jobs/metrics.js';
-import { createNodeRegistry } from './upstream/node-pool.js';
-import { startHealthReporter } from './upstream/health-reporter.js';
+import { createNodeRegistry, startHealthReporter } from './upstream/node-pool.js';
 import { hostname } from 'node:os';
 
 const PUBLISH_WAIT_MS = 60_000;

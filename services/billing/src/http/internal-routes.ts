@@ -1,7 +1,12 @@
+/**
+ * Billing's internal API: the routes edge and the worker call on every request (authenticate,
+ * admit, settle, void, refund, publish marks, catalog, balance, scoped tokens) and the answers
+ * they send, built with the contract types (packages/contracts/src/billing-api.ts).
+ */
 import express, { type Router } from 'express';
 import { allowInternalCallers } from '@gateway/runtime';
-import type { Identity } from '../identity/index.js';
-import type { LedgerService } from '../ledger/index.js';
+import type { Admission, CatalogModel, Identity, Principal } from '../identity/index.js';
+import type { LedgerService, RefundResult, SettleResult, VoidResult } from '../ledger/index.js';
 import type { RequestIdempotency } from './request-idempotency.js';
 import type { Dashboard } from '../dashboard/index.js';
 import type { UsageService } from '../usage/index.js';
@@ -14,26 +19,24 @@ import {
   VoidRequestSchema,
   createBodyValidator,
   GatewayError,
+  microDzdToWire,
   type AdmissionRequest,
+  type AdmissionResponse,
   type AuthenticateRequest,
   type AuthenticateResponse,
+  type Caller,
+  type CatalogEntry,
   type CatalogListResponse,
   type HoldStatusResponse,
   type PublishMarksRequest,
   type PublishMarksResponse,
+  type RefundResponse,
   type SettleRequest,
+  type SettleResponse,
   type VoidRequest,
+  type VoidResponse,
 } from '@gateway/contracts';
-import {
-  admissionToWire,
-  balanceToJson,
-  callerOf,
-  catalogEntryToWire,
-  refundToWire,
-  requiredString,
-  settleToWire,
-  voidToWire,
-} from './wire.js';
+import { balanceToJson, requiredString } from './wire.js';
 
 /** Every service billing's API serves, built by `service.ts` (tests: billing-services.suite.ts). */
 export interface BillingServices {
@@ -197,4 +200,94 @@ function publishedHoldExpiry(expiresAtMs: number): Date {
     });
   }
   return new Date(expiresAtMs);
+}
+
+// --- the answers (contract types; µDZD as strings, dates as ISO 8601)
+
+/** Who is calling, as edge needs it (never the token's digest or limits). */
+export function callerOf(principal: Principal): Caller {
+  return {
+    accountId: principal.accountId,
+    kind: principal.kind,
+    apiKeyName: principal.apiKeyName,
+    webhookFormat: principal.webhookFormat,
+    tokenModels: principal.token?.models ?? null,
+  };
+}
+
+/** The contract's admission answer. */
+export function admissionToWire(principal: Principal, admission: Admission): AdmissionResponse {
+  return {
+    caller: callerOf(principal),
+    hold: {
+      id: admission.hold.id,
+      amountMicroDzd: microDzdToWire(admission.hold.amountMicroDzd),
+      expiresAt: admission.hold.expiresAt.toISOString(),
+    },
+    model: {
+      id: admission.model.id,
+      kind: admission.model.kind,
+      provider: admission.model.provider,
+      updatedAt: admission.model.updatedAt.toISOString(),
+    },
+    rateLimit: admission.rateLimit,
+    replayed: admission.hold.replayed,
+    ...(admission.hold.replayed
+      ? {}
+      : {
+          prices: {
+            inputMicroDzdPerM: microDzdToWire(admission.model.inputPriceMicroDzdPerM),
+            outputMicroDzdPerM: microDzdToWire(admission.model.outputPriceMicroDzdPerM),
+          },
+        }),
+  };
+}
+
+/*
+ * The hold answers carry what the contract names, nothing more: the journal transaction and the
+ * posted credits and debits stay in billing.
+ */
+
+export function settleToWire(result: SettleResult): SettleResponse {
+  const { balance } = result;
+  return {
+    holdId: result.holdId,
+    costMicroDzd: microDzdToWire(result.costMicroDzd),
+    releasedMicroDzd: microDzdToWire(result.releasedMicroDzd),
+    balance: {
+      balanceMicroDzd: microDzdToWire(balance.balanceMicroDzd),
+      pendingMicroDzd: microDzdToWire(balance.pendingMicroDzd),
+      availableMicroDzd: microDzdToWire(balance.availableMicroDzd),
+    },
+    replayed: result.replayed,
+  };
+}
+
+export function voidToWire(result: VoidResult): VoidResponse {
+  return { holdId: result.holdId, status: result.status, replayed: result.replayed };
+}
+
+export function refundToWire(result: RefundResult): RefundResponse {
+  return {
+    holdId: result.holdId,
+    status: result.status,
+    refundedMicroDzd: microDzdToWire(result.refundedMicroDzd),
+    replayed: result.replayed,
+  };
+}
+
+/** A catalog entry as edge and the worker read it: prices and media rules stay in billing. */
+export function catalogEntryToWire(model: CatalogModel): CatalogEntry {
+  return {
+    id: model.id,
+    kind: model.kind,
+    provider: model.provider,
+    protocol: model.protocol,
+    upstreamModel: model.upstreamModel,
+    maxOutputTokens: model.maxOutputTokens,
+    nodes: model.nodes.map((node) =>
+      node.weight === undefined ? { url: node.url } : { url: node.url, weight: node.weight },
+    ),
+    updatedAt: model.updatedAt.toISOString(),
+  };
 }

@@ -1,11 +1,9 @@
 import { GatewayError, LIMITS } from '@gateway/contracts';
 import { SCOPED_TOKEN_PREFIX } from './jwt.js';
 import { clientTokenRecord, DEFAULT_CLOCK_SKEW_S, type TokenVerifier } from './scoped-tokens.js';
-import { constantTimeEqual, looksLikeApiKey, sha256Hex } from './secrets.js';
+import { bearerCredential, constantTimeEqual, looksLikeApiKey, sha256Hex } from './secrets.js';
 import type { IdentityRepository } from './identity-repository.js';
 import type { Account, Clock, Principal } from './types.js';
-
-const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
 const invalidKey = (message: string) => new GatewayError('invalid_api_key', message);
 
@@ -96,16 +94,6 @@ export class Authenticator {
       },
     };
   }
-}
-
-/** The credential of an `Authorization: Bearer <credential>` header (401 otherwise). */
-export function bearerCredential(authorization: string | null | undefined): string {
-  if (authorization === undefined || authorization === null || authorization.trim() === '') {
-    throw invalidKey('Missing Authorization header: send Authorization: Bearer <API key>');
-  }
-  const match = BEARER.exec(authorization.trim());
-  if (!match) throw invalidKey('Authorization scheme must be Bearer');
-  return match[1] as string;
 }
 
 /** `exp` at most 1 year (+ skew) ahead (401 `invalid_api_key`), and not reached (401 `token_expired`). */

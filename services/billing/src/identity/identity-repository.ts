@@ -1,5 +1,4 @@
 import type { InputModality } from '@gateway/contracts';
-import type pg from 'pg';
 import { Prisma } from '../db/client.js';
 import type { PrismaClient } from '../db/client.js';
 import type {
@@ -13,7 +12,6 @@ import type {
   SealedSecret,
   WebhookFormat,
 } from './types.js';
-import type { AdmitRow } from './admit.js';
 
 /** The Prisma transaction handle the identity repository runs in. */
 export type PrismaTx = Prisma.TransactionClient;
@@ -132,7 +130,7 @@ function isKnownError(error: unknown, code: string): boolean {
  * The identity part's repository: accounts, API keys, scoped tokens, the catalog and rate-limit
  * windows, over Prisma, for the domain classes (accounts, scoped tokens, authentication,
  * catalog, rate limit). The request path's statements (admission, signing keys, last use) are
- * plain `pg` functions at the end of this file.
+ * plain `pg`, in admission-repository.ts.
  */
 export class IdentityRepository {
   readonly #prisma: PrismaClient;
@@ -417,132 +415,4 @@ export class IdentityRepository {
         WHERE window_start_ms < ${BigInt(beforeMs)}
         LIMIT ${limit}))`;
   }
-}
-
-// ---------------------------------------------------------------- request path (plain `pg`)
-// Named prepared statements on the pool Prisma runs on (one connection bound), no ORM: the
-// admission function, the signing key a scoped token names, and API keys' last use.
-
-/** `billing_admit_with_context_v2`'s parameters, named as in prisma/functions/ (without `p_`). */
-export interface AdmitStatementParams {
-  keyDigest: string | null;
-  accountId: string | null;
-  signingKeyId: string | null;
-  signingKeyDigest: string | null;
-  tokenDigest: string | null;
-  tokenModels: readonly string[] | null;
-  tokenLimitMicroDzd: bigint | null;
-  tokenExpiresAt: Date | null;
-  newTokenId: string | null;
-  windowStartMs: number;
-  model: string;
-  inputTokens: number;
-  maxOutputTokens: number | null;
-  choices: number;
-  priority: boolean;
-  providers: readonly string[] | null;
-  kinds: readonly string[] | null;
-  nodeUnsupported: string | null;
-  mediaKinds: readonly string[] | null;
-  imageCount: number;
-  holdId: string;
-  holdExpiresAt: Date;
-  now: Date;
-  endpoint: string | null;
-  requestId: string | null;
-}
-
-// billing_admit_v2, then the request's context (endpoint, request id, key name) on the hold for
-// its usage record: migrations 20270107090000 and 20270109090000 (chat content).
-const ADMIT = {
-  name: 'billing_admit_with_context_v2',
-  text: `SELECT * FROM billing_admit_with_context_v2($1::text, $2::text, $3::text, $4::text,
-           $5::text, $6::text[], $7::bigint, $8::timestamptz, $9::text, $10::bigint, $11::text,
-           $12::bigint, $13::bigint, $14::integer, $15::boolean, $16::text[], $17::text[],
-           $18::text, $19::text[], $20::integer, $21::text, $22::timestamptz, $23::timestamptz,
-           $24::text, $25::text)`,
-};
-
-/** Admission in one round trip: the function's one row (undefined would be a defect). */
-export async function admitStatement(
-  pool: pg.Pool,
-  p: AdmitStatementParams,
-): Promise<AdmitRow | undefined> {
-  const { rows } = await pool.query<AdmitRow>({
-    ...ADMIT,
-    values: [
-      p.keyDigest,
-      p.accountId,
-      p.signingKeyId,
-      p.signingKeyDigest,
-      p.tokenDigest,
-      p.tokenModels,
-      p.tokenLimitMicroDzd?.toString() ?? null,
-      p.tokenExpiresAt,
-      p.newTokenId,
-      p.windowStartMs,
-      p.model,
-      p.inputTokens,
-      p.maxOutputTokens,
-      p.choices,
-      p.priority,
-      p.providers,
-      p.kinds,
-      p.nodeUnsupported,
-      p.mediaKinds,
-      p.imageCount,
-      p.holdId,
-      p.holdExpiresAt,
-      p.now,
-      p.endpoint,
-      p.requestId,
-    ],
-  });
-  return rows[0];
-}
-
-/** An API key row's id, digest and sealed secret (a scoped token's signing key). */
-export interface SigningKeyRow {
-  id: string;
-  key_digest: string;
-  secret_ciphertext: Buffer;
-  secret_nonce: Buffer;
-  secret_auth_tag: Buffer;
-  secret_key_version: number;
-}
-
-const FIND_SIGNING_KEY = {
-  name: 'identity_signing_key_v1',
-  text: `SELECT id, key_digest, secret_ciphertext, secret_nonce, secret_auth_tag, secret_key_version
-           FROM api_keys WHERE account_id = $1 AND name = $2`,
-};
-
-export async function findSigningKeyRow(
-  pool: pg.Pool,
-  accountId: string,
-  keyName: string,
-): Promise<SigningKeyRow | null> {
-  const { rows } = await pool.query<SigningKeyRow>({
-    ...FIND_SIGNING_KEY,
-    values: [accountId, keyName],
-  });
-  return rows[0] ?? null;
-}
-
-const TOUCH_LAST_USED = {
-  name: 'billing_api_key_last_used_v1',
-  text:
-    'UPDATE api_keys SET last_used_at = $3 WHERE account_id = $1 AND name = $2 ' +
-    'AND (last_used_at IS NULL OR last_used_at <= $3::timestamptz - make_interval(secs => $4))',
-};
-
-/** Sets the key's `last_used_at` to `at`, unless written less than `intervalS` before it. */
-export async function touchApiKeyLastUsed(
-  pool: pg.Pool,
-  accountId: string,
-  keyName: string,
-  at: Date,
-  intervalS: number,
-): Promise<void> {
-  await pool.query({ ...TOUCH_LAST_USED, values: [accountId, keyName, at, intervalS] });
 }

@@ -3,9 +3,9 @@ import { pgPoolOf, type PrismaClient } from '../db/client.js';
 import { AccountService } from './accounts.js';
 import { Authenticator } from './authenticate.js';
 import { Catalog } from './catalog.js';
-import { ApiKeyLastUsed } from './last-used.js';
 import { DEFAULT_TOKEN_PREFIX, validTokenPrefix } from './jwt.js';
-import { PgAdmission } from './pg-admission.js';
+import { ApiKeyLastUsed } from './admission-repository.js';
+import { PgAdmission } from './admission.js';
 import { IdentityRepository } from './identity-repository.js';
 import { RateLimiter } from './rate-limit.js';
 import { ScopedTokenService, TokenVerifier } from './scoped-tokens.js';
@@ -105,12 +105,11 @@ export function createIdentity(options: IdentityOptions): Identity {
 
 export { AccountService, accountToJson } from './accounts.js';
 export type { AccountPage, AccountPatch } from './accounts.js';
-export type { Admission, AdmitRequest, PlacedHold } from './admit.js';
 export { Authenticator, isoSeconds } from './authenticate.js';
 export { Catalog, modelToJson } from './catalog.js';
 export { DEFAULT_TOKEN_PREFIX } from './jwt.js';
-export { PgAdmission } from './pg-admission.js';
-export type { CredentialAdmitRequest } from './pg-admission.js';
+export { PgAdmission } from './admission.js';
+export type { CredentialAdmitRequest } from './admission.js';
 export { IdentityRepository } from './identity-repository.js';
 export type { PrismaTx } from './identity-repository.js';
 export { RateLimiter, rateLimitError } from './rate-limit.js';

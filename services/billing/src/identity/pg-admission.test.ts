@@ -3,7 +3,7 @@ import { costMicroDzd, GatewayError } from '@gateway/contracts';
 import fc from 'fast-check';
 import jwt from 'jsonwebtoken';
 import { pgPoolOf } from '../db/client.js';
-import type { CredentialAdmitRequest } from './pg-admission.js';
+import type { CredentialAdmitRequest } from './admission.js';
 import {
   fundedAccount,
   gatewayErrorOf,

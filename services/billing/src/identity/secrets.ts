@@ -1,9 +1,27 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { GatewayError } from '@gateway/contracts';
 
 /**
- * Secret material of the identity part: API keys, their digests, identifiers, and constant-time
- * comparison. Secrets are sealed with the shared keyring (@gateway/crypto, `MASTER_KEY`).
+ * Billing's credentials and random identifiers: the bearer credential of an `Authorization`
+ * header, API keys (shape, new keys, digests), constant-time comparison, and every random id
+ * billing makes (accounts, keys, scoped tokens, holds, journal transactions). Secrets are sealed
+ * with the shared keyring (@gateway/crypto, `MASTER_KEY`).
  */
+
+const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+
+/** The credential of an `Authorization: Bearer <credential>` header (401 otherwise). */
+export function bearerCredential(authorization: string | null | undefined): string {
+  if (authorization === undefined || authorization === null || authorization.trim() === '') {
+    throw new GatewayError(
+      'invalid_api_key',
+      'Missing Authorization header: send Authorization: Bearer <API key>',
+    );
+  }
+  const match = BEARER.exec(authorization.trim());
+  if (!match) throw new GatewayError('invalid_api_key', 'Authorization scheme must be Bearer');
+  return match[1] as string;
+}
 
 export const API_KEY_PREFIX = 'sk_live_';
 /** 32 random bytes in base64url without padding. */
@@ -52,6 +70,8 @@ export function randomBase32(length: number): string {
   return out;
 }
 
+/** `<prefix>_` + 20 random base32 characters (100 bits), e.g. `txn_k3x...`, `hold_...`. */
+export const newId = (prefix: string): string => `${prefix}_${randomBase32(20)}`;
 /** Public user id: `usr_` + 20 random lowercase base32 characters (100 bits). */
 export const newAccountId = (): string => `usr_${randomBase32(20)}`;
 /** API key row id (internal). */

@@ -1,8 +1,8 @@
-import type { InputModality } from '@gateway/contracts';
+import type { ChatMediaUse, InputModality, RateLimitDecision } from '@gateway/contracts';
 /**
- * Domain types of billing's identity part: accounts, API keys, scoped tokens, the model catalog
- * and rate-limit state. Framework-free: no Express and no Prisma types here (the Prisma store maps
- * its rows to these).
+ * Domain types of billing's identity part: accounts, API keys, scoped tokens, the model catalog,
+ * rate-limit state, and admission's request and answer. Framework-free: no Express and no Prisma
+ * types here (the repositories map their rows to these).
  */
 
 import {
@@ -132,4 +132,67 @@ export interface PrincipalToken {
   /** null = no limit. */
   spendingLimitMicroDzd: bigint | null;
   expiresAt: Date;
+}
+
+// --- admission (admission.ts): what an inference request asks, and what it gets
+
+/** The hold admission placed. */
+export interface PlacedHold {
+  id: string;
+  amountMicroDzd: bigint;
+  expiresAt: Date;
+  /** The hold already existed under the caller's id (a retried admission): nothing new. */
+  replayed: boolean;
+}
+
+/** What an inference request asks of admission (the credential travels beside it). */
+export interface AdmitRequest {
+  /** Catalog model id, as the client wrote it. */
+  model: string;
+  estimate: {
+    /** Prompt tokens, counted with a real tokenizer. */
+    inputTokens: number;
+    /**
+     * Output cap per choice requested by the client (`max_tokens`, `max_new_tokens`...).
+     * Omitted/null: the model's `max_output_tokens`. Never more than the model's cap.
+     */
+    maxOutputTokens?: number | null;
+    /** Choices generated (`n`); 1 by default. The output cap is reserved for each. */
+    choices?: number;
+  };
+  /** `service_tier: "priority"`: +20%. */
+  priority: boolean;
+  /** The hold's id, caller-chosen (e.g. from the request id) for idempotent retries. */
+  holdId?: string;
+  /**
+   * Providers the calling endpoint may use (e.g. `['node']` on the default-models-only routes);
+   * any when omitted. A model of another provider is 404 `model_not_found`, decided at the model
+   * step, so no hold is placed.
+   */
+  providers?: readonly ModelProvider[];
+  /** Model kinds the calling endpoint serves (e.g. `['embedding']`); any when omitted. */
+  kinds?: readonly ModelKind[];
+  /**
+   * The first (sorted) request parameter default models do not accept, as edge found it: a model
+   * of provider `node` is then refused with 400 `invalid_request_body` naming it, before the
+   * token's model list and the hold. External-provider models drop such parameters with a warning.
+   */
+  nodeUnsupportedParameter?: string;
+  /**
+   * Chat content beyond text (issue 21): a kind the model does not declare is refused with 400
+   * naming its first part, at the same step; every image adds the model's `imageTokens` to the
+   * input of the worst case.
+   */
+  media?: ChatMediaUse;
+}
+
+export interface Admission {
+  hold: PlacedHold;
+  model: CatalogModel;
+  /** The worst case reserved: input + choices × output cap at the model's rates (× 1.2). */
+  worstCaseMicroDzd: bigint;
+  /** Output tokens the worst case was sized for (all choices). */
+  reservedOutputTokens: number;
+  /** For the `X-RateLimit-*` headers. */
+  rateLimit: RateLimitDecision;
 }

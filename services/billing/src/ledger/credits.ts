@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { GatewayError } from '@gateway/contracts';
-import { newId } from './ids.js';
+import { newId } from '../identity/secrets.js';
 import { assertBalanced, creditLegs } from './ledger-accounts.js';
 import type { LedgerStore, LedgerTx } from './prisma-store.js';
 import type { Balance, CreditInput, CreditResult } from './types.js';

@@ -5,7 +5,7 @@
  */
 import { GatewayError, formatDzd } from '@gateway/contracts';
 import { INSUFFICIENT_BALANCE_MESSAGE, isRetryable, mapDatabaseError } from './db-errors.js';
-import { newId } from './ids.js';
+import { newId } from '../identity/secrets.js';
 import type {
   HoldState,
   RunReport,

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { createServiceMetrics } from '@gateway/observability';
 import { pgPoolOf } from '../db/client.js';
 import { instrumentBilling } from '../metrics.js';
-import { newId } from './ids.js';
+import { newId } from '../identity/secrets.js';
 import { DZD, MODEL, expectedCost, useLedgerHarness } from './ledger-test-support.suite.js';
 import type { PlacedHold } from './types.js';
 
@@ -68,7 +68,8 @@ describe('a settlement above the hold', () => {
   it('charges the hold, and records the difference on the hold, the journal and the metric', async () => {
     const h = harness();
     const registry = createServiceMetrics('billing', { defaultMetrics: false }).registry;
-    const ledger = instrumentBilling(registry, { prisma: h.prisma, ledger: h.ledger });
+    instrumentBilling(registry, { prisma: h.prisma, ledger: h.ledger });
+    const ledger = h.ledger;
     const capped = async () =>
       (await registry.getSingleMetric('billing_settlements_capped')?.get())?.values[0]?.value;
     expect(await capped()).toBe(0);

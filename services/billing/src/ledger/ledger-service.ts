@@ -91,6 +91,11 @@ export interface LedgerServiceDeps {
   settleBatchMaxSize?: number;
   /** Settle statements running at once; more settlements wait and are batched. 2 by default. */
   settleBatchMaxInFlight?: number;
+  /**
+   * Counts the µDZD each settlement charged (a replay adds nothing): the service's
+   * `billing_settled_micro_dzd_total` (metrics.ts). Not counted when omitted.
+   */
+  settledMicroDzd?: { inc(value: number): void };
 }
 
 export interface LedgerService {
@@ -185,8 +190,12 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
         throw mapDatabaseError(error);
       }
     },
-    settleHold: (holdId, usage) =>
-      settleHoldWith((request) => settlements.submit(request), holdId, usage),
+    async settleHold(holdId, usage) {
+      const result = await settleHoldWith((request) => settlements.submit(request), holdId, usage);
+      // A double counts µDZD exactly up to 2^53 (≈ 9 billion DZD) per process lifetime.
+      if (!result.replayed) deps.settledMicroDzd?.inc(Number(result.costMicroDzd));
+      return result;
+    },
     voidHold: (holdId, usage) => voidHoldWith(store, holdId, clock, usage),
     refundHold: (holdId) => refundHoldWith(store, holdId, clock),
     getHold: (holdId) => store.findHold(requireId('holdId', holdId)),

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect } from '@jest/globals';
 import { createTestDatabase } from '@gateway/testing';
 import pg from 'pg';
 import { billingDatabaseTemplate, createPrismaClient, type PrismaClient } from '../db/client.js';
-import { newId } from './ids.js';
+import { newId } from '../identity/secrets.js';
 import {
   createLedgerService,
   type LedgerService,

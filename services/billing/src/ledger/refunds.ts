@@ -1,6 +1,6 @@
 import { GatewayError } from '@gateway/contracts';
 import { holdNotFound, retryStatement } from './holds.js';
-import { newId } from './ids.js';
+import { newId } from '../identity/secrets.js';
 import type { LedgerStore } from './prisma-store.js';
 import type { RefundResult } from './types.js';
 import { requireId } from './validation.js';

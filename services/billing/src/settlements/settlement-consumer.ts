@@ -63,7 +63,7 @@ export async function startSettlementConsumer(
 
 /**
  * Edge's reply queue dead-letters a reply nobody read in time to `billing.unread-replies` (its
- * edge is gone; services/edge/src/jobs/job-queues.ts). A non-streamed final reply is the
+ * edge is gone; services/edge/src/jobs/job-replies.ts). A non-streamed final reply is the
  * answer, which reached nobody, so its charge is refunded (idempotent; `not_settled` when
  * nothing was charged). A stream's final reply comes after its chunks (`seq` > 0 in the
  * attempt): they were relayed and stay charged, as the stream billing policy says

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { GatewayError } from '@gateway/contracts';
-import type { AuthFailureLimiter } from '../http/auth-failures.js';
+import type { AuthFailureLimiter } from '../http/auth.js';
 
 // Comparing digests keeps the comparison constant-time whatever the lengths.
 const digest = (value: string) => createHash('sha256').update(value).digest();

@@ -3,7 +3,7 @@ import { createBodyValidator, pathSegment } from '@gateway/contracts';
 import { OPERATOR_PATHS, credentialRefused } from '@gateway/billing-client';
 import { headerOf, type InternalRequest, type InternalResponse } from '@gateway/runtime';
 import type { ConsoleDeps } from '../deps.js';
-import { jsonBody } from '../http/body.js';
+import { jsonBody } from '../http/context.js';
 import { methodNotAllowed } from '../http/errors.js';
 import { withInvitationUrl } from '../dashboard/operator-routes.js';
 import { requireAdminToken } from './admin-auth.js';

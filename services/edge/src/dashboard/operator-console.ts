@@ -14,7 +14,7 @@ import {
   type NodeHealthView,
 } from '@gateway/contracts';
 import type { ConsoleDeps } from '../deps.js';
-import { jsonBody } from '../http/body.js';
+import { jsonBody } from '../http/context.js';
 import { accountIdOf } from './operator-routes.js';
 import { deliveryPage } from './owner-webhooks.js';
 import { PAGE_PARAMS, pickQuery } from './query.js';

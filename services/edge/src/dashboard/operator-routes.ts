@@ -16,7 +16,7 @@ import {
   type InvitationCreated,
 } from '@gateway/contracts';
 import type { ConsoleDeps } from '../deps.js';
-import { jsonBody } from '../http/body.js';
+import { jsonBody } from '../http/context.js';
 import { PAGE_PARAMS, pickQuery } from './query.js';
 import { sessionOf } from './session-routes.js';
 import type { DashboardSettings } from './settings.js';

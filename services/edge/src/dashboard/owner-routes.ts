@@ -9,7 +9,7 @@ import {
   type DashboardOverview,
 } from '@gateway/contracts';
 import type { ConsoleDeps } from '../deps.js';
-import { jsonBody } from '../http/body.js';
+import { jsonBody } from '../http/context.js';
 import { sessionOf } from './session-routes.js';
 
 const validateCreate = createBodyValidator<DashboardApiKeyCreateRequest>(

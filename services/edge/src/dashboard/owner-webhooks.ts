@@ -13,7 +13,7 @@ import {
   type WebhookSigningSecret,
 } from '@gateway/contracts';
 import type { ConsoleDeps } from '../deps.js';
-import { jsonBody } from '../http/body.js';
+import { jsonBody } from '../http/context.js';
 import { ownerAccountId } from './owner-routes.js';
 import { PAGE_PARAMS, pickQuery } from './query.js';
 

@@ -10,7 +10,7 @@ import {
   type DashboardStartedSession,
 } from '@gateway/contracts';
 import type { ConsoleDeps } from '../deps.js';
-import { jsonBody } from '../http/body.js';
+import { jsonBody } from '../http/context.js';
 import { checkCsrfToken, checkOrigin } from './csrf.js';
 import { DEFAULT_SIGN_INS_IN_FLIGHT, type DashboardSettings } from './settings.js';
 import { clearSessionCookie, sessionTokenOf, setSessionCookie } from './session-cookie.js';

@@ -8,7 +8,7 @@ import {
   type Tenant,
 } from '../test-support/billing.suite.js';
 import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
-import { AuthFailureLimiter, KnownCredentials, clientKey } from './auth-failures.js';
+import { AuthFailureLimiter, KnownCredentials, clientKey } from './auth.js';
 
 /** Failed authentication is limited per client address (issue 13, item 6; issue 22). */
 

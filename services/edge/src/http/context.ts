@@ -1,7 +1,12 @@
-import type { Request, Response } from 'express';
+/*
+ * The request's HTTP context at edge: its bounded JSON body, what billing's answers left on it
+ * (caller, rate-limit headers) and its logger.
+ */
+import type { Request, RequestHandler, Response } from 'express';
 import { GatewayError, rateLimitHeaders } from '@gateway/contracts';
 import type { Caller, RateLimitDecision } from '@gateway/contracts';
 import type { Logger } from '@gateway/observability';
+import { jsonBodyParser } from '@gateway/runtime';
 
 /** What edge learns about a request as it goes, kept on `res.locals`. */
 export interface RequestState {
@@ -43,4 +48,31 @@ export function logOf(req: Request): Logger {
 export function applyRateLimit(res: Response, rateLimit: RateLimitDecision): void {
   stateOf(res).rateLimit = rateLimit;
   if (!res.headersSent) res.set(rateLimitHeaders(rateLimit));
+}
+
+const JSON_TYPES = ['application/json', 'application/*+json'];
+
+/** Whether the request carries a body at all (what body-parser's `type-is` checks too). */
+export function hasBody(headers: { 'content-length'?: string; 'transfer-encoding'?: string }) {
+  return (
+    headers['transfer-encoding'] !== undefined ||
+    (headers['content-length'] !== undefined && headers['content-length'] !== '0')
+  );
+}
+
+/**
+ * JSON bodies up to `limitBytes`. A body of another media type is 415; malformed JSON, bad
+ * UTF-8, a bad Content-Encoding or excessive nesting is 400 and an oversized one 413 (the
+ * runtime's parser and error mapping). No body at all leaves `req.body` undefined, which
+ * validation refuses as "not a JSON object".
+ */
+export function jsonBody(limitBytes: number): RequestHandler[] {
+  const requireJson: RequestHandler = (req, _res, next) => {
+    if (hasBody(req.headers) && !req.is(JSON_TYPES)) {
+      next(new GatewayError('unsupported_media_type', 'Request body must be application/json'));
+      return;
+    }
+    next();
+  };
+  return [requireJson, ...jsonBodyParser({ limitBytes, type: JSON_TYPES })];
 }

@@ -1,8 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { BillingClient } from '@gateway/billing-client';
 import { GatewayError, type RateLimitDecision } from '@gateway/contracts';
-import type { AuthFailureLimiter } from './auth-failures.js';
-import { noteAuthentication } from './auth.js';
+import { noteAuthentication, type AuthFailureLimiter } from './auth.js';
 import { applyRateLimit, stateOf } from './context.js';
 
 /**

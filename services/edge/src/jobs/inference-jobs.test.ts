@@ -4,8 +4,13 @@ import { createLogger } from '@gateway/observability';
 import type { MessageBus } from '@gateway/messaging';
 import { silentStream } from '../test-support/billing.suite.js';
 import type { Admission } from '@gateway/billing-client';
-import { admissionRequest, InferenceJobs, type InferencePlan } from './inference-jobs.js';
-import { ReplyRouter, type JobPublisher } from './job-queues.js';
+import {
+  admissionRequest,
+  InferenceJobs,
+  type InferencePlan,
+  type JobPublisher,
+} from './inference-jobs.js';
+import { ReplyRouter } from './job-replies.js';
 
 /** Who finalises the hold when edge cannot go on (job-protocol.md). */
 

@@ -1,15 +1,20 @@
-import { GatewayError, holdIdOfJob, microDzdToWire } from '@gateway/contracts';
+/*
+ * The submit step (no Express): a route's plan becomes billing's admission request, then, with
+ * billing's answer, the job a worker runs, published to `gateway.jobs` (cancels to
+ * `gateway.control`). Its replies come back through job-replies.ts.
+ */
+import { GatewayError, holdIdOfJob, makeEnvelope, microDzdToWire } from '@gateway/contracts';
 import type {
   AdmissionRequest,
+  InferenceCancelPayload,
   InferenceEndpoint,
   InferenceJobPayload,
   ModelKind,
 } from '@gateway/contracts';
+import type { GatewayNames, MessageBus } from '@gateway/messaging';
 import type { Logger } from '@gateway/observability';
 import type { Admission, BillingClient } from '@gateway/billing-client';
-import { omit } from '../omit.js';
-import type { JobPublisher, ReplyRouter } from './job-queues.js';
-import { RunningJob } from './running-job.js';
+import { RunningJob, type ReplyRouter } from './job-replies.js';
 
 /** Time after a job's generation for its worker to settle or void it (billing retries included). */
 const SETTLE_MARGIN_MS = 60_000;
@@ -33,6 +38,16 @@ export type InferencePlan = Pick<
   providers?: AdmissionRequest['providers'];
   kinds?: ModelKind[];
 };
+
+/**
+ * A shallow copy of `value` without `keys`: the plan without what billing does not take, a body
+ * without what the worker does not get (`webhook`, or `model` on the media routes).
+ */
+export function omit<T extends object, K extends keyof T>(value: T, ...keys: K[]): Omit<T, K> {
+  const copy = { ...value };
+  for (const key of keys) delete copy[key];
+  return copy;
+}
 
 /** Who is asking, from the HTTP request (the submit step knows no Express). */
 export interface Credential {
@@ -210,5 +225,40 @@ export class InferenceJobs {
     throw new GatewayError('GATEWAY_TIMEOUT', 'The request could not be queued; retry shortly', {
       cause: error,
     });
+  }
+}
+
+/**
+ * Publishing side of the job protocol (docs/job-protocol.md): jobs to `gateway.jobs` with routing
+ * key `priority` or `default` (so a backlog of default jobs never delays a priority one),
+ * `correlationId` = job id; cancellations to `gateway.control` with key `cancel`, which every
+ * worker receives. Both are confirmed by the broker before the promise resolves.
+ */
+export class JobPublisher {
+  constructor(
+    private readonly bus: MessageBus,
+    private readonly names: GatewayNames,
+  ) {}
+
+  async publishJob(job: InferenceJobPayload): Promise<void> {
+    const envelope = makeEnvelope('inference.job', job);
+    const routingKey =
+      job.serviceTier === 'priority'
+        ? this.names.routingKeys.priorityJob
+        : this.names.routingKeys.defaultJob;
+    await this.bus.publish({ exchange: this.names.exchanges.jobs, routingKey }, envelope, {
+      messageId: envelope.id,
+      correlationId: job.jobId,
+      ...(job.replyTo === undefined ? {} : { replyTo: job.replyTo }),
+    });
+  }
+
+  async publishCancel(cancel: InferenceCancelPayload): Promise<void> {
+    const envelope = makeEnvelope('inference.cancel', cancel);
+    await this.bus.publish(
+      { exchange: this.names.exchanges.control, routingKey: this.names.routingKeys.cancelJob },
+      envelope,
+      { messageId: envelope.id, correlationId: cancel.jobId },
+    );
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { InferenceReplyPayload } from '@gateway/contracts';
-import { ReplySequence } from './running-job.js';
+import { ReplySequence } from './job-replies.js';
 
 const reply = (
   seq: number,

@@ -2,8 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import type { InferenceCancelPayload, InferenceReplyPayload } from '@gateway/contracts';
 import { createLogger } from '@gateway/observability';
 import { silentStream } from '../test-support/billing.suite.js';
-import type { JobPublisher } from './job-queues.js';
-import { RunningJob } from './running-job.js';
+import type { JobPublisher } from './inference-jobs.js';
+import { RunningJob } from './job-replies.js';
 
 /** A job redelivered after its worker died answers again, as another attempt (issue 15, 5). */
 

@@ -17,7 +17,6 @@ import {
 import * as media from '../schemas/media.js';
 import { ADMIN_ANSWER_SCHEMAS } from '../admin/admin-routes.js';
 import { RESPONSE_SCHEMAS } from './response-schemas.js';
-import { omit } from '../omit.js';
 
 /** Every request schema edge validates with, by name: the very objects the validators compile. */
 export const REQUEST_SCHEMAS: readonly TSchema[] = [
@@ -45,7 +44,8 @@ export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 /** JSON Schema as OpenAPI 3.1 embeds it: plain JSON, named by the key instead of `$id`. */
 export function toComponent(schema: TSchema): Record<string, unknown> {
   const plain = JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
-  return pointRefsAtComponents(omit(plain, '$id')) as Record<string, unknown>;
+  delete plain.$id;
+  return pointRefsAtComponents(plain) as Record<string, unknown>;
 }
 
 function pointRefsAtComponents(value: unknown): unknown {

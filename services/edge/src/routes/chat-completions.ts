@@ -14,13 +14,12 @@ import type { Logger } from '@gateway/observability';
 import { asGatewayError } from '@gateway/runtime';
 import { estimateChatRequestTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
-import { jsonBody } from '../http/body.js';
 import { sendJson } from '../http/idempotency.js';
 import { credentialRequired } from '../http/auth.js';
-import { logOf } from '../http/context.js';
+import { jsonBody, logOf } from '../http/context.js';
 import { methodNotAllowed } from '../http/errors.js';
-import type { JobReply, RunningJob } from '../jobs/running-job.js';
-import { omit } from '../omit.js';
+import type { JobReply, RunningJob } from '../jobs/job-replies.js';
+import { omit } from '../jobs/inference-jobs.js';
 import { inferenceHandler, serviceBlock, type InferencePlan } from './inference-flow.js';
 
 /** `POST /v1/chat/completions`: JSON, or SSE with `stream: true`. */

@@ -8,7 +8,7 @@ import { noteAuthentication } from '../http/auth.js';
 import { applyRateLimit, logOf, stateOf } from '../http/context.js';
 import type { IdempotencyGuard } from '../http/idempotency.js';
 import type { InferencePlan } from '../jobs/inference-jobs.js';
-import type { JobReply, RunningJob } from '../jobs/running-job.js';
+import type { JobReply, RunningJob } from '../jobs/job-replies.js';
 
 export type { InferencePlan } from '../jobs/inference-jobs.js';
 

@@ -3,11 +3,11 @@ import express, { type Response, type Router } from 'express';
 import type { InferenceEndpoint, ModelKind } from '@gateway/contracts';
 import { estimateTextTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
-import { jsonBody } from '../http/body.js';
+import { jsonBody } from '../http/context.js';
 import { credentialRequired } from '../http/auth.js';
 import { methodNotAllowed } from '../http/errors.js';
 import { sendBytes, sendJson, type IdempotencyGuard } from '../http/idempotency.js';
-import type { JobReply } from '../jobs/running-job.js';
+import type { JobReply } from '../jobs/job-replies.js';
 import {
   EmbeddingsRequestSchema,
   ImagesRequestSchema,
@@ -24,7 +24,7 @@ import type {
 } from '../schemas/media.js';
 import { modelBodyValidator } from '../schemas/validate.js';
 import { inferenceHandler, type InferencePlan, serviceBlock } from './inference-flow.js';
-import { omit } from '../omit.js';
+import { omit } from '../jobs/inference-jobs.js';
 
 /** How one default-models-only JSON route maps to a job. */
 export interface MediaRoute<T extends { model: string }> {

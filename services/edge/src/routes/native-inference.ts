@@ -12,9 +12,8 @@ import type { NativeInferenceRequest } from '@gateway/contracts';
 import { currentRequestId } from '@gateway/runtime';
 import { estimateTextTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
-import { jsonBody } from '../http/body.js';
 import { credentialRequired } from '../http/auth.js';
-import { logOf } from '../http/context.js';
+import { jsonBody, logOf } from '../http/context.js';
 import { methodNotAllowed } from '../http/errors.js';
 import { sendJson, type IdempotencyGuard } from '../http/idempotency.js';
 import {
@@ -25,7 +24,7 @@ import {
   serviceBlock,
 } from './inference-flow.js';
 import { checkWebhookUrl } from './webhook-url.js';
-import { omit } from '../omit.js';
+import { omit } from '../jobs/inference-jobs.js';
 
 const PATH = '/inference/*model';
 

@@ -3,8 +3,7 @@ import { GatewayError, validateScopedTokenCreate } from '@gateway/contracts';
 import type { EdgeDeps } from '../deps.js';
 import { requireApiKey } from '../http/auth.js';
 import { sendJson } from '../http/idempotency.js';
-import { jsonBody } from '../http/body.js';
-import { callerOf } from '../http/context.js';
+import { callerOf, jsonBody } from '../http/context.js';
 import { methodNotAllowed } from '../http/errors.js';
 
 const PATH = '/scoped-jwt';

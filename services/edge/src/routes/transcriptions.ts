@@ -12,7 +12,7 @@ import { TranscriptionRequestSchema, type TranscriptionRequest } from '../schema
 import { modelBodyValidator } from '../schemas/validate.js';
 import { inferenceHandler, serviceBlock } from './inference-flow.js';
 import { mediaPlan, type MediaRoute } from './media.js';
-import { omit } from '../omit.js';
+import { omit } from '../jobs/inference-jobs.js';
 
 const PATH = '/audio/transcriptions';
 const TEXT_FORMATS = new Set(['text', 'srt', 'vtt']);

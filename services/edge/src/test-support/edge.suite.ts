@@ -13,11 +13,10 @@ import { buildEdgeApp } from '../app.js';
 import { createBillingClient } from '@gateway/billing-client';
 import { createDispatcherClient } from '../clients/dispatcher-client.js';
 import type { DashboardSettings } from '../dashboard/settings.js';
-import { identifier } from '../http/auth.js';
-import { AuthFailureLimiter } from '../http/auth-failures.js';
+import { AuthFailureLimiter, identifier } from '../http/auth.js';
 import { Idempotency } from '../http/idempotency.js';
-import { InferenceJobs } from '../jobs/inference-jobs.js';
-import { JobPublisher, ReplyRouter } from '../jobs/job-queues.js';
+import { InferenceJobs, JobPublisher } from '../jobs/inference-jobs.js';
+import { ReplyRouter } from '../jobs/job-replies.js';
 import { silentStream, type BillingUnderTest } from './billing.suite.js';
 
 export interface EdgeOptions {

@@ -1,3 +1,7 @@
+/*
+ * The chat backend: builds the body for a node (allowlist, caps) or the external provider, calls
+ * it with failover, and answers whole or relays the stream, counting what it produced.
+ */
 import { NODE_FORWARDED_CHAT_PARAMETERS } from '@gateway/contracts';
 import { countChatPromptTokens, countTextTokens, type ChatMessageLike } from '@gateway/tokenizer';
 import { translateForExternalProvider } from '../external/translate.js';
@@ -6,18 +10,22 @@ import {
   openUpstream,
   readJson,
   readSseEvents,
+  usageFrom,
   type StreamEvent,
   type UpstreamResponse,
 } from '../upstream/http.js';
 import { withFailover, type NodeRef } from '../upstream/node-pool.js';
-import {
-  nowS,
-  openAiUsage,
-  usageFrom,
-  type ExecutionContext,
-  type ExecutionResult,
-  type TokenUsage,
-} from './context.js';
+import type { ExecutionContext, ExecutionResult, TokenUsage } from './context.js';
+
+const nowS = (): number => Math.floor(Date.now() / 1000);
+
+function openAiUsage({ promptTokens, completionTokens }: TokenUsage) {
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+  };
+}
 
 interface ChatTarget {
   nodes: NodeRef[];

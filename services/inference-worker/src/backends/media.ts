@@ -1,10 +1,9 @@
 import type { InferenceEndpoint } from '@gateway/contracts';
 import { countTextTokens } from '@gateway/tokenizer';
 import { UpstreamError } from '../upstream/errors.js';
-import { openUpstream, readBytes, readJson } from '../upstream/http.js';
+import { openUpstream, readBytes, readJson, usageFrom } from '../upstream/http.js';
 import { withFailover } from '../upstream/node-pool.js';
 import type { ExecutionContext, ExecutionResult, TokenUsage } from './context.js';
-import { usageFrom } from './context.js';
 
 /*
  * The OpenAI-style routes of default models, forwarded to the node's route of the same name

@@ -1,10 +1,9 @@
 import { NATIVE_PARAMETER_NAMES } from '@gateway/contracts';
 import { countTextTokens } from '@gateway/tokenizer';
 import { UpstreamError } from '../upstream/errors.js';
-import { openUpstream, readJson } from '../upstream/http.js';
+import { openUpstream, readJson, usageFrom } from '../upstream/http.js';
 import { withFailover } from '../upstream/node-pool.js';
 import type { ExecutionContext, ExecutionResult, TokenUsage } from './context.js';
-import { usageFrom } from './context.js';
 
 /*
  * The native endpoint (`input`/`inputs`, `parameters`, `stop`): TGI-style nodes get `/generate`

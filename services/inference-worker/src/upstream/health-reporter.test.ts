@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-ins';
 import type { NodeHealthReport } from '@gateway/contracts';
-import { createNodeRegistry } from './node-pool.js';
-import { startHealthReporter } from './health-reporter.js';
+import { createNodeRegistry, startHealthReporter } from './node-pool.js';
 
 type Reported = NodeHealthReport['nodes'][number];
 

@@ -1,7 +1,8 @@
 /**
- * Admission in ONE PostgreSQL round trip (function `billing_admit_with_context_v2` over
- * `billing_admit_v2`, prisma/functions/): credential, suspension, rate limit, model, token
- * list, token registration and the hold, as one named prepared statement on the `pg` pool.
+ * Admission: the request path's credential-to-hold decision, with its refusals. ONE PostgreSQL
+ * round trip (function `billing_admit_with_context_v2` over `billing_admit_v2`,
+ * prisma/functions/; the statement and its row: admission-repository.ts): credential,
+ * suspension, rate limit, model, token list, token registration and the hold.
  * Node does only what SQL cannot: the header, the API key's shape and SHA-256, and a scoped
  * token's HS256 signature (with the signing key cached decrypted, SigningKeyCache) and claims.
  *
@@ -12,27 +13,20 @@
  * limit on counts, refused ones included, and every refusal after it carries
  * `details.rateLimit`. A refusal registers no client-minted token and places no hold.
  */
-import { GatewayError } from '@gateway/contracts';
+import { GatewayError, LIMITS } from '@gateway/contracts';
+import type { MediaUse, RateLimitDecision } from '@gateway/contracts';
 import type pg from 'pg';
 import { budgetExhausted, holdIdTaken, INSUFFICIENT_BALANCE_MESSAGE } from '../ledger/index.js';
-import { newId } from '../ledger/ids.js';
 import { requireId } from '../ledger/validation.js';
 import {
-  checkEstimate,
-  modelNotAllowed,
-  modelNotOnEndpoint,
-  unsupportedContent,
-  unsupportedParameter,
+  admitStatement,
+  principalOf,
   toAdmissionRow,
-  withRateLimit,
-  type Admission,
-  type AdmitRequest,
   type AdmitRow,
-} from './admit.js';
-import { bearerCredential, checkTokenLifetime } from './authenticate.js';
+} from './admission-repository.js';
+import { checkTokenLifetime } from './authenticate.js';
 import { modelNotFound } from './catalog.js';
 import { SCOPED_TOKEN_PREFIX } from './jwt.js';
-import { admitStatement } from './identity-repository.js';
 import { rateLimitError, type RateLimiter } from './rate-limit.js';
 import {
   BAD_SIGNATURE,
@@ -41,9 +35,16 @@ import {
   verifyParsedToken,
   type ParsedScopedToken,
 } from './scoped-tokens.js';
-import { constantTimeEqual, looksLikeApiKey, newScopedTokenId, sha256Hex } from './secrets.js';
+import {
+  bearerCredential,
+  constantTimeEqual,
+  looksLikeApiKey,
+  newId,
+  newScopedTokenId,
+  sha256Hex,
+} from './secrets.js';
 import type { SigningKey, SigningKeyCache } from './signing-keys.js';
-import type { Clock, Principal } from './types.js';
+import type { Admission, AdmitRequest, CatalogModel, Clock, Principal } from './types.js';
 
 /**
  * The request without a principal: admission authenticates the credential itself. `endpoint`
@@ -195,7 +196,7 @@ export class PgAdmission {
   #outcome(row: AdmitRow, credential: Credential, request: CredentialAdmitRequest) {
     const before = refusalBeforeCount(row, credential);
     if (before) throw before;
-    const principal = principalOf(row, credential);
+    const principal = principalOf(row, credential.kind === 'scoped_token' ? credential : null);
     const rateLimit = this.#rateLimiter.decide(
       row.window_count ?? 0,
       row.rate_limit_per_minute ?? 0,
@@ -282,23 +283,62 @@ function unsupportedContentOf(row: AdmitRow, request: CredentialAdmitRequest): G
   return unsupportedContent(model, use);
 }
 
-function principalOf(row: AdmitRow, credential: Credential): Principal {
-  const base = {
-    accountId: row.account_id ?? '',
-    apiKeyName: row.api_key_name ?? '',
-    rateLimitPerMinute: row.rate_limit_per_minute ?? 0,
-    webhookFormat: row.webhook_format === 'B' ? ('B' as const) : ('A' as const),
-  };
-  if (credential.kind === 'api_key') return { ...base, kind: 'api_key' };
-  return {
-    ...base,
-    kind: 'scoped_token',
-    token: {
-      id: row.token_id,
-      digest: credential.digest,
-      models: row.token_models,
-      spendingLimitMicroDzd: row.token_limit === null ? null : BigInt(row.token_limit),
-      expiresAt: row.token_expires_at ?? credential.expiresAt,
-    },
-  };
+// --- refusals and checks of the request
+
+const modelNotOnEndpoint = (id: string): GatewayError =>
+  new GatewayError('model_not_found', `Model '${id}' is not available on this endpoint`, {
+    param: 'model',
+  });
+
+const modelNotAllowed = (id: string, allowed: readonly string[]): GatewayError =>
+  new GatewayError(
+    'model_not_allowed',
+    `Model '${id}' is not allowed for this scoped token. Allowed models: ${allowed.join(', ')}`,
+    { param: 'model' },
+  );
+
+/** The reference API's wording for an unknown argument. */
+const unsupportedParameter = (name: string): GatewayError =>
+  new GatewayError('invalid_request_body', `Unrecognized request argument supplied: ${name}`, {
+    param: name,
+  });
+
+/** 400 naming the first part of a kind the model does not read, before any hold. */
+function unsupportedContent(
+  model: Pick<CatalogModel, 'id' | 'inputModalities'>,
+  use: MediaUse,
+): GatewayError {
+  const message =
+    use.kind === 'remote_image'
+      ? `Model '${model.id}' takes images only as data: URLs (data:image/...;base64,...)`
+      : `Model '${model.id}' does not take ${use.kind} input; it reads: ` +
+        model.inputModalities.join(', ');
+  return new GatewayError('invalid_request_body', message, { param: use.param });
+}
+
+function withRateLimit(error: GatewayError, rateLimit: RateLimitDecision): GatewayError {
+  return new GatewayError(error.code, error.message, {
+    ...(error.param === undefined ? {} : { param: error.param }),
+    details: { ...error.details, rateLimit },
+    cause: error,
+  });
+}
+
+function checkEstimate(estimate: AdmitRequest['estimate']) {
+  const bad = (field: string) =>
+    new GatewayError('invalid_request_body', `estimate.${field} must be a non-negative integer`, {
+      param: field,
+    });
+  const { inputTokens, maxOutputTokens = null, choices = 1 } = estimate;
+  if (!Number.isSafeInteger(inputTokens) || inputTokens < 0) throw bad('inputTokens');
+  if (
+    maxOutputTokens !== null &&
+    (!Number.isSafeInteger(maxOutputTokens) ||
+      maxOutputTokens < 0 ||
+      maxOutputTokens > LIMITS.tokensMax)
+  ) {
+    throw bad('maxOutputTokens');
+  }
+  if (!Number.isSafeInteger(choices) || choices < 1 || choices > LIMITS.nMax) throw bad('choices');
+  return { inputTokens, maxOutputTokens, choices };
 }

@@ -1,0 +1,284 @@
+/**
+ * Admission's repository: the request path's statements on plain `pg` (named prepared statements
+ * on the pool Prisma runs on, one connection bound; no ORM). The admission function and its row
+ * read as the answer (caller, hold, model); the signing key a scoped token names; API keys' last
+ * use, written off the request's path by `ApiKeyLastUsed`. The rest of identity's statements
+ * (Prisma): identity-repository.ts.
+ */
+import type { InputModality, MediaKind, RateLimitDecision } from '@gateway/contracts';
+import type pg from 'pg';
+import type { Admission, CatalogModel, Clock, ModelNode, Principal } from './types.js';
+
+type Int8 = string | null;
+
+/** One row of `billing_admit` (int8 columns arrive as text and are read as bigint). */
+export interface AdmitRow {
+  outcome: string;
+  account_id: string | null;
+  api_key_name: string | null;
+  account_status: string | null;
+  rate_limit_per_minute: number | null;
+  webhook_format: string | null;
+  key_digest: string | null;
+  window_count: number | null;
+  token_id: string | null;
+  token_models: string[] | null;
+  token_limit: Int8;
+  token_spent: Int8;
+  token_reserved: Int8;
+  token_expires_at: Date | null;
+  model_id: string | null;
+  model_kind: CatalogModel['kind'] | null;
+  model_provider: CatalogModel['provider'] | null;
+  model_protocol: CatalogModel['protocol'] | null;
+  model_upstream: string | null;
+  model_input_price: Int8;
+  model_output_price: Int8;
+  model_max_output_tokens: number | null;
+  model_nodes: unknown;
+  model_updated_at: Date | null;
+  reserved_output_tokens: number | null;
+  worst_case_micro_dzd: Int8;
+  hold_id: string | null;
+  hold_amount_micro_dzd: Int8;
+  hold_expires_at: Date | null;
+  hold_status: string | null;
+  /** `unsupported_content`: the first kind of content the model does not declare. */
+  refused_media_kind: MediaKind | null;
+  model_input_modalities: InputModality[] | null;
+  model_image_tokens: number | null;
+  model_remote_images: boolean | null;
+  /** When the call was made (the clock's time), for the rate-limit numbers. */
+  nowMs: number;
+}
+
+function required<T>(value: T | null, column: string): T {
+  if (value === null) throw new Error(`billing_admit: ${column} missing on an admission`);
+  return value;
+}
+
+function modelOf(row: AdmitRow): CatalogModel {
+  return {
+    id: required(row.model_id, 'model_id'),
+    kind: required(row.model_kind, 'model_kind'),
+    provider: required(row.model_provider, 'model_provider'),
+    protocol: required(row.model_protocol, 'model_protocol'),
+    upstreamModel: required(row.model_upstream, 'model_upstream'),
+    inputPriceMicroDzdPerM: BigInt(required(row.model_input_price, 'model_input_price')),
+    outputPriceMicroDzdPerM: BigInt(required(row.model_output_price, 'model_output_price')),
+    maxOutputTokens: required(row.model_max_output_tokens, 'model_max_output_tokens'),
+    // Validated on the way in (catalog.ts); stored as a JSON array.
+    nodes: (Array.isArray(row.model_nodes) ? row.model_nodes : []) as ModelNode[],
+    inputModalities: required(row.model_input_modalities, 'model_input_modalities'),
+    imageTokens: required(row.model_image_tokens, 'model_image_tokens'),
+    remoteImages: required(row.model_remote_images, 'model_remote_images'),
+    updatedAt: required(row.model_updated_at, 'model_updated_at'),
+  };
+}
+
+/** An `admitted` or `replayed` row as the domain's Admission. */
+export function toAdmissionRow(row: AdmitRow, rateLimit: RateLimitDecision): Admission {
+  return {
+    hold: {
+      id: required(row.hold_id, 'hold_id'),
+      amountMicroDzd: BigInt(required(row.hold_amount_micro_dzd, 'hold_amount_micro_dzd')),
+      expiresAt: required(row.hold_expires_at, 'hold_expires_at'),
+      replayed: row.outcome === 'replayed',
+    },
+    model: modelOf(row),
+    worstCaseMicroDzd: BigInt(required(row.worst_case_micro_dzd, 'worst_case_micro_dzd')),
+    reservedOutputTokens: required(row.reserved_output_tokens, 'reserved_output_tokens'),
+    rateLimit,
+  };
+}
+
+/**
+ * Who is calling, from the row: an API key, or a scoped token (`token`: its digest and `exp`,
+ * for a client-minted token the registry has no row for yet).
+ */
+export function principalOf(
+  row: AdmitRow,
+  token: { digest: string; expiresAt: Date } | null,
+): Principal {
+  const base = {
+    accountId: row.account_id ?? '',
+    apiKeyName: row.api_key_name ?? '',
+    rateLimitPerMinute: row.rate_limit_per_minute ?? 0,
+    webhookFormat: row.webhook_format === 'B' ? ('B' as const) : ('A' as const),
+  };
+  if (token === null) return { ...base, kind: 'api_key' };
+  return {
+    ...base,
+    kind: 'scoped_token',
+    token: {
+      id: row.token_id,
+      digest: token.digest,
+      models: row.token_models,
+      spendingLimitMicroDzd: row.token_limit === null ? null : BigInt(row.token_limit),
+      expiresAt: row.token_expires_at ?? token.expiresAt,
+    },
+  };
+}
+
+/** `billing_admit_with_context_v2`'s parameters, named as in prisma/functions/ (without `p_`). */
+export interface AdmitStatementParams {
+  keyDigest: string | null;
+  accountId: string | null;
+  signingKeyId: string | null;
+  signingKeyDigest: string | null;
+  tokenDigest: string | null;
+  tokenModels: readonly string[] | null;
+  tokenLimitMicroDzd: bigint | null;
+  tokenExpiresAt: Date | null;
+  newTokenId: string | null;
+  windowStartMs: number;
+  model: string;
+  inputTokens: number;
+  maxOutputTokens: number | null;
+  choices: number;
+  priority: boolean;
+  providers: readonly string[] | null;
+  kinds: readonly string[] | null;
+  nodeUnsupported: string | null;
+  mediaKinds: readonly string[] | null;
+  imageCount: number;
+  holdId: string;
+  holdExpiresAt: Date;
+  now: Date;
+  endpoint: string | null;
+  requestId: string | null;
+}
+
+// billing_admit_v2, then the request's context (endpoint, request id, key name) on the hold for
+// its usage record: migrations 20270107090000 and 20270109090000 (chat content).
+const ADMIT = {
+  name: 'billing_admit_with_context_v2',
+  text: `SELECT * FROM billing_admit_with_context_v2($1::text, $2::text, $3::text, $4::text,
+           $5::text, $6::text[], $7::bigint, $8::timestamptz, $9::text, $10::bigint, $11::text,
+           $12::bigint, $13::bigint, $14::integer, $15::boolean, $16::text[], $17::text[],
+           $18::text, $19::text[], $20::integer, $21::text, $22::timestamptz, $23::timestamptz,
+           $24::text, $25::text)`,
+};
+
+/** Admission in one round trip: the function's one row (undefined would be a defect). */
+export async function admitStatement(
+  pool: pg.Pool,
+  p: AdmitStatementParams,
+): Promise<AdmitRow | undefined> {
+  const { rows } = await pool.query<AdmitRow>({
+    ...ADMIT,
+    values: [
+      p.keyDigest,
+      p.accountId,
+      p.signingKeyId,
+      p.signingKeyDigest,
+      p.tokenDigest,
+      p.tokenModels,
+      p.tokenLimitMicroDzd?.toString() ?? null,
+      p.tokenExpiresAt,
+      p.newTokenId,
+      p.windowStartMs,
+      p.model,
+      p.inputTokens,
+      p.maxOutputTokens,
+      p.choices,
+      p.priority,
+      p.providers,
+      p.kinds,
+      p.nodeUnsupported,
+      p.mediaKinds,
+      p.imageCount,
+      p.holdId,
+      p.holdExpiresAt,
+      p.now,
+      p.endpoint,
+      p.requestId,
+    ],
+  });
+  return rows[0];
+}
+
+/** An API key row's id, digest and sealed secret (a scoped token's signing key). */
+export interface SigningKeyRow {
+  id: string;
+  key_digest: string;
+  secret_ciphertext: Buffer;
+  secret_nonce: Buffer;
+  secret_auth_tag: Buffer;
+  secret_key_version: number;
+}
+
+const FIND_SIGNING_KEY = {
+  name: 'identity_signing_key_v1',
+  text: `SELECT id, key_digest, secret_ciphertext, secret_nonce, secret_auth_tag, secret_key_version
+           FROM api_keys WHERE account_id = $1 AND name = $2`,
+};
+
+export async function findSigningKeyRow(
+  pool: pg.Pool,
+  accountId: string,
+  keyName: string,
+): Promise<SigningKeyRow | null> {
+  const { rows } = await pool.query<SigningKeyRow>({
+    ...FIND_SIGNING_KEY,
+    values: [accountId, keyName],
+  });
+  return rows[0] ?? null;
+}
+
+const TOUCH_LAST_USED = {
+  name: 'billing_api_key_last_used_v1',
+  text:
+    'UPDATE api_keys SET last_used_at = $3 WHERE account_id = $1 AND name = $2 ' +
+    'AND (last_used_at IS NULL OR last_used_at <= $3::timestamptz - make_interval(secs => $4))',
+};
+
+/** Sets the key's `last_used_at` to `at`, unless written less than `intervalS` before it. */
+async function touchApiKeyLastUsed(
+  pool: pg.Pool,
+  accountId: string,
+  keyName: string,
+  at: Date,
+  intervalS: number,
+): Promise<void> {
+  await pool.query({ ...TOUCH_LAST_USED, values: [accountId, keyName, at, intervalS] });
+}
+
+export interface LastUsedOptions {
+  pool: pg.Pool;
+  clock: Clock;
+  /** At most one write per key in this interval; 60 s by default. */
+  intervalMs?: number;
+  /** Keys remembered at once; beyond it the memory is cleared (a few extra writes). */
+  maxTracked?: number;
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * "Last used" of API keys (the dashboard's key list), written cheaply: off the request's path
+ * (not awaited), at most once per key and interval per billing replica (remembered in memory),
+ * and the statement itself skips a row written less than an interval ago (other replicas).
+ * A request made through a scoped token counts as a use of the key that signed it.
+ */
+export class ApiKeyLastUsed {
+  readonly #options: LastUsedOptions;
+  readonly #intervalMs: number;
+  readonly #writtenAtMs = new Map<string, number>();
+
+  constructor(options: LastUsedOptions) {
+    this.#options = options;
+    this.#intervalMs = options.intervalMs ?? 60_000;
+  }
+
+  touch(accountId: string, keyName: string): void {
+    const now = this.#options.clock();
+    const id = `${accountId}\u0000${keyName}`;
+    const last = this.#writtenAtMs.get(id);
+    if (last !== undefined && now.getTime() - last < this.#intervalMs) return;
+    if (this.#writtenAtMs.size >= (this.#options.maxTracked ?? 10_000)) this.#writtenAtMs.clear();
+    this.#writtenAtMs.set(id, now.getTime());
+    touchApiKeyLastUsed(this.#options.pool, accountId, keyName, now, this.#intervalMs / 1000).catch(
+      (error: unknown) => this.#options.onError?.(error),
+    );
+  }
+}
