@@ -222,6 +222,8 @@ const DASHBOARD_NICENESS = 10;
 export async function startAbuseStack(
   options: {
     authFailuresPerMinute?: number;
+    /** Given to every service (e.g. the `OTEL_*` variables). */
+    env?: NodeJS.ProcessEnv;
     edgeEnv?: NodeJS.ProcessEnv;
     dispatcherEnv?: NodeJS.ProcessEnv;
     /**
@@ -242,6 +244,7 @@ export async function startAbuseStack(
   // Each service connects as its own broker user, with a deployment's permissions.
   const prefix = uniquePrefix('abuse');
   const amqp = (service: string) => ({
+    ...options.env,
     AMQP_URL: testServiceAmqpUrl(service),
     AMQP_PREFIX: prefix,
   });

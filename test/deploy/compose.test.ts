@@ -63,6 +63,8 @@ describe('docker-compose.yml', () => {
         'seed',
         'prometheus',
         'grafana',
+        'otel-collector',
+        'jaeger',
       ].sort(),
     );
     expect(service('rabbitmq').image).toMatch(/^rabbitmq:[\d.]+-management$/);
@@ -180,6 +182,28 @@ describe('docker-compose.yml', () => {
     for (const port of published) expect(port).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
     expect(service('edge').ports).toEqual(['127.0.0.1:8080:8080']);
     expect(service('rabbitmq').ports).toEqual(['127.0.0.1:15672:15672']);
+  });
+
+  it('traces only when asked: exporter off by default, collector and Jaeger in the tracing profile', () => {
+    for (const name of GATEWAY_SERVICES) {
+      expect(service(name).environment).toMatchObject({
+        OTEL_TRACES_EXPORTER: 'none',
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318',
+      });
+    }
+    const traced = loadCompose(undefined, { OTEL_TRACES_EXPORTER: 'otlp' });
+    expect(traced.services.edge!.environment.OTEL_TRACES_EXPORTER).toBe('otlp');
+    for (const name of ['otel-collector', 'jaeger']) {
+      expect(service(name).profiles).toEqual(['tracing']);
+    }
+    expect(service('jaeger').ports).toEqual(['127.0.0.1:16686:16686']);
+    const collector = parse(readFileSync('infra/otel/collector.yaml', 'utf8')) as {
+      exporters: Record<string, { endpoint: string }>;
+      service: { pipelines: { traces: { receivers: string[]; exporters: string[] } } };
+    };
+    expect(collector.service.pipelines.traces.receivers).toEqual(['otlp']);
+    const [exporter] = collector.service.pipelines.traces.exporters;
+    expect(collector.exporters[exporter!]!.endpoint).toBe('jaeger:4317');
   });
 
   it('believes X-Forwarded-For from nobody: no proxy runs in front of edge', () => {

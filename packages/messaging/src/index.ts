@@ -56,3 +56,4 @@ export {
   type QueueDeclaration,
   type TopologyPlan,
 } from './topology-plan.js';
+export { traceBus } from './traced-bus.js';

@@ -20,6 +20,7 @@ import { ConfirmPublisher } from './rabbitmq-publisher.js';
 import { Session } from './rabbitmq-session.js';
 import type { QueueSpec, Topology } from './topology.js';
 import { planQueue, planTopology, sameQueue } from './topology-plan.js';
+import { traceBus } from './traced-bus.js';
 import type { QueueDeclaration } from './topology-plan.js';
 
 export interface RabbitMqBusOptions {
@@ -286,5 +287,5 @@ export function createGatewayBus(
   const topology = service
     ? serviceTopology(service, config.AMQP_PREFIX, deadLetters)
     : gatewayTopology(config.AMQP_PREFIX, deadLetters);
-  return createRabbitMqBus({ url: config.AMQP_URL, topology, logger, ...busOptions });
+  return traceBus(createRabbitMqBus({ url: config.AMQP_URL, topology, logger, ...busOptions }));
 }

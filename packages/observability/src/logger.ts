@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { traceFields, tracingEnabled } from './tracing.js';
 
 export type { Logger } from 'pino';
 
@@ -46,6 +47,9 @@ export function createLogger(options: LoggerOptions): Logger {
       base: { service: options.service },
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
+      // The current span's ids when tracing is on (started before the logger), so a log line
+      // leads to its trace; no call per line while it is off.
+      ...(tracingEnabled() ? { mixin: traceFields } : {}),
       formatters: { level: (label) => ({ level: label }) },
     },
     options.destination,

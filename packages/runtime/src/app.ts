@@ -10,7 +10,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
 import { GatewayError, toErrorBody } from '@gateway/contracts';
-import type { Logger, ServiceMetrics } from '@gateway/observability';
+import {
+  traceHttpRequests,
+  tracingEnabled,
+  type Logger,
+  type ServiceMetrics,
+} from '@gateway/observability';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { opsRoutes, type ReadinessCheck } from './ops-routes.js';
 
@@ -40,6 +45,9 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.disable('x-powered-by');
   app.set('trust proxy', false);
   app.use(requestId());
+  // A server span per request while tracing is on (docs/deployment.md, "Traces"); not even the
+  // middleware while it is off.
+  if (tracingEnabled()) app.use(tracedRequests());
   app.use(
     pinoHttp({
       logger: options.logger,
@@ -130,6 +138,11 @@ export const requestId = (): RequestHandler => (req, res, next) => {
   scope.run({ requestId: id }, next);
 };
 
+/** The matched route's template (`/v1/inference/:model`), never the raw path with its ids. */
+function routeTemplate(req: express.Request): string | undefined {
+  return req.route ? `${req.baseUrl}${String(req.route.path)}` : undefined;
+}
+
 /** Observes every response in the service's `*_http_request_duration_seconds` histogram. */
 export const httpMetrics =
   (metrics: ServiceMetrics): RequestHandler =>
@@ -137,11 +150,20 @@ export const httpMetrics =
     const stop = metrics.httpRequestDurationSeconds.startTimer();
     res.once('finish', () => {
       // Label by route template, never the raw path: ids in paths would explode cardinality.
-      const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      const route = routeTemplate(req) ?? 'unmatched';
       stop({ method: req.method, route, status: String(res.statusCode) });
     });
     next();
   };
+
+/** Server spans for every request but the probes and scrapes. */
+function tracedRequests(): RequestHandler {
+  const trace = traceHttpRequests((req) => ({
+    route: routeTemplate(req as express.Request),
+    requestId: (req as { id?: string }).id,
+  }));
+  return (req, res, next) => (OPS_PATHS.has(req.path) ? next() : trace(req, res, () => next()));
+}
 
 /**
  * JSON bodies for every service: body-parser bounded by `limitBytes`, then checks that keep a

@@ -35,6 +35,24 @@ describe('Lifecycle', () => {
     expect([first, second, exits]).toEqual([0, 0, [0]]);
   });
 
+  it('flushes traces after every step (their last spans included), a failed flush not failing the exit', async () => {
+    const order: string[] = [];
+    const exits: number[] = [];
+    const lifecycle = new Lifecycle({
+      logger: silentLogger(),
+      shutdownTimeoutMs: 1000,
+      exit: (c) => exits.push(c),
+      afterSteps: async () => {
+        order.push('flush traces');
+        throw new Error('collector unreachable');
+      },
+    });
+    lifecycle.onShutdown('http', async () => void order.push('http'));
+    lifecycle.onShutdown('connections', async () => void order.push('connections'));
+    expect(await lifecycle.shutdown('test')).toBe(0);
+    expect([order, exits]).toEqual([['http', 'connections', 'flush traces'], [0]]);
+  });
+
   it("exits 1 after a failure's shutdown (a crash, a start that could not finish)", async () => {
     const exits: number[] = [];
     const ran: string[] = [];

@@ -10,6 +10,8 @@ export interface LifecycleOptions {
   /** Whole shutdown budget; the process exits when it runs out even if a step hangs. */
   shutdownTimeoutMs: number;
   exit?: (code: number) => void;
+  /** Runs after every step (the trace exporter's last flush, which must see the last spans). */
+  afterSteps?: () => Promise<void>;
 }
 
 /**
@@ -67,6 +69,9 @@ export class Lifecycle {
         logger.error({ step: step.name, err: error }, 'shutdown step failed');
       }
     }
+    await this.options.afterSteps?.().catch((error: unknown) => {
+      logger.error({ err: error }, 'shutdown: flushing traces failed');
+    });
     clearTimeout(deadline);
     const code = failed ? 1 : 0;
     logger.info({ code }, 'stopped');

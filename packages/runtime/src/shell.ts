@@ -2,6 +2,7 @@ import type { Express } from 'express';
 import {
   createLogger,
   createServiceMetrics,
+  startTracing,
   type Logger,
   type ServiceMetrics,
 } from '@gateway/observability';
@@ -50,9 +51,15 @@ export function createServiceShell(
     });
     return { name, logger, metrics, lifecycle };
   }
+  // Before anything that makes spans: off unless OTEL_TRACES_EXPORTER asks (docs/observability.md).
+  const tracing = startTracing({ service: name });
   const output = bufferedStdout();
   const logger = createLogger({ service: name, level: config.LOG_LEVEL, destination: output });
-  const lifecycle = new Lifecycle({ logger, shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS });
+  const lifecycle = new Lifecycle({
+    logger,
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    afterSteps: () => tracing.shutdown(),
+  });
   lifecycle.installSignalHandlers();
   process.on('unhandledRejection', (reason) => {
     logger.fatal({ err: reason }, 'unhandled promise rejection');

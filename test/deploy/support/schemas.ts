@@ -1,3 +1,4 @@
+import { TRACING_VARIABLES } from '@gateway/observability';
 import type { loadConfig } from '@gateway/config';
 import {
   billingConfigSchema,
@@ -38,8 +39,11 @@ export const isGatewayService = (name: string): name is GatewayService =>
   (GATEWAY_SERVICES as readonly string[]).includes(name);
 
 /** Every variable the service reads. */
-export const knownKeys = (service: GatewayService): string[] =>
-  Object.keys(CONFIG_SCHEMAS[service].properties);
+/** The schema's variables, and the standard `OTEL_*` ones every service's tracing reads. */
+export const knownKeys = (service: GatewayService): string[] => [
+  ...Object.keys(CONFIG_SCHEMAS[service].properties),
+  ...TRACING_VARIABLES,
+];
 
 /**
  * What each migration command reads: the owner's URL and the runtime role to grant (the

@@ -1,4 +1,10 @@
-import type { Logger } from '@gateway/observability';
+import {
+  contextFromHeaders,
+  markSpanFailed,
+  SpanKind,
+  withSpan,
+  type Logger,
+} from '@gateway/observability';
 import type { Keyring } from '@gateway/crypto';
 import { rowAad } from '../crypto/row-aad.js';
 import type { DispatcherMetrics } from '../metrics.js';
@@ -31,12 +37,39 @@ export class AttemptRunner {
     this.clock = options.clock ?? (() => new Date());
   }
 
-  async run(claim: ClaimedDelivery): Promise<void> {
+  /**
+   * Each attempt is a CLIENT span of the trace that queued the delivery (its stored
+   * `traceparent`). The customer's endpoint gets no `traceparent`: our trace ids stay ours.
+   */
+  run(claim: ClaimedDelivery): Promise<void> {
+    const parent = claim.traceParent
+      ? contextFromHeaders({ traceparent: claim.traceParent })
+      : undefined;
+    return withSpan(
+      'POST webhook',
+      {
+        kind: SpanKind.CLIENT,
+        parent,
+        attributes: {
+          'http.request.method': 'POST',
+          'webhook.delivery_id': claim.id,
+          'webhook.attempt': claim.roundAttemptCount + 1,
+        },
+      },
+      async (span) => {
+        const outcome = await this.attempt(claim);
+        span.setAttribute('webhook.outcome', outcome);
+        if (outcome !== 'delivered') markSpanFailed(span, outcome);
+      },
+    );
+  }
+
+  private async attempt(claim: ClaimedDelivery): Promise<string> {
     const { repository, metrics, logger } = this.options;
     if (!claim.sealed) {
       await repository.markDropped(claim);
       logger.info({ deliveryId: claim.id }, 'payload purged before delivery; dropped');
-      return;
+      return 'dropped';
     }
     const payload = this.open(claim);
     const secrets = await this.options.secrets.active(claim.accountId);
@@ -60,7 +93,7 @@ export class AttemptRunner {
     });
     if (!recorded) {
       logger.warn({ deliveryId: claim.id }, 'lease lost during the attempt; result not recorded');
-      return;
+      return 'lease lost';
     }
     metrics.attempts.inc({ outcome: verdict.outcome });
     logger.info(
@@ -74,6 +107,7 @@ export class AttemptRunner {
       },
       'webhook attempt',
     );
+    return verdict.outcome;
   }
 
   private open(claim: ClaimedDelivery): DeliveryPayload {

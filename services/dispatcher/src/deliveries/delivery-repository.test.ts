@@ -15,7 +15,7 @@ describe('delivery repository: attempt records and leases', () => {
     await harness?.close();
   });
 
-  const insertDue = async (id: string) => {
+  const insertDue = async (id: string, traceParent: string | null = null) => {
     const inserted = await repository.insert({
       id,
       jobId: `job_${id}`,
@@ -29,6 +29,7 @@ describe('delivery repository: attempt records and leases', () => {
       },
       retentionMs: 60_000,
       firstDelayMs: 0,
+      traceParent,
     });
     expect(inserted).toBe(true);
   };
@@ -46,9 +47,12 @@ describe('delivery repository: attempt records and leases', () => {
     ).rows[0];
 
   it('writes the attempt and the next state together, numbering attempts per delivery', async () => {
-    await insertDue('dlv_repo_1');
+    const traceParent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    await insertDue('dlv_repo_1', traceParent);
     const [first] = await repository.claimDue(10, 60_000);
     expect(first?.id).toBe('dlv_repo_1');
+    // Every attempt is a span of the trace that queued the delivery.
+    expect(first?.traceParent).toBe(traceParent);
     const startedAt = new Date();
     const retry = { outcome: 'retry' as const, delayMs: 0, error: 'HTTP 500' };
     expect(

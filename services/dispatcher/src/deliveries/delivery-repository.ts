@@ -11,6 +11,8 @@ export interface NewDelivery {
   sealed: SealedValue;
   retentionMs: number;
   firstDelayMs: number;
+  /** The queuing request's W3C `traceparent`, when tracing is on. */
+  traceParent: string | null;
 }
 
 /** A delivery this dispatcher holds the lease of; only the lease holder may record. */
@@ -22,6 +24,7 @@ export interface ClaimedDelivery {
   sealed: SealedValue | null;
   roundAttemptCount: number;
   leaseId: string;
+  traceParent: string | null;
 }
 
 export interface AttemptRecord {
@@ -48,6 +51,7 @@ interface ClaimRow {
   payload_key_version: number;
   round_attempt_count: number;
   lease_id: string;
+  trace_parent: string | null;
 }
 
 const toClaimed = (row: ClaimRow): ClaimedDelivery => ({
@@ -65,6 +69,7 @@ const toClaimed = (row: ClaimRow): ClaimedDelivery => ({
       : null,
   roundAttemptCount: row.round_attempt_count,
   leaseId: row.lease_id,
+  traceParent: row.trace_parent,
 });
 
 /** The dispatch side of the deliveries table: intake, claims, attempt results, purge. */
@@ -76,10 +81,10 @@ export class DeliveryRepository {
     const result = await this.pool.query(
       `INSERT INTO webhook_deliveries
          (id, job_id, account_id, format, status, payload_ciphertext, payload_nonce, payload_tag,
-          payload_key_version, purge_at, next_attempt_at)
+          payload_key_version, purge_at, next_attempt_at, trace_parent)
        VALUES ($1, $2, $3, $4, 'queued', $5, $6, $7, $8,
           clock_timestamp() + $9 * interval '1 millisecond',
-          clock_timestamp() + $10 * interval '1 millisecond')
+          clock_timestamp() + $10 * interval '1 millisecond', $11)
        ON CONFLICT (job_id) DO NOTHING`,
       [
         delivery.id,
@@ -92,6 +97,7 @@ export class DeliveryRepository {
         delivery.sealed.keyVersion,
         delivery.retentionMs,
         delivery.firstDelayMs,
+        delivery.traceParent,
       ],
     );
     return result.rowCount === 1;
@@ -117,7 +123,8 @@ export class DeliveryRepository {
          FROM due
         WHERE d.id = due.id
        RETURNING d.id, d.account_id, d.format, d.payload_ciphertext, d.payload_nonce,
-                 d.payload_tag, d.payload_key_version, d.round_attempt_count, d.lease_id`,
+                 d.payload_tag, d.payload_key_version, d.round_attempt_count, d.lease_id,
+                 d.trace_parent`,
       [limit, leaseMs],
     );
     return result.rows.map(toClaimed);

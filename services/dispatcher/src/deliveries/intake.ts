@@ -1,6 +1,6 @@
 import { EnvelopeError, parseEnvelope, type InferenceCompletedPayload } from '@gateway/contracts';
 import type { Handler } from '@gateway/messaging';
-import type { Logger } from '@gateway/observability';
+import { injectTraceContext, tracingEnabled, type Logger } from '@gateway/observability';
 import { newDeliveryId } from '../crypto/ids.js';
 import type { Keyring } from '@gateway/crypto';
 import { rowAad } from '../crypto/row-aad.js';
@@ -46,9 +46,18 @@ export class DeliveryIntake {
       sealed,
       retentionMs: this.options.retentionMs,
       firstDelayMs: firstDelayMs(this.options.policies[format]),
+      traceParent: currentTraceParent(),
     });
     return { deliveryId, created };
   }
+}
+
+/** The current span's `traceparent` (the completion event's consumer span), or null. */
+function currentTraceParent(): string | null {
+  if (!tracingEnabled()) return null;
+  const carrier: Record<string, string> = {};
+  injectTraceContext(carrier);
+  return carrier.traceparent ?? null;
 }
 
 /**

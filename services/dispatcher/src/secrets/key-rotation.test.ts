@@ -72,6 +72,7 @@ describe('ENCRYPTION_KEY rotation', () => {
         sealed: seal(index === 0 ? k1 : `v2:${k2},v1:${k1}`, id),
         retentionMs: 60_000,
         firstDelayMs: 0,
+        traceParent: null,
       });
     }
     const claimed = await repository.claimDue(10, 60_000);

@@ -100,6 +100,7 @@ export async function executeChat(ctx: ExecutionContext): Promise<ExecutionResul
     openUpstream({
       url: url.replace(/\/+$/, '') + target.path,
       headers: target.headers,
+      peer: ctx.model.provider === 'external' ? 'provider' : 'node',
       body: target.body,
       signal: ctx.signal,
       firstByteTimeoutMs: ctx.timeouts.firstByteMs,

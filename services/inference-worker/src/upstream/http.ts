@@ -4,6 +4,13 @@
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { request as undiciRequest } from 'undici';
+import {
+  injectTraceContext,
+  markSpanFailed,
+  SpanKind,
+  startSpan,
+  tracingEnabled,
+} from '@gateway/observability';
 import type { TokenUsage } from '../backends/context.js';
 import { UpstreamError } from './errors.js';
 
@@ -17,6 +24,11 @@ export interface UpstreamRequest {
   signal: AbortSignal;
   /** Until the response headers arrive. */
   firstByteTimeoutMs: number;
+  /**
+   * Who answers: one of our model nodes (`node`, the default: it gets the trace's
+   * `traceparent`) or the external provider (no trace context leaves for a third party).
+   */
+  peer?: 'node' | 'provider';
 }
 
 /** An open upstream response whose body is still to be read under the attempt's timers. */
@@ -123,7 +135,51 @@ async function encodeBody(
  * non-2xx answer's body is read (bounded by the node) only to learn the offending parameter,
  * never logged.
  */
+let traced: boolean | undefined;
+
+/**
+ * While tracing is on, a CLIENT span for the whole exchange (until the body is read or
+ * abandoned); a node gets the span as its `traceparent`, so its own spans are its children.
+ */
+function traceUpstream(
+  request: UpstreamRequest,
+  headers: Record<string, string>,
+): ((failure?: string) => void) | undefined {
+  // Asked once: the shell starts tracing before the worker takes its first job.
+  traced ??= tracingEnabled();
+  if (!traced) return undefined;
+  const peer = request.peer ?? 'node';
+  const method = request.method ?? 'POST';
+  const { span, context } = startSpan(`${method} ${peer}`, {
+    kind: SpanKind.CLIENT,
+    attributes: { 'http.request.method': method, 'gateway.upstream': peer },
+  });
+  if (peer === 'node') injectTraceContext(headers, context);
+  let ended = false;
+  return (failure) => {
+    if (ended) return;
+    ended = true;
+    if (failure !== undefined) markSpanFailed(span, failure);
+    span.end();
+  };
+}
+
 export async function openUpstream(request: UpstreamRequest): Promise<UpstreamResponse> {
+  const headers: Record<string, string> = { ...request.headers };
+  const endSpan = traceUpstream(request, headers);
+  try {
+    return await openTraced(request, headers, endSpan);
+  } catch (error) {
+    endSpan?.(error instanceof UpstreamError ? error.failure : 'error');
+    throw error;
+  }
+}
+
+async function openTraced(
+  request: UpstreamRequest,
+  requestHeaders: Record<string, string>,
+  endSpan: ((failure?: string) => void) | undefined,
+): Promise<UpstreamResponse> {
   const controller = new AbortController();
   const onJobAbort = () => controller.abort(request.signal.reason);
   if (request.signal.aborted) throw new UpstreamError('aborted', 'request aborted');
@@ -136,6 +192,9 @@ export async function openUpstream(request: UpstreamRequest): Promise<UpstreamRe
   const close = (consumed = false) => {
     clearTimeout(timer);
     request.signal.removeEventListener('abort', onJobAbort);
+    // A timeout or the job's abort fails the span; an answer left unread after its end does not.
+    if (controller.signal.aborted) endSpan?.(classifyError(undefined, controller).failure);
+    else endSpan?.();
     if (!consumed && !controller.signal.aborted) controller.abort();
   };
   touch(request.firstByteTimeoutMs);
@@ -144,7 +203,7 @@ export async function openUpstream(request: UpstreamRequest): Promise<UpstreamRe
     const { bytes, contentType } = await encodeBody(request.body);
     const response = await undiciRequest(request.url, {
       method: request.method ?? 'POST',
-      headers: { ...(contentType ? { 'content-type': contentType } : {}), ...request.headers },
+      headers: { ...(contentType ? { 'content-type': contentType } : {}), ...requestHeaders },
       body: bytes,
       signal: controller.signal,
     });
@@ -162,11 +221,13 @@ export async function openUpstream(request: UpstreamRequest): Promise<UpstreamRe
     };
   } catch (error) {
     const failure = classifyError(error, controller);
+    endSpan?.(failure.failure);
     close();
     throw failure;
   }
   if (upstream.status < 200 || upstream.status >= 300) {
     const failure = await failureFromStatus(upstream);
+    endSpan?.(failure.failure);
     close();
     throw failure;
   }
