@@ -27,10 +27,10 @@ TAG=test
 export IMAGES_TAG="$TAG"
 # name, Dockerfile, budget in MB (README.md, "Images": keep the two in step).
 IMAGES=(
-  "billing services/billing/Dockerfile 275"
-  "dispatcher services/dispatcher/Dockerfile 265"
-  "inference-worker services/inference-worker/Dockerfile 290"
-  "edge services/edge/Dockerfile 295"
+  "billing services/billing/Dockerfile 295"
+  "dispatcher services/dispatcher/Dockerfile 285"
+  "inference-worker services/inference-worker/Dockerfile 315"
+  "edge services/edge/Dockerfile 320"
   "stand-ins infra/docker/stand-ins.Dockerfile 275"
 )
 
