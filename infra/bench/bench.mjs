@@ -26,6 +26,7 @@
  *                           BENCH_WEBHOOK_SECONDS - 20 s if that is less]
  *   BENCH_LEDGER_SECONDS    ledger: seconds per run of holds.mjs (16 accounts, then one) [10]
  *   BENCH_DIR               cache, logs and results directory (git-ignored) [.bench]
+ *   BENCH_KEY_BUDGET        1: the bench key has a daily budget (issue 25), checked on every admission
  *   BENCH_CPU_PROF          1: every service writes <BENCH_DIR>/profiles/<service>.cpuprofile
  *                           when the run ends (node --cpu-prof) [0]
  *
@@ -80,6 +81,7 @@ async function startEverything() {
     logDir,
     upstreamStream: { chunks: settings.streamChunks, gapMs: settings.streamGapMs },
     dispatchIntervalMs: settings.webhookTickMs,
+    keyBudget: settings.keyBudget,
     log,
   });
   const { infra, upstream } = stack;

@@ -168,7 +168,7 @@ async function admin(services, method, route, body, extraHeaders = {}) {
  * Catalog entries on the fake upstream, and a funded account with a raised rate limit, through
  * the operator API. Returns the account's API key.
  */
-export async function provision(services, upstreamUrl) {
+export async function provision(services, upstreamUrl, { keyBudget = false } = {}) {
   const common = {
     provider: 'node',
     upstream_model: 'bench',
@@ -195,6 +195,14 @@ export async function provision(services, upstreamUrl) {
     { 'Idempotency-Key': `bench-${account.id}` },
   );
   await admin(services, 'PATCH', `/accounts/${account.id}`, { rate_limit_per_minute: 100_000 });
+  if (keyBudget) {
+    // BENCH_KEY_BUDGET=1: the key has a daily budget (issue 25) far above what a run spends, so
+    // every admission checks and reserves it and every settlement releases it.
+    await admin(services, 'PUT', `/accounts/${account.id}/api-keys/bench/budget`, {
+      limit_dzd: 500_000,
+      period: 'day',
+    });
+  }
   return { apiKey: key, accountId: account.id };
 }
 
@@ -203,7 +211,14 @@ export async function provision(services, upstreamUrl) {
  * webhook receiver, PostgreSQL, RabbitMQ and the fake upstream, the four services, a funded API
  * key. Each start pushes its stop onto `cleanup`. `gateway` is the HTTP target for the phases.
  */
-export async function startGateway({ cleanup, logDir, upstreamStream, dispatchIntervalMs, log }) {
+export async function startGateway({
+  cleanup,
+  logDir,
+  upstreamStream,
+  dispatchIntervalMs,
+  keyBudget = false,
+  log,
+}) {
   const baseDir = mkdtempSync(path.join(os.tmpdir(), 'gateway-bench-'));
   chmodSync(baseDir, 0o755); // PostgreSQL's unprivileged owner must traverse it
   cleanup.push(() => rmSync(baseDir, { recursive: true, force: true }));
@@ -217,7 +232,7 @@ export async function startGateway({ cleanup, logDir, upstreamStream, dispatchIn
   ]);
   log(`starting billing, dispatcher, worker and edge (dispatcher tick ${dispatchIntervalMs} ms)`);
   const services = await startServices(infra, { dispatchIntervalMs, caFile: certs.caFile }, run);
-  const { apiKey } = await provision(services, upstream.baseUrl);
+  const { apiKey } = await provision(services, upstream.baseUrl, { keyBudget });
   const gateway = {
     name: 'gateway',
     url: services.edge.baseUrl,

@@ -55,6 +55,10 @@ export interface AbuseStack {
   processes: Record<'billing' | 'dispatcher' | 'worker' | 'edge', ServiceProcess> & {
     dashboard?: ServiceProcess;
   };
+  /** Every edge replica (`edgeReplicas`), `processes.edge` first. */
+  edges: ServiceProcess[];
+  /** Billing's internal API, called as edge (e.g. an admission no edge goes on with). */
+  billingAsEdge<T>(method: string, route: string, body?: unknown): Promise<T>;
   node: StandInModelNode;
   send(request: RawRequest): Promise<RawAnswer>;
   /** A request to the process serving `/dashboard` (edge itself unless it has its own). */
@@ -226,6 +230,10 @@ export async function startAbuseStack(
     env?: NodeJS.ProcessEnv;
     edgeEnv?: NodeJS.ProcessEnv;
     dispatcherEnv?: NodeJS.ProcessEnv;
+    billingEnv?: NodeJS.ProcessEnv;
+    workerEnv?: NodeJS.ProcessEnv;
+    /** Edge processes serving the public and operator API (one by default). */
+    edgeReplicas?: number;
     /**
      * As Kubernetes runs it: the dashboard in an edge process of its own (`EDGE_SURFACES`
      * dashboard, no broker credential nor operator token), the public and operator API in edge.
@@ -256,6 +264,7 @@ export async function startAbuseStack(
     MASTER_KEY: randomBytes(32).toString('base64'),
     // Billing logs successful internal calls at debug: the path checks need every one.
     LOG_LEVEL: 'debug',
+    ...options.billingEnv,
   });
   const dispatcher = await spawnReady('dispatcher', {
     ...amqp('dispatcher'),
@@ -268,6 +277,7 @@ export async function startAbuseStack(
     ...amqp('inference-worker'),
     BILLING_URL: billing.baseUrl,
     BILLING_INTERNAL_TOKEN: workerToken,
+    ...options.workerEnv,
   });
   const edgeEnv = {
     BILLING_URL: billing.baseUrl,
@@ -278,12 +288,18 @@ export async function startAbuseStack(
     AUTH_FAILURES_PER_MINUTE: String(options.authFailuresPerMinute ?? 100_000),
     ...options.edgeEnv,
   };
-  const edge = await spawnReady('edge', {
-    ...amqp('edge'),
-    ADMIN_TOKEN: adminToken,
-    ...(options.dashboardProcess ? { EDGE_SURFACES: 'api,admin' } : {}),
-    ...edgeEnv,
-  });
+  const edges: ServiceProcess[] = [];
+  for (let i = 0; i < (options.edgeReplicas ?? 1); i += 1) {
+    edges.push(
+      await spawnReady('edge', {
+        ...amqp('edge'),
+        ADMIN_TOKEN: adminToken,
+        ...(options.dashboardProcess ? { EDGE_SURFACES: 'api,admin' } : {}),
+        ...edgeEnv,
+      }),
+    );
+  }
+  const edge = edges[0]!;
   const dashboard = options.dashboardProcess
     ? await spawnReady(
         'edge',
@@ -316,6 +332,17 @@ export async function startAbuseStack(
     accountId,
     apiKey,
     processes,
+    edges,
+    billingAsEdge: async <T>(method: string, route: string, body?: unknown) => {
+      const response = await fetch(`${billing.baseUrl}/internal/v1${route}`, {
+        method,
+        headers: { 'X-Internal-Token': edgeToken, 'Content-Type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      if (!response.ok) throw new Error(`billing ${method} ${route}: ${response.status} ${text}`);
+      return JSON.parse(text) as T;
+    },
     node,
     send,
     sendDashboard,
@@ -347,7 +374,12 @@ export async function startAbuseStack(
       (await sql.query<Row>(text, values)).rows,
     ledgerCheck: async () => JSON.parse((await admin('GET', '/ledger/check')).body),
     close: async () => {
-      await Promise.all(Object.values(processes).map((child) => child.stop('SIGTERM')));
+      // A replica a test killed has exited already (stop() would wait for an exit never to come).
+      const running = edges
+        .slice(1)
+        .filter((e) => e.child.exitCode === null && !e.child.signalCode);
+      const children = [...Object.values(processes), ...running];
+      await Promise.all(children.map((child) => child.stop('SIGTERM')));
       await sql.end();
       await node.close();
       await billingDb.drop();

@@ -20,6 +20,7 @@ import type {
   CatalogListResponse,
   IdempotencyClaim,
   IdempotencyRef,
+  KeyInfo,
   PublishMarksRequest,
   PublishMarksResponse,
   SettleRequest,
@@ -78,6 +79,11 @@ export interface BillingClient {
     authorization: string | undefined,
     options?: { count?: boolean },
   ): Promise<AuthenticateResponse>;
+  /**
+   * `GET /v1/key`'s answer: the credential's own view (budgets, spend, rate limit); refused like
+   * `authenticate`, and never counted against the rate limit.
+   */
+  keyInfo(authorization: string | undefined): Promise<KeyInfo>;
   /** Everything before a job in one call, idempotent on `holdId`. */
   admit(request: AdmissionRequest): Promise<Admission>;
   settle(holdId: string, usage: SettleRequest): Promise<SettleOutcome>;
@@ -172,6 +178,11 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
         ...(count ? {} : { count }),
       };
       return post('/authenticate', body, !count);
+    },
+    keyInfo: (authorization) => {
+      const body: AuthenticateRequest = authorization === undefined ? {} : { authorization };
+      // A read: retried like an uncounted authentication.
+      return post('/key', body, true);
     },
     admit: async (request) => {
       // Idempotent on the hold id: a retry after a lost answer returns the same hold.

@@ -9,4 +9,9 @@ export {
 export { CatalogCache } from './catalog-cache.js';
 export { credentialRefused, errorFromAnswer, rateLimitFromHeaders } from './wire-errors.js';
 export { DASHBOARD_PATHS, type DashboardBillingClient } from './dashboard-client.js';
-export { OPERATOR_API_PREFIX, OPERATOR_PATHS, type OperatorClient } from './operator-client.js';
+export {
+  OPERATOR_API_PREFIX,
+  OPERATOR_PATHS,
+  type BudgetOwnerRef,
+  type OperatorClient,
+} from './operator-client.js';

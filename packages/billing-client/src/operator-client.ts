@@ -4,6 +4,9 @@ import type {
   AccountPatchRequest,
   ApiKeyCreateRequest,
   ApiKeyList,
+  BudgetList,
+  BudgetPutRequest,
+  BudgetView,
   CatalogModel,
   CatalogModelList,
   CreditRequest,
@@ -52,7 +55,19 @@ export const OPERATOR_PATHS = {
   ledgerCheck: '/ledger/check',
   usage: '/usage',
   usageRequests: '/usage/requests',
+  budgets: (id: string) => `${account(id)}/budgets`,
+  keyBudget: (id: string, name: string) => `${apiKey(id, name)}/budget`,
+  tokenBudget: (id: string, tokenId: string) =>
+    `${account(id)}/scoped-tokens/${pathSegment(tokenId)}/budget`,
 } as const;
+
+/** Whose budget: an API key's (by name) or a scoped token's (by id). */
+export type BudgetOwnerRef = { apiKey: string } | { scopedTokenId: string };
+
+const budgetPath = (id: string, owner: BudgetOwnerRef) =>
+  'apiKey' in owner
+    ? OPERATOR_PATHS.keyBudget(id, owner.apiKey)
+    : OPERATOR_PATHS.tokenBudget(id, owner.scopedTokenId);
 
 /**
  * The operator API (`/internal/v1/admin`) as typed calls, for edge's dashboard: the contract's
@@ -83,6 +98,11 @@ export interface OperatorClient {
   usage(query: URLSearchParams): Promise<UsageList>;
   usageRequests(query: URLSearchParams): Promise<UsageLogPage>;
   usageRequestsCsv(query: URLSearchParams): Promise<Buffer>;
+  /** Budgets (issue 25): 404 `resource_not_found` for an unknown account, key, token or budget. */
+  listBudgets(id: string): Promise<BudgetList>;
+  getBudget(id: string, owner: BudgetOwnerRef): Promise<BudgetView>;
+  putBudget(id: string, owner: BudgetOwnerRef, body: BudgetPutRequest): Promise<BudgetView>;
+  removeBudget(id: string, owner: BudgetOwnerRef): Promise<void>;
 }
 
 export function createOperatorClient(http: InternalHttp): OperatorClient {
@@ -128,5 +148,11 @@ export function createOperatorClient(http: InternalHttp): OperatorClient {
     usage: (query) => get(withQuery(paths.usage, query)),
     usageRequests: (query) => get(withQuery(paths.usageRequests, query)),
     usageRequestsCsv: (query) => csv(withQuery(paths.usageRequests, query)),
+    listBudgets: (id) => get(paths.budgets(id)),
+    getBudget: (id, owner) => get(budgetPath(id, owner)),
+    putBudget: (id, owner, body) => call({ method: 'PUT', path: budgetPath(id, owner), body }),
+    removeBudget: async (id, owner) => {
+      await send({ method: 'DELETE', path: budgetPath(id, owner) });
+    },
   };
 }

@@ -18,6 +18,7 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 const CONTRACT_FILES = [
   'billing-api.ts',
+  'budgets-api.ts',
   'catalog-api.ts',
   'dashboard-api.ts',
   'dashboard-console-api.ts',
@@ -40,6 +41,8 @@ const BILLING_SCOPED_TOKENS = 'services/billing/src/identity/scoped-tokens.ts';
 const BILLING_USERS = 'services/billing/src/dashboard/users.ts';
 const BILLING_NODE_HEALTH = 'services/billing/src/nodes/node-health-routes.ts';
 const BILLING_NODES = 'services/billing/src/nodes/node-health.ts';
+const BILLING_BUDGETS = 'services/billing/src/budgets/budgets.ts';
+const BILLING_BUDGET_ROUTES = 'services/billing/src/http/budget-routes.ts';
 // Billing's clients
 const CLIENT = 'packages/billing-client/src/client.ts';
 const CLIENT_CATALOG = 'packages/billing-client/src/catalog-cache.ts';
@@ -48,6 +51,7 @@ const CLIENT_DASHBOARD = 'packages/billing-client/src/dashboard-client.ts';
 // The operator CLI
 const CTL = 'packages/gatewayctl/src/commands.ts';
 const CTL_DASHBOARD = 'packages/gatewayctl/src/dashboard-commands.ts';
+const CTL_BUDGETS = 'packages/gatewayctl/src/budget-commands.ts';
 // Edge
 const EDGE_ADMIN = 'services/edge/src/admin/admin-routes.ts';
 const EDGE_SESSIONS = 'services/edge/src/dashboard/session-routes.ts';
@@ -104,6 +108,22 @@ const CONTRACTS: Record<string, Entry> = {
   NodeHealthReport: ends([CLIENT], [BILLING_NODE_HEALTH]),
   NodeHealthErrorKind: partOf('NodeHealthReport'),
   NodeHealthView: ends([BILLING_NODES], [EDGE_CONSOLE]),
+
+  // budgets-api.ts: budgets (issue 25) through the operator API, and `GET /v1/key`
+  BudgetPutRequest: ends(
+    [CLIENT_OPERATOR, CTL_BUDGETS],
+    [EDGE_ADMIN, BILLING_BUDGET_ROUTES, BILLING_BUDGETS],
+  ),
+  BudgetPeriod: partOf('BudgetPutRequest'),
+  BudgetView: ends(
+    [BILLING_BUDGETS, BILLING_BUDGET_ROUTES],
+    [CLIENT_OPERATOR, EDGE_ADMIN, CTL_BUDGETS],
+  ),
+  BudgetList: ends(
+    [BILLING_BUDGETS, BILLING_BUDGET_ROUTES],
+    [CLIENT_OPERATOR, EDGE_ADMIN, CTL_BUDGETS],
+  ),
+  KeyInfo: ends([BILLING_BUDGET_ROUTES], [CLIENT]),
 
   // catalog-api.ts
   ModelPutRequest: ends([CLIENT_OPERATOR, APP_OPERATOR], [EDGE_ADMIN, BILLING_CATALOG]),

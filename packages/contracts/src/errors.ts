@@ -36,7 +36,9 @@ export const ERROR_CATALOG = {
   budget_exhausted: {
     status: 402,
     retryable: false,
-    description: "Scoped token's lifetime spend reached its spending limit.",
+    description:
+      "A scoped token's lifetime spending limit, or a key's or token's budget for its window, " +
+      'has no room for the worst-case cost of the request.',
   },
   account_suspended: { status: 403, retryable: false, description: 'Account is suspended.' },
   model_not_allowed: {

@@ -19,3 +19,4 @@ export * from './dispatcher-api.js';
 export * from './operator-api.js';
 export * from './rate-limit.js';
 export * from './usage-api.js';
+export * from './budgets-api.js';

@@ -1,12 +1,13 @@
 import { parseArgs } from 'node:util';
 import { AdminClient } from './client.js';
+import { BUDGET_COMMANDS } from './budget-commands.js';
 import { COMMANDS as ACCOUNT_COMMANDS } from './commands.js';
 import { DASHBOARD_COMMANDS } from './dashboard-commands.js';
 import { CliError, EXIT, usageError } from './errors.js';
 
 export { EXIT } from './errors.js';
 
-const COMMANDS = { ...ACCOUNT_COMMANDS, ...DASHBOARD_COMMANDS };
+const COMMANDS = { ...ACCOUNT_COMMANDS, ...DASHBOARD_COMMANDS, ...BUDGET_COMMANDS };
 
 export interface CliIo {
   env: NodeJS.ProcessEnv;
@@ -33,6 +34,11 @@ const OPTIONS = {
   'timeout-ms': { type: 'string' },
   role: { type: 'string' },
   'password-env': { type: 'string' },
+  key: { type: 'string' },
+  token: { type: 'string' },
+  'limit-dzd': { type: 'string' },
+  period: { type: 'string' },
+  'time-zone': { type: 'string' },
 } as const;
 
 export function helpText(): string {

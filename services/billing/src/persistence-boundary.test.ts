@@ -30,6 +30,7 @@ const REPOSITORIES: Readonly<Record<string, readonly string[]>> = {
   usage: ['usage/usage-store.ts', 'usage/usage-checks.ts'],
   nodes: ['nodes/node-health-repository.ts'],
   dashboard: ['dashboard/dashboard-repository.ts'],
+  budgets: ['budgets/budget-repository.ts'],
 };
 
 const ORM_METHODS =

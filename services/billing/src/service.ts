@@ -6,6 +6,8 @@ import { assertHoldTimings, type billingConfigSchema } from './config.js';
 import { createPrismaClient, pgPoolOf, pingDatabase } from './db/client.js';
 import { billingSchemaReadiness } from './db/schema-check.js';
 import { createDashboard } from './dashboard/index.js';
+import { BudgetRepository } from './budgets/budget-repository.js';
+import { Budgets } from './budgets/budgets.js';
 import { mountBillingApi } from './http/billing-app.js';
 import { RequestIdempotency } from './http/request-idempotency.js';
 import { createIdentity } from './identity/index.js';
@@ -107,9 +109,10 @@ export async function startBillingService(
     retentionDays: config.USAGE_RETENTION_DAYS,
   });
   const nodeHealth = createNodeHealthService(pgPoolOf(prisma), identity.catalog, clock);
+  const budgets = new Budgets(new BudgetRepository(pgPoolOf(prisma)), clock);
   mountBillingApi(
     app,
-    { identity, ledger, requestIdempotency, dashboard, usage, nodeHealth },
+    { identity, ledger, requestIdempotency, dashboard, usage, nodeHealth, budgets },
     { edge: config.EDGE_INTERNAL_TOKEN, worker: config.WORKER_INTERNAL_TOKEN },
   );
   finishApp(app, shell.logger);

@@ -11,6 +11,7 @@ import { methodNotAllowed, rateLimitOnErrors } from './http/errors.js';
 import { buildOpenApiDocument } from './openapi/openapi.js';
 import { accountRouter } from './routes/account.js';
 import { chatCompletionsRouter } from './routes/chat-completions.js';
+import { keyRouter } from './routes/key.js';
 import { mediaRouter } from './routes/media.js';
 import { nativeInferenceRouter } from './routes/native-inference.js';
 import { scopedJwtRouter } from './routes/scoped-jwt.js';
@@ -91,6 +92,8 @@ function mountPublicApi(app: Express, deps: EdgeDeps): void {
   ]) {
     app.use('/v1', router(deps));
   }
+  // `GET /v1/key`: billing checks the credential without counting the request.
+  app.use('/v1', keyRouter(deps));
   // Every other /v1 route: authenticate (and count) first.
   app.use('/v1', authenticate(deps.billing, deps.authFailures));
   for (const router of [scopedJwtRouter, accountRouter, usageRouter]) app.use('/v1', router(deps));

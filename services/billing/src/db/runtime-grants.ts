@@ -47,6 +47,9 @@ export const RUNTIME_TABLE_PRIVILEGES: Readonly<Record<string, readonly TablePri
   usage_purged_totals: ['SELECT', 'INSERT', 'UPDATE'],
   // Node health (issue 16): upserted by worker reports; pruned (gone from the catalog, or a day old).
   node_health: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  // Budgets (issue 25): set, changed and removed by the operator API and the dashboard; their
+  // windows rolled and reservations taken by admission, released by the holds_budget_end trigger.
+  budgets: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   // The migrations' bookkeeping: read by readiness (db/schema-check.ts), never written.
   _prisma_migrations: ['SELECT'],
 };
@@ -110,6 +113,24 @@ export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
       'timestamptz, text, text',
     privileges: ['EXECUTE'],
   },
+  // Issue 25: admission with budgets (migration 20270111090000); the v2 functions above stay
+  // granted for a billing of the previous release during a rolling update.
+  billing_admit_v3: {
+    args:
+      'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +
+      'bigint, integer, boolean, text[], text[], text, text[], integer, text, timestamptz, ' +
+      'timestamptz',
+    privileges: ['EXECUTE'],
+  },
+  billing_admit_with_context_v3: {
+    args:
+      'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +
+      'bigint, integer, boolean, text[], text[], text, text[], integer, text, timestamptz, ' +
+      'timestamptz, text, text',
+    privileges: ['EXECUTE'],
+  },
+  billing_budget_window_start: { args: 'text, text, timestamptz', privileges: ['EXECUTE'] },
+  billing_budget_resets_at: { args: 'text, text, timestamptz', privileges: ['EXECUTE'] },
   usage_settle_holds: {
     args:
       'text[], bigint[], bigint[], text[], timestamptz, bigint[], timestamptz[], bigint[], ' +

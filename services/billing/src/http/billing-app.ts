@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, Express } from 'express';
 import { GatewayError, rateLimitHeaders, type RateLimitDecision } from '@gateway/contracts';
 import { dashboardAdminRoutes, dashboardRoutes } from '../dashboard/routes.js';
 import { adminRoutes } from './admin-routes.js';
+import { adminBudgetRoutes, keyInfoRoutes } from './budget-routes.js';
 import { nodeHealthAdminRoutes, nodeHealthReportRoutes } from '../nodes/index.js';
 import { idempotencyRoutes } from './idempotency-routes.js';
 import { allowInternalCallers, identifyInternalCaller, jsonBodyParser } from '@gateway/runtime';
@@ -45,6 +46,8 @@ export function mountBillingApi(
   app.use('/internal/v1/admin', edgeOnly, nodeHealthAdminRoutes(nodeHealth));
   // The operator API is edge's alone: the worker's credential cannot grant credits.
   app.use('/internal/v1/admin', edgeOnly, dashboardAdminRoutes(dashboard), adminRoutes(services));
+  app.use('/internal/v1/admin', edgeOnly, adminBudgetRoutes(services));
+  app.use('/internal/v1', keyInfoRoutes(services));
   app.use('/internal/v1/dashboard', edgeOnly, dashboardRoutes(services, dashboard));
   app.use('/internal/v1', internalRoutes(services));
   app.use('/internal/v1', rateLimitHeadersOnError);

@@ -1,5 +1,7 @@
 import { Keyring } from '@gateway/crypto';
 import { randomBytes } from 'node:crypto';
+import { BudgetRepository } from '../budgets/budget-repository.js';
+import { Budgets } from '../budgets/budgets.js';
 import { pgPoolOf, type PrismaClient } from '../db/client.js';
 import { createDashboard, type DashboardOptions } from '../dashboard/index.js';
 import { createIdentity } from '../identity/index.js';
@@ -60,5 +62,6 @@ export function createTestBillingServices(
       retentionDays: 400,
     }),
     nodeHealth: createNodeHealthService(pgPoolOf(prisma), identity.catalog, clock),
+    budgets: new Budgets(new BudgetRepository(pgPoolOf(prisma)), clock),
   };
 }

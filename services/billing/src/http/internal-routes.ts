@@ -5,6 +5,7 @@
  */
 import express, { type Router } from 'express';
 import { allowInternalCallers } from '@gateway/runtime';
+import type { Budgets } from '../budgets/budgets.js';
 import type { Admission, CatalogModel, Identity, Principal } from '../identity/index.js';
 import type { LedgerService, RefundResult, SettleResult, VoidResult } from '../ledger/index.js';
 import type { RequestIdempotency } from './request-idempotency.js';
@@ -50,6 +51,8 @@ export interface BillingServices {
   dashboard: Dashboard;
   /** Node health reports (issue 16). */
   nodeHealth: NodeHealthService;
+  /** Budgets per API key and scoped token (issue 25). */
+  budgets: Budgets;
 }
 
 // Requests are validated against the one contract (packages/contracts/src/billing-api.ts).

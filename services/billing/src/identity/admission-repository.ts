@@ -48,6 +48,13 @@ export interface AdmitRow {
   model_input_modalities: InputModality[] | null;
   model_image_tokens: number | null;
   model_remote_images: boolean | null;
+  /** `budget_exhausted` by a budget (issue 25): whose, its numbers and when it resets. */
+  budget_scope: 'api_key' | 'scoped_token' | null;
+  budget_limit: Int8;
+  budget_spent: Int8;
+  budget_reserved: Int8;
+  budget_period: string | null;
+  budget_resets_at: Date | null;
   /** When the call was made (the clock's time), for the rate-limit numbers. */
   nowMs: number;
 }
@@ -120,7 +127,7 @@ export function principalOf(
   };
 }
 
-/** `billing_admit_with_context_v2`'s parameters, named as in prisma/functions/ (without `p_`). */
+/** `billing_admit_with_context_v3`'s parameters, named as in prisma/functions/ (without `p_`). */
 export interface AdmitStatementParams {
   keyDigest: string | null;
   accountId: string | null;
@@ -149,11 +156,12 @@ export interface AdmitStatementParams {
   requestId: string | null;
 }
 
-// billing_admit_v2, then the request's context (endpoint, request id, key name) on the hold for
-// its usage record: migrations 20270107090000 and 20270109090000 (chat content).
+// billing_admit_v3, then the request's context (endpoint, request id, key name) on the hold for
+// its usage record: migrations 20270107090000, 20270109090000 (chat content) and 20270111090000
+// (budgets).
 const ADMIT = {
-  name: 'billing_admit_with_context_v2',
-  text: `SELECT * FROM billing_admit_with_context_v2($1::text, $2::text, $3::text, $4::text,
+  name: 'billing_admit_with_context_v3',
+  text: `SELECT * FROM billing_admit_with_context_v3($1::text, $2::text, $3::text, $4::text,
            $5::text, $6::text[], $7::bigint, $8::timestamptz, $9::text, $10::bigint, $11::text,
            $12::bigint, $13::bigint, $14::integer, $15::boolean, $16::text[], $17::text[],
            $18::text, $19::text[], $20::integer, $21::text, $22::timestamptz, $23::timestamptz,

@@ -13,7 +13,7 @@
  * limit on counts, refused ones included, and every refusal after it carries
  * `details.rateLimit`. A refusal registers no client-minted token and places no hold.
  */
-import { GatewayError, LIMITS } from '@gateway/contracts';
+import { GatewayError, LIMITS, formatDzd } from '@gateway/contracts';
 import type { MediaUse, RateLimitDecision } from '@gateway/contracts';
 import type pg from 'pg';
 import { budgetExhausted, holdIdTaken, INSUFFICIENT_BALANCE_MESSAGE } from '../ledger/index.js';
@@ -254,6 +254,7 @@ function refusalAfterCount(row: AdmitRow, request: CredentialAdmitRequest): Gate
     case 'token_mismatch':
       return invalidKey(BAD_SIGNATURE.reason);
     case 'budget_exhausted':
+      if (row.budget_scope !== null) return budgetRefusal(row);
       return budgetExhausted(
         { spentMicroDzd: big(row.token_spent), reservedMicroDzd: big(row.token_reserved) },
         big(row.token_limit),
@@ -272,6 +273,31 @@ function refusalAfterCount(row: AdmitRow, request: CredentialAdmitRequest): Gate
 }
 
 const big = (value: string | null): bigint => BigInt(value ?? 0);
+
+/**
+ * 402 naming the budget that refused (the key's or the token's), what is spent and held in its
+ * window, and when the window starts over.
+ */
+function budgetRefusal(row: AdmitRow): GatewayError {
+  const whose =
+    row.budget_scope === 'api_key'
+      ? `API key '${row.api_key_name ?? ''}'`
+      : `scoped token ${row.token_id ?? ''}`;
+  const limit = big(row.budget_limit);
+  const spent = big(row.budget_spent);
+  const reserved = big(row.budget_reserved);
+  const period = row.budget_period === 'total' ? 'in total' : `this ${row.budget_period ?? ''}`;
+  const resets = row.budget_resets_at
+    ? ` It resets at ${row.budget_resets_at.toISOString()}.`
+    : ' It does not reset.';
+  const held = reserved > 0n ? ` (${formatDzd(reserved)} more held by requests in progress)` : '';
+  return new GatewayError(
+    'budget_exhausted',
+    `Budget of ${whose} exhausted: ${formatDzd(spent)} of ${formatDzd(limit)} spent ${period}` +
+      `${held}, and this request may cost up to ${formatDzd(big(row.worst_case_micro_dzd))}.` +
+      resets,
+  );
+}
 
 function unsupportedContentOf(row: AdmitRow, request: CredentialAdmitRequest): GatewayError {
   const use = request.media?.kinds.find((entry) => entry.kind === row.refused_media_kind);

@@ -143,6 +143,36 @@ const CHECKS: readonly Check[] = [
           OR s.reserved_micro_dzd <> COALESCE(x.reserved, 0)
           OR s.spent_micro_dzd <> COALESCE(x.spent, 0)`,
   },
+  {
+    // Issue 25: what admission reserved and the trigger released and counted, recomputed from
+    // the holds: pending ones reserve; settled, unrefunded ones admitted in the current window
+    // are spent. (A window admission has not rolled yet still shows its old spend: the same as
+    // the row.)
+    name: 'budget counters equal their holds',
+    sql: Prisma.sql`
+      WITH budgeted AS (
+        SELECT key_budget_id AS budget_id, status, amount_micro_dzd, settled_amount_micro_dzd,
+               refunded_at, created_at
+          FROM holds WHERE key_budget_id IS NOT NULL
+        UNION ALL
+        SELECT token_budget_id, status, amount_micro_dzd, settled_amount_micro_dzd, refunded_at,
+               created_at
+          FROM holds WHERE token_budget_id IS NOT NULL
+      ), sums AS (
+        SELECT b.id,
+               COALESCE(SUM(h.amount_micro_dzd) FILTER (WHERE h.status = 'pending'), 0) AS reserved,
+               COALESCE(SUM(h.settled_amount_micro_dzd)
+                          FILTER (WHERE h.status = 'settled' AND h.refunded_at IS NULL
+                                    AND h.created_at >= b.window_start), 0) AS spent
+          FROM budgets b LEFT JOIN budgeted h ON h.budget_id = b.id
+         GROUP BY b.id
+      )
+      SELECT 'budget ' || b.id || ': reserved ' || b.reserved_micro_dzd || ', spent '
+             || b.spent_micro_dzd || ' but its holds give reserved ' || x.reserved || ', spent '
+             || x.spent AS line
+        FROM budgets b JOIN sums x ON x.id = b.id
+       WHERE b.reserved_micro_dzd <> x.reserved OR b.spent_micro_dzd <> x.spent`,
+  },
 ];
 
 export async function collectViolations(db: Db): Promise<string[]> {

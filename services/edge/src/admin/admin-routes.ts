@@ -4,6 +4,9 @@ import {
   AccountPatchRequestSchema,
   ApiKeyCreateRequestSchema,
   ApiKeyListSchema,
+  BudgetListSchema,
+  BudgetPutRequestSchema,
+  BudgetViewSchema,
   CreditRequestSchema,
   CreditResultSchema,
   InvitationCreatedSchema,
@@ -244,7 +247,44 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     summary:
       'Request log, newest first (?from, ?to, ?account, ?limit, ?cursor; CSV: ?format=csv or Accept: text/csv)',
   },
+  ...budgetRoutes('/accounts/:id/api-keys/:name/budget', 'an API key (it covers its tokens)'),
+  ...budgetRoutes('/accounts/:id/scoped-tokens/:tokenId/budget', 'a scoped token'),
+  {
+    method: 'get',
+    path: '/accounts/:id/budgets',
+    target: 'billing',
+    answer: BudgetListSchema,
+    summary: "Every budget of an account, each with its current window's spend",
+  },
 ];
+
+/** Budgets (issue 25): the same three routes for an API key's and a scoped token's. */
+function budgetRoutes(path: string, owner: string): AdminRoute[] {
+  return [
+    {
+      method: 'get',
+      path,
+      target: 'billing',
+      answer: BudgetViewSchema,
+      summary: `The budget of ${owner}: spent, reserved and remaining in its window, and when it resets`,
+    },
+    {
+      method: 'put',
+      path,
+      target: 'billing',
+      answer: BudgetViewSchema,
+      summary: `Set the budget of ${owner} (a change of limit, period or zone starts a new window at once)`,
+      body: BudgetPutRequestSchema,
+    },
+    {
+      method: 'delete',
+      path,
+      target: 'billing',
+      summary: `Remove the budget of ${owner}`,
+      status: 204,
+    },
+  ];
+}
 
 /** The operator API's answer schemas (contracts), each named once. */
 export const ADMIN_ANSWER_SCHEMAS: readonly TSchema[] = [

@@ -18,6 +18,8 @@ export interface RequestState {
   authFailed?: boolean;
   /** Refused by the failed-authentication limit of its address: billing is not asked at all. */
   addressLimited?: boolean;
+  /** A route that never counts (`GET /v1/key`): not even its refusal asks billing to count. */
+  uncounted?: boolean;
 }
 
 export function stateOf(res: Response): RequestState {

@@ -25,6 +25,7 @@ export function rateLimitOnErrors(
       state.rateLimit ||
       state.authFailed ||
       state.addressLimited ||
+      state.uncounted ||
       res.headersSent ||
       authorization === undefined
     ) {

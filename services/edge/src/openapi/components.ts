@@ -3,6 +3,7 @@ import {
   AccountCreateRequestSchema,
   AccountPatchRequestSchema,
   ApiKeyCreateRequestSchema,
+  BudgetPutRequestSchema,
   ChatCompletionRequestSchema,
   CreditRequestSchema,
   ModelPutRequestSchema,
@@ -11,6 +12,7 @@ import {
   ERROR_CATALOG,
   ErrorBodySchema,
   InvitationCreateRequestSchema,
+  KeyInfoSchema,
   NativeInferenceRequestSchema,
   ScopedTokenCreateRequestSchema,
 } from '@gateway/contracts';
@@ -37,6 +39,7 @@ export const REQUEST_SCHEMAS: readonly TSchema[] = [
   ModelPutRequestSchema,
   OperatorUserCreateRequestSchema,
   InvitationCreateRequestSchema,
+  BudgetPutRequestSchema,
 ];
 
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -63,7 +66,8 @@ function pointRefsAtComponents(value: unknown): unknown {
 export function schemaComponents(): Record<string, unknown> {
   const named = [ErrorBodySchema, ...REQUEST_SCHEMAS, ...RESPONSE_SCHEMAS];
   return {
-    ...answerComponents(ADMIN_ANSWER_SCHEMAS),
+    // `GET /v1/key`'s answer embeds the operator API's BudgetView: the same component.
+    ...answerComponents([...ADMIN_ANSWER_SCHEMAS, KeyInfoSchema]),
     ...Object.fromEntries(named.map((schema) => [String(schema.$id), toComponent(schema)])),
   };
 }

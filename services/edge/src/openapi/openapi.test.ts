@@ -22,6 +22,7 @@ const PUBLIC_ROUTES: [string, string][] = [
   ['get', '/v1/scoped-jwt'],
   ['delete', '/v1/scoped-jwt'],
   ['get', '/v1/user/balance'],
+  ['get', '/v1/key'],
   ['get', '/v1/models'],
   ['get', '/v1/models/{model}'],
   ['post', '/v1/embeddings'],

@@ -170,6 +170,14 @@ export function publicPaths(): Record<string, unknown> {
         responses: { '200': ok('Balance', json(ref('Balance'))), ...READ_ERRORS },
       },
     },
+    '/v1/key': {
+      get: {
+        summary:
+          "The calling key or token: its budgets (spent, reserved, remaining, resets_at), a token's " +
+          "spending limit and spend, the account's rate limit. Not counted against the rate limit.",
+        responses: { '200': ok('The credential', json(ref('KeyInfo'))), ...READ_ERRORS },
+      },
+    },
     '/v1/usage': {
       get: {
         summary: 'Usage of the account over [from, to), grouped (API key only)',

@@ -1,0 +1,31 @@
+-- holds_budget_end: its live definition. To change it: README.md in this directory.
+--
+-- When a hold admitted under budgets ends, whichever path ends it (settle, void, cancel, the
+-- sweeper's expiry, a refund): its amount leaves the budgets' reservations, and a settled hold's
+-- cost counts as spent in the window it was admitted in (not in a window that started since);
+-- a refund takes that cost back. Run by a deferred constraint trigger, at commit: after the
+-- paths have locked the balance and token rows, so the budget row is always taken last, in the
+-- order admission takes them.
+CREATE OR REPLACE FUNCTION "holds_budget_end"() RETURNS trigger
+LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
+AS $$
+BEGIN
+    IF OLD.status = 'pending' AND NEW.status <> 'pending' THEN
+        UPDATE budgets b
+           SET reserved_micro_dzd = b.reserved_micro_dzd - NEW.amount_micro_dzd,
+               spent_micro_dzd = b.spent_micro_dzd
+                   + CASE WHEN NEW.status = 'settled' AND NEW.created_at >= b.window_start
+                          THEN NEW.settled_amount_micro_dzd ELSE 0 END,
+               updated_at = now()
+         WHERE b.id IN (NEW.key_budget_id, NEW.token_budget_id);
+    END IF;
+    IF OLD.refunded_at IS NULL AND NEW.refunded_at IS NOT NULL THEN
+        UPDATE budgets b
+           SET spent_micro_dzd = b.spent_micro_dzd - NEW.settled_amount_micro_dzd,
+               updated_at = now()
+         WHERE b.id IN (NEW.key_budget_id, NEW.token_budget_id)
+           AND NEW.created_at >= b.window_start;
+    END IF;
+    RETURN NULL;
+END;
+$$;
