@@ -22,7 +22,9 @@ export function traceHttpRequests(
     const method = req.method ?? 'GET';
     const { span, context } = startSpan(method, {
       kind: SpanKind.SERVER,
-      parent: contextFromHeaders(req.headers),
+      // The caller's `traceparent` only: a public client's `tracestate` is its own data, not
+      // passed on to billing, the queue or the model nodes.
+      parent: contextFromHeaders({ traceparent: req.headers.traceparent }),
       attributes: { 'http.request.method': method },
     });
     bindToContext(context, req);

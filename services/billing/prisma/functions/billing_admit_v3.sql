@@ -51,6 +51,7 @@ DECLARE
     tb RECORD;
     key_budget TEXT;
     token_budget TEXT;
+    hold_created_at TIMESTAMPTZ := p_now;
 BEGIN
     -- 1. The credential's rows (401), then suspension (403). Nothing counted yet.
     IF p_key_digest IS NOT NULL THEN
@@ -238,6 +239,13 @@ BEGIN
     IF available IS NULL OR available <= 0 OR available < worst_case_micro_dzd THEN
         outcome := 'insufficient_balance'; RETURN NEXT; RETURN;
     END IF;
+    -- The hold belongs to the windows it was checked against: a request whose clock read came
+    -- just before a window began (another replica rolled it, or a budget change) is dated at the
+    -- window's start, so its cost counts there (holds_budget_end) and is never lost between windows.
+    IF key_budget IS NOT NULL THEN hold_created_at := GREATEST(hold_created_at, kb.window_start); END IF;
+    IF token_budget IS NOT NULL THEN
+        hold_created_at := GREATEST(hold_created_at, tb.window_start);
+    END IF;
     IF p_key_digest IS NULL AND NOT registered THEN
         -- A client-minted token is registered with its first hold, nowhere earlier. A
         -- concurrent revocation may register it first: it then exists, revoked.
@@ -257,7 +265,7 @@ BEGIN
                        expires_at, created_at, key_budget_id, token_budget_id)
     VALUES (p_hold_id, a.id, token_id, worst_case_micro_dzd, 'pending', m.id,
             m.input_price_micro_dzd_per_m, m.output_price_micro_dzd_per_m, p_priority,
-            p_hold_expires_at, p_now, key_budget, token_budget);
+            p_hold_expires_at, hold_created_at, key_budget, token_budget);
     UPDATE account_balances b
        SET pending_micro_dzd = b.pending_micro_dzd + worst_case_micro_dzd, updated_at = now()
      WHERE b.account_id = a.id;

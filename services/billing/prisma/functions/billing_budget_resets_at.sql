@@ -9,7 +9,9 @@ CREATE OR REPLACE FUNCTION "billing_budget_resets_at"(
 LANGUAGE sql STABLE SET search_path = public, pg_temp
 AS $$
     SELECT CASE WHEN p_period = 'total' THEN NULL
-                ELSE (date_trunc(p_period, p_window_start AT TIME ZONE p_time_zone)
-                      + ('1 ' || p_period)::interval) AT TIME ZONE p_time_zone
+                ELSE billing_budget_instant(
+                         date_trunc(p_period, p_window_start AT TIME ZONE p_time_zone)
+                             + ('1 ' || p_period)::interval,
+                         p_time_zone)
            END
 $$;

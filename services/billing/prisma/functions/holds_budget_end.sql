@@ -4,8 +4,8 @@
 -- sweeper's expiry, a refund): its amount leaves the budgets' reservations, and a settled hold's
 -- cost counts as spent in the window it was admitted in (not in a window that started since);
 -- a refund takes that cost back. Run by a deferred constraint trigger, at commit: after the
--- paths have locked the balance and token rows, so the budget row is always taken last, in the
--- order admission takes them.
+-- paths have locked the balance and token rows; the key's budget row before the token's, as
+-- admission takes them (one statement each: an IN list would lock them in scan order).
 CREATE OR REPLACE FUNCTION "holds_budget_end"() RETURNS trigger
 LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
 AS $$
@@ -17,14 +17,25 @@ BEGIN
                    + CASE WHEN NEW.status = 'settled' AND NEW.created_at >= b.window_start
                           THEN NEW.settled_amount_micro_dzd ELSE 0 END,
                updated_at = now()
-         WHERE b.id IN (NEW.key_budget_id, NEW.token_budget_id);
+         WHERE b.id = NEW.key_budget_id;
+        UPDATE budgets b
+           SET reserved_micro_dzd = b.reserved_micro_dzd - NEW.amount_micro_dzd,
+               spent_micro_dzd = b.spent_micro_dzd
+                   + CASE WHEN NEW.status = 'settled' AND NEW.created_at >= b.window_start
+                          THEN NEW.settled_amount_micro_dzd ELSE 0 END,
+               updated_at = now()
+         WHERE b.id = NEW.token_budget_id;
     END IF;
-    IF OLD.refunded_at IS NULL AND NEW.refunded_at IS NOT NULL THEN
+    IF OLD.refunded_at IS NULL AND NEW.refunded_at IS NOT NULL
+       AND NEW.settled_amount_micro_dzd > 0 THEN
         UPDATE budgets b
            SET spent_micro_dzd = b.spent_micro_dzd - NEW.settled_amount_micro_dzd,
                updated_at = now()
-         WHERE b.id IN (NEW.key_budget_id, NEW.token_budget_id)
-           AND NEW.created_at >= b.window_start;
+         WHERE b.id = NEW.key_budget_id AND NEW.created_at >= b.window_start;
+        UPDATE budgets b
+           SET spent_micro_dzd = b.spent_micro_dzd - NEW.settled_amount_micro_dzd,
+               updated_at = now()
+         WHERE b.id = NEW.token_budget_id AND NEW.created_at >= b.window_start;
     END IF;
     RETURN NULL;
 END;

@@ -95,7 +95,9 @@ export class BudgetRepository {
        VALUES ($1, $2, $3, $4::bigint, $5, $6, $7, $7, $7)
        ON CONFLICT (${column}) DO UPDATE
           SET limit_micro_dzd = EXCLUDED.limit_micro_dzd, period = EXCLUDED.period,
-              time_zone = EXCLUDED.time_zone, window_start = EXCLUDED.window_start,
+              time_zone = EXCLUDED.time_zone,
+              -- Never back: an admission may have rolled the window since this change read the clock.
+              window_start = GREATEST(EXCLUDED.window_start, b.window_start),
               spent_micro_dzd = 0, updated_at = EXCLUDED.updated_at
         WHERE (b.limit_micro_dzd, b.period, b.time_zone)
               IS DISTINCT FROM (EXCLUDED.limit_micro_dzd, EXCLUDED.period, EXCLUDED.time_zone)`,

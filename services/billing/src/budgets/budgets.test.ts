@@ -148,6 +148,18 @@ describe('windows', () => {
     await settle((await admit(t.key)).admission.hold.id);
   });
 
+  it("counts a request whose clock read came just before its window began (another replica's)", async () => {
+    h.clock.set('2030-01-20T10:00:00Z');
+    const t = await fundedAccount(h);
+    await budgets.putForKey(t.accountId, 'auto', { limit_dzd: '1', period: 'day' });
+    // This billing's clock is 10 ms behind the one that started the window.
+    h.clock.set('2030-01-20T09:59:59.990Z');
+    const { admission } = await admit(t.key);
+    await settle(admission.hold.id);
+    h.clock.set('2030-01-20T10:00:01Z');
+    expect((await budgets.getForKey(t.accountId, 'auto')).spent_micro_dzd).toBe('210000');
+  });
+
   it('a change of period or limit starts a new window at once', async () => {
     h.clock.set('2030-01-10T12:00:00Z');
     const t = await fundedAccount(h);

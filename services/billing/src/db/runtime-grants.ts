@@ -131,6 +131,10 @@ export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
   },
   billing_budget_window_start: { args: 'text, text, timestamptz', privileges: ['EXECUTE'] },
   billing_budget_resets_at: { args: 'text, text, timestamptz', privileges: ['EXECUTE'] },
+  billing_budget_instant: {
+    args: 'timestamp, text',
+    privileges: ['EXECUTE'],
+  },
   usage_settle_holds: {
     args:
       'text[], bigint[], bigint[], text[], timestamptz, bigint[], timestamptz[], bigint[], ' +

@@ -1,6 +1,6 @@
 /**
  * Admission: the request path's credential-to-hold decision, with its refusals. ONE PostgreSQL
- * round trip (function `billing_admit_with_context_v2` over `billing_admit_v2`,
+ * round trip (function `billing_admit_with_context_v3` over `billing_admit_v3`,
  * prisma/functions/; the statement and its row: admission-repository.ts): credential,
  * suspension, rate limit, model, token list, token registration and the hold.
  * Node does only what SQL cannot: the header, the API key's shape and SHA-256, and a scoped

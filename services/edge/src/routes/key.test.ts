@@ -8,6 +8,7 @@ import {
   type Tenant,
 } from '../test-support/billing.suite.js';
 import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
+import { KEY_READS_PER_MINUTE } from './key.js';
 
 /*
  * `GET /v1/key` (issue 25) and the operator API's budget routes through edge, with the real
@@ -117,6 +118,22 @@ describe('GET /v1/key', () => {
     expect(exhausted.headers['x-ratelimit-remaining']).toBe('0');
     // Not even a refusal counts (nor is refused for the limit): 405, not 429.
     expect((await edge.api.post('/v1/key').set(bearer(tenant.key))).status).toBe(405);
+  });
+
+  it('is bounded per credential: 429 with Retry-After past KEY_READS_PER_MINUTE', async () => {
+    const other = await createTenant(billing);
+    let status = 200;
+    let reads = 0;
+    while (status === 200 && reads <= KEY_READS_PER_MINUTE) {
+      status = (await keyOf(other.key)).status;
+      reads += 1;
+    }
+    const refused = await keyOf(other.key);
+    expect([reads, status, refused.status]).toEqual([KEY_READS_PER_MINUTE + 1, 429, 429]);
+    expect(refused.body.error.code).toBe('rate_limit_exceeded');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // Another credential reads on.
+    expect((await keyOf(tenant.key)).status).toBe(200);
   });
 
   it('refuses a missing or unknown credential: 401', async () => {

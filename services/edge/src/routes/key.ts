@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import express, { type RequestHandler, type Router } from 'express';
-import { rateLimitHeaders } from '@gateway/contracts';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { GatewayError, rateLimitHeaders } from '@gateway/contracts';
 import type { EdgeDeps } from '../deps.js';
 import { credentialRequired, noteAuthentication } from '../http/auth.js';
 import { stateOf } from '../http/context.js';
@@ -12,6 +14,38 @@ const uncounted: RequestHandler = (_req, res, next) => {
 };
 
 /**
+ * Reads of `/v1/key` per credential and minute, per edge process. Not the account's limit (that
+ * would spend requests on watching a budget), but a bound all the same: each read costs billing
+ * an authentication and a few queries.
+ */
+export const KEY_READS_PER_MINUTE = 60;
+
+/** 429 once a credential read its key more than KEY_READS_PER_MINUTE times this minute. */
+function keyReadLimit(): RequestHandler {
+  const limiter = new RateLimiterMemory({ points: KEY_READS_PER_MINUTE, duration: 60 });
+  return (req, _res, next) => {
+    // The credential's digest, never the credential, is the limiter's key.
+    const id = createHash('sha256')
+      .update(req.get('Authorization') ?? '')
+      .digest('hex');
+    limiter.consume(id, 1).then(
+      () => next(),
+      (refusal: { msBeforeNext?: number }) => {
+        const retryAfterS = Math.max(1, Math.ceil((refusal.msBeforeNext ?? 1000) / 1000));
+        next(
+          new GatewayError(
+            'rate_limit_exceeded',
+            `At most ${KEY_READS_PER_MINUTE} reads of /v1/key per minute per credential; ` +
+              `retry in ${retryAfterS} s`,
+            { details: { retryAfterS } },
+          ),
+        );
+      },
+    );
+  };
+}
+
+/**
  * `GET /v1/key` (issue 25): the calling API key or scoped token as billing sees it — its budgets
  * with spent, reserved, remaining and resets_at, a token's spending limit and spend, the
  * account's rate limit. Mounted before `authenticate`: billing checks the credential itself and
@@ -22,7 +56,7 @@ export function keyRouter(deps: EdgeDeps): Router {
   const router = express.Router();
   const { billing, authFailures } = deps;
   router.all('/key', uncounted);
-  router.get('/key', credentialRequired(authFailures), async (req, res) => {
+  router.get('/key', credentialRequired(authFailures), keyReadLimit(), async (req, res) => {
     try {
       const info = await billing.keyInfo(req.get('Authorization'));
       authFailures.accepted(req);

@@ -71,6 +71,7 @@ async function attempt(
         : { ...request, model: ctx.model.upstreamModel },
     signal: ctx.signal,
     firstByteTimeoutMs: ctx.timeouts.firstByteMs,
+    peer: 'node',
   });
   const fallback = (): TokenUsage => ({ promptTokens: inputTokens(request), completionTokens: 0 });
   if (endpoint === 'speech') {

@@ -39,6 +39,7 @@ async function postJson(ctx: ExecutionContext, nodeUrl: string, path: string, bo
     body,
     signal: ctx.signal,
     firstByteTimeoutMs: ctx.timeouts.firstByteMs,
+    peer: 'node',
   });
   return readJson(upstream, ctx.timeouts.requestMs, ctx.responseMaxBytes);
 }

@@ -54,6 +54,7 @@ const open = (path: string) =>
   openUpstream({
     url: `${baseUrl}${path}`,
     method: 'GET',
+    peer: 'node',
     signal: new AbortController().signal,
     firstByteTimeoutMs: 5_000,
   });

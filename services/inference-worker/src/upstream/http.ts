@@ -25,10 +25,11 @@ export interface UpstreamRequest {
   /** Until the response headers arrive. */
   firstByteTimeoutMs: number;
   /**
-   * Who answers: one of our model nodes (`node`, the default: it gets the trace's
-   * `traceparent`) or the external provider (no trace context leaves for a third party).
+   * Who answers: one of our model nodes (`node`: it gets the trace's `traceparent`) or the
+   * external provider (no trace context leaves for a third party). Required, so that no new
+   * caller sends our trace context out by default.
    */
-  peer?: 'node' | 'provider';
+  peer: 'node' | 'provider';
 }
 
 /** An open upstream response whose body is still to be read under the attempt's timers. */
@@ -148,7 +149,7 @@ function traceUpstream(
   // Asked once: the shell starts tracing before the worker takes its first job.
   traced ??= tracingEnabled();
   if (!traced) return undefined;
-  const peer = request.peer ?? 'node';
+  const peer = request.peer;
   const method = request.method ?? 'POST';
   const { span, context } = startSpan(`${method} ${peer}`, {
     kind: SpanKind.CLIENT,

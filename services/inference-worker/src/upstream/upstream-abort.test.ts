@@ -47,6 +47,7 @@ describe('an aborted attempt closes the node connection', () => {
     const job = new AbortController();
     const upstream = await openUpstream({
       url: baseUrl,
+      peer: 'node',
       signal: job.signal,
       firstByteTimeoutMs: 5_000,
     });
@@ -64,6 +65,7 @@ describe('an aborted attempt closes the node connection', () => {
     const job = new AbortController();
     const upstream = await openUpstream({
       url: baseUrl,
+      peer: 'node',
       signal: job.signal,
       firstByteTimeoutMs: 5_000,
     });
