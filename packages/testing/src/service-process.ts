@@ -82,7 +82,8 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
     stop: (signal = 'SIGTERM') =>
       new Promise((resolve) => {
         const startedAt = Date.now();
-        if (child.exitCode !== null) {
+        // Already gone: it exited (exitCode) or a signal killed it (signalCode, exitCode null).
+        if (child.exitCode !== null || child.signalCode !== null) {
           resolve({ code: child.exitCode, durationMs: 0 });
           return;
         }
