@@ -188,12 +188,9 @@ export async function withSpan<T>(
   options: SpanOptions,
   work: (span: Span) => Promise<T>,
 ): Promise<T> {
-  const parent = options.parent ?? context.active();
-  const span = trace
-    .getTracer(TRACER_NAME)
-    .startSpan(name, { kind: options.kind, attributes: options.attributes }, parent);
+  const { span, context: current } = startSpan(name, options);
   try {
-    return await context.with(trace.setSpan(parent, span), () => work(span));
+    return await context.with(current, () => work(span));
   } catch (error) {
     span.setStatus({ code: SpanStatusCode.ERROR, message: errorType(error) });
     throw error;

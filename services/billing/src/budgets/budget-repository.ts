@@ -73,6 +73,10 @@ const AS_OF = `
 
 const asOf = (placeholder: string) => AS_OF.replaceAll('$NOW', placeholder);
 
+/** The owner's column (one of two fixed names, never input) and its id. */
+const ownerColumn = (owner: BudgetOwner): ['api_key_id' | 'scoped_token_id', string] =>
+  'apiKeyId' in owner ? ['api_key_id', owner.apiKeyId] : ['scoped_token_id', owner.scopedTokenId];
+
 export class BudgetRepository {
   constructor(private readonly pool: pg.Pool) {}
 
@@ -87,8 +91,7 @@ export class BudgetRepository {
     budget: { id: string; limitMicroDzd: bigint; period: BudgetPeriod; timeZone: string },
     now: Date,
   ): Promise<BudgetRow> {
-    const column = 'apiKeyId' in owner ? 'api_key_id' : 'scoped_token_id';
-    const ownerId = 'apiKeyId' in owner ? owner.apiKeyId : owner.scopedTokenId;
+    const [column, ownerId] = ownerColumn(owner);
     await this.pool.query(
       `INSERT INTO budgets AS b (id, account_id, ${column}, limit_micro_dzd, period, time_zone,
                                  window_start, created_at, updated_at)
@@ -117,10 +120,7 @@ export class BudgetRepository {
   }
 
   async find(owner: BudgetOwner, now: Date): Promise<BudgetRow | null> {
-    const [column, id] =
-      'apiKeyId' in owner
-        ? ['api_key_id', owner.apiKeyId]
-        : ['scoped_token_id', owner.scopedTokenId];
+    const [column, id] = ownerColumn(owner);
     const { rows } = await this.pool.query<RawRow>(
       `${asOf('$2::timestamptz')} WHERE b.${column} = $1`,
       [id, now],
@@ -139,10 +139,7 @@ export class BudgetRepository {
 
   /** Removes the owner's budget; false when it had none. Its pending holds count nowhere. */
   async remove(owner: BudgetOwner): Promise<boolean> {
-    const [column, id] =
-      'apiKeyId' in owner
-        ? ['api_key_id', owner.apiKeyId]
-        : ['scoped_token_id', owner.scopedTokenId];
+    const [column, id] = ownerColumn(owner);
     const result = await this.pool.query(`DELETE FROM budgets WHERE ${column} = $1`, [id]);
     return result.rowCount === 1;
   }

@@ -225,7 +225,9 @@ export class KnownCredentials {
   }
 }
 
-const digestOf = (credential: string) => createHash('sha256').update(credential).digest('base64');
+/** What edge keeps of a credential in memory: its SHA-256, never the credential. */
+export const digestOf = (credential: string) =>
+  createHash('sha256').update(credential).digest('base64');
 
 export class AuthFailureLimiter {
   readonly #limiter: RateLimiterMemory;

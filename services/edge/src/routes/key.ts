@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
 import express, { type RequestHandler, type Router } from 'express';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { GatewayError, rateLimitHeaders } from '@gateway/contracts';
 import type { EdgeDeps } from '../deps.js';
-import { credentialRequired, noteAuthentication } from '../http/auth.js';
+import { credentialRequired, digestOf, noteAuthentication } from '../http/auth.js';
 import { stateOf } from '../http/context.js';
 import { methodNotAllowed } from '../http/errors.js';
 
@@ -25,9 +24,7 @@ function keyReadLimit(): RequestHandler {
   const limiter = new RateLimiterMemory({ points: KEY_READS_PER_MINUTE, duration: 60 });
   return (req, _res, next) => {
     // The credential's digest, never the credential, is the limiter's key.
-    const id = createHash('sha256')
-      .update(req.get('Authorization') ?? '')
-      .digest('hex');
+    const id = digestOf(req.get('Authorization') ?? '');
     limiter.consume(id, 1).then(
       () => next(),
       (refusal: { msBeforeNext?: number }) => {
