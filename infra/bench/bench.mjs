@@ -27,6 +27,8 @@
  *   BENCH_LEDGER_SECONDS    ledger: seconds per run of holds.mjs (16 accounts, then one) [10]
  *   BENCH_DIR               cache, logs and results directory (git-ignored) [.bench]
  *   BENCH_KEY_BUDGET        1: the bench key has a daily budget (issue 25), checked on every admission
+ *   BENCH_KEY_LIMITS        1: the bench key has its own requests and tokens per minute (issue 25),
+ *                           counted on every admission and given back on every settlement
  *   BENCH_CPU_PROF          1: every service writes <BENCH_DIR>/profiles/<service>.cpuprofile
  *                           when the run ends (node --cpu-prof) [0]
  *
@@ -82,6 +84,7 @@ async function startEverything() {
     upstreamStream: { chunks: settings.streamChunks, gapMs: settings.streamGapMs },
     dispatchIntervalMs: settings.webhookTickMs,
     keyBudget: settings.keyBudget,
+    keyLimits: settings.keyLimits,
     log,
   });
   const { infra, upstream } = stack;

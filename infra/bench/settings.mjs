@@ -50,6 +50,7 @@ export function readSettings(env, root) {
     webhookTickMs: integer(env, 'BENCH_WEBHOOK_TICK_MS', fittingTickMs, 5, 600_000),
     ledgerSeconds: integer(env, 'BENCH_LEDGER_SECONDS', 10, 1, 600),
     keyBudget: env.BENCH_KEY_BUDGET === '1',
+    keyLimits: env.BENCH_KEY_LIMITS === '1',
     dir: path.resolve(root, env.BENCH_DIR ?? '.bench'),
   };
 }

@@ -168,7 +168,11 @@ async function admin(services, method, route, body, extraHeaders = {}) {
  * Catalog entries on the fake upstream, and a funded account with a raised rate limit, through
  * the operator API. Returns the account's API key.
  */
-export async function provision(services, upstreamUrl, { keyBudget = false } = {}) {
+export async function provision(
+  services,
+  upstreamUrl,
+  { keyBudget = false, keyLimits = false } = {},
+) {
   const common = {
     provider: 'node',
     upstream_model: 'bench',
@@ -203,6 +207,14 @@ export async function provision(services, upstreamUrl, { keyBudget = false } = {
       period: 'day',
     });
   }
+  if (keyLimits) {
+    // BENCH_KEY_LIMITS=1: the key has its own requests and tokens per minute (issue 25) far above
+    // what a run uses, so every admission counts both windows and every settlement gives back.
+    await admin(services, 'PUT', `/accounts/${account.id}/api-keys/bench/rate-limit`, {
+      requests_per_minute: 1_000_000,
+      tokens_per_minute: 10_000_000_000,
+    });
+  }
   return { apiKey: key, accountId: account.id };
 }
 
@@ -217,6 +229,7 @@ export async function startGateway({
   upstreamStream,
   dispatchIntervalMs,
   keyBudget = false,
+  keyLimits = false,
   log,
 }) {
   const baseDir = mkdtempSync(path.join(os.tmpdir(), 'gateway-bench-'));
@@ -232,7 +245,7 @@ export async function startGateway({
   ]);
   log(`starting billing, dispatcher, worker and edge (dispatcher tick ${dispatchIntervalMs} ms)`);
   const services = await startServices(infra, { dispatchIntervalMs, caFile: certs.caFile }, run);
-  const { apiKey } = await provision(services, upstream.baseUrl, { keyBudget });
+  const { apiKey } = await provision(services, upstream.baseUrl, { keyBudget, keyLimits });
   const gateway = {
     name: 'gateway',
     url: services.edge.baseUrl,

@@ -36,6 +36,9 @@ const WebhooksPage = lazy(() =>
 const UsagePage = lazy(() =>
   import('./pages/UsagePage').then((module) => ({ default: module.UsagePage })),
 );
+const ReceiptPage = lazy(() =>
+  import('./pages/ReceiptPage').then((module) => ({ default: module.ReceiptPage })),
+);
 const StatementPage = lazy(() =>
   import('./pages/StatementPage').then((module) => ({ default: module.StatementPage })),
 );
@@ -89,6 +92,7 @@ export const router = createBrowserRouter(
         { path: 'scoped-tokens', element: later(<ScopedTokensPage />) },
         { path: 'webhooks', element: later(<WebhooksPage />) },
         { path: 'usage', element: later(<UsagePage />) },
+        { path: 'usage/requests/:requestId', element: later(<ReceiptPage />) },
         { path: 'statement', element: later(<StatementPage />) },
       ],
     },

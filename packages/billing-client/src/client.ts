@@ -21,6 +21,7 @@ import type {
   IdempotencyClaim,
   IdempotencyRef,
   KeyInfo,
+  Receipt,
   PublishMarksRequest,
   PublishMarksResponse,
   SettleRequest,
@@ -118,6 +119,8 @@ export interface BillingClient {
   usageRequests(accountId: string, query: URLSearchParams): Promise<UsageLogPage>;
   /** The same log as CSV, every page of the range (capped: USAGE_LIMITS.csvMaxRows). */
   usageRequestsCsv(accountId: string, query: URLSearchParams): Promise<string>;
+  /** `GET /v1/requests/{id}`: the receipt of the account's request (X-Request-Id or job id). */
+  receipt(accountId: string, requestId: string): Promise<Receipt>;
   /** `POST /v1/scoped-jwt`'s answer; `body` is the client's, checked by billing. */
   createScopedToken(accountId: string, body: unknown): Promise<ScopedTokenCreated>;
   /** `GET /v1/scoped-jwt`'s answer: a token of the account. */
@@ -225,6 +228,8 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
       const response = await send({ method: 'GET', path, headers: { Accept: 'text/csv' } });
       return response.body.toString('utf8');
     },
+    receipt: (accountId, requestId) =>
+      get(`${account(accountId)}/requests/${pathSegment(requestId)}`),
     createScopedToken: (accountId, body) => post(`${account(accountId)}/scoped-tokens`, body),
     inspectScopedToken: (accountId, token) =>
       post(`${account(accountId)}/scoped-tokens/inspect`, { token }, true),

@@ -2,6 +2,8 @@ import { BILLING_API_PREFIX, pathSegment } from '@gateway/contracts';
 import type {
   AccountCreateRequest,
   AccountPatchRequest,
+  AlertSettingsPutRequest,
+  AlertSettingsView,
   ApiKeyCreateRequest,
   ApiKeyList,
   BudgetList,
@@ -14,6 +16,9 @@ import type {
   InvitationCreateRequest,
   InvitationCreated,
   IssuedApiKey,
+  KeyRateLimitList,
+  KeyRateLimitPutRequest,
+  KeyRateLimitView,
   LedgerCheck,
   LedgerEntryPage,
   ModelPutRequest,
@@ -21,6 +26,7 @@ import type {
   OperatorAccount,
   OperatorAccountDetail,
   OperatorAccountList,
+  Receipt,
   Statement,
   UsageList,
   UsageLogPage,
@@ -56,9 +62,15 @@ export const OPERATOR_PATHS = {
   usage: '/usage',
   usageRequests: '/usage/requests',
   budgets: (id: string) => `${account(id)}/budgets`,
+  alerts: (id: string) => `${account(id)}/alerts`,
+  receipt: (id: string, requestId: string) => `${account(id)}/requests/${pathSegment(requestId)}`,
   keyBudget: (id: string, name: string) => `${apiKey(id, name)}/budget`,
   tokenBudget: (id: string, tokenId: string) =>
     `${account(id)}/scoped-tokens/${pathSegment(tokenId)}/budget`,
+  rateLimits: (id: string) => `${account(id)}/rate-limits`,
+  keyRateLimit: (id: string, name: string) => `${apiKey(id, name)}/rate-limit`,
+  tokenRateLimit: (id: string, tokenId: string) =>
+    `${account(id)}/scoped-tokens/${pathSegment(tokenId)}/rate-limit`,
 } as const;
 
 /** Whose budget: an API key's (by name) or a scoped token's (by id). */
@@ -68,6 +80,11 @@ const budgetPath = (id: string, owner: BudgetOwnerRef) =>
   'apiKey' in owner
     ? OPERATOR_PATHS.keyBudget(id, owner.apiKey)
     : OPERATOR_PATHS.tokenBudget(id, owner.scopedTokenId);
+
+const rateLimitPath = (id: string, owner: BudgetOwnerRef) =>
+  'apiKey' in owner
+    ? OPERATOR_PATHS.keyRateLimit(id, owner.apiKey)
+    : OPERATOR_PATHS.tokenRateLimit(id, owner.scopedTokenId);
 
 /**
  * The operator API (`/internal/v1/admin`) as typed calls, for edge's dashboard: the contract's
@@ -103,6 +120,21 @@ export interface OperatorClient {
   getBudget(id: string, owner: BudgetOwnerRef): Promise<BudgetView>;
   putBudget(id: string, owner: BudgetOwnerRef, body: BudgetPutRequest): Promise<BudgetView>;
   removeBudget(id: string, owner: BudgetOwnerRef): Promise<void>;
+  /** Per-key rate limits (issue 25): 404 for an unknown account, key or token. */
+  listKeyRateLimits(id: string): Promise<KeyRateLimitList>;
+  getKeyRateLimit(id: string, owner: BudgetOwnerRef): Promise<KeyRateLimitView>;
+  putKeyRateLimit(
+    id: string,
+    owner: BudgetOwnerRef,
+    body: KeyRateLimitPutRequest,
+  ): Promise<KeyRateLimitView>;
+  removeKeyRateLimit(id: string, owner: BudgetOwnerRef): Promise<void>;
+  /** A request's receipt (issue 25): 404 for an unknown account or request. */
+  receipt(id: string, requestId: string): Promise<Receipt>;
+  /** Account alerts (issue 25): 404 for an unknown account, or (get, remove) no settings. */
+  getAlerts(id: string): Promise<AlertSettingsView>;
+  putAlerts(id: string, body: AlertSettingsPutRequest): Promise<AlertSettingsView>;
+  removeAlerts(id: string): Promise<void>;
 }
 
 export function createOperatorClient(http: InternalHttp): OperatorClient {
@@ -149,10 +181,23 @@ export function createOperatorClient(http: InternalHttp): OperatorClient {
     usageRequests: (query) => get(withQuery(paths.usageRequests, query)),
     usageRequestsCsv: (query) => csv(withQuery(paths.usageRequests, query)),
     listBudgets: (id) => get(paths.budgets(id)),
+    receipt: (id, requestId) => get(paths.receipt(id, requestId)),
     getBudget: (id, owner) => get(budgetPath(id, owner)),
     putBudget: (id, owner, body) => call({ method: 'PUT', path: budgetPath(id, owner), body }),
     removeBudget: async (id, owner) => {
       await send({ method: 'DELETE', path: budgetPath(id, owner) });
+    },
+    listKeyRateLimits: (id) => get(paths.rateLimits(id)),
+    getKeyRateLimit: (id, owner) => get(rateLimitPath(id, owner)),
+    putKeyRateLimit: (id, owner, body) =>
+      call({ method: 'PUT', path: rateLimitPath(id, owner), body }),
+    removeKeyRateLimit: async (id, owner) => {
+      await send({ method: 'DELETE', path: rateLimitPath(id, owner) });
+    },
+    getAlerts: (id) => get(paths.alerts(id)),
+    putAlerts: (id, body) => call({ method: 'PUT', path: paths.alerts(id), body }),
+    removeAlerts: async (id) => {
+      await send({ method: 'DELETE', path: paths.alerts(id) });
     },
   };
 }

@@ -58,11 +58,17 @@ export function rateLimitFromHeaders(response: InternalResponse): RateLimitDecis
   const resetMs = number('x-ratelimit-reset');
   if (![limit, remaining, resetMs].every(Number.isFinite)) return undefined;
   const retryAfter = number('retry-after');
+  const tokens = {
+    limit: number('x-ratelimit-limit-tokens'),
+    remaining: number('x-ratelimit-remaining-tokens'),
+    resetMs: number('x-ratelimit-reset-tokens'),
+  };
   return {
     limit,
     remaining,
     resetMs,
     allowed: !Number.isFinite(retryAfter),
     retryAfterS: Number.isFinite(retryAfter) ? retryAfter : 1,
+    ...(Object.values(tokens).every(Number.isFinite) ? { tokens } : {}),
   };
 }

@@ -33,10 +33,27 @@ const Count = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 export const HoldIdSchema = Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$' });
 
 /**
- * The one representation of an account rate-limit decision: one request counted against the
- * account's current window, with the numbers for the headers (`rateLimitHeaders`).
+ * The one representation of a rate-limit decision: one request counted against the account's
+ * current window and, when they have limits of their own, the key's and the scoped token's
+ * (issue 25 item 2), with the numbers for the headers (`rateLimitHeaders`): the tightest.
  */
+/** Whose request limit the headers report (issue 25 item 2: the tightest that applies). */
+export const RATE_LIMIT_SCOPES = ['account', 'api_key', 'scoped_token'] as const;
+export type RateLimitScope = (typeof RATE_LIMIT_SCOPES)[number];
+
+/**
+ * A tokens-per-minute window of a key or scoped token (issue 25 item 2): the tightest that
+ * applies, after this request's tokens were counted (`X-RateLimit-*-Tokens`).
+ */
+export const TokenRateLimitSchema = Type.Object({
+  limit: Count,
+  remaining: Count,
+  resetMs: Count,
+});
+export type TokenRateLimit = Static<typeof TokenRateLimitSchema>;
+
 export const RateLimitDecisionSchema = Type.Object({
+  /** false when any limit refused the request (requests or tokens per minute). */
   allowed: Type.Boolean(),
   /** Requests allowed in the window (`X-RateLimit-Limit`). */
   limit: Count,
@@ -46,6 +63,10 @@ export const RateLimitDecisionSchema = Type.Object({
   resetMs: Count,
   /** Whole seconds until the window ends, at least 1 (`Retry-After`). */
   retryAfterS: Count,
+  /** Whose requests-per-minute limit `limit`/`remaining` are; the account's when absent. */
+  scope: Type.Optional(StringEnum(RATE_LIMIT_SCOPES)),
+  /** Present when a tokens-per-minute limit applied (admissions only). */
+  tokens: Type.Optional(TokenRateLimitSchema),
 });
 export type RateLimitDecision = Static<typeof RateLimitDecisionSchema>;
 

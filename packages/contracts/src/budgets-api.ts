@@ -99,6 +99,29 @@ export const KeyInfoSchema = Type.Object(
           description: 'In the current window; this read is not counted.',
         }),
         resets_at: Type.String({ format: 'date-time' }),
+        applies_to: StringEnum(['account', 'api_key', 'scoped_token'] as const, {
+          description:
+            "Whose requests-per-minute limit these numbers are: the tightest of the account's, " +
+            "the key's and the scoped token's.",
+        }),
+        tokens: Type.Union(
+          [
+            Type.Object(
+              {
+                limit_per_minute: Type.Integer(),
+                remaining: Type.Integer(),
+                resets_at: Type.String({ format: 'date-time' }),
+              },
+              { additionalProperties: false },
+            ),
+            Type.Null(),
+          ],
+          {
+            description:
+              "The tightest tokens-per-minute limit of the key's and the token's; null when " +
+              'neither has one.',
+          },
+        ),
       },
       { additionalProperties: false },
     ),

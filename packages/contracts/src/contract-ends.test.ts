@@ -17,13 +17,16 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 const CONTRACT_FILES = [
+  'alerts-api.ts',
   'billing-api.ts',
   'budgets-api.ts',
+  'key-limits-api.ts',
   'catalog-api.ts',
   'dashboard-api.ts',
   'dashboard-console-api.ts',
   'dispatcher-api.ts',
   'operator-api.ts',
+  'receipts-api.ts',
   'usage-api.ts',
 ].map((file) => `packages/contracts/src/${file}`);
 
@@ -43,6 +46,10 @@ const BILLING_NODE_HEALTH = 'services/billing/src/nodes/node-health-routes.ts';
 const BILLING_NODES = 'services/billing/src/nodes/node-health.ts';
 const BILLING_BUDGETS = 'services/billing/src/budgets/budgets.ts';
 const BILLING_BUDGET_ROUTES = 'services/billing/src/http/budget-routes.ts';
+const BILLING_ALERT_SETTINGS = 'services/billing/src/alerts/alert-settings.ts';
+const BILLING_ALERT_ROUTES = 'services/billing/src/http/alert-routes.ts';
+const BILLING_RECEIPTS = 'services/billing/src/receipts/receipts.ts';
+const BILLING_RECEIPT_ROUTES = 'services/billing/src/receipts/receipt-routes.ts';
 // Billing's clients
 const CLIENT = 'packages/billing-client/src/client.ts';
 const CLIENT_CATALOG = 'packages/billing-client/src/catalog-cache.ts';
@@ -52,6 +59,11 @@ const CLIENT_DASHBOARD = 'packages/billing-client/src/dashboard-client.ts';
 const CTL = 'packages/gatewayctl/src/commands.ts';
 const CTL_DASHBOARD = 'packages/gatewayctl/src/dashboard-commands.ts';
 const CTL_BUDGETS = 'packages/gatewayctl/src/budget-commands.ts';
+const CTL_ALERTS = 'packages/gatewayctl/src/alert-commands.ts';
+const CTL_KEY_LIMITS = 'packages/gatewayctl/src/key-limit-commands.ts';
+const BILLING_KEY_LIMITS = 'services/billing/src/identity/key-rate-limits.ts';
+const BILLING_KEY_LIMIT_ROUTES = 'services/billing/src/http/key-limit-routes.ts';
+const CTL_RECEIPTS = 'packages/gatewayctl/src/receipt-commands.ts';
 // Edge
 const EDGE_ADMIN = 'services/edge/src/admin/admin-routes.ts';
 const EDGE_SESSIONS = 'services/edge/src/dashboard/session-routes.ts';
@@ -60,16 +72,22 @@ const EDGE_WEBHOOKS = 'services/edge/src/dashboard/owner-webhooks.ts';
 const EDGE_OPERATOR = 'services/edge/src/dashboard/operator-routes.ts';
 const EDGE_CONSOLE = 'services/edge/src/dashboard/operator-console.ts';
 const EDGE_USAGE = 'services/edge/src/dashboard/usage-routes.ts';
+const EDGE_RECEIPTS = 'services/edge/src/routes/receipts.ts';
 const EDGE_DISPATCHER = 'services/edge/src/clients/dispatcher-client.ts';
+const EDGE_ALERTS = 'services/edge/src/dashboard/alert-routes.ts';
 // The dispatcher
 const DISPATCHER_ROUTES = 'services/dispatcher/src/http/internal-routes.ts';
 const DISPATCHER_WIRE = 'services/dispatcher/src/http/wire.ts';
+const DISPATCHER_BODIES = 'services/dispatcher/src/deliveries/bodies.ts';
 // The dashboard app: its contract module, and the queries that send bodies or read pages
 const APP = 'apps/dashboard/src/api/contract.ts';
 const APP_QUERIES = 'apps/dashboard/src/api/queries.ts';
 const APP_OWNER = 'apps/dashboard/src/api/owner-queries.ts';
 const APP_OPERATOR = 'apps/dashboard/src/api/operator-queries.ts';
 const APP_SESSION = 'apps/dashboard/src/api/session.ts';
+const APP_ALERTS = 'apps/dashboard/src/api/alert-queries.ts';
+const APP_KEY_LIMITS = 'apps/dashboard/src/api/key-limit-queries.ts';
+const EDGE_KEY_LIMITS = 'services/edge/src/dashboard/key-limit-routes.ts';
 
 type Entry = { producers: string[]; consumers: string[] } | { partOf: string };
 
@@ -81,6 +99,8 @@ const CONTRACTS: Record<string, Entry> = {
   AuthenticateRequest: ends([CLIENT], [BILLING_INTERNAL]),
   AuthenticateResponse: ends([BILLING_INTERNAL], [CLIENT]),
   RateLimitDecision: partOf('AuthenticateResponse'),
+  RateLimitScope: partOf('RateLimitDecision'),
+  TokenRateLimit: partOf('RateLimitDecision'),
   Caller: partOf('AuthenticateResponse'),
   AdmissionRequest: ends([CLIENT], [BILLING_INTERNAL]),
   HoldId: partOf('AdmissionRequest'),
@@ -124,6 +144,38 @@ const CONTRACTS: Record<string, Entry> = {
     [CLIENT_OPERATOR, EDGE_ADMIN, CTL_BUDGETS],
   ),
   KeyInfo: ends([BILLING_BUDGET_ROUTES], [CLIENT]),
+
+  // key-limits-api.ts: per-key rate limits (issue 25 item 2) through the operator API
+  KeyRateLimitPutRequest: ends(
+    [CTL_KEY_LIMITS, CLIENT_OPERATOR, APP_KEY_LIMITS],
+    [EDGE_ADMIN, EDGE_KEY_LIMITS, BILLING_KEY_LIMIT_ROUTES, BILLING_KEY_LIMITS],
+  ),
+  KeyRateLimitView: ends(
+    [BILLING_KEY_LIMITS, BILLING_KEY_LIMIT_ROUTES],
+    [CLIENT_OPERATOR, EDGE_ADMIN, CTL_KEY_LIMITS, APP_KEY_LIMITS],
+  ),
+  KeyRateLimitList: ends(
+    [BILLING_KEY_LIMITS, BILLING_KEY_LIMIT_ROUTES],
+    [CLIENT_OPERATOR, EDGE_ADMIN, CTL_KEY_LIMITS, APP_KEY_LIMITS],
+  ),
+
+  // alerts-api.ts: account alerts (issue 25) through the operator API and the dashboard, and
+  // the webhook body the dispatcher sends (its receiver: the end-to-end test)
+  AlertSettingsPutRequest: ends(
+    [CLIENT_OPERATOR, CTL_ALERTS, APP_ALERTS],
+    [EDGE_ADMIN, EDGE_ALERTS, BILLING_ALERT_ROUTES, BILLING_ALERT_SETTINGS],
+  ),
+  AlertSettingsView: ends(
+    [BILLING_ALERT_SETTINGS, BILLING_ALERT_ROUTES],
+    [CLIENT_OPERATOR, EDGE_ADMIN, EDGE_ALERTS, CTL_ALERTS, APP_ALERTS],
+  ),
+  AlertWebhookBody: ends([DISPATCHER_BODIES], ['test/e2e/alerts.test.ts']),
+  AlertType: partOf('AlertWebhookBody'),
+  AlertData: partOf('AlertWebhookBody'),
+  AlertDataByType: partOf('AlertWebhookBody'),
+  BalanceLowData: partOf('AlertWebhookBody'),
+  BudgetThresholdData: partOf('AlertWebhookBody'),
+  ExhaustionProjectedData: partOf('AlertWebhookBody'),
 
   // catalog-api.ts
   ModelPutRequest: ends([CLIENT_OPERATOR, APP_OPERATOR], [EDGE_ADMIN, BILLING_CATALOG]),
@@ -214,6 +266,13 @@ const CONTRACTS: Record<string, Entry> = {
   UsageLogPage: ends([BILLING_USAGE], [CLIENT, CLIENT_OPERATOR, EDGE_USAGE, APP]),
   UsageLogEntry: partOf('UsageLogPage'),
   UsageOutcome: partOf('UsageLogEntry'),
+
+  // receipts-api.ts: billing → edge → clients, the app and the CLI (issue 25)
+  Receipt: ends(
+    [BILLING_RECEIPTS, BILLING_RECEIPT_ROUTES],
+    [CLIENT, CLIENT_OPERATOR, EDGE_RECEIPTS, EDGE_USAGE, EDGE_ADMIN, CTL_RECEIPTS, APP, APP_OWNER],
+  ),
+  ReceiptStatus: partOf('Receipt'),
 };
 
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');

@@ -229,6 +229,17 @@ export const DashboardIssuedApiKeySchema = Type.Object(
 );
 export type DashboardIssuedApiKey = Static<typeof DashboardIssuedApiKeySchema>;
 
+/*
+ * Budgets (issue 25), with the operator API's shapes (budgets-api.ts):
+ * - owners: `GET /dashboard/api/budgets` (`BudgetList`: the account's keys' and tokens');
+ *   `PUT /dashboard/api/api-keys/{name}/budget` (`BudgetPutRequest` → `BudgetView`) and
+ *   `DELETE` of it (204): an owner caps their own keys (never another account's: 404).
+ * - operators: `GET /dashboard/api/operator/accounts/{id}/budgets`, and `PUT`/`DELETE` of
+ *   `…/accounts/{id}/api-keys/{name}/budget` and `…/accounts/{id}/scoped-tokens/{token_id}/budget`.
+ * Unknown account, key, token or budget: 404 `resource_not_found`; a bad body: 400
+ * `invalid_request_body` naming the field.
+ */
+
 // --- Operators -----------------------------------------------------------------------------
 
 export const DashboardAccountSchema = Type.Object(
@@ -416,7 +427,10 @@ export type DashboardWebhookSettings = Static<typeof DashboardWebhookSettingsSch
 export const DashboardWebhookDeliverySchema = Type.Object(
   {
     id: Type.String(),
-    job_id: Type.String(),
+    job_id: Type.String({ description: "The job's id; an account alert's id for an alert." }),
+    event_type: Type.String({
+      description: '`inference.completed` (a job) or the alert type (issue 25).',
+    }),
     status: Type.String(),
     attempts: Type.Integer(),
     last_response_code: Type.Union([Type.Integer(), Type.Null()]),

@@ -60,7 +60,10 @@ export interface WebhookDeliveryAttempt {
 /** One delivery with its attempts (`POST .../redeliver` answers it: 202, `status` queued). */
 export interface WebhookDelivery {
   id: string;
+  /** The job's id; for an account alert (issue 25), the alert's event id. */
   job_id: string;
+  /** `inference.completed` for a job's result, else the alert's type (`budget.threshold`, …). */
+  event_type: string;
   status: WebhookDeliveryStatus;
   /** The payload format (decisions: A or B). */
   format: 'A' | 'B';

@@ -5,6 +5,7 @@ import type { ValidateFunction } from 'ajv';
 import { compile, describeViolation } from './ajv.js';
 import { microDzdToWire } from './money.js';
 import { OpenObject, StringEnum } from './schemas/common.js';
+import { ALERT_TYPES, AlertDataSchema } from './alerts-api.js';
 
 /*
  * Queue message envelopes: `{ v, kind, id, createdAtMs, payload }`.
@@ -212,6 +213,21 @@ export const BillingSettlementPayloadSchema = Type.Object({
 });
 
 /**
+ * An account alert (issue 25 item 3), from billing's outbox to the dispatcher (routing key
+ * `account.alert` on the events exchange). `eventId` is deterministic (account, kind, scope,
+ * threshold, window): the dispatcher stores one delivery per event id, however often it arrives.
+ * `data` is the webhook body's `data`, as sent.
+ */
+export const AccountAlertPayloadSchema = Type.Object({
+  eventId: Id,
+  accountId: Id,
+  type: StringEnum(ALERT_TYPES),
+  occurredAtMs: TimestampMs,
+  webhookUrl: Type.String({ format: 'http-url', maxLength: 2048 }),
+  data: AlertDataSchema,
+});
+
+/**
  * The hold of a job: edge admits every job with its job id as the hold id (admission is
  * idempotent on it). A reply names only its job; billing finds the hold of an unread final reply
  * (queue `billing.unread-replies`) with this, the one place that says so.
@@ -223,6 +239,7 @@ export type InferenceReplyPayload = Static<typeof InferenceReplyPayloadSchema>;
 export type InferenceCompletedPayload = Static<typeof InferenceCompletedPayloadSchema>;
 export type InferenceCancelPayload = Static<typeof InferenceCancelPayloadSchema>;
 export type BillingSettlementPayload = Static<typeof BillingSettlementPayloadSchema>;
+export type AccountAlertPayload = Static<typeof AccountAlertPayloadSchema>;
 
 export interface EnvelopePayloads {
   'inference.job': InferenceJobPayload;
@@ -230,6 +247,7 @@ export interface EnvelopePayloads {
   'inference.completed': InferenceCompletedPayload;
   'inference.cancel': InferenceCancelPayload;
   'billing.settlement': BillingSettlementPayload;
+  'account.alert': AccountAlertPayload;
 }
 export type EnvelopeKind = keyof EnvelopePayloads;
 export const ENVELOPE_KINDS = [
@@ -238,6 +256,7 @@ export const ENVELOPE_KINDS = [
   'inference.completed',
   'inference.cancel',
   'billing.settlement',
+  'account.alert',
 ] as const satisfies readonly EnvelopeKind[];
 
 /** Versions this build reads. Producers always write the latest. */
@@ -294,6 +313,9 @@ export const ENVELOPE_SCHEMAS = {
       BillingSettlementPayloadSchema,
       'BillingSettlementEnvelopeV1',
     ),
+  },
+  'account.alert': {
+    1: envelopeSchema('account.alert', AccountAlertPayloadSchema, 'AccountAlertEnvelopeV1'),
   },
 } as const satisfies Record<EnvelopeKind, Record<EnvelopeVersion, TSchema>>;
 

@@ -20,3 +20,6 @@ export * from './operator-api.js';
 export * from './rate-limit.js';
 export * from './usage-api.js';
 export * from './budgets-api.js';
+export * from './key-limits-api.js';
+export * from './receipts-api.js';
+export * from './alerts-api.js';

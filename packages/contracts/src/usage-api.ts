@@ -49,7 +49,8 @@ export const UsageGroupSchema = Type.Object({
   requests: Type.Integer(),
   prompt_tokens: Type.Integer(),
   completion_tokens: Type.Integer(),
-  cost_dzd: Type.Number(),
+  cost_dzd: Type.Number({ description: 'Net: what was charged, less refunds (issue 25).' }),
+  refunded_dzd: Type.Number({ description: 'Refunds of answers delivered to nobody.' }),
 });
 export type UsageGroup = Static<typeof UsageGroupSchema>;
 
@@ -76,7 +77,10 @@ export interface UsageLogEntry {
   prompt_tokens: number;
   completion_tokens: number;
   reasoning_tokens: number;
+  /** Net: the settled cost less its refund (issue 25). */
   cost_dzd: number;
+  /** The settled cost given back because the answer reached nobody; 0 otherwise. */
+  refunded_dzd: number;
   status: UsageOutcome;
   queue_latency_ms: number | null;
   generation_latency_ms: number | null;

@@ -1,6 +1,13 @@
 import type { BudgetList, BudgetPutRequest, BudgetView } from '@gateway/contracts';
 import { BUDGET_PERIODS } from '@gateway/contracts';
-import { arg, option, type Command, type CommandContext } from './commands.js';
+import {
+  arg,
+  keyOrTokenPath,
+  KEY_OR_TOKEN_USAGE,
+  option,
+  type Command,
+  type CommandContext,
+} from './commands.js';
 import { usageError } from './errors.js';
 import { record, show, table } from './output.js';
 
@@ -17,20 +24,9 @@ const BUDGET_COLUMNS = [
   'remaining_dzd',
   'resets_at',
 ];
-const OWNER_USAGE = '<account> --key NAME | --token TOKEN_ID';
+const OWNER_USAGE = KEY_OR_TOKEN_USAGE;
 
-/** The budget's path: of an API key (`--key`) or of a scoped token (`--token`), exactly one. */
-function budgetPath(ctx: CommandContext): string {
-  const account = `/accounts/${seg(arg(ctx, 0, 'account'))}`;
-  const key = option(ctx, 'key');
-  const token = option(ctx, 'token');
-  if ((key === undefined) === (token === undefined)) {
-    throw usageError('give exactly one of --key NAME or --token TOKEN_ID');
-  }
-  return key !== undefined
-    ? `${account}/api-keys/${seg(key)}/budget`
-    : `${account}/scoped-tokens/${seg(token!)}/budget`;
-}
+const budgetPath = (ctx: CommandContext) => keyOrTokenPath(ctx, 'budget');
 
 const isPeriod = (value: string | undefined): value is BudgetPutRequest['period'] =>
   (BUDGET_PERIODS as readonly (string | undefined)[]).includes(value);

@@ -54,6 +54,25 @@ export function option(ctx: CommandContext, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+/** The usage of a command about an API key's or a scoped token's setting. */
+export const KEY_OR_TOKEN_USAGE = '<account> --key NAME | --token TOKEN_ID';
+
+/**
+ * The path of an API key's (`--key`) or a scoped token's (`--token`) setting `leaf` (`budget`,
+ * `rate-limit`): exactly one of the two flags.
+ */
+export function keyOrTokenPath(ctx: CommandContext, leaf: string): string {
+  const account = `/accounts/${seg(arg(ctx, 0, 'account'))}`;
+  const key = option(ctx, 'key');
+  const token = option(ctx, 'token');
+  if ((key === undefined) === (token === undefined)) {
+    throw usageError('give exactly one of --key NAME or --token TOKEN_ID');
+  }
+  return key !== undefined
+    ? `${account}/api-keys/${seg(key)}/${leaf}`
+    : `${account}/scoped-tokens/${seg(token!)}/${leaf}`;
+}
+
 const ACCOUNT_COLUMNS = ['id', 'name', 'status', 'balance_dzd', 'reserved_dzd'];
 const SECRET_COLUMNS = ['id', 'secret', 'created_at', 'expires_at'];
 

@@ -1,13 +1,23 @@
 import { parseArgs } from 'node:util';
 import { AdminClient } from './client.js';
 import { BUDGET_COMMANDS } from './budget-commands.js';
+import { ALERT_COMMANDS } from './alert-commands.js';
+import { KEY_LIMIT_COMMANDS } from './key-limit-commands.js';
 import { COMMANDS as ACCOUNT_COMMANDS } from './commands.js';
 import { DASHBOARD_COMMANDS } from './dashboard-commands.js';
+import { RECEIPT_COMMANDS } from './receipt-commands.js';
 import { CliError, EXIT, usageError } from './errors.js';
 
 export { EXIT } from './errors.js';
 
-const COMMANDS = { ...ACCOUNT_COMMANDS, ...DASHBOARD_COMMANDS, ...BUDGET_COMMANDS };
+const COMMANDS = {
+  ...ACCOUNT_COMMANDS,
+  ...DASHBOARD_COMMANDS,
+  ...BUDGET_COMMANDS,
+  ...KEY_LIMIT_COMMANDS,
+  ...RECEIPT_COMMANDS,
+  ...ALERT_COMMANDS,
+};
 
 export interface CliIo {
   env: NodeJS.ProcessEnv;
@@ -39,6 +49,13 @@ const OPTIONS = {
   'limit-dzd': { type: 'string' },
   period: { type: 'string' },
   'time-zone': { type: 'string' },
+  rpm: { type: 'string' },
+  tpm: { type: 'string' },
+  endpoint: { type: 'string' },
+  'balance-below-dzd': { type: 'string' },
+  'budget-thresholds': { type: 'string' },
+  'exhaustion-hours': { type: 'string' },
+  disabled: { type: 'boolean' },
 } as const;
 
 export function helpText(): string {

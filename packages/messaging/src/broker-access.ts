@@ -79,14 +79,14 @@ const ROLES: Record<BrokerService, ServiceRole> = {
     sendsTo: [{ stem: REPLY_STEM }, { queue: 'billingSettlements' }],
   },
   // Applies queued settlements and refunds unread answers; publishes the completion events it
-  // held back.
+  // held back, and account alerts (issue 25).
   billing: {
     publishes: ['events'],
     consumes: ['billingSettlements', 'unreadReplies'],
     processQueues: [],
     sendsTo: [],
   },
-  // Consumes completion events (webhooks).
+  // Consumes completion events and account alerts (webhooks).
   dispatcher: {
     publishes: [],
     consumes: ['webhookCompletions'],

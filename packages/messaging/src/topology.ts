@@ -85,6 +85,8 @@ export const ROUTING_KEYS = {
   defaultJob: 'default',
   priorityJob: 'priority',
   inferenceCompleted: 'inference.completed',
+  /** Account alerts (issue 25): billing's outbox → the dispatcher, on the events exchange. */
+  accountAlert: 'account.alert',
   cancelJob: 'cancel',
 } as const;
 
@@ -169,7 +171,11 @@ export function gatewayTopology(
         name: queues.webhookCompletions,
         kind: 'quorum',
         ...WEBHOOK_QUEUE_LIMITS,
-        bindings: [{ exchange: exchanges.events, routingKey: ROUTING_KEYS.inferenceCompleted }],
+        // Job results and account alerts: both become signed webhooks, on one consumer.
+        bindings: [
+          { exchange: exchanges.events, routingKey: ROUTING_KEYS.inferenceCompleted },
+          { exchange: exchanges.events, routingKey: ROUTING_KEYS.accountAlert },
+        ],
       },
       { name: queues.billingSettlements, kind: 'quorum', ...SETTLEMENT_QUEUE_LIMITS },
       // Billing refunds an unread answer the same way: retried in place, never dropped.

@@ -60,6 +60,10 @@ export const billingConfigSchema = Type.Object({
   // may wait for a turn; beyond that 503 at once. One hash: 32 MiB and ~0.1 s of a core.
   DASHBOARD_PASSWORD_HASHES_AT_ONCE: Type.Integer({ minimum: 1, maximum: 16, default: 1 }),
   DASHBOARD_PASSWORD_HASH_QUEUE: Type.Integer({ minimum: 0, maximum: 1_000, default: 4 }),
+  // Account alerts (issue 25 item 3): how often accounts are evaluated and the outbox published,
+  // and how many accounts (and events) one tick takes at most.
+  ALERT_EVALUATE_INTERVAL_MS: Type.Integer({ minimum: 50, maximum: 3_600_000, default: 15_000 }),
+  ALERT_EVALUATE_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 10_000, default: 500 }),
   /** Usage records are deleted this many days after their request ended (sums are kept). */
   USAGE_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 400 }),
 });

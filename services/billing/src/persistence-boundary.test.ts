@@ -17,7 +17,11 @@ const REPOSITORIES: Readonly<Record<string, readonly string[]>> = {
   // (db/migrate.ts) run through @gateway/runtime's shared runner and hold no SQL of their own.
   db: ['db/client.ts', 'db/schema-check.ts'],
   // Prisma's queries; the request path's prepared statements (admission, signing key, last use).
-  identity: ['identity/identity-repository.ts', 'identity/admission-repository.ts'],
+  identity: [
+    'identity/identity-repository.ts',
+    'identity/admission-repository.ts',
+    'identity/rate-limit-repository.ts',
+  ],
   // The hot path's prepared statements, the Prisma queries, the invariant check, and the
   // store's transactions (retry on deadlock, read-only snapshots).
   ledger: [
@@ -31,6 +35,10 @@ const REPOSITORIES: Readonly<Record<string, readonly string[]>> = {
   nodes: ['nodes/node-health-repository.ts'],
   dashboard: ['dashboard/dashboard-repository.ts'],
   budgets: ['budgets/budget-repository.ts'],
+  // Account alerts (issue 25 item 3): settings, evaluation's claims and figures, the outbox.
+  alerts: ['alerts/alert-repository.ts'],
+  // Receipts (issue 25 item 4): a hold, its usage record and its ledger transactions, read.
+  receipts: ['receipts/receipt-repository.ts'],
 };
 
 const ORM_METHODS =

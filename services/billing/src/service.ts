@@ -8,6 +8,9 @@ import { billingSchemaReadiness } from './db/schema-check.js';
 import { createDashboard } from './dashboard/index.js';
 import { BudgetRepository } from './budgets/budget-repository.js';
 import { Budgets } from './budgets/budgets.js';
+import { AlertRepository, AlertSettings } from './alerts/index.js';
+import { startAlertEngine } from './alerts/alert-wiring.js';
+import { Receipts, ReceiptRepository } from './receipts/index.js';
 import { mountBillingApi } from './http/billing-app.js';
 import { RequestIdempotency } from './http/request-idempotency.js';
 import { createIdentity } from './identity/index.js';
@@ -110,9 +113,21 @@ export async function startBillingService(
   });
   const nodeHealth = createNodeHealthService(pgPoolOf(prisma), identity.catalog, clock);
   const budgets = new Budgets(new BudgetRepository(pgPoolOf(prisma)), clock);
+  const receipts = new Receipts(new ReceiptRepository(pgPoolOf(prisma)));
+  const alerts = new AlertSettings(new AlertRepository(pgPoolOf(prisma)), identity.keyring);
   mountBillingApi(
     app,
-    { identity, ledger, requestIdempotency, dashboard, usage, nodeHealth, budgets },
+    {
+      identity,
+      ledger,
+      requestIdempotency,
+      dashboard,
+      usage,
+      nodeHealth,
+      budgets,
+      receipts,
+      alerts,
+    },
     { edge: config.EDGE_INTERNAL_TOKEN, worker: config.WORKER_INTERNAL_TOKEN },
   );
   finishApp(app, shell.logger);
@@ -168,6 +183,9 @@ export async function startBillingService(
     prefetch: config.SETTLEMENT_PREFETCH,
   });
   shell.lifecycle.onShutdown('settlements', () => settlements.cancel());
+  // Account alerts (issue 25 item 3): evaluated and published on every replica.
+  const alertEngine = startAlertEngine(config, shell, { prisma, keyring: identity.keyring, bus });
+  shell.lifecycle.onShutdown('alerts', () => alertEngine.stop());
   if (ownsBus) shell.lifecycle.onShutdown('rabbitmq', () => bus.close());
   shell.lifecycle.onShutdown('sweeper', async () => {
     clearInterval(pruneTimer);

@@ -17,6 +17,7 @@ import { nativeInferenceRouter } from './routes/native-inference.js';
 import { scopedJwtRouter } from './routes/scoped-jwt.js';
 import { transcriptionsRouter } from './routes/transcriptions.js';
 import { usageRouter } from './routes/usage.js';
+import { receiptsRouter } from './routes/receipts.js';
 import { EDGE_SURFACES, type EdgeSurface } from './surfaces.js';
 
 export interface EdgeAppOptions {
@@ -96,7 +97,9 @@ function mountPublicApi(app: Express, deps: EdgeDeps): void {
   app.use('/v1', keyRouter(deps));
   // Every other /v1 route: authenticate (and count) first.
   app.use('/v1', authenticate(deps.billing, deps.authFailures));
-  for (const router of [scopedJwtRouter, accountRouter, usageRouter]) app.use('/v1', router(deps));
+  for (const router of [scopedJwtRouter, accountRouter, usageRouter, receiptsRouter]) {
+    app.use('/v1', router(deps));
+  }
 }
 
 const noSuchRoute: RequestHandler = (req, _res, next) => {

@@ -36,6 +36,8 @@ export {
   type UsageLogEntry,
   type UsageLogPage,
 } from '@gateway/contracts/usage-api';
+export type { Receipt } from '@gateway/contracts/receipts-api';
+export type { AlertSettingsPutRequest, AlertSettingsView } from '@gateway/contracts/alerts-api';
 
 export type {
   DashboardCatalogModel as CatalogModel,
@@ -51,3 +53,16 @@ export {
 } from '@gateway/contracts/operator-api';
 export { INPUT_MODALITIES, type InputModality } from '@gateway/contracts/schemas/chat-messages';
 export type { ScopedTokenCreateRequest } from '@gateway/contracts/schemas/scoped-token';
+export {
+  BUDGET_PERIODS,
+  type BudgetList,
+  type BudgetPeriod,
+  type BudgetPutRequest,
+  type BudgetView,
+} from '@gateway/contracts/budgets-api';
+export {
+  KEY_RATE_LIMITS,
+  type KeyRateLimitList,
+  type KeyRateLimitPutRequest,
+  type KeyRateLimitView,
+} from '@gateway/contracts/key-limits-api';

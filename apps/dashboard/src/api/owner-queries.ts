@@ -11,6 +11,7 @@ import type {
   DashboardWebhookRotation,
   DashboardWebhookSecretList,
   DashboardWebhookSettings,
+  Receipt,
   Statement,
   UsageGroupBy,
   UsageList,
@@ -132,6 +133,13 @@ export const useRequestLog = (range: Range, scope = OWN_USAGE) =>
     `${scope.prefix}/usage/requests?${scopedQuery(range, scope)}`,
     50,
   );
+
+/** A request's receipt (issue 25), by its job id or X-Request-Id: the owner's own requests. */
+export const useReceipt = (id: string) =>
+  useQuery({
+    queryKey: ['usage', 'receipt', id],
+    queryFn: () => api<Receipt>('GET', `/usage/requests/${segment(id)}`),
+  });
 
 /** The CSV download's address (a plain link: the session cookie goes with it). */
 export const csvHref = (path: string, range: Range, scope = OWN_USAGE): string =>

@@ -45,6 +45,9 @@ function DeliveryRow({
       <Table.Td ff="monospace" fz="xs">
         {delivery.job_id}
       </Table.Td>
+      <Table.Td fz="xs">
+        {delivery.event_type === 'inference.completed' ? 'job result' : delivery.event_type}
+      </Table.Td>
       <Table.Td>
         <Badge variant="light" color={STATUS_COLORS[delivery.status] ?? 'gray'}>
           {delivery.status}
@@ -67,7 +70,8 @@ function DeliveryRow({
 
 const DELIVERY_HEADERS = [
   'Delivery',
-  'Job',
+  'Job or alert',
+  'Event',
   'Status',
   'Attempts',
   'Last code',
@@ -89,7 +93,8 @@ export function DeliveriesTable({
         {(rows) =>
           rows.length === 0 ? (
             <EmptyState title="No deliveries yet">
-              Jobs with a webhook URL are delivered here, signed with your secret.
+              Jobs with a webhook URL and account alerts are delivered here, signed with your
+              secret.
             </EmptyState>
           ) : (
             <ListTable

@@ -18,7 +18,9 @@ import type { DashboardAccountDetail, InvitationCreated } from '../api/contract'
 import { useAccountDeliveries } from '../api/operator-queries';
 import { useAccount, useCredit, useInvite } from '../api/queries';
 import { canEdit, useSession } from '../api/session';
+import { AccountBudgets } from '../components/AccountBudgets';
 import { AccountControls } from '../components/AccountControls';
+import { AccountRateLimits } from '../components/AccountRateLimits';
 import { DeliveriesTable } from '../components/DeliveriesTable';
 import { PageTitle } from '../components/PageTitle';
 import { ErrorAlert, QueryState } from '../components/QueryState';
@@ -211,6 +213,8 @@ export function AccountDetailPage() {
                 Your role reads only.
               </Text>
             )}
+            <AccountBudgets accountId={detail.id} canWrite={canWrite} />
+            <AccountRateLimits accountId={detail.id} canWrite={canWrite} />
             <AccountRecords accountId={detail.id} />
           </Stack>
         )}

@@ -3,6 +3,8 @@ import { modals } from '@mantine/modals';
 import { useState, type FormEvent } from 'react';
 import type { DashboardIssuedApiKey } from '../api/contract';
 import { useApiKeys, useCreateApiKey, useDeleteApiKey, useRegenerateApiKey } from '../api/queries';
+import { KeyBudget, useKeyBudgets } from '../components/KeyBudget';
+import { KeyRateLimit, useKeyLimits } from '../components/KeyRateLimit';
 import { ListTable } from '../components/ListTable';
 import { PageTitle } from '../components/PageTitle';
 import { EmptyState, ErrorAlert, QueryState } from '../components/QueryState';
@@ -42,6 +44,8 @@ function CreateKeyForm({ onIssued }: { onIssued: (issued: DashboardIssuedApiKey)
 
 export function ApiKeysPage() {
   const keys = useApiKeys();
+  const budgets = useKeyBudgets();
+  const limits = useKeyLimits();
   const regenerate = useRegenerateApiKey();
   const remove = useDeleteApiKey();
   const [creating, setCreating] = useState(false);
@@ -92,10 +96,19 @@ export function ApiKeysPage() {
                   Create a key to call the API with your prepaid balance.
                 </EmptyState>
               ) : (
-                <ListTable headers={['Name', 'Created', 'Last used', '']} minWidthPx={560}>
+                <ListTable
+                  headers={['Name', 'Budget', 'Rate limit', 'Created', 'Last used', '']}
+                  minWidthPx={960}
+                >
                   {data.map((key) => (
                     <Table.Tr key={key.name} data-testid={`key-${key.name}`}>
                       <Table.Td fw={600}>{key.name}</Table.Td>
+                      <Table.Td>
+                        <KeyBudget name={key.name} budgets={budgets} />
+                      </Table.Td>
+                      <Table.Td>
+                        <KeyRateLimit name={key.name} limits={limits} />
+                      </Table.Td>
                       <Table.Td>{formatDateTime(key.created_at)}</Table.Td>
                       <Table.Td>
                         {key.last_used_at === null ? 'Never' : formatDateTime(key.last_used_at)}

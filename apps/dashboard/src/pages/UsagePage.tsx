@@ -1,4 +1,5 @@
 import {
+  Anchor,
   Badge,
   Button,
   Group,
@@ -10,6 +11,7 @@ import {
   Title,
 } from '@mantine/core';
 import { useState } from 'react';
+import { Link } from 'react-router';
 import type { UsageGroup, UsageGroupBy, UsageLogEntry } from '../api/contract';
 import {
   csvHref,
@@ -19,6 +21,7 @@ import {
   type Range,
   type UsageScope,
 } from '../api/owner-queries';
+import { OwnBudgets } from '../components/BudgetBars';
 import { DateRangeInputs, toRange, useDayRange } from '../components/DateRange';
 import { ListTable } from '../components/ListTable';
 import { LoadMore } from '../components/LoadMore';
@@ -162,7 +165,25 @@ function LogRow({ entry, withAccount }: { entry: UsageLogEntry; withAccount: boo
       </Table.Td>
       <Table.Td>{formatCount(entry.prompt_tokens)}</Table.Td>
       <Table.Td>{formatCount(entry.completion_tokens)}</Table.Td>
-      <Table.Td>{formatDzd(entry.cost_dzd)}</Table.Td>
+      <Table.Td>
+        {withAccount ? (
+          formatDzd(entry.cost_dzd)
+        ) : (
+          // The owner's own requests link to their receipt (issue 25).
+          <Anchor
+            component={Link}
+            to={`/usage/requests/${encodeURIComponent(entry.job_id)}`}
+            data-testid="receipt-link"
+          >
+            {formatDzd(entry.cost_dzd)}
+          </Anchor>
+        )}
+        {entry.refunded_dzd > 0 && (
+          <Text fz="xs" c="dimmed">
+            refunded {formatDzd(entry.refunded_dzd)}
+          </Text>
+        )}
+      </Table.Td>
       <Table.Td>
         <Badge variant="light" color={STATUS_COLORS[entry.status] ?? 'gray'}>
           {entry.status}
@@ -234,6 +255,7 @@ export function UsagePage() {
         description="What your keys and tokens used, and every request."
         action={<DateRangeInputs value={days} onChange={setDays} />}
       />
+      <OwnBudgets />
       <UsageSections range={range} scope={OWN_USAGE} />
     </>
   );

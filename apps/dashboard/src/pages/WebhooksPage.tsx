@@ -25,6 +25,7 @@ import {
   useWebhookSettings,
 } from '../api/owner-queries';
 import { ListTable } from '../components/ListTable';
+import { AlertSettingsSection } from '../components/AlertSettingsForm';
 import { DeliveriesTable } from '../components/DeliveriesTable';
 import { PageTitle } from '../components/PageTitle';
 import { EmptyState, ErrorAlert, QueryState } from '../components/QueryState';
@@ -224,10 +225,14 @@ export function WebhooksPage() {
   const deliveries = useDeliveries();
   return (
     <>
-      <PageTitle title="Webhooks" description="Signing secrets, payload format and deliveries." />
+      <PageTitle
+        title="Webhooks"
+        description="Signing secrets, payload format, account alerts and deliveries."
+      />
       <Stack gap="md">
         <Secrets />
         <Format />
+        <AlertSettingsSection />
         <Paper withBorder radius="md" p="md">
           <Title order={4} mb="sm">
             Deliveries

@@ -25,6 +25,12 @@ BEGIN
         outcome := 'replayed';
     ELSE
         UPDATE holds SET refunded_at = refund_at WHERE id = refund_hold_id;
+        -- The request's usage record and receipt show the refund (issue 25): same transaction.
+        UPDATE usage_records u
+           SET refunded_micro_dzd = h.cost, refunded_at = refund_at,
+               refund_transaction_id = CASE WHEN h.cost > 0
+                                          THEN ledger_refund_hold.refund_transaction_id END
+         WHERE u.hold_id = refund_hold_id;
         IF h.cost > 0 THEN
             -- The transaction and both legs in one INSERT (the balance trigger checks it).
             WITH t AS (

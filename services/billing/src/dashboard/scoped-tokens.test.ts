@@ -20,6 +20,8 @@ const row = (overrides: Partial<ScopedTokenRow> = {}): ScopedTokenRow => ({
   revokedAt: null,
   origin: 'client',
   createdAt: new Date(NOW.getTime() - 60_000),
+  requestsPerMinute: null,
+  tokensPerMinute: null,
   ...overrides,
 });
 

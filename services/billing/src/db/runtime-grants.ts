@@ -50,6 +50,16 @@ export const RUNTIME_TABLE_PRIVILEGES: Readonly<Record<string, readonly TablePri
   // Budgets (issue 25): set, changed and removed by the operator API and the dashboard; their
   // windows rolled and reservations taken by admission, released by the holds_budget_end trigger.
   budgets: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  // Account alerts (issue 25 item 3): settings set and removed by the operator API and the
+  // dashboard, claimed for evaluation (evaluated_at) and re-armed (balance_low_episode); events
+  // inserted by the evaluator and marked published by the outbox, never deleted.
+  alert_settings: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  alert_events: ['SELECT', 'INSERT', 'UPDATE'],
+  // Per-key rate limits (issue 25 item 2): windows counted by admission (INSERT … ON CONFLICT
+  // DO UPDATE) and pruned with DELETE; returns inserted by the holds_rate_end trigger.
+  key_request_windows: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  key_token_windows: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  key_token_returns: ['SELECT', 'INSERT', 'DELETE'],
   // The migrations' bookkeeping: read by readiness (db/schema-check.ts), never written.
   _prisma_migrations: ['SELECT'],
 };
@@ -83,38 +93,8 @@ export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
     args: 'bigint, bigint, integer, integer, bigint, bigint, boolean',
     privileges: ['EXECUTE'],
   },
-  billing_admit: {
-    args:
-      'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +
-      'bigint, integer, boolean, text[], text[], text, text, timestamptz, timestamptz',
-    privileges: ['EXECUTE'],
-  },
-  // Issue 16: admission, settle and void with the request's usage context (migration
-  // 20270107090000); the functions above stay granted for older callers.
-  billing_admit_with_context: {
-    args:
-      'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +
-      'bigint, integer, boolean, text[], text[], text, text, timestamptz, timestamptz, text, text',
-    privileges: ['EXECUTE'],
-  },
-  // Issue 21: admission with the request's chat content (migration 20270109090000); the v1
-  // functions above stay granted for a billing of the previous release during a rolling update.
-  billing_admit_v2: {
-    args:
-      'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +
-      'bigint, integer, boolean, text[], text[], text, text[], integer, text, timestamptz, ' +
-      'timestamptz',
-    privileges: ['EXECUTE'],
-  },
-  billing_admit_with_context_v2: {
-    args:
-      'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +
-      'bigint, integer, boolean, text[], text[], text, text[], integer, text, timestamptz, ' +
-      'timestamptz, text, text',
-    privileges: ['EXECUTE'],
-  },
-  // Issue 25: admission with budgets (migration 20270111090000); the v2 functions above stay
-  // granted for a billing of the previous release during a rolling update.
+  // Issue 25: admission with budgets (migration 20270111090000), kept for a billing of the
+  // previous release during a rolling update (v1 and v2 were dropped by 20270115090000).
   billing_admit_v3: {
     args:
       'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +
@@ -129,6 +109,23 @@ export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
       'timestamptz, text, text',
     privileges: ['EXECUTE'],
   },
+  // Issue 25 item 2: admission with per-key rate limits (migration 20270115090000).
+  billing_admit_v4: {
+    args:
+      'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +
+      'bigint, integer, boolean, text[], text[], text, text[], integer, text, timestamptz, ' +
+      'timestamptz',
+    privileges: ['EXECUTE'],
+  },
+  billing_admit_with_context_v4: {
+    args:
+      'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +
+      'bigint, integer, boolean, text[], text[], text, text[], integer, text, timestamptz, ' +
+      'timestamptz, text, text',
+    privileges: ['EXECUTE'],
+  },
+  billing_count_key_request: { args: 'text, bigint', privileges: ['EXECUTE'] },
+  billing_key_tokens_used: { args: 'text, bigint', privileges: ['EXECUTE'] },
   billing_budget_window_start: { args: 'text, text, timestamptz', privileges: ['EXECUTE'] },
   billing_budget_resets_at: { args: 'text, text, timestamptz', privileges: ['EXECUTE'] },
   billing_budget_instant: {

@@ -2,12 +2,15 @@ import type { ErrorRequestHandler, Express } from 'express';
 import { GatewayError, rateLimitHeaders, type RateLimitDecision } from '@gateway/contracts';
 import { dashboardAdminRoutes, dashboardRoutes } from '../dashboard/routes.js';
 import { adminRoutes } from './admin-routes.js';
+import { adminAlertRoutes } from './alert-routes.js';
 import { adminBudgetRoutes, keyInfoRoutes } from './budget-routes.js';
+import { adminKeyLimitRoutes } from './key-limit-routes.js';
 import { nodeHealthAdminRoutes, nodeHealthReportRoutes } from '../nodes/index.js';
 import { idempotencyRoutes } from './idempotency-routes.js';
 import { allowInternalCallers, identifyInternalCaller, jsonBodyParser } from '@gateway/runtime';
 import { internalRoutes, type BillingServices } from './internal-routes.js';
 import { accountUsageRoutes, adminUsageRoutes } from '../usage/index.js';
+import { accountReceiptRoutes, adminReceiptRoutes } from '../receipts/index.js';
 
 // Internal calls carry small JSON bodies; a statement or catalog entry is far below this.
 const JSON_BODY_LIMIT_BYTES = 256 * 1024;
@@ -41,12 +44,17 @@ export function mountBillingApi(
   // Usage (issue 16): edge's alone, like the operator API below.
   app.use('/internal/v1/admin', edgeOnly, adminUsageRoutes(usage, services.identity));
   app.use('/internal/v1', accountUsageRoutes(usage));
+  // Receipts (issue 25): edge's alone, for one account or for operators.
+  app.use('/internal/v1/admin', edgeOnly, adminReceiptRoutes(services.receipts, services.identity));
+  app.use('/internal/v1', accountReceiptRoutes(services.receipts));
   // Node health (issue 16): the worker reports, operators (through edge) read.
   app.use('/internal/v1', nodeHealthReportRoutes(nodeHealth));
   app.use('/internal/v1/admin', edgeOnly, nodeHealthAdminRoutes(nodeHealth));
   // The operator API is edge's alone: the worker's credential cannot grant credits.
   app.use('/internal/v1/admin', edgeOnly, dashboardAdminRoutes(dashboard), adminRoutes(services));
   app.use('/internal/v1/admin', edgeOnly, adminBudgetRoutes(services));
+  app.use('/internal/v1/admin', edgeOnly, adminKeyLimitRoutes(services));
+  app.use('/internal/v1/admin', edgeOnly, adminAlertRoutes(services));
   app.use('/internal/v1', keyInfoRoutes(services));
   app.use('/internal/v1/dashboard', edgeOnly, dashboardRoutes(services, dashboard));
   app.use('/internal/v1', internalRoutes(services));
@@ -80,5 +88,6 @@ function decisionOf(details: Record<string, unknown> | undefined): RateLimitDeci
     remaining: source.remaining,
     resetMs: source.resetMs,
     retryAfterS: source.retryAfterS ?? 1,
+    ...(source.tokens ? { tokens: source.tokens } : {}),
   };
 }

@@ -2,6 +2,9 @@ import { Keyring } from '@gateway/crypto';
 import { randomBytes } from 'node:crypto';
 import { BudgetRepository } from '../budgets/budget-repository.js';
 import { Budgets } from '../budgets/budgets.js';
+import { AlertSettings } from '../alerts/alert-settings.js';
+import { AlertRepository } from '../alerts/alert-repository.js';
+import { Receipts, ReceiptRepository } from '../receipts/index.js';
 import { pgPoolOf, type PrismaClient } from '../db/client.js';
 import { createDashboard, type DashboardOptions } from '../dashboard/index.js';
 import { createIdentity } from '../identity/index.js';
@@ -63,5 +66,7 @@ export function createTestBillingServices(
     }),
     nodeHealth: createNodeHealthService(pgPoolOf(prisma), identity.catalog, clock),
     budgets: new Budgets(new BudgetRepository(pgPoolOf(prisma)), clock),
+    alerts: new AlertSettings(new AlertRepository(pgPoolOf(prisma)), identity.keyring),
+    receipts: new Receipts(new ReceiptRepository(pgPoolOf(prisma))),
   };
 }

@@ -16,6 +16,7 @@ import {
   type KeyInfo,
 } from '@gateway/contracts';
 import type { BillingServices } from './internal-routes.js';
+import { rateSubjectOf } from '../identity/index.js';
 
 const validateBudgetPut = createBodyValidator<BudgetPutRequest>(BudgetPutRequestSchema);
 const validateAuthenticate = createBodyValidator<AuthenticateRequest>(AuthenticateRequestSchema);
@@ -71,7 +72,7 @@ export function keyInfoRoutes({ identity, budgets }: BillingServices): Router {
     const { accountId, apiKeyName, token } = principal;
     // A registered token's row has its spend; an unregistered client-minted one spent nothing.
     const [rateLimit, registered] = await Promise.all([
-      identity.rateLimiter.peek(accountId, principal.rateLimitPerMinute),
+      identity.rateLimiter.peek(rateSubjectOf(principal)),
       token ? identity.store.findScopedTokenByDigest(token.digest) : null,
     ]);
     const tokenId = token ? (registered?.id ?? token.id) : null;
@@ -90,6 +91,14 @@ export function keyInfoRoutes({ identity, budgets }: BillingServices): Router {
         // peek answers as if this read were the window's next request: it is not one.
         remaining: rateLimit.allowed ? rateLimit.remaining + 1 : 0,
         resets_at: new Date(rateLimit.resetMs).toISOString(),
+        applies_to: rateLimit.scope ?? 'account',
+        tokens: rateLimit.tokens
+          ? {
+              limit_per_minute: rateLimit.tokens.limit,
+              remaining: rateLimit.tokens.remaining,
+              resets_at: new Date(rateLimit.tokens.resetMs).toISOString(),
+            }
+          : null,
       },
     };
     res.json(answer);

@@ -6,7 +6,10 @@
 import express, { type Router } from 'express';
 import { allowInternalCallers } from '@gateway/runtime';
 import type { Budgets } from '../budgets/budgets.js';
+import type { AlertSettings } from '../alerts/alert-settings.js';
+import type { Receipts } from '../receipts/receipts.js';
 import type { Admission, CatalogModel, Identity, Principal } from '../identity/index.js';
+import { rateSubjectOf } from '../identity/index.js';
 import type { LedgerService, RefundResult, SettleResult, VoidResult } from '../ledger/index.js';
 import type { RequestIdempotency } from './request-idempotency.js';
 import type { Dashboard } from '../dashboard/index.js';
@@ -53,6 +56,10 @@ export interface BillingServices {
   nodeHealth: NodeHealthService;
   /** Budgets per API key and scoped token (issue 25). */
   budgets: Budgets;
+  /** Account alert settings (issue 25 item 3). */
+  alerts: AlertSettings;
+  /** Receipts: one request traced to its money (issue 25). */
+  receipts: Receipts;
 }
 
 // Requests are validated against the one contract (packages/contracts/src/billing-api.ts).
@@ -79,10 +86,11 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
   router.post('/authenticate', EDGE, async (req, res) => {
     const body = validateAuthenticate(req.body);
     const principal = await identity.authenticator.authenticate(body.authorization);
+    const subject = rateSubjectOf(principal);
     const rateLimit =
       body.count === false
-        ? await identity.rateLimiter.peek(principal.accountId, principal.rateLimitPerMinute)
-        : await identity.rateLimiter.enforce(principal.accountId, principal.rateLimitPerMinute);
+        ? await identity.rateLimiter.peek(subject)
+        : await identity.rateLimiter.enforce(subject);
     const answer: AuthenticateResponse = { caller: callerOf(principal), rateLimit };
     identity.lastUsed.touch(principal.accountId, principal.apiKeyName);
     res.json(answer);

@@ -55,6 +55,17 @@ export interface AdmitRow {
   budget_reserved: Int8;
   budget_period: string | null;
   budget_resets_at: Date | null;
+  /** Per-key rate limits (issue 25 item 2): the key's and token's limits and window counts. */
+  key_requests_per_minute: number | null;
+  key_window_count: number | null;
+  token_requests_per_minute: number | null;
+  token_window_count: number | null;
+  key_tokens_per_minute: Int8;
+  key_tokens_used: Int8;
+  token_tokens_per_minute: Int8;
+  token_tokens_used: Int8;
+  /** The request's tokens (what the hold is sized for), counted against tokens per minute. */
+  rate_tokens: Int8;
   /** When the call was made (the clock's time), for the rate-limit numbers. */
   nowMs: number;
 }
@@ -127,7 +138,7 @@ export function principalOf(
   };
 }
 
-/** `billing_admit_with_context_v3`'s parameters, named as in prisma/functions/ (without `p_`). */
+/** `billing_admit_with_context_v4`'s parameters, named as in prisma/functions/ (without `p_`). */
 export interface AdmitStatementParams {
   keyDigest: string | null;
   accountId: string | null;
@@ -156,12 +167,12 @@ export interface AdmitStatementParams {
   requestId: string | null;
 }
 
-// billing_admit_v3, then the request's context (endpoint, request id, key name) on the hold for
-// its usage record: migrations 20270107090000, 20270109090000 (chat content) and 20270111090000
-// (budgets).
+// billing_admit_v4, then the request's context (endpoint, request id, key name) on the hold for
+// its usage record: migrations 20270107090000, 20270109090000 (chat content), 20270111090000
+// (budgets) and 20270115090000 (per-key rate limits).
 const ADMIT = {
-  name: 'billing_admit_with_context_v3',
-  text: `SELECT * FROM billing_admit_with_context_v3($1::text, $2::text, $3::text, $4::text,
+  name: 'billing_admit_with_context_v4',
+  text: `SELECT * FROM billing_admit_with_context_v4($1::text, $2::text, $3::text, $4::text,
            $5::text, $6::text[], $7::bigint, $8::timestamptz, $9::text, $10::bigint, $11::text,
            $12::bigint, $13::bigint, $14::integer, $15::boolean, $16::text[], $17::text[],
            $18::text, $19::text[], $20::integer, $21::text, $22::timestamptz, $23::timestamptz,

@@ -1,6 +1,6 @@
 /**
  * Admission: the request path's credential-to-hold decision, with its refusals. ONE PostgreSQL
- * round trip (function `billing_admit_with_context_v3` over `billing_admit_v3`,
+ * round trip (function `billing_admit_with_context_v4` over `billing_admit_v4`,
  * prisma/functions/; the statement and its row: admission-repository.ts): credential,
  * suspension, rate limit, model, token list, token registration and the hold.
  * Node does only what SQL cannot: the header, the API key's shape and SHA-256, and a scoped
@@ -9,9 +9,11 @@
  * Order of the refusals (the spec's error table, decisions §1): 401 credential (invalid,
  * expired, revoked) → 403 suspended → 429 rate limit → 404 model (not in the catalog, or not
  * of a provider and kind the endpoint serves) → 400 a parameter or content the model does not
- * take → 403 not in the token's list → 402 budget → 402 balance. Every request from the rate
- * limit on counts, refused ones included, and every refusal after it carries
- * `details.rateLimit`. A refusal registers no client-minted token and places no hold.
+ * take → 403 not in the token's list → 429 tokens per minute (the key's, the token's) → 402
+ * budget → 402 balance. The 429 of requests per minute is the account's, the key's or the
+ * token's, whichever refused. Every request from the rate limit on counts, refused ones
+ * included, and every refusal after it carries `details.rateLimit` (the tightest limit). A
+ * refusal registers no client-minted token and places no hold.
  */
 import { GatewayError, LIMITS, formatDzd } from '@gateway/contracts';
 import type { MediaUse, RateLimitDecision } from '@gateway/contracts';
@@ -27,7 +29,13 @@ import {
 import { checkTokenLifetime } from './authenticate.js';
 import { modelNotFound } from './catalog.js';
 import { SCOPED_TOKEN_PREFIX } from './jwt.js';
-import { rateLimitError, type RateLimiter } from './rate-limit.js';
+import {
+  rateLimitError,
+  requestWindows,
+  tokenRateLimitMessage,
+  tokenWindows,
+  type RateLimiter,
+} from './rate-limit.js';
 import {
   BAD_SIGNATURE,
   DEFAULT_CLOCK_SKEW_S,
@@ -69,7 +77,7 @@ type Credential =
     };
 
 /** The rate limiter's window arithmetic (the count itself is taken in SQL). */
-type WindowRule = Pick<RateLimiter, 'windowStartMs' | 'decide'>;
+type WindowRule = Pick<RateLimiter, 'windowStartMs' | 'decideWindows' | 'decideTokens'>;
 
 const invalidKey = (message: string) => new GatewayError('invalid_api_key', message);
 
@@ -197,15 +205,48 @@ export class PgAdmission {
     const before = refusalBeforeCount(row, credential);
     if (before) throw before;
     const principal = principalOf(row, credential.kind === 'scoped_token' ? credential : null);
-    const rateLimit = this.#rateLimiter.decide(
-      row.window_count ?? 0,
-      row.rate_limit_per_minute ?? 0,
-      row.nowMs,
-    );
+    const { rateLimit, tokenRefusal } = this.#rateLimitOf(row);
     const refusal = refusalAfterCount(row, request);
     if (refusal) throw withRateLimit(refusal, rateLimit);
+    if (tokenRefusal) throw withRateLimit(rateLimitError(rateLimit, tokenRefusal), rateLimit);
     if (!rateLimit.allowed) throw withRateLimit(rateLimitError(rateLimit), rateLimit);
     return { principal, admission: toAdmissionRow(row, rateLimit) };
+  }
+
+  /**
+   * The tightest requests-per-minute window and, when the key or token limits tokens per
+   * minute (known only once the request reached that step), the tightest tokens window; a
+   * tokens refusal is the row's `rate_limit_exceeded` with every request window within limits.
+   */
+  #rateLimitOf(row: AdmitRow): { rateLimit: RateLimitDecision; tokenRefusal?: string } {
+    const counts = {
+      account: row.window_count ?? 0,
+      key: { limit: row.key_requests_per_minute, count: row.key_window_count ?? 0 },
+      token: { limit: row.token_requests_per_minute, count: row.token_window_count ?? 0 },
+    };
+    const requests = this.#rateLimiter.decideWindows(
+      requestWindows(row.rate_limit_per_minute ?? 0, counts),
+      row.nowMs,
+    );
+    const limited = (limit: string | null, used: string | null) => ({
+      limit: limit === null || used === null ? null : BigInt(limit),
+      used: BigInt(used ?? 0),
+    });
+    const windows = tokenWindows({
+      key: limited(row.key_tokens_per_minute, row.key_tokens_used),
+      token: limited(row.token_tokens_per_minute, row.token_tokens_used),
+    });
+    const requestTokens = BigInt(row.rate_tokens ?? 0);
+    const admitted = row.outcome === 'admitted';
+    const tokens = this.#rateLimiter.decideTokens(windows, requestTokens, admitted, row.nowMs);
+    if (!tokens) return { rateLimit: requests };
+    const refused = !admitted && requests.allowed && tokens.refusal !== undefined;
+    if (!refused || !tokens.refusal) return { rateLimit: { ...requests, tokens: tokens.tokens } };
+    const retryAfterS = Math.max(1, Math.ceil((tokens.tokens.resetMs - row.nowMs) / 1000));
+    return {
+      rateLimit: { ...requests, allowed: false, retryAfterS, tokens: tokens.tokens },
+      tokenRefusal: tokenRateLimitMessage(tokens.refusal, requestTokens),
+    };
   }
 }
 

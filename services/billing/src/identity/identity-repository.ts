@@ -372,47 +372,4 @@ export class IdentityRepository {
     const rows = await this.#prisma.model.findMany({ orderBy: { id: 'asc' } });
     return rows.map(toModel);
   }
-
-  // --- rate limit ---
-
-  /** Atomic increment of the (account, window) counter; returns the count after it. */
-  async incrementRateWindow(accountId: string, windowStartMs: number) {
-    const rows = await this.#prisma.$queryRaw<{ count: number }[]>`
-      INSERT INTO rate_limit_windows (account_id, window_start_ms, count)
-      VALUES (${accountId}, ${BigInt(windowStartMs)}, 1)
-      ON CONFLICT (account_id, window_start_ms)
-        DO UPDATE SET count = rate_limit_windows.count + 1
-      RETURNING count`;
-    const count = rows[0]?.count;
-    if (typeof count !== 'number') throw new Error('rate limit upsert returned no count');
-    return count;
-  }
-
-  /** The window's count so far (0 when it has none), without counting. */
-  async readRateWindow(accountId: string, windowStartMs: number): Promise<number> {
-    const row = await this.#prisma.rateLimitWindow.findUnique({
-      where: {
-        accountId_windowStartMs: { accountId, windowStartMs: BigInt(windowStartMs) },
-      },
-      select: { count: true },
-    });
-    return row?.count ?? 0;
-  }
-
-  /** Deletes this account's windows that start before `beforeMs`. */
-  async pruneAccountRateWindows(accountId: string, beforeMs: number) {
-    return this.#prisma.$executeRaw`
-      DELETE FROM rate_limit_windows
-      WHERE account_id = ${accountId} AND window_start_ms < ${BigInt(beforeMs)}`;
-  }
-
-  /** Deletes at most `limit` windows (any account) that start before `beforeMs`. */
-  async pruneRateWindows(beforeMs: number, limit: number): Promise<number> {
-    return this.#prisma.$executeRaw`
-      DELETE FROM rate_limit_windows
-      WHERE ctid = ANY (ARRAY(
-        SELECT ctid FROM rate_limit_windows
-        WHERE window_start_ms < ${BigInt(beforeMs)}
-        LIMIT ${limit}))`;
-  }
 }

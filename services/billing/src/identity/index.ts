@@ -8,6 +8,8 @@ import { ApiKeyLastUsed } from './admission-repository.js';
 import { PgAdmission } from './admission.js';
 import { IdentityRepository } from './identity-repository.js';
 import { RateLimiter } from './rate-limit.js';
+import { RateLimitRepository } from './rate-limit-repository.js';
+import { KeyRateLimits } from './key-rate-limits.js';
 import { ScopedTokenService, TokenVerifier } from './scoped-tokens.js';
 import { SigningKeyCache } from './signing-keys.js';
 import { systemClock, type Clock } from './types.js';
@@ -33,13 +35,15 @@ export interface IdentityOptions {
 export interface Identity {
   /** The client everything here runs on (the dashboard's users and sessions share it). */
   prisma: PrismaClient;
-  /** Its repository: every query of accounts, keys, tokens, catalog and rate-limit windows. */
+  /** Its repository: every query of accounts, keys, tokens and catalog. */
   store: IdentityRepository;
   keyring: Keyring;
   accounts: AccountService;
   scopedTokens: ScopedTokenService;
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
+  /** A key's and a scoped token's own rate limits (issue 25 item 2). */
+  keyRateLimits: KeyRateLimits;
   catalog: Catalog;
   /** The request path's admission: credential to hold in one PostgreSQL round trip. */
   admission: PgAdmission;
@@ -63,7 +67,8 @@ export function createIdentity(options: IdentityOptions): Identity {
     tokenPrefix,
     ...(options.clockSkewS === undefined ? {} : { clockSkewS: options.clockSkewS }),
   });
-  const rateLimiter = new RateLimiter({ store, clock });
+  const rateLimits = new RateLimitRepository(options.prisma);
+  const rateLimiter = new RateLimiter({ windows: rateLimits, clock });
   const pool = pgPoolOf(options.prisma);
   const keys = new SigningKeyCache({
     pool,
@@ -85,6 +90,7 @@ export function createIdentity(options: IdentityOptions): Identity {
       ...(options.clockSkewS === undefined ? {} : { clockSkewS: options.clockSkewS }),
     }),
     rateLimiter,
+    keyRateLimits: new KeyRateLimits(rateLimits),
     catalog: new Catalog({ store }),
     admission: new PgAdmission({
       pool,
@@ -112,6 +118,6 @@ export { PgAdmission } from './admission.js';
 export type { CredentialAdmitRequest } from './admission.js';
 export { IdentityRepository } from './identity-repository.js';
 export type { PrismaTx } from './identity-repository.js';
-export { RateLimiter, rateLimitError } from './rate-limit.js';
+export { RateLimiter, rateLimitError, rateSubjectOf } from './rate-limit.js';
 export { ScopedTokenService, TokenVerifier } from './scoped-tokens.js';
 export * from './types.js';

@@ -21,21 +21,24 @@ describe('rate limit', () => {
     const accountId = await newAccount();
     const limiter = h.identity.rateLimiter;
     const resetMs = Date.parse('2030-01-01T00:01:00.000Z');
-    const first = await limiter.consume(accountId, 3);
+    const first = await limiter.consume({ accountId: accountId, limit: 3 });
     expect(first).toEqual({ allowed: true, limit: 3, remaining: 2, resetMs, retryAfterS: 35 });
     h.clock.advance(10_400);
-    expect(await limiter.consume(accountId, 3)).toEqual({
+    expect(await limiter.consume({ accountId: accountId, limit: 3 })).toEqual({
       allowed: true,
       limit: 3,
       remaining: 1,
       resetMs,
       retryAfterS: 25, // 24.6 s, rounded up
     });
-    expect(await limiter.consume(accountId, 3)).toMatchObject({ allowed: true, remaining: 0 });
-    const denied = await limiter.consume(accountId, 3);
+    expect(await limiter.consume({ accountId: accountId, limit: 3 })).toMatchObject({
+      allowed: true,
+      remaining: 0,
+    });
+    const denied = await limiter.consume({ accountId: accountId, limit: 3 });
     expect(denied).toEqual({ allowed: false, limit: 3, remaining: 0, resetMs, retryAfterS: 25 });
 
-    const error = await gatewayErrorOf(limiter.enforce(accountId, 3));
+    const error = await gatewayErrorOf(limiter.enforce({ accountId: accountId, limit: 3 }));
     expect(error).toBeInstanceOf(GatewayError);
     expect(error).toMatchObject({
       code: 'rate_limit_exceeded',
@@ -46,7 +49,7 @@ describe('rate limit', () => {
 
     // The next window starts from zero.
     h.clock.set(resetMs);
-    expect(await limiter.enforce(accountId, 3)).toEqual({
+    expect(await limiter.enforce({ accountId: accountId, limit: 3 })).toEqual({
       allowed: true,
       limit: 3,
       remaining: 2,
@@ -54,14 +57,19 @@ describe('rate limit', () => {
       retryAfterS: 60,
     });
     // A lower limit applies at once (the count is kept, the limit is the caller's).
-    expect(await limiter.consume(accountId, 1)).toMatchObject({ allowed: false, remaining: 0 });
+    expect(await limiter.consume({ accountId: accountId, limit: 1 })).toMatchObject({
+      allowed: false,
+      remaining: 0,
+    });
   });
 
   it('is exact under concurrency across separate clients (limit 20, 60 calls → 20 allowed)', async () => {
     const accountId = await newAccount();
     const replicas = [h.newIdentity().identity, h.newIdentity().identity];
     const results = await Promise.all(
-      Array.from({ length: 60 }, (_, i) => replicas[i % 2]!.rateLimiter.consume(accountId, 20)),
+      Array.from({ length: 60 }, (_, i) =>
+        replicas[i % 2]!.rateLimiter.consume({ accountId: accountId, limit: 20 }),
+      ),
     );
     expect(results.filter((r) => r.allowed)).toHaveLength(20);
     const remaining = results.map((r) => r.remaining).sort((a, b) => b - a);
@@ -76,9 +84,9 @@ describe('rate limit', () => {
   it('keeps accounts apart', async () => {
     const a = await newAccount();
     const b = await newAccount();
-    await h.identity.rateLimiter.consume(a, 1);
-    expect((await h.identity.rateLimiter.consume(a, 1)).allowed).toBe(false);
-    expect((await h.identity.rateLimiter.consume(b, 1)).allowed).toBe(true);
+    await h.identity.rateLimiter.consume({ accountId: a, limit: 1 });
+    expect((await h.identity.rateLimiter.consume({ accountId: a, limit: 1 })).allowed).toBe(false);
+    expect((await h.identity.rateLimiter.consume({ accountId: b, limit: 1 })).allowed).toBe(true);
   });
 
   it('prunes old windows: per account on a new window, and in bounded batches', async () => {
@@ -92,16 +100,16 @@ describe('rate limit', () => {
 
     const active = await newAccount();
     const start = h.clock.ms;
-    await h.identity.rateLimiter.consume(active, 10);
+    await h.identity.rateLimiter.consume({ accountId: active, limit: 10 });
     h.clock.advance(60_000);
-    await h.identity.rateLimiter.consume(active, 10);
-    await h.identity.rateLimiter.consume(active, 10);
+    await h.identity.rateLimiter.consume({ accountId: active, limit: 10 });
+    await h.identity.rateLimiter.consume({ accountId: active, limit: 10 });
     const current = Math.floor(h.clock.ms / 60_000) * 60_000;
     expect(await windows(active)).toEqual([current]);
 
     // Quiet accounts keep one stale row each until the sweeper's batches remove them.
     const quiet = await Promise.all(Array.from({ length: 5 }, newAccount));
-    for (const id of quiet) await h.identity.rateLimiter.consume(id, 10);
+    for (const id of quiet) await h.identity.rateLimiter.consume({ accountId: id, limit: 10 });
     h.clock.set(start + 10 * 60_000);
     const total = async () =>
       Number((await h.sql.query('SELECT count(*) FROM rate_limit_windows')).rows[0].count);

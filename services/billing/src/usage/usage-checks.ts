@@ -2,7 +2,8 @@
  * The usage records' part of the ledger invariant check (run with the others on one snapshot):
  * each record mirrors its final hold (account, status, cost = the settled amount), every final
  * hold has its record (unless purged by retention), and per account and in total the records'
- * costs plus what retention purged equal the settlements posted to the ledger.
+ * costs plus what retention purged equal the settlements posted to the ledger; their refunds
+ * (issue 25) equal the refund reversals.
  */
 import { Prisma } from '../db/client.js';
 
@@ -17,7 +18,9 @@ export const USAGE_CHECKS: readonly { name: string; sql: Prisma.Sql }[] = [
         FROM usage_records u LEFT JOIN holds h ON h.id = u.hold_id
        WHERE h.id IS NULL OR h.status = 'pending' OR h.status::text <> u.hold_status
           OR h.account_id <> u.account_id
-          OR u.cost_micro_dzd <> COALESCE(h.settled_amount_micro_dzd, 0)`,
+          OR u.cost_micro_dzd <> COALESCE(h.settled_amount_micro_dzd, 0)
+          OR u.refunded_micro_dzd <> CASE WHEN h.refunded_at IS NULL THEN 0
+                                          ELSE COALESCE(h.settled_amount_micro_dzd, 0) END`,
   },
   {
     name: 'every final hold has one usage record',
@@ -66,5 +69,28 @@ export const USAGE_CHECKS: readonly { name: string; sql: Prisma.Sql }[] = [
              || usage_requests || ' requests, but settlements charged ' || settled
              || ' µDZD over ' || ended || ' ended holds' AS line
         FROM lines WHERE settled <> usage_cost OR ended <> usage_requests`,
+  },
+  {
+    // Every reversal is a refund of an undelivered answer (the only path that posts one).
+    name: 'usage refunds equal refund reversals, per account',
+    sql: Prisma.sql`
+      WITH reversed AS (
+        SELECT t.account_id, SUM(e.amount_micro_dzd) AS refunded
+          FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id
+         WHERE t.kind = 'reversal' AND e.account_id IS NOT NULL GROUP BY t.account_id
+      ), recorded AS (
+        SELECT account_id, SUM(refunded_micro_dzd) AS refunded FROM usage_records
+         GROUP BY account_id
+      )
+      SELECT 'account ' || k.account_id || ': usage records (with purged) refunded '
+             || (COALESCE(r.refunded, 0) + COALESCE(p.refunded_micro_dzd, 0))
+             || ' µDZD, but refund reversals gave back ' || COALESCE(v.refunded, 0) || ' µDZD' AS line
+        FROM (SELECT account_id FROM reversed UNION SELECT account_id FROM recorded
+              UNION SELECT account_id FROM usage_purged_totals) k
+        LEFT JOIN reversed v ON v.account_id = k.account_id
+        LEFT JOIN recorded r ON r.account_id = k.account_id
+        LEFT JOIN usage_purged_totals p ON p.account_id = k.account_id
+       WHERE COALESCE(v.refunded, 0)
+             <> COALESCE(r.refunded, 0) + COALESCE(p.refunded_micro_dzd, 0)`,
   },
 ];

@@ -25,6 +25,8 @@ const HEADER = [
   'status',
   'queue_latency_ms',
   'generation_latency_ms',
+  // Issue 25: appended, so readers of the earlier columns by position are unaffected.
+  'refunded_dzd',
 ];
 
 const text = (value: string | number | boolean | null | undefined) =>
@@ -49,6 +51,7 @@ function lineOf(entry: UsageLogEntry): string {
     text(entry.status),
     text(entry.queue_latency_ms),
     text(entry.generation_latency_ms),
+    text(entry.refunded_dzd),
   ]);
 }
 

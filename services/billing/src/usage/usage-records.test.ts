@@ -291,6 +291,7 @@ describe('the usage API over the records', () => {
           prompt_tokens: 300,
           completion_tokens: 20,
           cost_dzd: Number(costs[0]! + costs[1]!) / 1e6,
+          refunded_dzd: 0,
         },
       ],
     });

@@ -50,6 +50,7 @@ function groupOf(row: UsageSumRow): UsageGroup {
     prompt_tokens: Number(row.prompt_tokens),
     completion_tokens: Number(row.completion_tokens),
     cost_dzd: microDzdToDzd(BigInt(row.cost_micro_dzd)),
+    refunded_dzd: microDzdToDzd(BigInt(row.refunded_micro_dzd)),
   };
 }
 
@@ -71,6 +72,7 @@ function entryOf(row: UsageLogRow, operator: boolean): UsageLogEntry {
     completion_tokens: Number(row.completion_tokens),
     reasoning_tokens: Number(row.reasoning_tokens),
     cost_dzd: microDzdToDzd(BigInt(row.cost_micro_dzd)),
+    refunded_dzd: microDzdToDzd(BigInt(row.refunded_micro_dzd)),
     status: row.outcome as UsageOutcome,
     queue_latency_ms: numberOrNull(row.queue_latency_ms),
     generation_latency_ms: numberOrNull(row.generation_latency_ms),

@@ -16,7 +16,9 @@ export interface UsageSumRow {
   requests: string;
   prompt_tokens: string;
   completion_tokens: string;
+  /** Net: settled − refunded. */
   cost_micro_dzd: string;
+  refunded_micro_dzd: string;
 }
 
 export interface UsageLogRow {
@@ -33,7 +35,9 @@ export interface UsageLogRow {
   prompt_tokens: string;
   completion_tokens: string;
   reasoning_tokens: string;
+  /** Net: settled − refunded. */
   cost_micro_dzd: string;
+  refunded_micro_dzd: string;
   outcome: string;
   queue_latency_ms: string | null;
   generation_latency_ms: string | null;
@@ -63,7 +67,8 @@ export class UsageStore {
       `SELECT ${columns.join(', ')}, count(*)::text AS requests,
               sum(prompt_tokens)::text AS prompt_tokens,
               sum(completion_tokens)::text AS completion_tokens,
-              sum(cost_micro_dzd)::text AS cost_micro_dzd
+              sum(cost_micro_dzd - refunded_micro_dzd)::text AS cost_micro_dzd,
+              sum(refunded_micro_dzd)::text AS refunded_micro_dzd
          FROM usage_records
         WHERE ended_at >= $1 AND ended_at < $2 AND ($3::text IS NULL OR account_id = $3)
         GROUP BY ${keys} ORDER BY ${keys} LIMIT $4`,
@@ -78,7 +83,8 @@ export class UsageStore {
     const { rows } = await this.pool.query<UsageLogRow>(
       `SELECT account_id, request_id, hold_id, created_at, ended_at, endpoint, model,
               api_key_name, scoped_token_id, priority, prompt_tokens::text, completion_tokens::text,
-              reasoning_tokens::text, cost_micro_dzd::text, outcome, queue_latency_ms::text,
+              reasoning_tokens::text, (cost_micro_dzd - refunded_micro_dzd)::text AS cost_micro_dzd,
+              refunded_micro_dzd::text, outcome, queue_latency_ms::text,
               generation_latency_ms::text
          FROM usage_records
         WHERE ended_at >= $1 AND ended_at < $2 AND ($3::text IS NULL OR account_id = $3)
@@ -110,13 +116,16 @@ export class UsageStore {
             ORDER BY ended_at LIMIT $2 FOR UPDATE SKIP LOCKED
          ), gone AS (
            DELETE FROM usage_records u USING doomed d WHERE u.hold_id = d.hold_id
-           RETURNING u.account_id, u.cost_micro_dzd
+           RETURNING u.account_id, u.cost_micro_dzd, u.refunded_micro_dzd
          ), totals AS (
-           INSERT INTO usage_purged_totals AS p (account_id, requests, cost_micro_dzd, purged_before)
-           SELECT account_id, count(*), sum(cost_micro_dzd), $1 FROM gone GROUP BY account_id
+           INSERT INTO usage_purged_totals AS p
+                  (account_id, requests, cost_micro_dzd, refunded_micro_dzd, purged_before)
+           SELECT account_id, count(*), sum(cost_micro_dzd), sum(refunded_micro_dzd), $1
+             FROM gone GROUP BY account_id
            ON CONFLICT (account_id) DO UPDATE
               SET requests = p.requests + EXCLUDED.requests,
                   cost_micro_dzd = p.cost_micro_dzd + EXCLUDED.cost_micro_dzd,
+                  refunded_micro_dzd = p.refunded_micro_dzd + EXCLUDED.refunded_micro_dzd,
                   purged_before = GREATEST(p.purged_before, EXCLUDED.purged_before)
            RETURNING requests
          )

@@ -78,6 +78,7 @@ export class AttemptRunner {
     const headers = webhookHeaders({
       format: claim.format,
       deliveryId: claim.id,
+      webhookId: claim.webhookId,
       body,
       timestampS: Math.floor(startedAt.getTime() / 1000),
       secrets: secrets.map((s) => s.secret),

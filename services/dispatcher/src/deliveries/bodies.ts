@@ -1,4 +1,9 @@
-import { microDzdToDzd, type InferenceCompletedPayload } from '@gateway/contracts';
+import {
+  microDzdToDzd,
+  type AccountAlertPayload,
+  type AlertWebhookBody,
+  type InferenceCompletedPayload,
+} from '@gateway/contracts';
 import type { WebhookFormat } from '../signing/signature-headers.js';
 
 /**
@@ -59,5 +64,15 @@ export function renderBody(
   event: InferenceCompletedPayload,
 ): Buffer {
   const body = format === 'B' ? variantBBody(event) : variantABody(deliveryId, event);
+  return Buffer.from(JSON.stringify(body), 'utf8');
+}
+
+/** An account alert (issue 25): the Standard Webhooks shape `{type, timestamp, data}`. */
+export function alertBody(event: AccountAlertPayload): Buffer {
+  const body: AlertWebhookBody = {
+    type: event.type,
+    timestamp: new Date(event.occurredAtMs).toISOString(),
+    data: event.data,
+  };
   return Buffer.from(JSON.stringify(body), 'utf8');
 }

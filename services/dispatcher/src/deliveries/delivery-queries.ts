@@ -17,6 +17,8 @@ export interface AttemptView {
 export interface DeliveryView {
   id: string;
   jobId: string;
+  /** `inference.completed`, or an account alert's type (its event id is then `jobId`). */
+  eventType: string;
   status: DeliveryStatus;
   format: WebhookFormat;
   createdAt: Date;
@@ -34,6 +36,7 @@ export type RedeliverResult =
 interface DeliveryRow {
   id: string;
   job_id: string;
+  event_type: string;
   status: DeliveryStatus;
   format: WebhookFormat;
   created_at: Date;
@@ -51,7 +54,7 @@ interface AttemptRow {
   error: string | null;
 }
 
-const DELIVERY_COLUMNS = `id, job_id, status, format, created_at, next_attempt_at,
+const DELIVERY_COLUMNS = `id, job_id, event_type, status, format, created_at, next_attempt_at,
   (payload_ciphertext IS NULL) AS payload_purged`;
 
 /** The operator side of the deliveries table: inspection and manual redelivery. */
@@ -148,6 +151,7 @@ export class DeliveryQueries {
     return rows.map((row) => ({
       id: row.id,
       jobId: row.job_id,
+      eventType: row.event_type,
       status: row.status,
       format: row.format,
       createdAt: row.created_at,

@@ -5,7 +5,10 @@ import type { Verdict } from './schedule.js';
 
 export interface NewDelivery {
   id: string;
+  /** The job's id, or an account alert's event id (one delivery each). */
   jobId: string;
+  /** `inference.completed` (the default) or the alert's type. */
+  eventType?: string;
   accountId: string;
   format: WebhookFormat;
   sealed: SealedValue;
@@ -18,6 +21,11 @@ export interface NewDelivery {
 /** A delivery this dispatcher holds the lease of; only the lease holder may record. */
 export interface ClaimedDelivery {
   id: string;
+  /**
+   * `webhook-id`: the delivery id for a job's result; an alert's event id, the same for every
+   * delivery of that alert, so a receiver deduplicates on it.
+   */
+  webhookId: string;
   accountId: string;
   format: WebhookFormat;
   /** Null once the payload was purged. */
@@ -34,6 +42,9 @@ export interface AttemptRecord {
   verdict: Verdict;
 }
 
+/** The event type of a job's result (every delivery before account alerts). */
+export const COMPLETION_EVENT = 'inference.completed';
+
 const STATUS_AFTER = {
   delivered: 'delivered',
   retry: 'retrying',
@@ -43,6 +54,8 @@ const STATUS_AFTER = {
 
 interface ClaimRow {
   id: string;
+  job_id: string;
+  event_type: string;
   account_id: string;
   format: WebhookFormat;
   payload_ciphertext: Buffer | null;
@@ -56,6 +69,7 @@ interface ClaimRow {
 
 const toClaimed = (row: ClaimRow): ClaimedDelivery => ({
   id: row.id,
+  webhookId: row.event_type === COMPLETION_EVENT ? row.id : row.job_id,
   accountId: row.account_id,
   format: row.format,
   sealed:
@@ -81,10 +95,10 @@ export class DeliveryRepository {
     const result = await this.pool.query(
       `INSERT INTO webhook_deliveries
          (id, job_id, account_id, format, status, payload_ciphertext, payload_nonce, payload_tag,
-          payload_key_version, purge_at, next_attempt_at, trace_parent)
+          payload_key_version, purge_at, next_attempt_at, trace_parent, event_type)
        VALUES ($1, $2, $3, $4, 'queued', $5, $6, $7, $8,
           clock_timestamp() + $9 * interval '1 millisecond',
-          clock_timestamp() + $10 * interval '1 millisecond', $11)
+          clock_timestamp() + $10 * interval '1 millisecond', $11, $12)
        ON CONFLICT (job_id) DO NOTHING`,
       [
         delivery.id,
@@ -98,6 +112,7 @@ export class DeliveryRepository {
         delivery.retentionMs,
         delivery.firstDelayMs,
         delivery.traceParent,
+        delivery.eventType ?? COMPLETION_EVENT,
       ],
     );
     return result.rowCount === 1;
@@ -122,7 +137,7 @@ export class DeliveryRepository {
               leased_until = clock_timestamp() + $2 * interval '1 millisecond'
          FROM due
         WHERE d.id = due.id
-       RETURNING d.id, d.account_id, d.format, d.payload_ciphertext, d.payload_nonce,
+       RETURNING d.id, d.job_id, d.event_type, d.account_id, d.format, d.payload_ciphertext, d.payload_nonce,
                  d.payload_tag, d.payload_key_version, d.round_attempt_count, d.lease_id,
                  d.trace_parent`,
       [limit, leaseMs],

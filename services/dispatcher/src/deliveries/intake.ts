@@ -1,12 +1,17 @@
-import { EnvelopeError, parseEnvelope, type InferenceCompletedPayload } from '@gateway/contracts';
+import {
+  EnvelopeError,
+  parseEnvelope,
+  type AccountAlertPayload,
+  type InferenceCompletedPayload,
+} from '@gateway/contracts';
 import type { Handler } from '@gateway/messaging';
 import { injectTraceContext, tracingEnabled, type Logger } from '@gateway/observability';
 import { newDeliveryId } from '../crypto/ids.js';
 import type { Keyring } from '@gateway/crypto';
 import { rowAad } from '../crypto/row-aad.js';
 import type { WebhookFormat } from '../signing/signature-headers.js';
-import { renderBody } from './bodies.js';
-import type { DeliveryRepository } from './delivery-repository.js';
+import { alertBody, renderBody } from './bodies.js';
+import { COMPLETION_EVENT, type DeliveryRepository } from './delivery-repository.js';
 import { firstDelayMs, type RetryPolicy } from './schedule.js';
 
 /** What is sealed per delivery: where it goes and the exact body bytes (as UTF-8 text). */
@@ -33,15 +38,42 @@ export class DeliveryIntake {
     const format: WebhookFormat = event.webhookFormat ?? 'A';
     const deliveryId = newDeliveryId();
     const body = renderBody(format, deliveryId, event).toString('utf8');
-    const payload: DeliveryPayload = { url: event.webhookUrl, body };
+    return this.store(deliveryId, format, COMPLETION_EVENT, event.jobId, event.accountId, {
+      url: event.webhookUrl,
+      body,
+    });
+  }
+
+  /**
+   * An account alert (issue 25): signed and retried as format A, its body in the Standard
+   * Webhooks shape. Idempotent on the alert's event id (stored as the delivery's `job_id`).
+   */
+  async acceptAlert(event: AccountAlertPayload): Promise<{ deliveryId: string; created: boolean }> {
+    const deliveryId = newDeliveryId();
+    const body = alertBody(event).toString('utf8');
+    return this.store(deliveryId, 'A', event.type, event.eventId, event.accountId, {
+      url: event.webhookUrl,
+      body,
+    });
+  }
+
+  private async store(
+    deliveryId: string,
+    format: WebhookFormat,
+    eventType: string,
+    jobId: string,
+    accountId: string,
+    payload: DeliveryPayload,
+  ): Promise<{ deliveryId: string; created: boolean }> {
     const sealed = this.options.box.seal(
       Buffer.from(JSON.stringify(payload), 'utf8'),
-      rowAad(event.accountId, deliveryId),
+      rowAad(accountId, deliveryId),
     );
     const created = await this.options.repository.insert({
       id: deliveryId,
-      jobId: event.jobId,
-      accountId: event.accountId,
+      jobId,
+      eventType,
+      accountId,
       format,
       sealed,
       retentionMs: this.options.retentionMs,
@@ -60,16 +92,32 @@ function currentTraceParent(): string | null {
   return carrier.traceparent ?? null;
 }
 
+/** The envelope's `kind`, read before validating it against that kind's schema. */
+const kindOf = (body: unknown): unknown => {
+  try {
+    const value: unknown =
+      typeof body === 'string' || body instanceof Uint8Array
+        ? JSON.parse(Buffer.from(body).toString('utf8'))
+        : body;
+    return typeof value === 'object' && value !== null ? (value as { kind?: unknown }).kind : null;
+  } catch {
+    return null;
+  }
+};
+
 /**
- * Consumer of `webhook.completions`. The event is acknowledged only once its delivery is
- * stored; an unreadable event is dead-lettered, a storage failure retried later by the bus.
+ * Consumer of `webhook.completions` (job results and account alerts). The event is
+ * acknowledged only once its delivery is stored; an unreadable event is dead-lettered, a
+ * storage failure retried later by the bus.
  */
 export function completionHandler(
   intake: DeliveryIntake,
   logger: Logger,
   onQueued: () => void = () => {},
 ): Handler<unknown> {
+  const alerts = alertHandler(intake, logger, onQueued);
   return async (message) => {
+    if (kindOf(message.body) === 'account.alert') return alerts(message);
     let event: InferenceCompletedPayload;
     try {
       event = parseEnvelope('inference.completed', message.body).payload;
@@ -92,6 +140,37 @@ export function completionHandler(
       return 'ack';
     } catch (error) {
       logger.error({ jobId: event.jobId, err: error }, 'storing completion failed; retry later');
+      return 'retry';
+    }
+  };
+}
+
+function alertHandler(
+  intake: DeliveryIntake,
+  logger: Logger,
+  onQueued: () => void,
+): Handler<unknown> {
+  return async (message) => {
+    let event: AccountAlertPayload;
+    try {
+      event = parseEnvelope('account.alert', message.body).payload;
+    } catch (error) {
+      if (!(error instanceof EnvelopeError)) throw error;
+      logger.warn({ messageId: message.messageId, reason: error.message }, 'bad alert event');
+      return 'dead-letter';
+    }
+    const ids = { alertId: event.eventId, type: event.type, accountId: event.accountId };
+    try {
+      const { deliveryId, created } = await intake.acceptAlert(event);
+      if (created) {
+        logger.info({ ...ids, deliveryId }, 'alert delivery queued');
+        onQueued();
+      } else {
+        logger.info(ids, 'alert already stored');
+      }
+      return 'ack';
+    } catch (error) {
+      logger.error({ ...ids, err: error }, 'storing alert failed; retry later');
       return 'retry';
     }
   };

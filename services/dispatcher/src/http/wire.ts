@@ -14,6 +14,7 @@ export const secretToJson = (secret: SigningSecret): WebhookSigningSecret => ({
 export const deliveryToJson = (delivery: DeliveryView): WebhookDelivery => ({
   id: delivery.id,
   job_id: delivery.jobId,
+  event_type: delivery.eventType,
   status: delivery.status,
   format: delivery.format,
   created_at: delivery.createdAt.toISOString(),

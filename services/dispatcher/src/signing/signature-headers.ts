@@ -6,6 +6,8 @@ export type WebhookFormat = 'A' | 'B';
 export interface SignInput {
   format: WebhookFormat;
   deliveryId: string;
+  /** `webhook-id` (Standard Webhooks): the delivery id unless given (an alert's event id). */
+  webhookId?: string;
   /** The exact bytes that will be sent. */
   body: Buffer;
   timestampS: number;
@@ -51,7 +53,7 @@ export function variantBSignature(input: SignInput): string {
 
 /** `webhook-signature`: `v1,<base64>` per secret, space separated, over `<id>.<t>.` + body. */
 export function standardWebhooksSignature(input: SignInput): string {
-  const prefix = `${input.deliveryId}.${input.timestampS}.`;
+  const prefix = `${input.webhookId ?? input.deliveryId}.${input.timestampS}.`;
   return [...input.secrets]
     .reverse()
     .map(
@@ -69,7 +71,7 @@ export function webhookHeaders(input: SignInput): Record<string, string> {
     'User-Agent': USER_AGENT,
     'X-Service-Signature': signature,
     'X-Service-Delivery-Id': input.deliveryId,
-    'webhook-id': input.deliveryId,
+    'webhook-id': input.webhookId ?? input.deliveryId,
     'webhook-timestamp': String(input.timestampS),
     'webhook-signature': standardWebhooksSignature(input),
   };

@@ -1,5 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import {
+  AlertSettingsPutRequestSchema,
+  AlertSettingsViewSchema,
   AccountCreateRequestSchema,
   AccountPatchRequestSchema,
   ApiKeyCreateRequestSchema,
@@ -10,6 +12,9 @@ import {
   CreditRequestSchema,
   CreditResultSchema,
   InvitationCreatedSchema,
+  KeyRateLimitListSchema,
+  KeyRateLimitPutRequestSchema,
+  KeyRateLimitViewSchema,
   IssuedApiKeySchema,
   LedgerCheckSchema,
   LedgerEntryPageSchema,
@@ -19,6 +24,7 @@ import {
   OperatorAccountSchema,
   OperatorUserCreateRequestSchema,
   InvitationCreateRequestSchema,
+  ReceiptSchema,
   ScopedTokenRevokeRequestSchema,
   StatementSchema,
   UsageListSchema,
@@ -247,8 +253,28 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     summary:
       'Request log, newest first (?from, ?to, ?account, ?limit, ?cursor; CSV: ?format=csv or Accept: text/csv)',
   },
+  {
+    method: 'get',
+    path: '/accounts/:id/requests/:requestId',
+    target: 'billing',
+    answer: ReceiptSchema,
+    summary:
+      "A request's receipt: tokens, prices, hold, settlement, refund, ledger ids (by X-Request-Id or job id)",
+  },
   ...budgetRoutes('/accounts/:id/api-keys/:name/budget', 'an API key (it covers its tokens)'),
   ...budgetRoutes('/accounts/:id/scoped-tokens/:tokenId/budget', 'a scoped token'),
+  ...keyLimitRoutes(
+    '/accounts/:id/api-keys/:name/rate-limit',
+    'an API key (they cover its tokens)',
+  ),
+  ...keyLimitRoutes('/accounts/:id/scoped-tokens/:tokenId/rate-limit', 'a scoped token'),
+  {
+    method: 'get',
+    path: '/accounts/:id/rate-limits',
+    target: 'billing',
+    answer: KeyRateLimitListSchema,
+    summary: "The rate limits of an account's keys and scoped tokens that have their own",
+  },
   {
     method: 'get',
     path: '/accounts/:id/budgets',
@@ -256,7 +282,65 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     answer: BudgetListSchema,
     summary: "Every budget of an account, each with its current window's spend",
   },
+  ...alertRoutes('/accounts/:id/alerts'),
 ];
+
+/** Account alerts (issue 25 item 3): signed webhooks on balance, budgets and projected exhaustion. */
+function alertRoutes(path: string): AdminRoute[] {
+  return [
+    {
+      method: 'get',
+      path,
+      target: 'billing',
+      answer: AlertSettingsViewSchema,
+      summary: "The account's alert settings (404 when it has none)",
+    },
+    {
+      method: 'put',
+      path,
+      target: 'billing',
+      answer: AlertSettingsViewSchema,
+      summary:
+        "Set the account's alerts: endpoint, balance threshold, budget shares, projected exhaustion",
+      body: AlertSettingsPutRequestSchema,
+    },
+    {
+      method: 'delete',
+      path,
+      target: 'billing',
+      summary: "Remove the account's alert settings (no more alerts)",
+      status: 204,
+    },
+  ];
+}
+
+/** Per-key rate limits (issue 25 item 2): an API key's and a scoped token's own. */
+function keyLimitRoutes(path: string, owner: string): AdminRoute[] {
+  return [
+    {
+      method: 'get',
+      path,
+      target: 'billing',
+      answer: KeyRateLimitViewSchema,
+      summary: `The requests and tokens per minute of ${owner} (null: no limit of its own)`,
+    },
+    {
+      method: 'put',
+      path,
+      target: 'billing',
+      answer: KeyRateLimitViewSchema,
+      summary: `Set the rate limits of ${owner}, beside the account's (an omitted one is removed)`,
+      body: KeyRateLimitPutRequestSchema,
+    },
+    {
+      method: 'delete',
+      path,
+      target: 'billing',
+      summary: `Remove the rate limits of ${owner}`,
+      status: 204,
+    },
+  ];
+}
 
 /** Budgets (issue 25): the same three routes for an API key's and a scoped token's. */
 function budgetRoutes(path: string, owner: string): AdminRoute[] {

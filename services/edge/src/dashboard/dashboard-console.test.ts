@@ -292,6 +292,7 @@ describe('owner: webhooks', () => {
         {
           id: deliveryId,
           job_id: event.jobId,
+          event_type: 'inference.completed',
           status: 'delivered',
           attempts: 1,
           last_response_code: 204,

@@ -1,6 +1,9 @@
 import express, { type Router } from 'express';
 import type { BillingClient } from '@gateway/billing-client';
 import type { ConsoleDeps } from '../deps.js';
+import { operatorBudgetRoutes, ownerBudgetRoutes } from './budget-routes.js';
+import { ownerAlertRoutes } from './alert-routes.js';
+import { operatorKeyLimitRoutes, ownerKeyLimitRoutes } from './key-limit-routes.js';
 import { operatorConsoleRoutes } from './operator-console.js';
 import { operatorRoutes, operatorsOnly } from './operator-routes.js';
 import { ownerOnly, ownerRoutes } from './owner-routes.js';
@@ -13,7 +16,16 @@ import { requireSession, sessionRoutes } from './session-routes.js';
 import { DEFAULT_DASHBOARD_SETTINGS } from './settings.js';
 
 /** The owners' sections (`GET /statement` is guarded on its route: other methods stay 404). */
-const OWNER_PATHS = ['/overview', '/api-keys', '/scoped-tokens', '/webhooks', '/usage'];
+const OWNER_PATHS = [
+  '/overview',
+  '/api-keys',
+  '/scoped-tokens',
+  '/webhooks',
+  '/usage',
+  '/budgets',
+  '/alerts',
+  '/rate-limits',
+];
 
 /**
  * `/dashboard/api` (contract: packages/contracts/src/dashboard-api.ts): sign-in and invitation
@@ -36,9 +48,14 @@ export function dashboardRouter(edgeDeps: ConsoleDeps): Router {
   router.use('/operator', operatorRoutes(deps, settings));
   router.use('/operator', operatorConsoleRoutes(deps));
   router.use('/operator/usage', operatorUsageRoutes(deps));
+  router.use('/operator', operatorBudgetRoutes(deps));
+  router.use('/operator', operatorKeyLimitRoutes(deps));
   router.use(ownerRoutes(deps));
+  router.use(ownerBudgetRoutes(deps));
+  router.use(ownerKeyLimitRoutes(deps));
   router.use('/scoped-tokens', scopedTokenRoutes(deps));
   router.use('/webhooks', webhookRoutes(deps));
+  router.use('/alerts', ownerAlertRoutes(deps));
   router.use('/usage', ownerUsageRoutes(deps));
   router.get('/statement', ownerOnly, async (req, res) => {
     await sendStatement(deps, req, res, sessionOf(res).account?.id ?? '');

@@ -24,6 +24,7 @@ const validateSettings = createBodyValidator<DashboardWebhookSettings>(
 const deliveryOf = (d: WebhookDelivery): DashboardWebhookDelivery => ({
   id: d.id,
   job_id: d.job_id,
+  event_type: d.event_type,
   status: d.status,
   attempts: d.attempts.length,
   last_response_code: d.attempts.at(-1)?.status_code ?? null,

@@ -1,5 +1,5 @@
 import express, { type Request, type Response, type Router } from 'express';
-import type { UsageList, UsageLogPage } from '@gateway/contracts';
+import type { Receipt, UsageList, UsageLogPage } from '@gateway/contracts';
 import type { ConsoleDeps } from '../deps.js';
 import { sendCsv } from './billing-calls.js';
 import { PAGE_PARAMS, pickQuery } from './query.js';
@@ -15,8 +15,9 @@ const paramsOf = (req: Request, names: readonly string[]) =>
 
 /**
  * `/dashboard/api/usage` (owners): the session's account's usage, as `GET /v1/usage` answers it
- * (`?from&to&group_by=day|model|key|day,model`), and its request log (`/usage/requests`, JSON
- * pages or the whole range as CSV with `?format=csv`). The account is the session's.
+ * (`?from&to&group_by=day|model|key|day,model`), its request log (`/usage/requests`, JSON
+ * pages or the whole range as CSV with `?format=csv`) and a request's receipt
+ * (`/usage/requests/{id}`). The account is the session's.
  */
 export function ownerUsageRoutes(deps: ConsoleDeps): Router {
   const router = express.Router();
@@ -36,6 +37,11 @@ export function ownerUsageRoutes(deps: ConsoleDeps): Router {
       paramsOf(req, LOG_PARAMS),
     );
     res.json(page);
+  });
+  // A request's receipt (issue 25): the session's account's, like `GET /v1/requests/{id}`.
+  router.get('/requests/:requestId', async (req, res) => {
+    const receipt: Receipt = await deps.billing.receipt(accountOf(res), req.params.requestId);
+    res.json(receipt);
   });
   return router;
 }

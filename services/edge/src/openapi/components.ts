@@ -2,6 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import {
   AccountCreateRequestSchema,
   AccountPatchRequestSchema,
+  AlertSettingsPutRequestSchema,
   ApiKeyCreateRequestSchema,
   BudgetPutRequestSchema,
   ChatCompletionRequestSchema,
@@ -13,6 +14,7 @@ import {
   ErrorBodySchema,
   InvitationCreateRequestSchema,
   KeyInfoSchema,
+  KeyRateLimitPutRequestSchema,
   NativeInferenceRequestSchema,
   ScopedTokenCreateRequestSchema,
 } from '@gateway/contracts';
@@ -40,6 +42,8 @@ export const REQUEST_SCHEMAS: readonly TSchema[] = [
   OperatorUserCreateRequestSchema,
   InvitationCreateRequestSchema,
   BudgetPutRequestSchema,
+  KeyRateLimitPutRequestSchema,
+  AlertSettingsPutRequestSchema,
 ];
 
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -98,10 +102,20 @@ function answerComponents(schemas: readonly TSchema[]): Record<string, unknown> 
 
 const header = (description: string) => ({ description, schema: { type: 'integer' } });
 
+/** The tightest of the account's, the key's and the scoped token's limits (issue 25 item 2). */
 export const RATE_LIMIT_HEADERS = {
-  'X-RateLimit-Limit': header('Requests allowed in the current window.'),
+  'X-RateLimit-Limit': header(
+    "Requests allowed in the current window: the tightest of the account's, the key's and the scoped token's.",
+  ),
   'X-RateLimit-Remaining': header('Requests left in the window.'),
   'X-RateLimit-Reset': header('Unix time in milliseconds when the window resets.'),
+  'X-RateLimit-Limit-Tokens': header(
+    'Tokens per minute of the key or scoped token (the tightest); only when one is set.',
+  ),
+  'X-RateLimit-Remaining-Tokens': header(
+    'Tokens left in the window after this request reserved its prompt and output cap.',
+  ),
+  'X-RateLimit-Reset-Tokens': header('Unix time in milliseconds when the tokens window resets.'),
 };
 const REQUEST_ID = { description: 'Request id (echoed or generated).', schema: { type: 'string' } };
 

@@ -1,4 +1,4 @@
-import { USAGE_GROUP_BY } from '@gateway/contracts';
+import { RECEIPT_ID_PATTERN, USAGE_GROUP_BY } from '@gateway/contracts';
 import { TranscriptionRequestSchema } from '../schemas/media.js';
 import { errors, json, ok, ref, toComponent } from './components.js';
 
@@ -183,6 +183,24 @@ export function publicPaths(): Record<string, unknown> {
         summary: 'Usage of the account over [from, to), grouped (API key only)',
         parameters: USAGE_QUERY,
         responses: { '200': ok('Usage', json(ref('UsageList'))), ...errors(400), ...READ_ERRORS },
+      },
+    },
+    '/v1/requests/{request_id}': {
+      get: {
+        summary:
+          "One request's receipt: tokens by kind, prices at admission, hold, settled cost, refunds, " +
+          'ledger ids, timings (API key only; by X-Request-Id or job id; 404 for unknown ids and ' +
+          "other accounts')",
+        parameters: [
+          {
+            name: 'request_id',
+            in: 'path',
+            required: true,
+            description: 'The `X-Request-Id` of the request, or its job id (`chatcmpl-…`).',
+            schema: { type: 'string', pattern: RECEIPT_ID_PATTERN },
+          },
+        ],
+        responses: { '200': ok('The receipt', json(ref('Receipt'))), ...READ_ERRORS },
       },
     },
     '/v1/models': {

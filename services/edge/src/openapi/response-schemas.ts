@@ -25,6 +25,10 @@ export const ServiceBlockSchema = Type.Object(
     balance_dzd: Type.Optional(
       Dzd('Account balance after settlement, in DZD; absent while the settlement is pending.'),
     ),
+    hold_id: Type.String({
+      description:
+        'The hold (= the job id): `GET /v1/requests/{hold_id}` answers the receipt (issue 25).',
+    }),
     settlement: Type.Optional(
       StringEnum(['pending'] as const, {
         description:
@@ -73,7 +77,24 @@ export const ChatCompletionChunkSchema = Type.Object(
     created: Type.Integer(),
     model: Type.String(),
     choices: Type.Array(Type.Object({}, { additionalProperties: true })),
-    usage: Type.Optional(Usage),
+    usage: Type.Optional(
+      Type.Object({
+        prompt_tokens: Type.Integer(),
+        completion_tokens: Type.Integer(),
+        total_tokens: Type.Integer(),
+        cost_dzd: Type.Optional(
+          Dzd(
+            'The final chunk: the settled cost in DZD (what the queued settlement will charge ' +
+              'when `settlement` is `pending`); absent when the worker reported none.',
+          ),
+        ),
+        settlement: Type.Optional(
+          StringEnum(['pending'] as const, {
+            description: 'Billing was unreachable: the settlement is queued (cost already exact).',
+          }),
+        ),
+      }),
+    ),
   },
   {
     $id: 'ChatCompletionChunk',
@@ -111,6 +132,7 @@ export const NativeInferenceAckSchema = Type.Object(
     _service: Type.Object({
       reserved_dzd: Dzd('The hold placed for the worst case.'),
       status: Type.Literal('pending_settlement'),
+      hold_id: Type.String({ description: "The hold (= the job id), the receipt's key." }),
     }),
   },
   { $id: 'NativeInferenceAck', description: 'Acknowledgement of an asynchronous request.' },

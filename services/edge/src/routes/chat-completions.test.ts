@@ -85,7 +85,12 @@ describe('JSON', () => {
       choices: [{ message: { role: 'assistant', content: 'Hello!' }, finish_reason: 'stop' }],
     });
     // 10 input and 5 output tokens: (10 × 1000 + 5 × 2000) / 10^6 DZD.
-    expect(response.body._service).toEqual({ cost_dzd: 0.02, balance_dzd: 9.98 });
+    // The hold id (= the job id) is the receipt's key (issue 25).
+    expect(response.body._service).toEqual({
+      cost_dzd: 0.02,
+      balance_dzd: 9.98,
+      hold_id: worker.jobs.at(-1)!.jobId,
+    });
     expect(response.headers['x-ratelimit-limit']).toBe('100');
 
     const job = worker.jobs.at(-1)!;
@@ -207,7 +212,7 @@ describe('SSE', () => {
     tenant = await createTenant(billing);
   });
 
-  it('streams data-only chunks, the usage chunk and [DONE], without _service', async () => {
+  it('streams data-only chunks, the usage chunk with its cost and [DONE], without _service', async () => {
     const response = await postStream({});
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
@@ -217,11 +222,13 @@ describe('SSE', () => {
     expect(events.at(-1)).toBe('[DONE]');
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
     expect(chunks.map((c) => c.choices[0]?.delta?.content ?? null)).toEqual(['Hel', 'lo', null]);
+    // Issue 25: the final usage carries the settled cost, as peers extend the usage object.
     expect(chunks.at(-1)).toMatchObject({
       object: 'chat.completion.chunk',
       choices: [],
-      usage: { total_tokens: 15 },
+      usage: { total_tokens: 15, cost_dzd: 0.02 },
     });
+    expect(chunks.at(-1).usage).not.toHaveProperty('settlement');
     expect(events.join('')).not.toContain('_service');
     expect(worker.jobs.at(-1)!.stream).toBe(true);
   });

@@ -102,8 +102,11 @@ export async function relayStream(
   let reply = first;
   try {
     for (;;) {
+      if (reply.type === 'final') {
+        await writeEvent(res, JSON.stringify(finalChunk(reply)));
+        break;
+      }
       await writeEvent(res, JSON.stringify(reply.data ?? {}));
-      if (reply.type === 'final') break;
       reply = await job.next();
     }
   } catch (error) {
@@ -114,6 +117,27 @@ export async function relayStream(
   }
   await writeEvent(res, '[DONE]');
   res.end();
+}
+
+/**
+ * The final chunk, its `usage` extended with the request's cost (issue 25, as peers extend the
+ * usage object): `cost_dzd` is what the settlement charged, or, with `settlement: 'pending'`
+ * (billing was unreachable), what the queued settlement will charge; the hold id makes the
+ * receipt findable. A final reply without a cost (or without usage) is relayed as it is.
+ */
+export function finalChunk(reply: JobReply): Record<string, unknown> {
+  const data = reply.data ?? {};
+  const usage = data.usage;
+  const service = serviceBlock(reply);
+  if (service.cost_dzd === undefined || typeof usage !== 'object' || usage === null) return data;
+  return {
+    ...data,
+    usage: {
+      ...usage,
+      cost_dzd: service.cost_dzd,
+      ...(service.settlement ? { settlement: service.settlement } : {}),
+    },
+  };
 }
 
 function openEventStream(res: Response): void {

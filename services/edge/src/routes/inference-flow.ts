@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Admission } from '@gateway/billing-client';
-import { GatewayError, microDzdFromWire, microDzdToDzd } from '@gateway/contracts';
+import { GatewayError, holdIdOfJob, microDzdFromWire, microDzdToDzd } from '@gateway/contracts';
 import type { InferenceReplyPayload } from '@gateway/contracts';
 import { currentRequestId } from '@gateway/runtime';
 import type { EdgeDeps } from '../deps.js';
@@ -118,6 +118,8 @@ export function inferenceHandler<T>(deps: EdgeDeps, route: InferenceRoute<T>): R
 export interface ServiceBlock {
   cost_dzd?: number;
   balance_dzd?: number;
+  /** The hold (= the job id): `GET /v1/requests/{hold_id}` answers the receipt (issue 25). */
+  hold_id: string;
   /** `pending`: billing was unreachable; the cost is what the queued settlement will charge. */
   settlement?: 'pending';
   warnings?: string[];
@@ -125,11 +127,12 @@ export interface ServiceBlock {
 
 /**
  * `_service` of a successful answer: the settled cost and the balance after it, from the worker's
- * final reply (µDZD digit strings → DZD numbers with up to 6 decimals). `warnings` only when the
- * external provider's allowlist dropped something (spec: absent otherwise).
+ * final reply (µDZD digit strings → DZD numbers with up to 6 decimals), and the hold's id (the
+ * receipt's key). `warnings` only when the external provider's allowlist dropped something
+ * (spec: absent otherwise).
  */
 export function serviceBlock(final: InferenceReplyPayload): ServiceBlock {
-  const block: ServiceBlock = {};
+  const block: ServiceBlock = { hold_id: holdIdOfJob(final.jobId) };
   if (final.costMicroDzd !== undefined) {
     block.cost_dzd = microDzdToDzd(microDzdFromWire(final.costMicroDzd));
   }

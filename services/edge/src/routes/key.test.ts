@@ -59,6 +59,8 @@ describe('GET /v1/key', () => {
         limit_per_minute: 5,
         remaining: expect.any(Number),
         resets_at: expect.any(String),
+        applies_to: 'account',
+        tokens: null,
       },
     });
     expect(bare.headers['x-ratelimit-limit']).toBe('5');

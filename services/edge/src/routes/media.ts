@@ -114,6 +114,7 @@ async function audioAnswer(res: Response, final: JobReply, guard: IdempotencyGua
   const data = (final.data ?? {}) as { audio_base64?: unknown; content_type?: unknown };
   const service = serviceBlock(final);
   if (service.cost_dzd !== undefined) res.set('X-Service-Cost-Dzd', String(service.cost_dzd));
+  res.set('X-Service-Hold-Id', service.hold_id);
   if (service.balance_dzd !== undefined) {
     res.set('X-Service-Balance-Dzd', String(service.balance_dzd));
   }

@@ -87,7 +87,7 @@ describe('POST /v1/inference/{model}', () => {
       model: 'acme/gen',
       results: [{ generated_text: 'Bonjour' }],
       inference_status: { status: 'succeeded' },
-      _service: { cost_dzd: 0.02, balance_dzd: expect.any(Number) },
+      _service: { cost_dzd: 0.02, balance_dzd: expect.any(Number), hold_id: job.jobId },
     });
     expect(job.jobId).toMatch(/^inf-/);
     expect(job).toMatchObject({
@@ -115,7 +115,11 @@ describe('POST /v1/inference/{model}', () => {
       id: expect.stringMatching(/^inf-/),
       model: 'acme/gen',
       inference_status: { status: 'queued' },
-      _service: { reserved_dzd: reserved, status: 'pending_settlement' },
+      _service: {
+        reserved_dzd: reserved,
+        status: 'pending_settlement',
+        hold_id: response.body.id,
+      },
     });
     expect(reserved).toBeGreaterThan(0);
     const job = worker.jobs.find((j) => j.jobId === response.body.id)!;

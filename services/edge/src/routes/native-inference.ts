@@ -116,6 +116,7 @@ async function queued(
       _service: {
         reserved_dzd: microDzdToDzd(admission.hold.amountMicroDzd),
         status: 'pending_settlement',
+        hold_id: admission.hold.id,
       },
     };
     await sendJson(res, 200, ack, guard);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { finalChunk } from './chat-completions.js';
 import { serviceBlock } from './inference-flow.js';
 
 const final = { jobId: 'chatcmpl-1', seq: 0, type: 'final' as const };
@@ -8,6 +9,7 @@ describe('serviceBlock', () => {
     expect(serviceBlock({ ...final, costMicroDzd: '1500', balanceMicroDzd: '999998500' })).toEqual({
       cost_dzd: 0.0015,
       balance_dzd: 999.9985,
+      hold_id: 'chatcmpl-1',
     });
   });
 
@@ -16,10 +18,40 @@ describe('serviceBlock', () => {
     expect(serviceBlock({ ...final, costMicroDzd: '1500', settlementPending: true })).toEqual({
       cost_dzd: 0.0015,
       settlement: 'pending',
+      hold_id: 'chatcmpl-1',
     });
   });
 
   it('lists dropped parameters sorted', () => {
-    expect(serviceBlock({ ...final, warnings: ['b', 'a'] })).toEqual({ warnings: ['a', 'b'] });
+    expect(serviceBlock({ ...final, warnings: ['b', 'a'] })).toEqual({
+      warnings: ['a', 'b'],
+      hold_id: 'chatcmpl-1',
+    });
+  });
+});
+
+// Issue 25: the stream's last chunk carries the cost in its `usage`, as peers extend it.
+describe('finalChunk', () => {
+  const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+  const data = { object: 'chat.completion.chunk', choices: [], usage };
+
+  it("adds the settled cost to the final chunk's usage", () => {
+    expect(finalChunk({ ...final, data, costMicroDzd: '1500', balanceMicroDzd: '1' })).toEqual({
+      ...data,
+      usage: { ...usage, cost_dzd: 0.0015 },
+    });
+  });
+
+  it('says the settlement is pending when billing was unreachable, with the exact cost', () => {
+    expect(finalChunk({ ...final, data, costMicroDzd: '1500', settlementPending: true })).toEqual({
+      ...data,
+      usage: { ...usage, cost_dzd: 0.0015, settlement: 'pending' },
+    });
+  });
+
+  it('relays the chunk unchanged without a cost or without usage', () => {
+    expect(finalChunk({ ...final, data })).toEqual(data);
+    const bare = { object: 'chat.completion.chunk', choices: [] };
+    expect(finalChunk({ ...final, data: bare, costMicroDzd: '1500' })).toEqual(bare);
   });
 });

@@ -1,0 +1,73 @@
+import type {
+  KeyRateLimitList,
+  KeyRateLimitPutRequest,
+  KeyRateLimitView,
+} from '@gateway/contracts';
+import {
+  arg,
+  keyOrTokenPath,
+  KEY_OR_TOKEN_USAGE,
+  option,
+  type Command,
+  type CommandContext,
+} from './commands.js';
+import { usageError } from './errors.js';
+import { record, show, table } from './output.js';
+
+const OWNER_USAGE = KEY_OR_TOKEN_USAGE;
+
+const LIST_COLUMNS = ['applies_to', 'owner', 'requests_per_minute', 'tokens_per_minute'];
+
+const limitPath = (ctx: CommandContext) => keyOrTokenPath(ctx, 'rate-limit');
+
+/** `--rpm N` / `--tpm N`: a positive integer, or `none` to remove that limit. */
+function limitOption(ctx: CommandContext, name: string): number | null | undefined {
+  const value = option(ctx, name);
+  if (value === undefined || value === 'none') return value === 'none' ? null : undefined;
+  if (!/^[1-9]\d{0,10}$/.test(value)) {
+    throw usageError(`--${name} must be a positive integer or none`);
+  }
+  return Number(value);
+}
+
+/** Per-key rate limits (issue 25 items 2 and 5): set, read, remove, list. */
+export const KEY_LIMIT_COMMANDS: Record<string, Command> = {
+  'rate-limits set': {
+    usage: `rate-limits set ${OWNER_USAGE} [--rpm N|none] [--tpm N|none]`,
+    async run(ctx) {
+      const path = limitPath(ctx);
+      const rpm = limitOption(ctx, 'rpm');
+      const tpm = limitOption(ctx, 'tpm');
+      if (rpm === undefined && tpm === undefined) throw usageError('give --rpm or --tpm');
+      // A PUT replaces both: one left out is removed, as the operator API says.
+      const request: KeyRateLimitPutRequest = {
+        ...(rpm === undefined ? {} : { requests_per_minute: rpm }),
+        ...(tpm === undefined ? {} : { tokens_per_minute: tpm }),
+      };
+      const { body } = await ctx.client.request<KeyRateLimitView>('PUT', path, { body: request });
+      show(ctx.out, body, () => record(body));
+    },
+  },
+  'rate-limits get': {
+    usage: `rate-limits get ${OWNER_USAGE}`,
+    async run(ctx) {
+      const { body } = await ctx.client.request<KeyRateLimitView>('GET', limitPath(ctx));
+      show(ctx.out, body, () => record(body));
+    },
+  },
+  'rate-limits rm': {
+    usage: `rate-limits rm ${OWNER_USAGE}`,
+    async run(ctx) {
+      await ctx.client.request('DELETE', limitPath(ctx));
+      show(ctx.out, { removed: true }, () => 'removed\n');
+    },
+  },
+  'rate-limits list': {
+    usage: 'rate-limits list <account>',
+    async run(ctx) {
+      const path = `/accounts/${encodeURIComponent(arg(ctx, 0, 'account'))}/rate-limits`;
+      const { body } = await ctx.client.request<KeyRateLimitList>('GET', path);
+      show(ctx.out, body, () => table(body.data, LIST_COLUMNS));
+    },
+  },
+};
