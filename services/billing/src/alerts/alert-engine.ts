@@ -44,7 +44,9 @@ export class AlertEngine {
     if (!this.options.outbox) return;
     try {
       const result = await this.options.outbox.publishPending(this.options.batchSize);
-      if (result.published + result.dropped > 0) this.options.onPublished?.(result);
+      if (result.published + result.dropped + result.undeliverable.length > 0) {
+        this.options.onPublished?.(result);
+      }
     } catch (error) {
       onError(error, 'publish');
     }
@@ -57,8 +59,14 @@ export class AlertEngine {
     const rows = await this.options.repository.claimDue(now, notSince, this.options.batchSize);
     const events: AlertEvent[] = [];
     for (const row of rows) {
-      const settings = openSettings(this.options.keyring, row);
-      events.push(...(await this.options.evaluator.evaluate(settings, now)));
+      // One account that cannot be evaluated (settings that no longer open, a failed query)
+      // must not hold back the others of its batch, already stamped as evaluated.
+      try {
+        const settings = openSettings(this.options.keyring, row);
+        events.push(...(await this.options.evaluator.evaluate(settings, now)));
+      } catch (error) {
+        this.options.onError?.(error, 'evaluate');
+      }
     }
     return events;
   }

@@ -121,7 +121,10 @@ export class AlertRepository {
     return rows;
   }
 
-  /** The available balance, and the settled cost of usage that ended in `(since, until]`. */
+  /**
+   * The available balance, and the settled cost, net of refunds, of usage that ended in
+   * `(since, until]`.
+   */
   async figures(
     accountId: string,
     since: Date,
@@ -130,7 +133,7 @@ export class AlertRepository {
     const { rows } = await this.pool.query<{ available: string; spent: string }>(
       `SELECT COALESCE((SELECT posted_credits_micro_dzd - posted_debits_micro_dzd - pending_micro_dzd
                           FROM account_balances WHERE account_id = $1), 0) AS available,
-              (SELECT COALESCE(sum(cost_micro_dzd), 0) FROM usage_records
+              (SELECT COALESCE(sum(cost_micro_dzd - refunded_micro_dzd), 0) FROM usage_records
                 WHERE account_id = $1 AND ended_at > $2 AND ended_at <= $3) AS spent`,
       [accountId, since, until],
     );
@@ -138,14 +141,21 @@ export class AlertRepository {
   }
 
   /**
-   * Starts the next balance episode once this one's alert exists; guarded by the episode read,
-   * so replicas re-arming at once count up once.
+   * Starts the next balance episode once this one's alert exists and money came in after it (a
+   * credit, or a refund's reversal): a hold that settles for less than it reserved also lifts
+   * the available balance, and must not re-arm the alert (it would fire again at the next
+   * request). Guarded by the episode read, so replicas re-arming at once count up once.
    */
   async rearmBalance(accountId: string, episode: number, alertId: string): Promise<void> {
     await this.pool.query(
       `UPDATE alert_settings SET balance_low_episode = balance_low_episode + 1
         WHERE account_id = $1 AND balance_low_episode = $2
-          AND EXISTS (SELECT 1 FROM alert_events WHERE id = $3)`,
+          AND EXISTS (SELECT 1 FROM alert_events e
+                       WHERE e.id = $3
+                         AND EXISTS (SELECT 1 FROM ledger_transactions t
+                                      WHERE t.account_id = $1
+                                        AND t.kind IN ('credit', 'reversal')
+                                        AND t.created_at > e.occurred_at))`,
       [accountId, episode, alertId],
     );
   }

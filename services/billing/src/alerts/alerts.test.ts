@@ -197,6 +197,7 @@ describe('balance below a threshold', () => {
     });
     expect(await evaluateTwiceConcurrently(t.accountId)).toEqual([]);
     // A credit that leaves the balance below the threshold re-arms nothing.
+    h.clock.advance(1_000);
     await ledger.credit({ accountId: t.accountId, amountMicroDzd: 10_000n, reference: 'small' });
     expect(await evaluateTwiceConcurrently(t.accountId)).toEqual([]);
     expect(await evaluateTwiceConcurrently(t.accountId)).toEqual([]);
@@ -210,6 +211,29 @@ describe('balance below a threshold', () => {
     expect(again).toHaveLength(1);
     expect(again[0]!.id).not.toBe(low[0]!.id);
     expect(await eventsOf(t.accountId)).toHaveLength(2);
+  });
+});
+
+describe('balance below a threshold, with requests in flight', () => {
+  it('is not re-armed by a hold that settles for less than it reserved', async () => {
+    h.clock.set('2030-01-06T10:00:00Z');
+    const t = await fundedAccount(h, { creditDzd: 1n });
+    await settings.put(t.accountId, {
+      url: URL,
+      balance_below_dzd: '0.8',
+      budget_thresholds_percent: [],
+    });
+    const held = await spend(t.key, -1, 0); // 0.45 held: 0.55 available
+    expect(await evaluateTwiceConcurrently(t.accountId)).toHaveLength(1);
+    // It settles at no cost: 1 DZD available again, but no money came in.
+    h.clock.advance(1_000);
+    await ledger.settleHold(held, { inputTokens: 0, outputTokens: 0 });
+    expect(await evaluateTwiceConcurrently(t.accountId)).toEqual([]);
+    expect((await settingsOf(t.accountId)).balanceLowEpisode).toBe(0);
+    // The next request in flight is the same episode: no second alert.
+    await spend(t.key, -1, 0);
+    expect(await evaluateTwiceConcurrently(t.accountId)).toEqual([]);
+    expect(await eventsOf(t.accountId)).toHaveLength(1);
   });
 });
 
@@ -310,5 +334,39 @@ describe('the loop and the outbox', () => {
     expect(
       sent.filter((body) => parseEnvelope('account.alert', body).payload.accountId === t.accountId),
     ).toEqual([]);
+  });
+
+  it('sets aside an event that can never be sent instead of blocking every later one', async () => {
+    h.clock.set('2030-01-11T10:00:00Z');
+    const broken = await fundedAccount(h, { creditDzd: 1n });
+    const healthy = await fundedAccount(h, { creditDzd: 1n });
+    for (const t of [broken, healthy]) {
+      await settings.put(t.accountId, { url: URL, balance_below_dzd: '5' });
+    }
+    const [first] = await evaluateTwiceConcurrently(broken.accountId);
+    h.clock.advance(1_000);
+    const [second] = await evaluateTwiceConcurrently(healthy.accountId);
+    // The oldest pending event's sealed URL no longer opens (e.g. a retired key version).
+    await h.sql.query(
+      `UPDATE alert_settings SET url_tag = decode(repeat('00', 16), 'hex') WHERE account_id = $1`,
+      [broken.accountId],
+    );
+    const sent: unknown[] = [];
+    const outbox = new AlertOutbox(
+      repositories[0],
+      h.keyring,
+      bus(async (_to, body) => void sent.push(body)),
+      route,
+    );
+    const result = await outbox.publishPending(10_000);
+    expect(result.undeliverable).toContainEqual({
+      eventId: first!.id,
+      reason: 'settings_unreadable',
+    });
+    const ids = sent.map((body) => parseEnvelope('account.alert', body).payload.eventId);
+    expect(ids).toContain(second!.id);
+    expect(ids).not.toContain(first!.id);
+    // Set aside once, not tried at every tick.
+    expect((await outbox.publishPending(10_000)).undeliverable).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@ import express, { type Request, type RequestHandler, type Router } from 'express
 import { createBodyValidator, pathSegment } from '@gateway/contracts';
 import { OPERATOR_PATHS, credentialRefused } from '@gateway/billing-client';
 import { headerOf, type InternalRequest, type InternalResponse } from '@gateway/runtime';
+import { checkWebhookUrl } from '../routes/webhook-url.js';
 import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/context.js';
 import { methodNotAllowed } from '../http/errors.js';
@@ -24,7 +25,7 @@ export function adminRouter(deps: ConsoleDeps): Router {
   const methodsByPath = new Map<string, string[]>();
   for (const route of ADMIN_ROUTES) {
     const handlers: RequestHandler[] = [];
-    if (route.body) handlers.push(...jsonBody(deps.limits.jsonBodyBytes), validated(route));
+    if (route.body) handlers.push(...jsonBody(deps.limits.jsonBodyBytes), validated(route, deps));
     handlers.push(forwarder(deps, route));
     router[route.method](route.path, ...handlers);
     methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), route.method]);
@@ -40,10 +41,15 @@ const BODY_VALIDATORS = new Map(
   ADMIN_ROUTES.flatMap((route) => (route.body ? [[route, createBodyValidator(route.body)]] : [])),
 );
 
-function validated(route: AdminRoute): RequestHandler {
+function validated(route: AdminRoute, deps: ConsoleDeps): RequestHandler {
   const validate = BODY_VALIDATORS.get(route);
+  const field = route.webhookUrlField;
   return (req, _res, next) => {
     validate?.(req.body);
+    if (field !== undefined) {
+      const url: unknown = (req.body as Record<string, unknown>)[field];
+      if (typeof url === 'string') checkWebhookUrl(url, deps.limits.webhookAllowInsecure, field);
+    }
     next();
   };
 }

@@ -54,6 +54,8 @@ export interface AdminRoute {
   invitationLink?: boolean;
   /** May answer 429 `rate_limit_exceeded` with `Retry-After` (listed in the OpenAPI document). */
   rateLimited?: boolean;
+  /** A body field naming an endpoint the dispatcher will call: checked like a job's `webhook`. */
+  webhookUrlField?: string;
 }
 
 /** decisions §4, plus what billing offers beside it (listings, api-key listing, revocation). */
@@ -303,6 +305,7 @@ function alertRoutes(path: string): AdminRoute[] {
       summary:
         "Set the account's alerts: endpoint, balance threshold, budget shares, projected exhaustion",
       body: AlertSettingsPutRequestSchema,
+      webhookUrlField: 'url',
     },
     {
       method: 'delete',

@@ -7,6 +7,7 @@ import {
 } from '@gateway/contracts';
 import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/context.js';
+import { checkWebhookUrl } from '../routes/webhook-url.js';
 import { ownerAccountId } from './owner-routes.js';
 
 /*
@@ -27,6 +28,7 @@ export function ownerAlertRoutes(deps: ConsoleDeps): Router {
   });
   router.put('/', ...jsonBody(deps.limits.jsonBodyBytes), async (req, res) => {
     const body = validatePut(req.body);
+    checkWebhookUrl(body.url, deps.limits.webhookAllowInsecure, 'url');
     const view: AlertSettingsView = await operator.putAlerts(ownerAccountId(res), body);
     res.json(view);
   });

@@ -66,6 +66,9 @@ describe('operator API: account alerts', () => {
   it('refuses a bad body at edge, naming the field, and an unknown account', async () => {
     for (const [body, param] of [
       [{ url: 'ftp://x' }, 'url'],
+      // Refused like a job's webhook: the dispatcher would drop every alert sent there.
+      [{ url: 'http://hooks.example.com/alerts' }, 'url'],
+      [{ url: 'https://user:pass@hooks.example.com/alerts' }, 'url'],
       [{ url: HOOK, budget_thresholds_percent: [50, 50] }, 'budget_thresholds_percent'],
       [{ url: HOOK, budget_thresholds_percent: [0] }, 'budget_thresholds_percent[0]'],
       [{ url: HOOK, exhaustion_hours: 721 }, 'exhaustion_hours'],
@@ -97,6 +100,10 @@ describe('owner: account alerts', () => {
       budget_thresholds_percent: [25, 90],
     });
     expect((await ownerA.send('get', '/alerts')).body).toEqual(put.body);
+    const insecure = await ownerA
+      .send('put', '/alerts')
+      .send({ url: 'http://hooks.example.com/a' });
+    expect([insecure.status, insecure.body.error.param]).toEqual([400, 'url']);
     const refused = await ownerA.send('put', '/alerts', { csrf: false }).send({ url: HOOK });
     expect(refused.status).toBe(403);
     expect((await ownerA.send('delete', '/alerts')).status).toBe(204);

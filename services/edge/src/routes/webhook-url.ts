@@ -3,11 +3,12 @@ import { GatewayError } from '@gateway/contracts';
 /**
  * Edge's syntactic check of a webhook URL: absolute `https://` with a host and no credentials
  * (`http://` only with the development setting). Whether the address is public is decided by the
- * dispatcher when it connects (after DNS, so rebinding cannot slip through).
+ * dispatcher when it connects (after DNS, so rebinding cannot slip through). Also the account
+ * alerts' endpoint (`param`: `url`), delivered by the same dispatcher under the same rules.
  */
-export function checkWebhookUrl(value: string, allowInsecure: boolean): string {
+export function checkWebhookUrl(value: string, allowInsecure: boolean, param = 'webhook'): string {
   const refuse = (why: string) =>
-    new GatewayError('invalid_request_body', `webhook ${why}`, { param: 'webhook' });
+    new GatewayError('invalid_request_body', `${param} ${why}`, { param });
   if (!URL.canParse(value)) throw refuse('must be an absolute URL');
   const url = new URL(value);
   if (url.protocol !== 'https:' && !(allowInsecure && url.protocol === 'http:')) {
