@@ -1,12 +1,4 @@
-import {
-  Autocomplete,
-  Button,
-  SegmentedControl,
-  Select,
-  Stack,
-  Text,
-  TextInput,
-} from '@mantine/core';
+import { Autocomplete, Button, Select, Stack, Text, TextInput } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
 import type { BudgetTarget } from '../api/budget-queries';
 import {
@@ -16,11 +8,10 @@ import {
   type BudgetView,
 } from '../api/contract';
 import { ErrorAlert } from './QueryState';
+import { OwnerFields, ownerValid } from './OwnerFields';
 
 // Up to 6 decimals, like the API: the limit is sent as typed, never through a float.
 const AMOUNT_PATTERN = /^[0-9]{1,10}(\.[0-9]{1,6})?$/;
-const NAME_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
-const TOKEN_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 
 const PERIOD_OPTIONS: Record<BudgetPeriod, string> = {
   day: 'Per day',
@@ -51,38 +42,6 @@ interface Props {
   onSubmit: (values: BudgetFormValues) => void;
 }
 
-function OwnerFields({
-  kind,
-  owner,
-  onKind,
-  onOwner,
-}: {
-  kind: BudgetTarget['kind'];
-  owner: string;
-  onKind: (kind: BudgetTarget['kind']) => void;
-  onOwner: (owner: string) => void;
-}) {
-  return (
-    <>
-      <SegmentedControl
-        aria-label="Budget of"
-        value={kind}
-        onChange={(value) => onKind(value as BudgetTarget['kind'])}
-        data={[
-          { value: 'api_key', label: 'API key' },
-          { value: 'scoped_token', label: 'Scoped token' },
-        ]}
-      />
-      <TextInput
-        label={kind === 'api_key' ? 'Key name' : 'Token id'}
-        placeholder={kind === 'api_key' ? 'main' : 'tok_…'}
-        value={owner}
-        onChange={(event) => onOwner(event.currentTarget.value.trim())}
-      />
-    </>
-  );
-}
-
 /** A budget's limit (DZD), period and zone; a change starts a new window at once. */
 export function BudgetForm({ target, initial, pending, error, onSubmit }: Props) {
   const [kind, setKind] = useState<BudgetTarget['kind']>(target.kind ?? 'api_key');
@@ -90,9 +49,9 @@ export function BudgetForm({ target, initial, pending, error, onSubmit }: Props)
   const [limit, setLimit] = useState(initial?.limit ?? '');
   const [period, setPeriod] = useState<BudgetPeriod>(initial?.period ?? 'month');
   const [timeZone, setTimeZone] = useState(initial?.timeZone ?? 'UTC');
-  const ownerValid = (kind === 'api_key' ? NAME_PATTERN : TOKEN_PATTERN).test(owner);
+  const validOwner = ownerValid(kind, owner);
   const limitValid = AMOUNT_PATTERN.test(limit) && /[1-9]/.test(limit);
-  const valid = ownerValid && limitValid && timeZone !== '';
+  const valid = validOwner && limitValid && timeZone !== '';
   const submit = (event: FormEvent) => {
     event.preventDefault();
     if (!valid) return;
@@ -105,7 +64,13 @@ export function BudgetForm({ target, initial, pending, error, onSubmit }: Props)
     <form onSubmit={submit} noValidate>
       <Stack gap="sm">
         {target.owner === undefined && (
-          <OwnerFields kind={kind} owner={owner} onKind={setKind} onOwner={setOwner} />
+          <OwnerFields
+            label="Budget of"
+            kind={kind}
+            owner={owner}
+            onKind={setKind}
+            onOwner={setOwner}
+          />
         )}
         <TextInput
           label="Limit (DZD)"

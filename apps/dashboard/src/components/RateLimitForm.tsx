@@ -1,11 +1,10 @@
-import { Button, SegmentedControl, Stack, Text, TextInput } from '@mantine/core';
+import { Button, Stack, Text, TextInput } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
 import type { RateLimitTarget } from '../api/key-limit-queries';
 import { KEY_RATE_LIMITS, type KeyRateLimitPutRequest } from '../api/contract';
 import { ErrorAlert } from './QueryState';
+import { OwnerFields, ownerValid } from './OwnerFields';
 
-const NAME_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
-const TOKEN_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 const COUNT_PATTERN = /^[1-9][0-9]{0,10}$/;
 
 export interface RateLimitFormValues {
@@ -31,38 +30,6 @@ const countValid = (value: string, max: number) =>
 
 const countOf = (value: string): number | null => (value === '' ? null : Number(value));
 
-function OwnerFields({
-  kind,
-  owner,
-  onKind,
-  onOwner,
-}: {
-  kind: RateLimitTarget['kind'];
-  owner: string;
-  onKind: (kind: RateLimitTarget['kind']) => void;
-  onOwner: (owner: string) => void;
-}) {
-  return (
-    <>
-      <SegmentedControl
-        aria-label="Rate limit of"
-        value={kind}
-        onChange={(value) => onKind(value as RateLimitTarget['kind'])}
-        data={[
-          { value: 'api_key', label: 'API key' },
-          { value: 'scoped_token', label: 'Scoped token' },
-        ]}
-      />
-      <TextInput
-        label={kind === 'api_key' ? 'Key name' : 'Token id'}
-        placeholder={kind === 'api_key' ? 'main' : 'tok_…'}
-        value={owner}
-        onChange={(event) => onOwner(event.currentTarget.value.trim())}
-      />
-    </>
-  );
-}
-
 /**
  * A key's or token's requests and tokens per minute; an empty field is no limit of its own
  * (saving replaces both, as the API does). The account's limit applies in any case.
@@ -72,11 +39,11 @@ export function RateLimitForm({ target, initial, pending, error, onSubmit }: Pro
   const [owner, setOwner] = useState(target.owner ?? '');
   const [rpm, setRpm] = useState(initial?.requestsPerMinute ?? '');
   const [tpm, setTpm] = useState(initial?.tokensPerMinute ?? '');
-  const ownerValid = (kind === 'api_key' ? NAME_PATTERN : TOKEN_PATTERN).test(owner);
+  const validOwner = ownerValid(kind, owner);
   const rpmValid = countValid(rpm, KEY_RATE_LIMITS.requestsPerMinuteMax);
   const tpmValid = countValid(tpm, KEY_RATE_LIMITS.tokensPerMinuteMax);
   // Both empty is a removal: the Remove button says so more plainly.
-  const valid = ownerValid && rpmValid && tpmValid && (rpm !== '' || tpm !== '');
+  const valid = validOwner && rpmValid && tpmValid && (rpm !== '' || tpm !== '');
   const submit = (event: FormEvent) => {
     event.preventDefault();
     if (!valid) return;
@@ -90,7 +57,13 @@ export function RateLimitForm({ target, initial, pending, error, onSubmit }: Pro
     <form onSubmit={submit} noValidate>
       <Stack gap="sm">
         {target.owner === undefined && (
-          <OwnerFields kind={kind} owner={owner} onKind={setKind} onOwner={setOwner} />
+          <OwnerFields
+            label="Rate limit of"
+            kind={kind}
+            owner={owner}
+            onKind={setKind}
+            onOwner={setOwner}
+          />
         )}
         <TextInput
           label="Requests per minute"
