@@ -5,7 +5,8 @@
  *
  * - `balance.low`: the available balance (credits − debits − pending holds, what admission
  *   spends from) below the threshold. Its window is an episode: it re-arms when the balance is
- *   seen at or above the threshold again (a credit), by counting `balance_low_episode` up.
+ *   seen at or above the threshold again after money came in (a credit or a refund; a hold
+ *   settling cheaper than it reserved does not count), by counting `balance_low_episode` up.
  * - `budget.threshold`: a budget's spent + reserved (what admission counts against its limit)
  *   at or above each threshold percent; its window is the budget's current window (a new window,
  *   or a change of the budget, which starts one, re-arms it).
