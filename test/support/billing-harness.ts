@@ -85,7 +85,16 @@ export async function startBilling(): Promise<BillingHarness> {
   const fault: BillingHarness['fault'] = {};
   const received: BillingHarness['received'] = [];
   const chaos: RequestHandler = (req, res, next) => {
-    received.push({ method: req.method, path: req.path, requestId: req.get('X-Request-Id') });
+    const { method, path } = req;
+    const header = req.get('X-Request-Id');
+    // A batch call is recorded once per item, under the request the item names (its body is
+    // parsed by the time the answer is sent).
+    res.once('finish', () => {
+      const items = (req.body as { items?: { requestId?: string }[] } | undefined)?.items;
+      for (const item of Array.isArray(items) ? items : [{}]) {
+        received.push({ method, path, requestId: item.requestId ?? header });
+      }
+    });
     if (fault.fails?.(req.method, req.path)) {
       res.status(503).json({
         error: { message: 'injected fault', type: 'service_error', code: 'service_unavailable' },

@@ -115,7 +115,7 @@ describe('worker: native inference and the other routes', () => {
     expect(f.client.repliesOf(jobId)).toEqual([]);
     expect(f.billing.received).toContainEqual({
       method: 'POST',
-      path: `/internal/v1/holds/${holdId}/settle`,
+      path: '/internal/v1/holds/settlements',
       requestId: 'req_async-native-1',
     });
   });

@@ -13,7 +13,9 @@ import { chatModel, contentOf, expectedCost, useWorkerFixture } from './worker-f
  */
 
 const fixture = useWorkerFixture({ billingAttempts: 2 });
-const settlePath = (path: string) => /^\/internal\/v1\/holds\/[^/]+\/(settle|void)$/.test(path);
+// Settlements and voids, one by one or in batches.
+const settlePath = (path: string) =>
+  /^\/internal\/v1\/holds\/([^/]+\/(settle|void)|settlements|voids)$/.test(path);
 const startBillingConsumer = () => startSettlementConsumerFor(fixture);
 const settlementsOf = (holdId: string) => fixture.billing.ledgerTransactionsOf(holdId);
 

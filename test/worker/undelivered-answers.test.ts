@@ -50,7 +50,8 @@ describe('worker: a final reply nobody can receive is not charged', () => {
 
   it('voids the hold when billing was away and the reply found nobody', async () => {
     const before = await fixture.billing.postedBalance(fixture.account.accountId);
-    fixture.billing.fault.fails = (_method, path) => /\/holds\/[^/]+\/settle$/.test(path);
+    fixture.billing.fault.fails = (_method, path) =>
+      /\/holds\/([^/]+\/settle|settlements)$/.test(path);
     const holdId = await answerToNobody('acme/nobody-queued');
     await waitFor(() => modelCalls() === 1 || undefined, 10_000, 'the model call');
     await new Promise((resolve) => setTimeout(resolve, 1_000));

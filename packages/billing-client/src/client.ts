@@ -51,6 +51,7 @@ import {
   OPERATOR_API_PREFIX,
   type OperatorClient,
 } from './operator-client.js';
+import { createBatches, withCurrentRequestId, type BatchOptions } from './batches.js';
 import { errorFromAnswer } from './wire-errors.js';
 
 /** An admission as callers use it: the hold amount as a bigint. */
@@ -145,7 +146,7 @@ export interface BillingClient {
   close(): Promise<void>;
 }
 
-export interface BillingClientOptions extends Omit<InternalHttpOptions, 'service'> {
+export interface BillingClientOptions extends Omit<InternalHttpOptions, 'service'>, BatchOptions {
   /** How long a catalog entry is trusted without news of a change; 30 s by default. */
   catalogCacheTtlMs?: number;
 }
@@ -164,6 +165,11 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
   const get = <T>(path: string) => call<T>({ method: 'GET', path, retry: true });
   const account = (id: string) => `/accounts/${pathSegment(id)}`;
   const hold = (id: string) => `/holds/${pathSegment(id)}`;
+  const batches = createBatches(http, options, {
+    admit: (request) => post<AdmissionResponse>('/admissions', request, true),
+    settle: ({ holdId, usage }) => post<SettleResponse>(`${hold(holdId)}/settle`, usage, true),
+    void: ({ holdId, usage }) => post<VoidResponse>(`${hold(holdId)}/void`, usage, true),
+  });
   const publishMarks = new PublishMarks(async (holds) => {
     const answer = await post<PublishMarksResponse>('/holds/published', { holds }, true);
     return new Set(answer.published);
@@ -189,7 +195,7 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     },
     admit: async (request) => {
       // Idempotent on the hold id: a retry after a lost answer returns the same hold.
-      const answer = await post<AdmissionResponse>('/admissions', request, true);
+      const answer = await batches.admissions.submit(request);
       return {
         ...answer,
         hold: { ...answer.hold, amountMicroDzd: microDzdFromWire(answer.hold.amountMicroDzd) },
@@ -197,7 +203,7 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     },
     settle: (holdId, usage) =>
       finalOrConflict(async () => {
-        const answer = await post<SettleResponse>(`${hold(holdId)}/settle`, usage, true);
+        const answer = await batches.settlements.submit(withCurrentRequestId({ holdId, usage }));
         return {
           kind: 'settled',
           costMicroDzd: BigInt(answer.costMicroDzd),
@@ -208,7 +214,9 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     published: (holdId, expiresAtMs) => publishMarks.mark(holdId, expiresAtMs),
     void: (holdId, usage) =>
       finalOrConflict(async () => {
-        const answer = await post<VoidResponse>(`${hold(holdId)}/void`, usage, true);
+        const answer = await batches.voids.submit(
+          withCurrentRequestId({ holdId, ...(usage ? { usage } : {}) }),
+        );
         return { kind: answer.status, replayed: answer.replayed };
       }),
     refund: async (holdId) => {
@@ -249,7 +257,7 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     operator: createOperatorClient(http),
     dashboard: createDashboardBillingClient(call),
     close: async () => {
-      await publishMarks.flush();
+      await Promise.all([publishMarks.flush(), ...Object.values(batches).map((b) => b.flush())]);
       await http.close();
     },
   };

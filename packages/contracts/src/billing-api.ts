@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { Static } from '@sinclair/typebox';
+import type { Static, TObject, TProperties } from '@sinclair/typebox';
 import { MODEL_KINDS } from './envelopes.js';
 import { MEDIA_KINDS } from './schemas/chat-completion.js';
 import { StringEnum } from './schemas/common.js';
@@ -429,3 +429,86 @@ export function publicNodeUrl(url: string): string {
     return '(invalid url)';
   }
 }
+
+/*
+ * Batches. Edge and the worker send whatever calls queued while their previous call to billing
+ * was in flight as one batch (natural batching: nothing waits on a timer, an idle caller sends
+ * batches of one). Billing answers each item with exactly what the single route would have
+ * answered — its status, the headers that carry data (`X-RateLimit-*`, `Retry-After`) and its
+ * body — so one item refused never fails its neighbours. A batch call is idempotent because
+ * every item is (hold ids). Each item names the request it is for (`requestId`; an admission's
+ * is already in its body), since one call carries the items of many requests.
+ */
+
+/** A request schema nested in a batch: the same fields, without the `$id` Ajv registers once. */
+const withoutId = <P extends TProperties>(schema: TObject<P>): TObject<P> =>
+  Type.Object(schema.properties, { additionalProperties: false });
+
+/** The request an item is for (its `X-Request-Id`): billing logs the item under it. */
+const RequestId = Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$' }));
+
+/** Items per batch call: an admission batch runs in one database transaction. */
+export const MAX_ADMISSION_BATCH = 32;
+/** Settlements and voids per batch call (billing applies settlements 64 to a statement). */
+export const MAX_HOLD_END_BATCH = 64;
+
+/** One item's answer: what its single route would have sent. */
+export const BatchItemAnswerSchema = Type.Object({
+  status: Type.Integer({ minimum: 200, maximum: 599 }),
+  headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+  body: Type.Unknown(),
+});
+export type BatchItemAnswer = Static<typeof BatchItemAnswerSchema>;
+
+/** Every batch route's answer: one item answer per request item, in the request's order. */
+export const BatchAnswerSchema = Type.Object({ answers: Type.Array(BatchItemAnswerSchema) });
+export type BatchAnswer = Static<typeof BatchAnswerSchema>;
+
+/**
+ * `POST /admissions/batch` (edge only): admissions in one database transaction, taken in account
+ * order so that concurrent batches lock rows in one order; items of one account keep theirs.
+ */
+export const AdmissionBatchRequestSchema = Type.Object(
+  {
+    items: Type.Array(withoutId(AdmissionRequestSchema), {
+      minItems: 1,
+      maxItems: MAX_ADMISSION_BATCH,
+    }),
+  },
+  { $id: 'BillingAdmissionBatchRequest', additionalProperties: false },
+);
+export type AdmissionBatchRequest = Static<typeof AdmissionBatchRequestSchema>;
+
+/** `POST /holds/settlements` (worker only): settlements; each item answers as `…/settle`. */
+export const SettleBatchRequestSchema = Type.Object(
+  {
+    items: Type.Array(
+      Type.Object(
+        { holdId: HoldIdSchema, requestId: RequestId, usage: withoutId(SettleRequestSchema) },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: MAX_HOLD_END_BATCH },
+    ),
+  },
+  { $id: 'BillingSettleBatchRequest', additionalProperties: false },
+);
+export type SettleBatchRequest = Static<typeof SettleBatchRequestSchema>;
+
+/** `POST /holds/voids` (edge and worker): voids; each item answers as `…/void`. */
+export const VoidBatchRequestSchema = Type.Object(
+  {
+    items: Type.Array(
+      Type.Object(
+        {
+          holdId: HoldIdSchema,
+          requestId: RequestId,
+          usage: Type.Optional(withoutId(VoidRequestSchema)),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: MAX_HOLD_END_BATCH },
+    ),
+  },
+  { $id: 'BillingVoidBatchRequest', additionalProperties: false },
+);
+export type VoidBatchRequest = Static<typeof VoidBatchRequestSchema>;

@@ -33,6 +33,7 @@ const CONTRACT_FILES = [
 // Billing
 const BILLING_INTERNAL = 'services/billing/src/http/internal-routes.ts';
 const BILLING_WIRE = 'services/billing/src/http/wire.ts';
+const BILLING_ERROR_ANSWERS = 'services/billing/src/http/error-answers.ts';
 const BILLING_IDEMPOTENCY = 'services/billing/src/http/idempotency-routes.ts';
 const BILLING_KEY_STORE = 'services/billing/src/http/request-idempotency.ts';
 const BILLING_ADMIN = 'services/billing/src/http/admin-routes.ts';
@@ -53,6 +54,7 @@ const BILLING_RECEIPT_ROUTES = 'services/billing/src/receipts/receipt-routes.ts'
 // Billing's clients
 const CLIENT = 'packages/billing-client/src/client.ts';
 const CLIENT_CATALOG = 'packages/billing-client/src/catalog-cache.ts';
+const CLIENT_BATCHES = 'packages/billing-client/src/batches.ts';
 const CLIENT_OPERATOR = 'packages/billing-client/src/operator-client.ts';
 const CLIENT_DASHBOARD = 'packages/billing-client/src/dashboard-client.ts';
 // The operator CLI
@@ -115,6 +117,11 @@ const CONTRACTS: Record<string, Entry> = {
   VoidResponse: ends([BILLING_INTERNAL], [CLIENT]),
   RefundResponse: ends([BILLING_INTERNAL], [CLIENT]),
   PublishMarksRequest: ends([CLIENT], [BILLING_INTERNAL]),
+  AdmissionBatchRequest: ends([CLIENT_BATCHES], [BILLING_INTERNAL]),
+  SettleBatchRequest: ends([CLIENT_BATCHES], [BILLING_INTERNAL]),
+  VoidBatchRequest: ends([CLIENT_BATCHES], [BILLING_INTERNAL]),
+  BatchAnswer: ends([BILLING_INTERNAL], [CLIENT_BATCHES]),
+  BatchItemAnswer: ends([BILLING_ERROR_ANSWERS], [CLIENT_BATCHES]),
   PublishMarksResponse: ends([BILLING_INTERNAL], [CLIENT]),
   HoldStatusResponse: ends([BILLING_INTERNAL], [CLIENT]),
   CatalogEntry: ends([BILLING_INTERNAL], [CLIENT, CLIENT_CATALOG]),

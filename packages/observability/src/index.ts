@@ -1,5 +1,10 @@
 export { createLogger, REDACTED_PATHS, type Logger, type LoggerOptions } from './logger.js';
-export { createServiceMetrics, metricPrefix, type ServiceMetrics } from './metrics.js';
+export {
+  billingBatchSizes,
+  createServiceMetrics,
+  metricPrefix,
+  type ServiceMetrics,
+} from './metrics.js';
 export {
   bindToContext,
   contextFromHeaders,

@@ -28,3 +28,22 @@ export function createServiceMetrics(
   });
   return { registry, httpRequestDurationSeconds };
 }
+
+/**
+ * Items per batch call to billing (admissions, settlements, voids), by kind: how far natural
+ * batching groups the request path's calls at the load the service sees. The caller's
+ * BillingClient reports each batch it sends (`onBatch`).
+ */
+export function billingBatchSizes(
+  registry: Registry,
+  service: string,
+): (kind: string, size: number) => void {
+  const histogram = new Histogram({
+    name: `${metricPrefix(service)}_billing_batch_items`,
+    help: 'Items per batch call to billing, by kind (admissions, settlements, voids)',
+    labelNames: ['kind'] as const,
+    buckets: [1, 2, 4, 8, 16, 32, 64],
+    registers: [registry],
+  });
+  return (kind, size) => histogram.observe({ kind }, size);
+}

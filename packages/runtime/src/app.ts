@@ -94,6 +94,11 @@ export function finishApp(app: Express, logger: Logger): Express {
 }
 
 /** The path of a request target, without its query string. */
+/** The request's logger (pino-http's child, with the request id), for a route that logs. */
+export function requestLogger(req: IncomingMessage): Logger {
+  return req.log;
+}
+
 export function pathOf(url: string | undefined): string {
   const target = url ?? '';
   const query = target.indexOf('?');
@@ -120,6 +125,11 @@ const scope = new AsyncLocalStorage<{ requestId: string }>();
 
 export function currentRequestId(): string | undefined {
   return scope.getStore()?.requestId;
+}
+
+/** Runs `fn` outside any request: for work done on behalf of many (a batch call). */
+export function withoutRequestId<T>(fn: () => T): T {
+  return scope.exit(fn);
 }
 
 /** Runs `fn` with `id` as the current request id (none when `id` is undefined). */

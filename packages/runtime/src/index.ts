@@ -21,7 +21,9 @@ export {
   jsonBodyParser,
   requestId,
   requestIdFor,
+  requestLogger,
   withRequestId,
+  withoutRequestId,
   type JsonBodyOptions,
   type ServiceAppOptions,
 } from './app.js';

@@ -20,6 +20,8 @@ export const edgeConfigSchema = Type.Object({
   // billing's EDGE_INTERNAL_TOKEN: edge's credential on billing's internal API.
   BILLING_INTERNAL_TOKEN: fields.secret(32),
   BILLING_TIMEOUT_MS: fields.durationMs(5_000, 60_000),
+  // Batch calls to billing of one kind running at once; calls made meanwhile form the next batch.
+  BILLING_BATCH_MAX_IN_FLIGHT: Type.Integer({ minimum: 1, maximum: 16, default: 2 }),
   // The operator API's bearer token (compared in constant time); needed with `admin`.
   ADMIN_TOKEN: Type.String({ default: '', pattern: '^(.{32,})?$' }),
   // The dispatcher's internal API, for the webhook secrets and deliveries of the operator API.

@@ -2,6 +2,7 @@ import { createGatewayBus, gatewayNames, type MessageBus } from '@gateway/messag
 import { brokerReadiness, httpReadiness, serveHttp, type ServiceShell } from '@gateway/runtime';
 import { buildEdgeApp, trustedProxies } from './app.js';
 import { createBillingClient, type BillingClient } from '@gateway/billing-client';
+import { billingBatchSizes } from '@gateway/observability';
 import { preloadTokenizer } from '@gateway/tokenizer';
 import { createDispatcherClient } from './clients/dispatcher-client.js';
 import { resolveDashboardDir } from './dashboard/dashboard-site.js';
@@ -46,6 +47,8 @@ export async function startEdgeService(
     // The model listing only (admission reads the catalog in billing): other replicas see a
     // change within this, the one that proxied it at once.
     catalogCacheTtlMs: EDGE_CATALOG_CACHE_TTL_MS,
+    batchMaxInFlight: config.BILLING_BATCH_MAX_IN_FLIGHT,
+    onBatch: billingBatchSizes(shell.metrics.registry, shell.name),
   });
   // The dashboard's bulkhead: its own connections to billing, so that no dashboard load (a
   // sign-in flood included) waits for or holds a connection the public API needs.

@@ -10,6 +10,8 @@ export const workerConfigSchema = Type.Object({
   BILLING_URL: fields.httpUrl(),
   BILLING_INTERNAL_TOKEN: fields.secret(32),
   BILLING_TIMEOUT_MS: fields.durationMs(5_000, 60_000),
+  // Batch calls to billing of one kind running at once; calls made meanwhile form the next batch.
+  BILLING_BATCH_MAX_IN_FLIGHT: Type.Integer({ minimum: 1, maximum: 16, default: 2 }),
   // Attempts per billing call on network errors and 5xx, with exponential backoff from 200 ms.
   BILLING_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 10, default: 4 }),
   // The external OpenAI-like provider; models with provider "external" fail without it.

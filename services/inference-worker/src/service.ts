@@ -13,6 +13,7 @@ import { Cancellations } from './jobs/run-job.js';
 import { createWorkerMetrics } from './jobs/metrics.js';
 import { createNodeRegistry, startHealthReporter } from './upstream/node-pool.js';
 import { hostname } from 'node:os';
+import { billingBatchSizes } from '@gateway/observability';
 
 const PUBLISH_WAIT_MS = 60_000;
 /** Node health reports to billing (issue 16): on change at most once a second, else every 30 s. */
@@ -70,6 +71,8 @@ export async function startWorkerService(
     catalogCacheTtlMs: config.CATALOG_CACHE_TTL_MS,
     attempts: config.BILLING_ATTEMPTS,
     minRetryDelayMs: 200,
+    batchMaxInFlight: config.BILLING_BATCH_MAX_IN_FLIGHT,
+    onBatch: billingBatchSizes(shell.metrics.registry, shell.name),
   });
   shell.lifecycle.onShutdown('billing-client', () => billing.close());
 

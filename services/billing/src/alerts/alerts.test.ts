@@ -4,7 +4,12 @@ import type { MessageBus } from '@gateway/messaging';
 import { BudgetRepository } from '../budgets/budget-repository.js';
 import { Budgets } from '../budgets/budgets.js';
 import { pgPoolOf } from '../db/client.js';
-import { fundedAccount, setUpIdentity, type IdentityHarness } from '../identity/fixtures.suite.js';
+import {
+  fundedAccount,
+  setUpIdentity,
+  type IdentityHarness,
+  putStandardChatModel,
+} from '../identity/fixtures.suite.js';
 import { createLedgerService, type LedgerService } from '../ledger/index.js';
 import { AlertEngine } from './alert-engine.js';
 import { AlertEvaluator } from './alert-evaluator.js';
@@ -82,14 +87,7 @@ beforeAll(async () => {
     new AlertEvaluator(repositories[0], new BudgetRepository(pools[0])),
     new AlertEvaluator(repositories[1], new BudgetRepository(pools[1])),
   ];
-  await h.identity.catalog.put(MODEL, {
-    kind: 'chat',
-    provider: 'node',
-    upstream_model: 'llama',
-    input_price_dzd_per_m: 150,
-    output_price_dzd_per_m: 600,
-    max_output_tokens: 8192,
-  });
+  await putStandardChatModel(h, MODEL);
 });
 
 afterAll(async () => {

@@ -5,6 +5,7 @@ import {
   gatewayErrorOf,
   setUpIdentity,
   type IdentityHarness,
+  putStandardChatModel,
 } from '../identity/fixtures.suite.js';
 import { createLedgerService, type LedgerService } from '../ledger/index.js';
 import { BudgetRepository } from './budget-repository.js';
@@ -37,14 +38,7 @@ beforeAll(async () => {
   h = await setUpIdentity({ start: '2030-01-01T10:00:00Z' });
   ledger = createLedgerService({ prisma: h.prisma, clock: h.clock.now, holdTtlMs: 60_000 });
   budgets = new Budgets(new BudgetRepository(pgPoolOf(h.prisma)), h.clock.now);
-  await h.identity.catalog.put(MODEL, {
-    kind: 'chat',
-    provider: 'node',
-    upstream_model: 'llama',
-    input_price_dzd_per_m: 150,
-    output_price_dzd_per_m: 600,
-    max_output_tokens: 8192,
-  });
+  await putStandardChatModel(h, MODEL);
 });
 
 afterAll(async () => {

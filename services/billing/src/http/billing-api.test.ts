@@ -270,6 +270,105 @@ describe('billing internal API', () => {
     expect(await refused({ holds: marks }, 'worker')).toEqual([403, 'forbidden']);
   });
 
+  it('answers each item of a batch as its single route would, in one call', async () => {
+    const { accountId, key } = await fundedAccountWithModel(billing, {
+      account: { name: 'Batches' },
+      keyName: 'b',
+      topUp: { idempotencyKey: 'batches-topup', reference: 'batches' },
+      // 1 000 DZD per million tokens: 3 000 in + 1 000 out hold 4 DZD of the 10 credited.
+      model: {
+        id: 'acme/batches-1',
+        inputPriceDzdPerM: 1000,
+        outputPriceDzdPerM: 1000,
+        maxOutputTokens: 1000,
+      },
+    });
+    const admission = (holdId: string, credential = key) => ({
+      authorization: `Bearer ${credential}`,
+      holdId,
+      model: 'acme/batches-1',
+      estimate: { inputTokens: 3000, maxOutputTokens: 1000, choices: 1 },
+      priority: false,
+    });
+    const admitted = await call('post', '/admissions/batch').send({
+      items: [
+        admission('hld-b-1'),
+        admission('hld-b-2', `sk_live_${'A'.repeat(43)}`),
+        admission('hld-b-3'),
+        admission('hld-b-4'),
+      ],
+    });
+    expect(admitted.status).toBe(200);
+    const answers = admitted.body.answers as {
+      status: number;
+      headers?: Record<string, string>;
+      body: { error?: { code: string }; hold?: { amountMicroDzd: string } };
+    }[];
+    expect(
+      answers.map((a) => [a.status, a.body.error?.code ?? a.body.hold?.amountMicroDzd]),
+    ).toEqual([
+      [200, '4000000'],
+      [401, 'invalid_api_key'],
+      [200, '4000000'],
+      [402, 'insufficient_balance'],
+    ]);
+    expect(answers[0]?.body).toMatchObject({ caller: { accountId }, replayed: false });
+    // The refusal after the rate-limit step carries its decision, as the single route's headers.
+    expect(answers[3]?.headers).toMatchObject({
+      'x-ratelimit-limit': '100',
+      'x-ratelimit-remaining': '97',
+    });
+
+    const settled = await call('post', '/holds/settlements', 'worker').send({
+      items: [
+        { holdId: 'hld-b-1', usage: { inputTokens: 3000, outputTokens: 10 } },
+        { holdId: 'hld-b-missing', usage: { inputTokens: 1, outputTokens: 1 } },
+      ],
+    });
+    expect(settled.status).toBe(200);
+    expect(
+      settled.body.answers.map((a: { status: number; body: Record<string, unknown> }) => [
+        a.status,
+        a.body.costMicroDzd ?? (a.body.error as { code: string }).code,
+      ]),
+    ).toEqual([
+      [200, '3010000'],
+      [404, 'resource_not_found'],
+    ]);
+    const voided = await call('post', '/holds/voids').send({
+      items: [{ holdId: 'hld-b-3', usage: { outcome: 'cancelled' } }, { holdId: 'hld-b-1' }],
+    });
+    expect(
+      voided.body.answers.map((a: { status: number; body: Record<string, unknown> }) => [
+        a.status,
+        a.body.status ?? (a.body.error as { code: string }).code,
+      ]),
+    ).toEqual([
+      [200, 'voided'],
+      [409, 'conflict'],
+    ]);
+
+    const refused = async (path: string, body: unknown, as?: 'worker') => {
+      const answer = await call('post', path, as).send(body as object);
+      return [answer.status, answer.body.error?.code];
+    };
+    const tooMany = Array.from({ length: 33 }, (_, i) => admission(`hld-b-many-${i}`));
+    expect(await refused('/admissions/batch', { items: tooMany })).toEqual([
+      400,
+      'invalid_request_body',
+    ]);
+    expect(await refused('/admissions/batch', { items: [] })).toEqual([
+      400,
+      'invalid_request_body',
+    ]);
+    expect(await refused('/admissions/batch', { items: [admission('x')] }, 'worker')).toEqual([
+      403,
+      'forbidden',
+    ]);
+    const settle = { items: [{ holdId: 'hld-b-3', usage: { inputTokens: 1, outputTokens: 1 } }] };
+    expect(await refused('/holds/settlements', settle)).toEqual([403, 'forbidden']);
+  });
+
   it('issues scoped tokens that authenticate and are held to their model list', async () => {
     const account = await call('post', '/admin/accounts').send({ name: 'Scoped' });
     const accountId = account.body.id as string;

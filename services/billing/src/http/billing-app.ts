@@ -1,11 +1,11 @@
-import type { ErrorRequestHandler, Express } from 'express';
-import { GatewayError, rateLimitHeaders, type RateLimitDecision } from '@gateway/contracts';
+import type { Express } from 'express';
 import { dashboardAdminRoutes, dashboardRoutes } from '../dashboard/routes.js';
 import { adminRoutes } from './admin-routes.js';
 import { adminAlertRoutes } from './alert-routes.js';
 import { adminBudgetRoutes, keyInfoRoutes } from './budget-routes.js';
 import { adminKeyLimitRoutes } from './key-limit-routes.js';
 import { nodeHealthAdminRoutes, nodeHealthReportRoutes } from '../nodes/index.js';
+import { rateLimitHeadersOnError } from './error-answers.js';
 import { idempotencyRoutes } from './idempotency-routes.js';
 import { allowInternalCallers, identifyInternalCaller, jsonBodyParser } from '@gateway/runtime';
 import { internalRoutes, type BillingServices } from './internal-routes.js';
@@ -59,35 +59,4 @@ export function mountBillingApi(
   app.use('/internal/v1/dashboard', edgeOnly, dashboardRoutes(services, dashboard));
   app.use('/internal/v1', internalRoutes(services));
   app.use('/internal/v1', rateLimitHeadersOnError);
-}
-
-/**
- * Errors of `/authenticate` and `/admissions` carry the rate-limit decision in `details` (as
- * `details.rateLimit`; a 429: `limit`, `remaining`, `resetMs`). The error body has no room for
- * it, so it travels as the `X-RateLimit-*` headers edge repeats to its client. The error itself
- * continues to the one error handler.
- */
-const rateLimitHeadersOnError: ErrorRequestHandler = (error, _req, res, next) => {
-  const decision = error instanceof GatewayError ? decisionOf(error.details) : undefined;
-  if (decision && !res.headersSent) res.set(rateLimitHeaders(decision));
-  next(error);
-};
-
-function decisionOf(details: Record<string, unknown> | undefined): RateLimitDecision | undefined {
-  const source = (details?.rateLimit ?? details) as Partial<RateLimitDecision> | undefined;
-  if (
-    typeof source?.limit !== 'number' ||
-    typeof source.remaining !== 'number' ||
-    typeof source.resetMs !== 'number'
-  ) {
-    return undefined;
-  }
-  return {
-    allowed: source.allowed ?? false,
-    limit: source.limit,
-    remaining: source.remaining,
-    resetMs: source.resetMs,
-    retryAfterS: source.retryAfterS ?? 1,
-    ...(source.tokens ? { tokens: source.tokens } : {}),
-  };
 }

@@ -3,12 +3,19 @@
  * admit, settle, void, refund, publish marks, catalog, balance, scoped tokens) and the answers
  * they send, built with the contract types (packages/contracts/src/billing-api.ts).
  */
-import express, { type Router } from 'express';
-import { allowInternalCallers } from '@gateway/runtime';
+import express, { type Request, type Router } from 'express';
+import { allowInternalCallers, requestLogger, withRequestId } from '@gateway/runtime';
 import type { Budgets } from '../budgets/budgets.js';
 import type { AlertSettings } from '../alerts/alert-settings.js';
 import type { Receipts } from '../receipts/receipts.js';
-import type { Admission, CatalogModel, Identity, Principal } from '../identity/index.js';
+import type {
+  Admission,
+  CatalogModel,
+  CredentialAdmitRequest,
+  Identity,
+  Principal,
+} from '../identity/index.js';
+import { batchItemAnswer, errorItemAnswer } from './error-answers.js';
 import { rateSubjectOf } from '../identity/index.js';
 import type { LedgerService, RefundResult, SettleResult, VoidResult } from '../ledger/index.js';
 import type { RequestIdempotency } from './request-idempotency.js';
@@ -16,7 +23,10 @@ import type { Dashboard } from '../dashboard/index.js';
 import type { UsageService } from '../usage/index.js';
 import type { NodeHealthService } from '../nodes/index.js';
 import {
+  AdmissionBatchRequestSchema,
   AdmissionRequestSchema,
+  SettleBatchRequestSchema,
+  VoidBatchRequestSchema,
   AuthenticateRequestSchema,
   PublishMarksRequestSchema,
   SettleRequestSchema,
@@ -24,7 +34,12 @@ import {
   createBodyValidator,
   GatewayError,
   microDzdToWire,
+  type AdmissionBatchRequest,
   type AdmissionRequest,
+  type BatchAnswer,
+  type BatchItemAnswer,
+  type SettleBatchRequest,
+  type VoidBatchRequest,
   type AdmissionResponse,
   type AuthenticateRequest,
   type AuthenticateResponse,
@@ -68,6 +83,11 @@ const validateAdmission = createBodyValidator<AdmissionRequest>(AdmissionRequest
 const validateSettle = createBodyValidator<SettleRequest>(SettleRequestSchema);
 const validatePublishMarks = createBodyValidator<PublishMarksRequest>(PublishMarksRequestSchema);
 const validateVoid = createBodyValidator<VoidRequest>(VoidRequestSchema);
+const validateAdmissionBatch = createBodyValidator<AdmissionBatchRequest>(
+  AdmissionBatchRequestSchema,
+);
+const validateSettleBatch = createBodyValidator<SettleBatchRequest>(SettleBatchRequestSchema);
+const validateVoidBatch = createBodyValidator<VoidBatchRequest>(VoidBatchRequestSchema);
 
 // Least privilege: edge authenticates, admits and manages tokens; the worker reads the catalog
 // and finishes holds; only the worker settles (edge voids a hold it could not publish).
@@ -100,22 +120,47 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
   router.post('/admissions', EDGE, async (req, res) => {
     const body = validateAdmission(req.body);
     // One PostgreSQL round trip: credential, limits, model, budget, balance and the hold.
-    const { principal, admission } = await identity.admission.admit(body.authorization, {
-      model: body.model,
-      estimate: body.estimate,
-      priority: body.priority,
-      holdId: body.holdId,
-      ...(body.providers ? { providers: body.providers } : {}),
-      ...(body.kinds ? { kinds: body.kinds } : {}),
-      ...(body.nodeUnsupportedParameter === undefined
-        ? {}
-        : { nodeUnsupportedParameter: body.nodeUnsupportedParameter }),
-      ...(body.media === undefined ? {} : { media: body.media }),
-      ...(body.endpoint === undefined ? {} : { endpoint: body.endpoint }),
-      ...(body.requestId === undefined ? {} : { requestId: body.requestId }),
-    });
+    const { principal, admission } = await identity.admission.admit(
+      body.authorization,
+      admitRequestOf(body),
+    );
     identity.lastUsed.touch(principal.accountId, principal.apiKeyName);
     res.json(admissionToWire(principal, admission));
+  });
+
+  // The admissions that queued in one edge while its previous call ran: one transaction, each
+  // item answered as `/admissions` would have answered it.
+  router.post('/admissions/batch', EDGE, async (req, res) => {
+    const { items } = validateAdmissionBatch(req.body);
+    const results = await identity.admission.admitMany(
+      items.map((body) => ({ authorization: body.authorization, request: admitRequestOf(body) })),
+    );
+    const answer: BatchAnswer = {
+      answers: results.map((result) => {
+        if (!result.ok) return errorItemAnswer(result.error, requestLogger(req));
+        const { principal, admission } = result.value;
+        identity.lastUsed.touch(principal.accountId, principal.apiKeyName);
+        return { status: 200, body: admissionToWire(principal, admission) };
+      }),
+    };
+    res.json(answer);
+  });
+
+  // The worker's settlements, batched like admissions; billing groups them into statements.
+  router.post('/holds/settlements', WORKER, async (req, res) => {
+    const { items } = validateSettleBatch(req.body);
+    const answers = await answerEach(req, items, async ({ holdId, usage }) =>
+      settleToWire(await ledger.settleHold(holdId, usage)),
+    );
+    res.json({ answers } satisfies BatchAnswer);
+  });
+
+  router.post('/holds/voids', EDGE_OR_WORKER, async (req, res) => {
+    const { items } = validateVoidBatch(req.body);
+    const answers = await answerEach(req, items, async ({ holdId, usage }) =>
+      voidToWire(await ledger.voidHold(holdId, usage)),
+    );
+    res.json({ answers } satisfies BatchAnswer);
   });
 
   router.post('/holds/:holdId/settle', WORKER, async (req, res) => {
@@ -187,6 +232,38 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
   });
 
   return router;
+}
+
+/** Each item's work under its own request's id, answered as its single route would answer. */
+function answerEach<T extends { requestId?: string }>(
+  req: Request,
+  items: readonly T[],
+  work: (item: T) => Promise<unknown>,
+): Promise<BatchItemAnswer[]> {
+  const log = requestLogger(req);
+  return Promise.all(
+    items.map((item) =>
+      withRequestId(item.requestId, () => batchItemAnswer(log, () => work(item))),
+    ),
+  );
+}
+
+/** The admission as billing's domain takes it, from the contract's request. */
+function admitRequestOf(body: AdmissionRequest): CredentialAdmitRequest {
+  return {
+    model: body.model,
+    estimate: body.estimate,
+    priority: body.priority,
+    holdId: body.holdId,
+    ...(body.providers ? { providers: body.providers } : {}),
+    ...(body.kinds ? { kinds: body.kinds } : {}),
+    ...(body.nodeUnsupportedParameter === undefined
+      ? {}
+      : { nodeUnsupportedParameter: body.nodeUnsupportedParameter }),
+    ...(body.media === undefined ? {} : { media: body.media }),
+    ...(body.endpoint === undefined ? {} : { endpoint: body.endpoint }),
+    ...(body.requestId === undefined ? {} : { requestId: body.requestId }),
+  };
 }
 
 /** Express 5 wildcards yield the path segments; model ids themselves contain '/'. */

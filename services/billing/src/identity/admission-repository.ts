@@ -70,6 +70,9 @@ export interface AdmitRow {
   nowMs: number;
 }
 
+/** The columns of a `billing_admit` row, as the statement returns them. */
+export type AdmitColumns = Omit<AdmitRow, 'nowMs'>;
+
 function required<T>(value: T | null, column: string): T {
   if (value === null) throw new Error(`billing_admit: ${column} missing on an admission`);
   return value;
@@ -167,54 +170,91 @@ export interface AdmitStatementParams {
   requestId: string | null;
 }
 
-// billing_admit_v4, then the request's context (endpoint, request id, key name) on the hold for
-// its usage record: migrations 20270107090000, 20270109090000 (chat content), 20270111090000
-// (budgets) and 20270115090000 (per-key rate limits).
-const ADMIT = {
-  name: 'billing_admit_with_context_v4',
-  text: `SELECT * FROM billing_admit_with_context_v4($1::text, $2::text, $3::text, $4::text,
-           $5::text, $6::text[], $7::bigint, $8::timestamptz, $9::text, $10::bigint, $11::text,
-           $12::bigint, $13::bigint, $14::integer, $15::boolean, $16::text[], $17::text[],
-           $18::text, $19::text[], $20::integer, $21::text, $22::timestamptz, $23::timestamptz,
-           $24::text, $25::text)`,
+/**
+ * Admissions in one statement, so in one transaction: each item is one call of
+ * `billing_admit_with_context_v4` (billing_admit_v4, then the request's context on the hold for
+ * its usage record; prisma/functions/). The items are taken in account order, then in the order
+ * they came (an API key's account is looked up by its digest; a scoped token names its own), so
+ * two concurrent batches lock the rows of their accounts in one order and cannot deadlock, and
+ * an account's items keep their order. `OFFSET 0` keeps the sorted subquery apart: the lateral
+ * calls run over it row by row, in its order. Each call's statements see the earlier calls'
+ * writes (a volatile function takes a fresh snapshot per statement), so a batch's items of one
+ * account draw on one balance exactly as they would one after another.
+ */
+const ADMIT_BATCH = {
+  name: 'billing_admit_batch_v1',
+  text: `SELECT b.ord, r.*
+           FROM (SELECT x.*
+                   FROM jsonb_to_recordset($1::jsonb) AS x(
+                          ord integer, key_digest text, account_id text, signing_key_id text,
+                          signing_key_digest text, token_digest text, token_models text[],
+                          token_limit bigint, token_expires_at timestamptz, new_token_id text,
+                          window_start_ms bigint, model text, input_tokens bigint,
+                          max_output_tokens bigint, choices integer, priority boolean,
+                          providers text[], kinds text[], node_unsupported text,
+                          media_kinds text[], image_count integer, hold_id text,
+                          hold_expires_at timestamptz, now_at timestamptz, endpoint text,
+                          request_id text)
+                   LEFT JOIN api_keys k ON k.key_digest = x.key_digest
+                  ORDER BY COALESCE(k.account_id, x.account_id), x.ord
+                 OFFSET 0) b
+          CROSS JOIN LATERAL billing_admit_with_context_v4(
+                 b.key_digest, b.account_id, b.signing_key_id, b.signing_key_digest,
+                 b.token_digest, b.token_models, b.token_limit, b.token_expires_at,
+                 b.new_token_id, b.window_start_ms, b.model, b.input_tokens, b.max_output_tokens,
+                 b.choices, b.priority, b.providers, b.kinds, b.node_unsupported, b.media_kinds,
+                 b.image_count, b.hold_id, b.hold_expires_at, b.now_at, b.endpoint,
+                 b.request_id) r`,
 };
 
-/** Admission in one round trip: the function's one row (undefined would be a defect). */
-export async function admitStatement(
+/** One item of the batch statement, as `jsonb_to_recordset` reads it. */
+function batchItem(p: AdmitStatementParams, ord: number) {
+  return {
+    ord,
+    key_digest: p.keyDigest,
+    account_id: p.accountId,
+    signing_key_id: p.signingKeyId,
+    signing_key_digest: p.signingKeyDigest,
+    token_digest: p.tokenDigest,
+    token_models: p.tokenModels,
+    // µDZD as a string: JSON numbers lose precision above 2^53.
+    token_limit: p.tokenLimitMicroDzd?.toString() ?? null,
+    token_expires_at: p.tokenExpiresAt?.toISOString() ?? null,
+    new_token_id: p.newTokenId,
+    window_start_ms: p.windowStartMs,
+    model: p.model,
+    input_tokens: p.inputTokens,
+    max_output_tokens: p.maxOutputTokens,
+    choices: p.choices,
+    priority: p.priority,
+    providers: p.providers,
+    kinds: p.kinds,
+    node_unsupported: p.nodeUnsupported,
+    media_kinds: p.mediaKinds,
+    image_count: p.imageCount,
+    hold_id: p.holdId,
+    hold_expires_at: p.holdExpiresAt.toISOString(),
+    now_at: p.now.toISOString(),
+    endpoint: p.endpoint,
+    request_id: p.requestId,
+  };
+}
+
+/**
+ * Admissions in one round trip and one transaction: each item's row, in the items' order
+ * (undefined would be a defect). One failing item fails the statement: the caller retries its
+ * items one by one (admission.ts).
+ */
+export async function admitBatchStatement(
   pool: pg.Pool,
-  p: AdmitStatementParams,
-): Promise<AdmitRow | undefined> {
-  const { rows } = await pool.query<AdmitRow>({
-    ...ADMIT,
-    values: [
-      p.keyDigest,
-      p.accountId,
-      p.signingKeyId,
-      p.signingKeyDigest,
-      p.tokenDigest,
-      p.tokenModels,
-      p.tokenLimitMicroDzd?.toString() ?? null,
-      p.tokenExpiresAt,
-      p.newTokenId,
-      p.windowStartMs,
-      p.model,
-      p.inputTokens,
-      p.maxOutputTokens,
-      p.choices,
-      p.priority,
-      p.providers,
-      p.kinds,
-      p.nodeUnsupported,
-      p.mediaKinds,
-      p.imageCount,
-      p.holdId,
-      p.holdExpiresAt,
-      p.now,
-      p.endpoint,
-      p.requestId,
-    ],
+  items: readonly AdmitStatementParams[],
+): Promise<(AdmitColumns | undefined)[]> {
+  const { rows } = await pool.query<AdmitColumns & { ord: number }>({
+    ...ADMIT_BATCH,
+    values: [JSON.stringify(items.map(batchItem))],
   });
-  return rows[0];
+  const byOrd = new Map(rows.map(({ ord, ...row }) => [ord, row]));
+  return items.map((_, ord) => byOrd.get(ord));
 }
 
 /** An API key row's id, digest and sealed secret (a scoped token's signing key). */

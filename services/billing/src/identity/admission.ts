@@ -1,7 +1,8 @@
 /**
- * Admission: the request path's credential-to-hold decision, with its refusals. ONE PostgreSQL
- * round trip (function `billing_admit_with_context_v4` over `billing_admit_v4`,
- * prisma/functions/; the statement and its row: admission-repository.ts): credential,
+ * Admission: the request path's credential-to-hold decision, with its refusals (what each
+ * outcome answers: admission-refusals.ts). ONE PostgreSQL round trip for a batch of admissions
+ * (each item a call of `billing_admit_with_context_v4` over `billing_admit_v4`,
+ * prisma/functions/; the statement and its rows: admission-repository.ts): credential,
  * suspension, rate limit, model, token list, token registration and the hold.
  * Node does only what SQL cannot: the header, the API key's shape and SHA-256, and a scoped
  * token's HS256 signature (with the signing key cached decrypted, SigningKeyCache) and claims.
@@ -15,19 +16,25 @@
  * included, and every refusal after it carries `details.rateLimit` (the tightest limit). A
  * refusal registers no client-minted token and places no hold.
  */
-import { GatewayError, LIMITS, formatDzd } from '@gateway/contracts';
-import type { MediaUse, RateLimitDecision } from '@gateway/contracts';
+import { GatewayError, LIMITS } from '@gateway/contracts';
+import type { RateLimitDecision } from '@gateway/contracts';
 import type pg from 'pg';
-import { budgetExhausted, holdIdTaken, INSUFFICIENT_BALANCE_MESSAGE } from '../ledger/index.js';
 import { requireId } from '../ledger/validation.js';
 import {
-  admitStatement,
+  admitBatchStatement,
   principalOf,
   toAdmissionRow,
+  type AdmitColumns,
   type AdmitRow,
+  type AdmitStatementParams,
 } from './admission-repository.js';
+import {
+  invalidKey,
+  refusalAfterCount,
+  refusalBeforeCount,
+  withRateLimit,
+} from './admission-refusals.js';
 import { checkTokenLifetime } from './authenticate.js';
-import { modelNotFound } from './catalog.js';
 import { SCOPED_TOKEN_PREFIX } from './jwt.js';
 import {
   rateLimitError,
@@ -45,14 +52,13 @@ import {
 } from './scoped-tokens.js';
 import {
   bearerCredential,
-  constantTimeEqual,
   looksLikeApiKey,
   newId,
   newScopedTokenId,
   sha256Hex,
 } from './secrets.js';
 import type { SigningKey, SigningKeyCache } from './signing-keys.js';
-import type { Admission, AdmitRequest, CatalogModel, Clock, Principal } from './types.js';
+import type { Admission, AdmitRequest, Clock, Principal } from './types.js';
 
 /**
  * The request without a principal: admission authenticates the credential itself. `endpoint`
@@ -76,10 +82,42 @@ type Credential =
       expiresAt: Date;
     };
 
+/** One admission of a batch: the bearer credential as sent, and the request. */
+export interface AdmissionItem {
+  authorization: string | null | undefined;
+  request: CredentialAdmitRequest;
+}
+
+/** Who was admitted, and the hold. */
+export interface Admitted {
+  principal: Principal;
+  admission: Admission;
+}
+
+/** One item's outcome: admitted, or the refusal (a GatewayError) or failure it met. */
+export type AdmissionResult = { ok: true; value: Admitted } | { ok: false; error: unknown };
+
+/** An item checked in Node, ready for the statement. */
+interface Prepared {
+  credential: Credential;
+  request: CredentialAdmitRequest & { holdId: string; estimate: ReturnType<typeof checkEstimate> };
+}
+
+async function settled<T>(
+  work: () => Promise<T>,
+): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
+  try {
+    return { ok: true, value: await work() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+const asError = (error: unknown): Error =>
+  error instanceof Error ? error : new Error(String(error));
+
 /** The rate limiter's window arithmetic (the count itself is taken in SQL). */
 type WindowRule = Pick<RateLimiter, 'windowStartMs' | 'decideWindows' | 'decideTokens'>;
-
-const invalidKey = (message: string) => new GatewayError('invalid_api_key', message);
 
 export class PgAdmission {
   readonly #pool: pg.Pool;
@@ -111,19 +149,85 @@ export class PgAdmission {
   async admit(
     authorization: string | null | undefined,
     request: CredentialAdmitRequest,
-  ): Promise<{ principal: Principal; admission: Admission }> {
+  ): Promise<Admitted> {
+    const [result] = await this.admitMany([{ authorization, request }]);
+    if (!result) throw new Error('admission: no result');
+    if (!result.ok) throw result.error;
+    return result.value;
+  }
+
+  /**
+   * Admissions in one PostgreSQL round trip and transaction (admission-repository.ts), each with
+   * its own outcome: a refusal or a failure of one item never fails another. A statement that
+   * fails as a whole (a defect or a fault in one item) is retried item by item, so that only the
+   * failing item fails; nothing of the failed statement was kept.
+   */
+  async admitMany(items: readonly AdmissionItem[]): Promise<AdmissionResult[]> {
+    const prepared = await Promise.all(items.map((item) => settled(() => this.#prepare(item))));
+    const ready = prepared.flatMap((entry, index) => (entry.ok ? [{ index, ...entry.value }] : []));
+    const rows = await this.#rows(ready);
+    const results: AdmissionResult[] = prepared.map((entry) =>
+      entry.ok ? { ok: false, error: new Error('admission: not run') } : entry,
+    );
+    await Promise.all(
+      ready.map(async (item, position) => {
+        results[item.index] = await settled(async () => {
+          const row = await this.#retryChangedKey(item, rows[position]);
+          return this.#outcome(row, item.credential, item.request);
+        });
+      }),
+    );
+    return results;
+  }
+
+  /** The credential checked in Node, the estimate and the hold id: ready for the statement. */
+  async #prepare({ authorization, request }: AdmissionItem): Promise<Prepared> {
     const credential = await this.#credential(bearerCredential(authorization));
     const estimate = checkEstimate(request.estimate);
     const holdId =
       request.holdId === undefined ? newId('hold') : requireId('holdId', request.holdId);
-    let row = await this.#call(credential, { ...request, estimate, holdId });
-    if (row.outcome === 'key_changed' && credential.kind === 'scoped_token') {
-      // Regenerated or deleted since it was cached: read it again and verify again, once.
-      const fresh = await this.#scopedToken(credential.parsed, credential.digest, false);
-      row = await this.#call(fresh, { ...request, estimate, holdId });
-      if (row.outcome === 'key_changed') throw invalidKey(BAD_SIGNATURE.reason);
+    return { credential, request: { ...request, estimate, holdId } };
+  }
+
+  /** Each item's row (or why it has none), from one statement, or item by item if it failed. */
+  async #rows(items: readonly Prepared[]): Promise<(AdmitRow | Error)[]> {
+    if (items.length === 0) return [];
+    const now = this.#clock();
+    const params = items.map((item) => this.#params(item, now));
+    const rowsOf = (columns: readonly (AdmitColumns | undefined)[]) =>
+      columns.map((row) =>
+        row ? { ...row, nowMs: now.getTime() } : new Error('billing_admit returned no row'),
+      );
+    try {
+      return rowsOf(await admitBatchStatement(this.#pool, params));
+    } catch (error) {
+      if (items.length === 1) return [asError(error)];
     }
-    return this.#outcome(row, credential, request);
+    const rows: (AdmitRow | Error)[] = [];
+    for (const one of params) {
+      try {
+        rows.push(...rowsOf(await admitBatchStatement(this.#pool, [one])));
+      } catch (error) {
+        rows.push(asError(error));
+      }
+    }
+    return rows;
+  }
+
+  /**
+   * A scoped token whose signing key was regenerated or deleted since it was cached: the key is
+   * read again and the token verified again, once.
+   */
+  async #retryChangedKey(item: Prepared, row: AdmitRow | Error | undefined): Promise<AdmitRow> {
+    if (row === undefined || row instanceof Error) throw row ?? new Error('admission: no row');
+    const { credential } = item;
+    if (row.outcome !== 'key_changed' || credential.kind !== 'scoped_token') return row;
+    const fresh = await this.#scopedToken(credential.parsed, credential.digest, false);
+    const [again] = await this.#rows([{ credential: fresh, request: item.request }]);
+    if (again === undefined || again instanceof Error)
+      throw again ?? new Error('admission: no row');
+    if (again.outcome === 'key_changed') throw invalidKey(BAD_SIGNATURE.reason);
+    return again;
   }
 
   async #credential(credential: string): Promise<Credential> {
@@ -161,16 +265,9 @@ export class PgAdmission {
     };
   }
 
-  async #call(
-    credential: Credential,
-    request: CredentialAdmitRequest & {
-      holdId: string;
-      estimate: ReturnType<typeof checkEstimate>;
-    },
-  ): Promise<AdmitRow> {
-    const now = this.#clock();
+  #params({ credential, request }: Prepared, now: Date): AdmitStatementParams {
     const token = credential.kind === 'scoped_token' ? credential : null;
-    const row = await admitStatement(this.#pool, {
+    return {
       keyDigest: credential.kind === 'api_key' ? credential.digest : null,
       accountId: token?.parsed.kid.accountId ?? null,
       signingKeyId: token?.key.id ?? null,
@@ -196,13 +293,14 @@ export class PgAdmission {
       now,
       endpoint: request.endpoint ?? null,
       requestId: request.requestId ?? null,
-    });
-    if (!row) throw new Error('billing_admit returned no row');
-    return Object.assign(row, { nowMs: now.getTime() });
+    };
   }
 
-  #outcome(row: AdmitRow, credential: Credential, request: CredentialAdmitRequest) {
-    const before = refusalBeforeCount(row, credential);
+  #outcome(row: AdmitRow, credential: Credential, request: CredentialAdmitRequest): Admitted {
+    const before = refusalBeforeCount(
+      row,
+      credential.kind === 'api_key' ? credential.digest : null,
+    );
     if (before) throw before;
     const principal = principalOf(row, credential.kind === 'scoped_token' ? credential : null);
     const { rateLimit, tokenRefusal } = this.#rateLimitOf(row);
@@ -248,147 +346,6 @@ export class PgAdmission {
       tokenRefusal: tokenRateLimitMessage(tokens.refusal, requestTokens),
     };
   }
-}
-
-/** 401 / 403: decided before the request was counted. */
-function refusalBeforeCount(row: AdmitRow, credential: Credential): GatewayError | null {
-  switch (row.outcome) {
-    case 'invalid_api_key':
-      return invalidKey('Invalid API key');
-    case 'key_changed':
-    case 'token_mismatch':
-      return invalidKey(BAD_SIGNATURE.reason);
-    case 'token_revoked':
-      if (row.window_count !== null) return null;
-      return new GatewayError('token_revoked', 'Scoped token was revoked by its owner');
-    case 'account_suspended':
-      return new GatewayError('account_suspended', 'Account is suspended');
-  }
-  // The index found the row; its digest is compared again in constant time.
-  if (
-    credential.kind === 'api_key' &&
-    !constantTimeEqual(row.key_digest ?? '', credential.digest)
-  ) {
-    return invalidKey('Invalid API key');
-  }
-  return null;
-}
-
-/** Refusals after the rate-limit step (they carry `details.rateLimit`). */
-function refusalAfterCount(row: AdmitRow, request: CredentialAdmitRequest): GatewayError | null {
-  switch (row.outcome) {
-    case 'rate_limit_exceeded':
-      return null;
-    case 'model_not_found':
-      return modelNotFound(request.model);
-    case 'model_not_on_endpoint':
-      return modelNotOnEndpoint(row.model_id ?? request.model);
-    case 'unsupported_parameter':
-      return unsupportedParameter(request.nodeUnsupportedParameter ?? '');
-    case 'unsupported_content':
-      return unsupportedContentOf(row, request);
-    case 'model_not_allowed':
-      return modelNotAllowed(row.model_id ?? request.model, row.token_models ?? []);
-    case 'token_revoked':
-      // Revoked between the registry read and the token's lock (or registered revoked meanwhile).
-      return new GatewayError('token_revoked', 'Scoped token was revoked by its owner');
-    case 'token_mismatch':
-      return invalidKey(BAD_SIGNATURE.reason);
-    case 'budget_exhausted':
-      if (row.budget_scope !== null) return budgetRefusal(row);
-      return budgetExhausted(
-        { spentMicroDzd: big(row.token_spent), reservedMicroDzd: big(row.token_reserved) },
-        big(row.token_limit),
-        big(row.worst_case_micro_dzd),
-      );
-    case 'insufficient_balance':
-      return new GatewayError('insufficient_balance', INSUFFICIENT_BALANCE_MESSAGE);
-    case 'hold_id_taken':
-      return holdIdTaken(row.hold_id ?? '', row.hold_status ?? 'pending');
-    case 'admitted':
-    case 'replayed':
-      return null;
-    default:
-      throw new Error(`billing_admit: unknown outcome ${row.outcome}`);
-  }
-}
-
-const big = (value: string | null): bigint => BigInt(value ?? 0);
-
-/**
- * 402 naming the budget that refused (the key's or the token's), what is spent and held in its
- * window, and when the window starts over.
- */
-function budgetRefusal(row: AdmitRow): GatewayError {
-  const whose =
-    row.budget_scope === 'api_key'
-      ? `API key '${row.api_key_name ?? ''}'`
-      : `scoped token ${row.token_id ?? ''}`;
-  const limit = big(row.budget_limit);
-  const spent = big(row.budget_spent);
-  const reserved = big(row.budget_reserved);
-  const period = row.budget_period === 'total' ? 'in total' : `this ${row.budget_period ?? ''}`;
-  const resets = row.budget_resets_at
-    ? ` It resets at ${row.budget_resets_at.toISOString()}.`
-    : ' It does not reset.';
-  const held = reserved > 0n ? ` (${formatDzd(reserved)} more held by requests in progress)` : '';
-  return new GatewayError(
-    'budget_exhausted',
-    `Budget of ${whose} exhausted: ${formatDzd(spent)} of ${formatDzd(limit)} spent ${period}` +
-      `${held}, and this request may cost up to ${formatDzd(big(row.worst_case_micro_dzd))}.` +
-      resets,
-  );
-}
-
-function unsupportedContentOf(row: AdmitRow, request: CredentialAdmitRequest): GatewayError {
-  const use = request.media?.kinds.find((entry) => entry.kind === row.refused_media_kind);
-  if (!use) throw new Error(`billing_admit: refused content ${row.refused_media_kind} not sent`);
-  const model = {
-    id: row.model_id ?? request.model,
-    inputModalities: row.model_input_modalities ?? [],
-  };
-  return unsupportedContent(model, use);
-}
-
-// --- refusals and checks of the request
-
-const modelNotOnEndpoint = (id: string): GatewayError =>
-  new GatewayError('model_not_found', `Model '${id}' is not available on this endpoint`, {
-    param: 'model',
-  });
-
-const modelNotAllowed = (id: string, allowed: readonly string[]): GatewayError =>
-  new GatewayError(
-    'model_not_allowed',
-    `Model '${id}' is not allowed for this scoped token. Allowed models: ${allowed.join(', ')}`,
-    { param: 'model' },
-  );
-
-/** The reference API's wording for an unknown argument. */
-const unsupportedParameter = (name: string): GatewayError =>
-  new GatewayError('invalid_request_body', `Unrecognized request argument supplied: ${name}`, {
-    param: name,
-  });
-
-/** 400 naming the first part of a kind the model does not read, before any hold. */
-function unsupportedContent(
-  model: Pick<CatalogModel, 'id' | 'inputModalities'>,
-  use: MediaUse,
-): GatewayError {
-  const message =
-    use.kind === 'remote_image'
-      ? `Model '${model.id}' takes images only as data: URLs (data:image/...;base64,...)`
-      : `Model '${model.id}' does not take ${use.kind} input; it reads: ` +
-        model.inputModalities.join(', ');
-  return new GatewayError('invalid_request_body', message, { param: use.param });
-}
-
-function withRateLimit(error: GatewayError, rateLimit: RateLimitDecision): GatewayError {
-  return new GatewayError(error.code, error.message, {
-    ...(error.param === undefined ? {} : { param: error.param }),
-    details: { ...error.details, rateLimit },
-    cause: error,
-  });
 }
 
 function checkEstimate(estimate: AdmitRequest['estimate']) {

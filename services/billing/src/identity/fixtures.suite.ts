@@ -111,6 +111,21 @@ export async function setUpIdentity(
   };
 }
 
+/**
+ * A node chat model `id` at 150 DZD per million input tokens and 600 per million output, capped
+ * at 8 192 output tokens: an estimate of 1 000 in + 500 out holds 0.45 DZD.
+ */
+export async function putStandardChatModel(h: IdentityHarness, id: string): Promise<void> {
+  await h.identity.catalog.put(id, {
+    kind: 'chat',
+    provider: 'node',
+    upstream_model: 'llama',
+    input_price_dzd_per_m: 150,
+    output_price_dzd_per_m: 600,
+    max_output_tokens: 8192,
+  });
+}
+
 /** An account with a key named `auto`, credited `creditDzd` (1000 by default). */
 export async function fundedAccount(
   h: IdentityHarness,

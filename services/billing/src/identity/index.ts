@@ -115,7 +115,12 @@ export { Authenticator, isoSeconds } from './authenticate.js';
 export { Catalog, modelToJson } from './catalog.js';
 export { DEFAULT_TOKEN_PREFIX } from './jwt.js';
 export { PgAdmission } from './admission.js';
-export type { CredentialAdmitRequest } from './admission.js';
+export type {
+  AdmissionItem,
+  AdmissionResult,
+  Admitted,
+  CredentialAdmitRequest,
+} from './admission.js';
 export { IdentityRepository } from './identity-repository.js';
 export type { PrismaTx } from './identity-repository.js';
 export { RateLimiter, rateLimitError, rateSubjectOf } from './rate-limit.js';

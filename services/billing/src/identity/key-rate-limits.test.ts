@@ -5,6 +5,7 @@ import {
   gatewayErrorOf,
   setUpIdentity,
   type IdentityHarness,
+  putStandardChatModel,
 } from './fixtures.suite.js';
 import { rateSubjectOf } from './rate-limit.js';
 
@@ -33,14 +34,7 @@ beforeAll(async () => {
   // 10 s into a minute: every test here stays in one window unless it moves the clock.
   h = await setUpIdentity({ start: '2030-01-01T10:00:10Z' });
   ledger = createLedgerService({ prisma: h.prisma, clock: h.clock.now, holdTtlMs: 60_000 });
-  await h.identity.catalog.put(MODEL, {
-    kind: 'chat',
-    provider: 'node',
-    upstream_model: 'llama',
-    input_price_dzd_per_m: 150,
-    output_price_dzd_per_m: 600,
-    max_output_tokens: 8192,
-  });
+  await putStandardChatModel(h, MODEL);
 });
 
 afterAll(async () => {

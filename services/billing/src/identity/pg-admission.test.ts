@@ -9,6 +9,7 @@ import {
   gatewayErrorOf,
   setUpIdentity,
   type IdentityHarness,
+  putStandardChatModel,
 } from './fixtures.suite.js';
 import { sha256Hex } from './secrets.js';
 
@@ -47,14 +48,7 @@ function mint(t: { accountId: string; key: string }, extra: Record<string, unkno
 beforeAll(async () => {
   h = await setUpIdentity({ start: '2030-01-01T00:00:05Z' });
   // 150 DZD per million input tokens, 600 per million output tokens, 8192 output cap.
-  await h.identity.catalog.put(MODEL, {
-    kind: 'chat',
-    provider: 'node',
-    upstream_model: 'llama',
-    input_price_dzd_per_m: 150,
-    output_price_dzd_per_m: 600,
-    max_output_tokens: 8192,
-  });
+  await putStandardChatModel(h, MODEL);
   await h.identity.catalog.put(EXTERNAL, {
     kind: 'embedding',
     provider: 'external',

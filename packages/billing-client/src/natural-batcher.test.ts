@@ -1,0 +1,121 @@
+import { describe, expect, it } from '@jest/globals';
+import { NaturalBatcher, type ItemResult } from './natural-batcher.js';
+
+/** A send whose calls are answered when the test says so. */
+function controlledSend() {
+  const calls: { items: number[]; answer: (results: ItemResult<string>[]) => void }[] = [];
+  const fail: { next?: Error } = {};
+  const send = (items: number[]) =>
+    new Promise<ItemResult<string>[]>((resolve, reject) => {
+      if (fail.next) {
+        reject(fail.next);
+        fail.next = undefined;
+        return;
+      }
+      calls.push({ items, answer: resolve });
+    });
+  const okAll = (items: number[]): ItemResult<string>[] =>
+    items.map((item) => ({ ok: true, value: `v${item}` }));
+  return { calls, send, okAll, fail };
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('NaturalBatcher', () => {
+  it('sends a call at once when idle: a batch of one, no waiting', async () => {
+    const { calls, send, okAll } = controlledSend();
+    const batcher = new NaturalBatcher(send, { maxBatchSize: 8, maxInFlight: 1 });
+    const answer = batcher.submit(1);
+    expect(calls.map((call) => call.items)).toEqual([[1]]);
+    calls[0]?.answer(okAll([1]));
+    await expect(answer).resolves.toBe('v1');
+  });
+
+  it('groups the calls made while the previous batch was in flight into the next one', async () => {
+    const { calls, send, okAll } = controlledSend();
+    const sizes: number[] = [];
+    const batcher = new NaturalBatcher(send, {
+      maxBatchSize: 8,
+      maxInFlight: 1,
+      onBatch: (size) => sizes.push(size),
+    });
+    const answers = [1, 2, 3, 4].map((item) => batcher.submit(item));
+    expect(calls.map((call) => call.items)).toEqual([[1]]);
+    calls[0]?.answer(okAll([1]));
+    await tick();
+    expect(calls.map((call) => call.items)).toEqual([[1], [2, 3, 4]]);
+    calls[1]?.answer(okAll([2, 3, 4]));
+    await expect(Promise.all(answers)).resolves.toEqual(['v1', 'v2', 'v3', 'v4']);
+    expect(sizes).toEqual([1, 3]);
+  });
+
+  it('keeps at most maxInFlight batches running and maxBatchSize items in each', async () => {
+    const { calls, send, okAll } = controlledSend();
+    const batcher = new NaturalBatcher(send, { maxBatchSize: 2, maxInFlight: 2 });
+    const answers = [1, 2, 3, 4, 5, 6, 7].map((item) => batcher.submit(item));
+    expect(calls.map((call) => call.items)).toEqual([[1], [2]]);
+    calls[0]?.answer(okAll([1]));
+    await tick();
+    expect(calls.map((call) => call.items)).toEqual([[1], [2], [3, 4]]);
+    calls[1]?.answer(okAll([2]));
+    calls[2]?.answer(okAll([3, 4]));
+    await tick();
+    expect(calls.slice(3).map((call) => call.items)).toEqual([[5, 6], [7]]);
+    calls[3]?.answer(okAll([5, 6]));
+    calls[4]?.answer(okAll([7]));
+    await expect(Promise.all(answers)).resolves.toHaveLength(7);
+  });
+
+  it("gives each caller its own item's outcome: one refused item fails no neighbour", async () => {
+    const { calls, send } = controlledSend();
+    const batcher = new NaturalBatcher(send, { maxBatchSize: 8, maxInFlight: 1 });
+    const first = batcher.submit(1);
+    const [a, b, c] = [2, 3, 4].map((item) => batcher.submit(item));
+    calls[0]?.answer([{ ok: true, value: 'v1' }]);
+    await first;
+    await tick();
+    const refused = new Error('refused 3');
+    calls[1]?.answer([
+      { ok: true, value: 'v2' },
+      { ok: false, error: refused },
+      { ok: true, value: 'v4' },
+    ]);
+    await expect(a).resolves.toBe('v2');
+    await expect(b).rejects.toBe(refused);
+    await expect(c).resolves.toBe('v4');
+  });
+
+  it('fails only the items of a batch whose call failed, and goes on with the next', async () => {
+    const { calls, send, okAll, fail } = controlledSend();
+    const batcher = new NaturalBatcher(send, { maxBatchSize: 8, maxInFlight: 1 });
+    fail.next = new Error('billing unreachable');
+    await expect(batcher.submit(1)).rejects.toThrow('billing unreachable');
+    const next = batcher.submit(2);
+    calls[0]?.answer(okAll([2]));
+    await expect(next).resolves.toBe('v2');
+  });
+
+  it('rejects an item the answer has no result for', async () => {
+    const { calls, send } = controlledSend();
+    const batcher = new NaturalBatcher(send, { maxBatchSize: 8, maxInFlight: 1 });
+    const answer = batcher.submit(1);
+    calls[0]?.answer([]);
+    await expect(answer).rejects.toThrow('no result');
+  });
+
+  it('flush waits for every queued and running batch', async () => {
+    const { calls, send, okAll } = controlledSend();
+    const batcher = new NaturalBatcher(send, { maxBatchSize: 8, maxInFlight: 1 });
+    const answers = [1, 2].map((item) => batcher.submit(item));
+    let flushed = false;
+    const flush = batcher.flush().then(() => (flushed = true));
+    calls[0]?.answer(okAll([1]));
+    await tick();
+    expect(flushed).toBe(false);
+    calls[1]?.answer(okAll([2]));
+    await flush;
+    await Promise.all(answers);
+    expect(flushed).toBe(true);
+    await batcher.flush();
+  });
+});

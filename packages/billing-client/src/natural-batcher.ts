@@ -1,0 +1,84 @@
+/**
+ * Natural batching of calls to billing: a call made while fewer than `maxInFlight` batches are
+ * running is sent at once (an idle caller sends batches of one, with no added delay); calls made
+ * while they all run wait, and go together in the next batch as soon as one returns. No timer:
+ * a batch is exactly what queued during the previous round trip, so batches grow with the load
+ * and shrink back with it. The one thing a batch costs a call is the wait for a free slot.
+ */
+
+/** One item's outcome in a batch's answer. */
+export type ItemResult<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+export interface NaturalBatcherOptions {
+  /** Items per batch at most (the route's limit). */
+  maxBatchSize: number;
+  /** Batches running at once; more calls queue. */
+  maxInFlight: number;
+  /** Told each batch's size as it is sent (a metric). */
+  onBatch?: (size: number) => void;
+}
+
+interface Queued<I, O> {
+  item: I;
+  resolve: (value: O) => void;
+  reject: (error: unknown) => void;
+}
+
+export class NaturalBatcher<I, O> {
+  readonly #send: (items: I[]) => Promise<ItemResult<O>[]>;
+  readonly #options: NaturalBatcherOptions;
+  #queue: Queued<I, O>[] = [];
+  #inFlight = 0;
+  #idle: (() => void)[] = [];
+
+  /** `send` answers one result per item, in the items' order; if it throws, every item fails. */
+  constructor(send: (items: I[]) => Promise<ItemResult<O>[]>, options: NaturalBatcherOptions) {
+    if (options.maxBatchSize < 1 || options.maxInFlight < 1) {
+      throw new Error('NaturalBatcher: maxBatchSize and maxInFlight must be at least 1');
+    }
+    this.#send = send;
+    this.#options = options;
+  }
+
+  submit(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.#queue.push({ item, resolve, reject });
+      this.#pump();
+    });
+  }
+
+  /** Resolves when nothing is queued or in flight (shutdown). */
+  async flush(): Promise<void> {
+    if (this.#inFlight === 0 && this.#queue.length === 0) return;
+    await new Promise<void>((resolve) => this.#idle.push(resolve));
+  }
+
+  #pump(): void {
+    while (this.#inFlight < this.#options.maxInFlight && this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, this.#options.maxBatchSize);
+      this.#inFlight += 1;
+      this.#options.onBatch?.(batch.length);
+      void this.#run(batch);
+    }
+    if (this.#inFlight === 0 && this.#queue.length === 0) {
+      for (const resolve of this.#idle.splice(0)) resolve();
+    }
+  }
+
+  async #run(batch: Queued<I, O>[]): Promise<void> {
+    try {
+      const results = await this.#send(batch.map((queued) => queued.item));
+      batch.forEach((queued, index) => {
+        const result = results[index];
+        if (!result) queued.reject(new Error('batch answer has no result for this item'));
+        else if (result.ok) queued.resolve(result.value);
+        else queued.reject(result.error);
+      });
+    } catch (error) {
+      for (const queued of batch) queued.reject(error);
+    } finally {
+      this.#inFlight -= 1;
+      this.#pump();
+    }
+  }
+}
