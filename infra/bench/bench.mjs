@@ -30,11 +30,18 @@
  *   BENCH_KEY_LIMITS        1: the bench key has its own requests and tokens per minute (issue 25),
  *                           counted on every admission and given back on every settlement
  *   BENCH_CPU_PROF          1: every service writes <BENCH_DIR>/profiles/<service>.cpuprofile
- *                           when the run ends (node --cpu-prof) [0]
+ *                           (node --cpu-prof); the services are stopped after the last phase so
+ *                           that they do, and the report lists each one's 8 heaviest functions
+ *                           by self time over its whole life (startup included) [0]
  *
  * CPU per request is utime+stime from /proc/<pid>/stat over a phase divided by its answered
  * requests (10 ms clock ticks: short phases are coarse); memory is VmRSS after the last phase.
- * No test asserts any of these figures.
+ * In the closed and open loops the gateway's components are also counted, per answered request,
+ * from their own counters (counters/): PostgreSQL transactions (pg_stat_database) and statements
+ * (pg_stat_statements, preloaded in the bench's cluster only), RabbitMQ messages published,
+ * delivered, acknowledged and confirmed (the broker's global counters), and the internal calls
+ * billing answered by route and caller (its http request histogram). That reading waits twice
+ * 11 s per gateway run for PostgreSQL to publish its counts. No test asserts any of these figures.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -44,7 +51,8 @@ import { ledgerPhase } from './phases/ledger.mjs';
 import { startReceiver, webhookPhase } from './phases/webhooks.mjs';
 import { installPortkey, startPortkey, PORTKEY_VERSION } from './portkey.mjs';
 import { rssBytes, withChildren } from './proc.mjs';
-import { renderTable } from './report.mjs';
+import { serviceTopFunctions } from './profiles.mjs';
+import { COUNTER_FOOTNOTE, renderProfiles, renderTable } from './report.mjs';
 import { startGateway } from './stack.mjs';
 import { createCleanup, machineFacts, readSettings, runBench } from './settings.mjs';
 
@@ -185,11 +193,37 @@ async function runPhases(stack) {
   return results;
 }
 
+const PROFILE_TOP_FUNCTIONS = 8;
+/** Each service's process name (its .cpuprofile's), in the order cleanup stops them. */
+const SERVICE_PROCESSES = {
+  edge: 'edge',
+  worker: 'inference-worker',
+  dispatcher: 'dispatcher',
+  billing: 'billing',
+};
+
+/**
+ * BENCH_CPU_PROF=1: node writes a profile when its process exits, so the four services are
+ * stopped here, after the last phase, and their heaviest functions read back.
+ */
+async function profileTopFunctions(services, sinceMs) {
+  for (const key of Object.keys(SERVICE_PROCESSES)) await cleanup.stopChild(services[key].child);
+  return serviceTopFunctions(
+    path.join(settings.dir, 'profiles'),
+    Object.values(SERVICE_PROCESSES),
+    sinceMs,
+    PROFILE_TOP_FUNCTIONS,
+  );
+}
+
 async function main() {
   const startedAt = new Date();
   const machineBefore = machineFacts();
   const stack = await startEverything();
   const results = await runPhases(stack);
+  if (settings.cpuProfiles) {
+    results.profiles = await profileTopFunctions(stack.services, startedAt.getTime());
+  }
   const machine = { ...machineBefore, loadAverageAfter: os.loadavg() };
   const report = { startedAt: startedAt.toISOString(), machine, settings, results };
   const file = path.join(
@@ -200,6 +234,10 @@ async function main() {
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   console.log(`\n${renderTable(results, { ...settings, portkeyVersion: PORTKEY_VERSION })}\n`);
+  if (results.closed?.gateway?.counters || results.open?.gateway?.counters) {
+    console.log(`${COUNTER_FOOTNOTE}\n`);
+  }
+  if (results.profiles) console.log(`${renderProfiles(results.profiles)}\n`);
   console.log(
     `${machine.cpus}× ${machine.cpuModel}, Node ${process.version}; load average ${machine.loadAverage.map((l) => l.toFixed(2)).join(' ')} before, ${machine.loadAverageAfter.map((l) => l.toFixed(2)).join(' ')} after (above ~0.5 before: someone else is using the CPU, figures disturbed)`,
   );

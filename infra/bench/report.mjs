@@ -31,6 +31,48 @@ function render(rows) {
   ].join('\n');
 }
 
+/** A count per request: two decimals, two significant digits below 0.01 (rare calls show). */
+const each = (value) =>
+  value === undefined || Number.isNaN(value)
+    ? '—'
+    : value > 0 && value < 0.01
+      ? value.toPrecision(2)
+      : value.toFixed(2);
+const routes = (perRoute) =>
+  Object.entries(perRoute ?? {})
+    .map(([route, perRequest]) => `${route} ${each(perRequest)}`)
+    .join(', ');
+const sum = (values) => values.reduce((a, b) => a + b, 0);
+
+/**
+ * The gateway's components' counters per answered request (counters/gateway.mjs); the other
+ * targets have none ('—').
+ */
+function counterRows(phase, gateway) {
+  const c = gateway?.counters;
+  const gatewayOnly = (label, cell) => [`  ${phase}: ${label}`, '—', '—', c ? cell(c) : '—', ''];
+  const calls = (c, caller) => {
+    const perRoute = c.billingCallsPerRequest[caller];
+    return perRoute ? `${each(sum(Object.values(perRoute)))} (${routes(perRoute)})` : each(0);
+  };
+  const rows = [
+    gatewayOnly(
+      'PostgreSQL transactions / statements per request',
+      (c) => `${each(c.postgresTransactionsPerRequest)} / ${each(c.postgresStatementsPerRequest)}`,
+    ),
+    gatewayOnly('RabbitMQ published / delivered / acked / confirmed', (c) => {
+      const m = c.rabbitmqMessagesPerRequest;
+      return [m.published, m.delivered, m.acknowledged, m.confirmed].map(each).join(' / ');
+    }),
+    gatewayOnly('edge → billing calls per request', (c) => calls(c, 'edge')),
+    gatewayOnly('worker → billing calls per request', (c) => calls(c, 'worker')),
+  ];
+  if (c?.billingCallsPerRequest['edge or worker']) {
+    rows.push(gatewayOnly('edge or worker → billing', (c) => calls(c, 'edge or worker')));
+  }
+  return rows;
+}
+
 function closedRows({ closed }, settings) {
   if (!closed) return [];
   const { direct, portkey, gateway } = closed;
@@ -73,6 +115,7 @@ function closedRows({ closed }, settings) {
         : '—',
       'not counted',
     ],
+    ...counterRows('closed', gateway),
   ];
 }
 
@@ -100,6 +143,7 @@ function openRows({ open }, settings) {
       `${errorCount(gateway)} (${gateway?.maxInFlight ?? '—'})`,
       'no errors',
     ],
+    ...counterRows('open', gateway),
   ];
 }
 
@@ -182,6 +226,29 @@ function otherRows(results) {
   }
   return rows;
 }
+
+/** BENCH_CPU_PROF=1: each service's heaviest functions, a list under the table. */
+export function renderProfiles(profiles) {
+  if (!profiles) return '';
+  const lines = ['Heaviest functions by self time (% of the process busy time, whole run):'];
+  for (const [service, { busyMs, functions }] of Object.entries(profiles)) {
+    lines.push(`- ${service} (busy ${fmt(busyMs / 1000, 2)} s):`);
+    for (const f of functions)
+      lines.push(`    ${f.busyPercent.toFixed(1).padStart(5)}%  ${f.name}`);
+  }
+  return lines.join('\n');
+}
+
+/** How the counter rows were counted. */
+export const COUNTER_FOOTNOTE = [
+  'Counters per answered request, gateway only, read around the measured interval:',
+  'PostgreSQL transactions from pg_stat_database (billing and dispatcher databases; read 11 s',
+  'after the run, once every backend published its counts, so background work of those 11 s is',
+  'in), statements (one round trip each, BEGIN/COMMIT included) from pg_stat_statements;',
+  "RabbitMQ from the broker's global counters (rabbitmqctl eval); billing calls from its",
+  'billing_http_request_duration_seconds counts by route, the caller being the one service the',
+  'route allows.',
+].join('\n');
 
 export function renderTable(results, settings) {
   const header = [

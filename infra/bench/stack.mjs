@@ -17,6 +17,7 @@ import {
   urlAsRole,
   waitForStatus,
 } from '../../packages/testing/dist/index.js';
+import { gatewayCounters } from './counters/gateway.mjs';
 import { billingDatabaseTemplate } from '../../services/billing/dist/db/client.js';
 import { dispatcherDatabaseTemplate } from '../../services/dispatcher/dist/db/migrate.js';
 
@@ -57,10 +58,13 @@ async function spawnReady(name, env, { cleanup, logDir }) {
 
 export async function startInfrastructure(baseDir, { cleanup }) {
   const [postgres, rabbitmq] = await Promise.all([
-    startPostgresCluster({ baseDir: path.join(baseDir, 'pg') }).then((pg) => {
-      cleanup.push(() => pg.stop());
-      return pg;
-    }),
+    // Statement statistics: the bench counts the statements one request sends.
+    startPostgresCluster({ baseDir: path.join(baseDir, 'pg'), statementStatistics: true }).then(
+      (pg) => {
+        cleanup.push(() => pg.stop());
+        return pg;
+      },
+    ),
     startRabbitMqNode({ baseDir: path.join(baseDir, 'rabbitmq') }).then((mq) => {
       cleanup.push(() => mq.destroy());
       return mq;
@@ -137,7 +141,19 @@ export async function startServices(infra, { dispatchIntervalMs, caFile }, run) 
     },
     run,
   );
-  return { billing, dispatcher, worker, edge, adminToken: tokens.admin, billingOwnerUrl };
+  // The gateway's databases, whose PostgreSQL counters the bench reads.
+  const databases = [billingOwnerUrl, dispatcherOwnerUrl].map((url) =>
+    new URL(url).pathname.slice(1),
+  );
+  return {
+    billing,
+    dispatcher,
+    worker,
+    edge,
+    adminToken: tokens.admin,
+    billingOwnerUrl,
+    databases,
+  };
 }
 
 export async function startUpstream({ chunks, gapMs }, { cleanup }) {
@@ -258,5 +274,7 @@ export async function startGateway({
       ]),
     ),
   };
-  return { baseDir, infra, upstream, services, certs, apiKey, gateway };
+  const counters = await gatewayCounters({ infra, services, databases: services.databases });
+  cleanup.push(() => counters.close());
+  return { baseDir, infra, upstream, services, certs, apiKey, gateway: { ...gateway, counters } };
 }

@@ -15,17 +15,21 @@ const chatBody = (stream) => ({
 /**
  * Runs `warmUp(client)` (unmeasured) then `measure(client)` against every target, with a CPU
  * meter over the target's processes (and PostgreSQL and RabbitMQ, reported apart) during
- * `measure` only. Returns { targetName: figures }.
+ * `measure` only. With `counted`, a target with `counters` (the gateway) also has its
+ * components' counters read around `measure` (adds about 25 s: see counters/gateway.mjs).
+ * Returns { targetName: figures }.
  */
-async function eachTarget(targets, infraPids, maxSockets, measure, warmUp = async () => {}) {
+async function eachTarget(targets, infraPids, { maxSockets, measure, warmUp, counted = false }) {
   const results = {};
   for (const target of targets) {
     const client = createClient(target, { maxSockets });
     try {
-      await warmUp(client);
+      await warmUp?.(client);
+      const stopCounters = counted ? await target.counters?.start() : undefined;
       const stopMeter = cpuMeter({ ...target.processes, ...infraPids });
       const figures = await measure(client);
       const cpu = stopMeter();
+      const counts = await stopCounters?.(figures.ok);
       const own = Object.keys(target.processes);
       const requests = figures.ok || 1;
       results[target.name] = {
@@ -34,6 +38,7 @@ async function eachTarget(targets, infraPids, maxSockets, measure, warmUp = asyn
           Object.entries(cpu).map(([name, ms]) => [name, ms / requests]),
         ),
         cpuMsPerRequestTotal: own.reduce((sum, name) => sum + cpu[name], 0) / requests,
+        ...(counts ? { counters: counts } : {}),
       };
     } finally {
       client.close();
@@ -43,24 +48,27 @@ async function eachTarget(targets, infraPids, maxSockets, measure, warmUp = asyn
 }
 
 export function closedPhase(targets, infraPids, { connections, seconds, warmupSeconds }) {
-  return eachTarget(
-    targets,
-    infraPids,
-    connections,
-    (client) => closedLoop(client, chatBody(false), { connections, seconds }),
+  return eachTarget(targets, infraPids, {
+    maxSockets: connections,
+    measure: (client) => closedLoop(client, chatBody(false), { connections, seconds }),
     // Connections, JIT and caches warm up before anything counts.
-    (client) => closedLoop(client, chatBody(false), { connections, seconds: warmupSeconds }),
-  );
+    warmUp: (client) =>
+      closedLoop(client, chatBody(false), { connections, seconds: warmupSeconds }),
+    counted: true,
+  });
 }
 
 export function openPhase(targets, infraPids, { ratePerS, seconds }) {
-  return eachTarget(targets, infraPids, Infinity, (client) =>
-    openLoop(client, chatBody(false), { ratePerS, seconds }),
-  );
+  return eachTarget(targets, infraPids, {
+    maxSockets: Infinity,
+    measure: (client) => openLoop(client, chatBody(false), { ratePerS, seconds }),
+    counted: true,
+  });
 }
 
 export function streamPhase(targets, infraPids, { count }) {
-  return eachTarget(targets, infraPids, 1, (client) =>
-    streamProbe(client, chatBody(true), { count }),
-  );
+  return eachTarget(targets, infraPids, {
+    maxSockets: 1,
+    measure: (client) => streamProbe(client, chatBody(true), { count }),
+  });
 }

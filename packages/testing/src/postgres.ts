@@ -21,6 +21,12 @@ export interface StartPostgresOptions {
   port?: number;
   /** Keep data safe on disk (the local stack); tests turn durability off for speed. */
   durable?: boolean;
+  /**
+   * Load pg_stat_statements (`shared_preload_libraries`), so that `CREATE EXTENSION
+   * pg_stat_statements` can count every statement: the bench counts round trips per request.
+   * Off by default: tests need no statement statistics and keep the server lean.
+   */
+  statementStatistics?: boolean;
 }
 
 const PG_START_TIMEOUT_MS = 30_000;
@@ -76,6 +82,7 @@ export async function startPostgresCluster(
       ? []
       : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off']),
     '-c max_connections=300',
+    ...(options.statementStatistics ? ['-c shared_preload_libraries=pg_stat_statements'] : []),
   ].join(' ');
   try {
     await run(
