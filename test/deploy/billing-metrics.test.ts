@@ -8,7 +8,7 @@ import {
   createPrismaClient,
   type PrismaClient,
 } from '../../services/billing/src/db/client.js';
-import { createIdentity } from '../../services/billing/src/identity/index.js';
+import { createIdentity, type Identity } from '../../services/billing/src/identity/index.js';
 import {
   createLedgerService,
   type LedgerService,
@@ -31,6 +31,9 @@ let registry: ReturnType<typeof createServiceMetrics>['registry'];
 let nowMs = Date.now();
 let invariantChecks = 0;
 let accountId: string;
+let keyring: Keyring;
+let identity: Identity;
+let authorization: string;
 
 async function scrape() {
   return parseExposition(await registry.metrics());
@@ -40,11 +43,8 @@ beforeAll(async () => {
   db = await createTestDatabase(billingDatabaseTemplate);
   prisma = createPrismaClient(db.runtimeUrl, { maxConnections: 4 });
   const clock = () => new Date();
-  const identity = createIdentity({
-    prisma,
-    keyring: Keyring.parse(randomBytes(32).toString('base64')),
-    clock,
-  });
+  keyring = Keyring.parse(randomBytes(32).toString('base64'));
+  identity = createIdentity({ prisma, keyring, clock });
   registry = createServiceMetrics('billing', { defaultMetrics: false }).registry;
   ledger = createLedgerService({
     prisma,
@@ -73,6 +73,7 @@ beforeAll(async () => {
     nodes: [{ url: 'http://127.0.0.1:9' }],
   });
   accountId = (await identity.accounts.create({ name: 'metrics' })).id;
+  authorization = `Bearer ${(await identity.accounts.createApiKey(accountId, { name: 'metrics' })).key}`;
   await ledger.credit({ accountId, amountMicroDzd: 100_000_000n, reference: null });
 });
 
@@ -80,6 +81,17 @@ afterAll(async () => {
   await prisma?.$disconnect();
   await db?.drop();
 });
+
+/** A hold of `amount` µDZD placed by admission: a prompt at 1 000 µDZD per token, no output. */
+async function admit(through: Identity, amount: bigint) {
+  const { admission } = await through.admission.admit(authorization, {
+    model: MODEL,
+    estimate: { inputTokens: Number(amount / 1_000n), maxOutputTokens: 0 },
+    priority: false,
+  });
+  expect(admission.hold.amountMicroDzd).toBe(amount);
+  return admission.hold;
+}
 
 describe('billing metrics', () => {
   it('start at zero on an empty ledger', async () => {
@@ -93,18 +105,8 @@ describe('billing metrics', () => {
   });
 
   it('count open holds and the µDZD settlements charge, once per hold', async () => {
-    const first = await ledger.placeHold(prisma, {
-      accountId,
-      amountMicroDzd: 5_000_000n,
-      model: MODEL,
-      priority: false,
-    });
-    await ledger.placeHold(prisma, {
-      accountId,
-      amountMicroDzd: 5_000_000n,
-      model: MODEL,
-      priority: false,
-    });
+    const first = await admit(identity, 5_000_000n);
+    await admit(identity, 5_000_000n);
     expect(sampleValue(await scrape(), 'billing_holds_open')).toBe(2);
 
     // 1000 in × 1000 DZD/M + 500 out × 2000 DZD/M = 2 DZD = 2 000 000 µDZD.
@@ -129,13 +131,8 @@ describe('billing metrics', () => {
 
   it('report how long the most overdue pending hold waits for the sweeper', async () => {
     const anHourAgo = () => new Date(Date.now() - HOUR_MS);
-    const past = createLedgerService({ prisma, clock: anHourAgo, holdTtlMs: 60_000 });
-    await past.placeHold(prisma, {
-      accountId,
-      amountMicroDzd: 1_000_000n,
-      model: MODEL,
-      priority: false,
-    });
+    const past = createIdentity({ prisma, keyring, clock: anHourAgo, holdTtlMs: 60_000 });
+    await admit(past, 1_000_000n);
     const lag = sampleValue(await scrape(), 'billing_hold_sweeper_lag_seconds')!;
     expect(lag).toBeGreaterThan(3_500);
     expect(lag).toBeLessThan(3_700);

@@ -135,10 +135,7 @@ try {
   latencies.sort((a, b) => a - b);
 
   // Settle alone: as many holds placed beforehand, then settled by the same number of workers.
-  const settlesPerSecond = await settleAlone(
-    latencies.length,
-    accounts.map((a) => a.id),
-  );
+  const settlesPerSecond = await settleAlone(latencies.length, accounts, run);
   const invariants = check ? await ledger.checkInvariants() : undefined;
   const figures = {
     cycles: latencies.length,
@@ -161,18 +158,17 @@ try {
   await prisma.$disconnect();
 }
 
-async function settleAlone(count, accounts) {
+async function settleAlone(count, accounts, run) {
   const pendingHolds = [];
   for (let i = 0; i < count; i += 1) {
-    const accountId = accounts[i % accounts.length];
-    pendingHolds.push(
-      await ledger.placeHold(prisma, {
-        accountId,
-        amountMicroDzd: 1n,
-        model: MODEL,
-        priority: false,
-      }),
-    );
+    const account = accounts[i % accounts.length];
+    const { admission } = await identity.admission.admit(account.authorization, {
+      model: MODEL,
+      estimate: ESTIMATE,
+      priority: false,
+      holdId: `hold_bench_${run}_alone_${i}`,
+    });
+    pendingHolds.push(admission.hold);
   }
   let next = 0;
   const begin = performance.now();

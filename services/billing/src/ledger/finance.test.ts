@@ -7,6 +7,8 @@ import type { LedgerEntryView } from './types.js';
 import {
   DZD,
   MODEL,
+  admitHold,
+  admittableEstimate,
   createLedgerHarness,
   expectedCost,
   type LedgerHarness,
@@ -59,12 +61,7 @@ describe('statement', () => {
     const t0 = h.clock.now();
     await h.ledger.credit({ accountId, amountMicroDzd: 100n * DZD, reference: 'wire, March' });
     h.clock.advance(HOUR);
-    const hold = await h.ledger.placeHold(h.prisma, {
-      accountId,
-      amountMicroDzd: 2n * DZD,
-      model: MODEL,
-      priority: false,
-    });
+    const hold = await admitHold(h, { accountId, amountMicroDzd: 2n * DZD });
     const settled = await h.ledger.settleHold(hold.id, { inputTokens: 1234, outputTokens: 567 });
     expect(settled.costMicroDzd).toBe(expectedCost(1234n, 567n));
     h.clock.advance(HOUR);
@@ -74,10 +71,10 @@ describe('statement', () => {
       reference: '=HYPERLINK("evil") "quoted"',
     });
     // A hold still pending is not posted: it is not on the statement.
-    await h.ledger.placeHold(h.prisma, {
+    // (At priority no prompt's worst case at MODEL's prices is exactly 1 DZD: the nearest below.)
+    await admitHold(h, {
       accountId,
-      amountMicroDzd: DZD,
-      model: MODEL,
+      amountMicroDzd: admittableEstimate(DZD, true).amountMicroDzd,
       priority: true,
     });
     h.clock.advance(HOUR);
@@ -178,12 +175,7 @@ describe('listEntries', () => {
       await h.ledger.credit({ accountId, amountMicroDzd: BigInt(i) * DZD, reference: `c${i}` });
       if (i % 3 === 0) h.clock.advance(1000);
     }
-    const hold = await h.ledger.placeHold(h.prisma, {
-      accountId,
-      amountMicroDzd: DZD,
-      model: MODEL,
-      priority: false,
-    });
+    const hold = await admitHold(h, { accountId, amountMicroDzd: DZD });
     await h.ledger.settleHold(hold.id, { inputTokens: 10, outputTokens: 10 });
     h.clock.advance(1);
 
@@ -283,13 +275,7 @@ describe('checkInvariants', () => {
   it('reports projections, holds and token counters that disagree with the ledger', async () => {
     const accountId = await h.fundedAccount(10n * DZD);
     const tokenId = await h.createToken(accountId, null);
-    const hold = await h.ledger.placeHold(h.prisma, {
-      accountId,
-      amountMicroDzd: DZD,
-      model: MODEL,
-      priority: false,
-      scopedToken: { id: tokenId, spendingLimitMicroDzd: null },
-    });
+    const hold = await admitHold(h, { accountId, amountMicroDzd: DZD, tokenId });
     const balanceRow = { where: { accountId } };
     await expectReported(
       () =>

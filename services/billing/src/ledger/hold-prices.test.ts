@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   DZD,
   MODEL_PRICES,
+  admitHold,
   createLedgerHarness,
   expectedCost,
   type LedgerHarness,
@@ -51,17 +52,9 @@ const reprice = (id: string, factor: bigint) =>
     },
   });
 
-async function placeFor(model: string, prices?: { input: bigint; output: bigint }) {
+async function placeFor(model: string) {
   const accountId = await h.fundedAccount(2n * DZD);
-  const hold = await h.ledger.placeHold(h.prisma, {
-    accountId,
-    amountMicroDzd: DZD,
-    model,
-    priority: false,
-    ...(prices
-      ? { prices: { inputMicroDzdPerM: prices.input, outputMicroDzdPerM: prices.output } }
-      : {}),
-  });
+  const hold = await admitHold(h, { accountId, amountMicroDzd: DZD, model });
   return { accountId, holdId: hold.id };
 }
 
@@ -80,13 +73,12 @@ describe('hold prices', () => {
     );
   });
 
-  it('takes the prices the caller computed the amount with over the catalog', async () => {
+  it('takes the prices admission computed the amount with over the catalog', async () => {
     const model = await catalogModel();
-    // Admission passes the prices it read; a catalog edit in between must not leak in.
-    const { holdId } = await placeFor(model, {
-      input: 2n * MODEL_PRICES.input,
-      output: 2n * MODEL_PRICES.output,
-    });
+    // Admission snapshots the prices it read; a catalog edit after it must not leak in.
+    await reprice(model, 2n);
+    const { holdId } = await placeFor(model);
+    await reprice(model, 1n);
     expect((await h.ledger.settleHold(holdId, usage)).costMicroDzd).toBe(
       2n * expectedCost(1000n, 500n),
     );
@@ -114,18 +106,11 @@ describe('hold prices', () => {
     );
   });
 
-  it('refuses negative prices, and the database refuses half a snapshot', async () => {
-    const accountId = await h.fundedAccount(2n * DZD);
-    await expect(
-      h.ledger.placeHold(h.prisma, {
-        accountId,
-        amountMicroDzd: 1n,
-        model: 'acme/any',
-        priority: false,
-        prices: { inputMicroDzdPerM: -1n, outputMicroDzdPerM: 0n },
-      }),
-    ).rejects.toMatchObject({ code: 'invalid_request_body', param: 'prices.inputMicroDzdPerM' });
+  it('the database refuses negative prices and half a snapshot', async () => {
     const { holdId } = await placeFor(await catalogModel());
+    await expect(
+      h.prisma.$executeRaw`UPDATE holds SET input_price_micro_dzd_per_m = -1 WHERE id = ${holdId}`,
+    ).rejects.toThrow(/holds_prices_nonnegative/);
     await expect(
       h.prisma
         .$executeRaw`UPDATE holds SET input_price_micro_dzd_per_m = NULL WHERE id = ${holdId}`,

@@ -3,15 +3,20 @@ import { GatewayError } from '@gateway/contracts';
 import { REFUND_WINDOW_MS } from './refunds.js';
 import type { HoldConflictResult, HoldStatus } from './types.js';
 import {
+  ANY_AMOUNT_MODEL,
   DZD,
   HOLD_TTL_MS,
-  MODEL,
+  MODEL_PRICES,
+  admitHold,
+  admittableEstimate,
   createLedgerHarness,
   expectedCost,
+  type AdmitHoldInput,
   type LedgerHarness,
 } from './ledger-test-support.suite.js';
 
 let h: LedgerHarness;
+const admit = (input: AdmitHoldInput) => admitHold(h, input);
 
 beforeAll(async () => {
   h = await createLedgerHarness({ maxConnections: 8 });
@@ -203,12 +208,10 @@ const ROWS: Row[] = [
 describe('hold state machine', () => {
   it.each(ROWS.map((row) => [row.name, row] as const))('%s', async (_name, row) => {
     const accountId = await h.fundedAccount(FUNDED);
-    const hold = await h.ledger.placeHold(h.prisma, {
-      accountId,
-      amountMicroDzd: HELD,
-      model: MODEL,
-      priority: row.priority ?? false,
-    });
+    const priority = row.priority ?? false;
+    // No prompt's priority worst case at MODEL's prices is exactly 1 DZD: the nearest below.
+    const held = priority ? admittableEstimate(HELD, true).amountMicroDzd : HELD;
+    const hold = await admit({ accountId, amountMicroDzd: held, priority });
     const sweepBase = h.clock.now().getTime();
     const run = (op: Op) =>
       outcome(async (): Promise<unknown> => {
@@ -257,16 +260,11 @@ describe('hold state machine', () => {
   });
 });
 
-describe('placeHold', () => {
+describe('admitting a hold', () => {
   it('refuses a hold above the available balance without revealing internals', async () => {
     const accountId = await h.fundedAccount(1n * DZD);
     const error = await outcome(() =>
-      h.ledger.placeHold(h.prisma, {
-        accountId,
-        amountMicroDzd: DZD + 1n,
-        model: MODEL,
-        priority: false,
-      }),
+      admit({ accountId, amountMicroDzd: DZD + 1n, model: ANY_AMOUNT_MODEL }),
     );
     expect(error).toBeInstanceOf(GatewayError);
     expect((error as GatewayError).code).toBe('insufficient_balance');
@@ -276,46 +274,21 @@ describe('placeHold', () => {
 
   it('refuses any hold, even of 0, on a zero balance and on an account never credited', async () => {
     const spent = await h.fundedAccount(1n * DZD);
-    await h.ledger.placeHold(h.prisma, {
-      accountId: spent,
-      amountMicroDzd: DZD,
-      model: MODEL,
-      priority: false,
-    });
+    await admit({ accountId: spent, amountMicroDzd: DZD });
     const never = await h.createAccount();
     for (const accountId of [spent, never]) {
-      await expect(
-        h.ledger.placeHold(h.prisma, {
-          accountId,
-          amountMicroDzd: 0n,
-          model: MODEL,
-          priority: false,
-        }),
-      ).rejects.toMatchObject({ code: 'insufficient_balance' });
+      await expect(admit({ accountId, amountMicroDzd: 0n })).rejects.toMatchObject({
+        code: 'insufficient_balance',
+      });
     }
   });
 
   it('enforces the scoped token spending limit, showing spent and limit in DZD', async () => {
     const accountId = await h.fundedAccount(100n * DZD);
     const tokenId = await h.createToken(accountId, 2n * DZD);
-    const scopedToken = { id: tokenId, spendingLimitMicroDzd: 2n * DZD };
-    const first = await h.ledger.placeHold(h.prisma, {
-      accountId,
-      amountMicroDzd: 1_500_000n,
-      model: MODEL,
-      priority: false,
-      scopedToken,
-    });
+    const first = await admit({ accountId, amountMicroDzd: 1_500_000n, tokenId });
     // 1.5 DZD reserved: another 1 DZD would exceed the 2 DZD limit.
-    await expect(
-      h.ledger.placeHold(h.prisma, {
-        accountId,
-        amountMicroDzd: DZD,
-        model: MODEL,
-        priority: false,
-        scopedToken,
-      }),
-    ).rejects.toMatchObject({
+    await expect(admit({ accountId, amountMicroDzd: DZD, tokenId })).rejects.toMatchObject({
       code: 'budget_exhausted',
       message: expect.stringMatching(/spent 0 DZD of 2 DZD.*1\.5 DZD more is reserved/),
     });
@@ -325,23 +298,9 @@ describe('placeHold', () => {
     expect(token.spentMicroDzd).toBe(1_500_000n);
     expect(token.reservedMicroDzd).toBe(0n);
     // Exactly the remainder fits; then the budget is exhausted.
-    const rest = await h.ledger.placeHold(h.prisma, {
-      accountId,
-      amountMicroDzd: 500_000n,
-      model: MODEL,
-      priority: false,
-      scopedToken,
-    });
+    const rest = await admit({ accountId, amountMicroDzd: 500_000n, tokenId });
     await h.ledger.settleHold(rest.id, { inputTokens: 250_000, outputTokens: 0 });
-    await expect(
-      h.ledger.placeHold(h.prisma, {
-        accountId,
-        amountMicroDzd: 0n,
-        model: MODEL,
-        priority: false,
-        scopedToken,
-      }),
-    ).rejects.toMatchObject({
+    await expect(admit({ accountId, amountMicroDzd: 0n, tokenId })).rejects.toMatchObject({
       code: 'budget_exhausted',
       message: 'Scoped token budget exhausted: spent 2 DZD of its 2 DZD spending limit.',
     });
@@ -350,104 +309,78 @@ describe('placeHold', () => {
   it('checks the spending limit before the balance (the spec’s order)', async () => {
     const accountId = await h.fundedAccount(1n * DZD);
     const tokenId = await h.createToken(accountId, 1n);
-    await expect(
-      h.ledger.placeHold(h.prisma, {
-        accountId,
-        amountMicroDzd: 5n * DZD,
-        model: MODEL,
-        priority: false,
-        scopedToken: { id: tokenId, spendingLimitMicroDzd: 1n },
-      }),
-    ).rejects.toMatchObject({ code: 'budget_exhausted' });
+    await expect(admit({ accountId, amountMicroDzd: 5n * DZD, tokenId })).rejects.toMatchObject({
+      code: 'budget_exhausted',
+    });
   });
 
   it('is idempotent on a caller-chosen hold id', async () => {
     const accountId = await h.fundedAccount(3n * DZD);
-    const input = {
-      holdId: `hold_req_${accountId}`,
-      accountId,
-      amountMicroDzd: 2n * DZD,
-      model: MODEL,
-      priority: false,
-    };
-    const first = await h.ledger.placeHold(h.prisma, input);
-    const again = await h.ledger.placeHold(h.prisma, input);
+    const input = { holdId: `hold_req_${accountId}`, accountId, amountMicroDzd: 2n * DZD };
+    const first = await admit(input);
+    const again = await admit(input);
     expect(first.replayed).toBe(false);
     expect(again).toEqual({ ...first, replayed: true });
     expect((await h.ledger.getBalance(accountId)).pendingMicroDzd).toBe(2n * DZD);
     // A retry of admission (same job id, same account) gets the first hold back whatever it
     // estimates now: nothing is reserved twice.
-    const retried = await h.ledger.placeHold(h.prisma, { ...input, amountMicroDzd: DZD });
+    const retried = await admit({ ...input, amountMicroDzd: DZD });
     expect(retried).toEqual({ ...first, replayed: true });
     expect((await h.ledger.getBalance(accountId)).pendingMicroDzd).toBe(2n * DZD);
     const other = await h.fundedAccount(3n * DZD);
-    await expect(
-      h.ledger.placeHold(h.prisma, { ...input, accountId: other }),
-    ).rejects.toMatchObject({ code: 'conflict', details: { result: 'hold_id_taken' } });
+    await expect(admit({ ...input, accountId: other })).rejects.toMatchObject({
+      code: 'conflict',
+      details: { result: 'hold_id_taken' },
+    });
     expect((await h.ledger.getBalance(other)).pendingMicroDzd).toBe(0n);
   });
 
-  it('runs inside the caller’s transaction and rolls back with it', async () => {
+  it('a refusal writes nothing: the next admission reserves as if it never happened', async () => {
     const accountId = await h.fundedAccount(2n * DZD);
-    let placedId = '';
-    await expect(
-      h.prisma.$transaction(async (tx) => {
-        const hold = await h.ledger.placeHold(tx, {
-          accountId,
-          amountMicroDzd: DZD,
-          model: MODEL,
-          priority: false,
-        });
-        placedId = hold.id;
-        throw new Error('admit failed later');
-      }),
-    ).rejects.toThrow('admit failed later');
-    expect(await h.ledger.getHold(placedId)).toBeNull();
-    expect((await h.ledger.getBalance(accountId)).pendingMicroDzd).toBe(0n);
-
-    // A refusal inside the caller's transaction writes nothing: the caller may still commit.
-    await h.prisma.$transaction(async (tx) => {
-      await expect(
-        h.ledger.placeHold(tx, {
-          accountId,
-          amountMicroDzd: 3n * DZD,
-          model: MODEL,
-          priority: false,
-        }),
-      ).rejects.toMatchObject({ code: 'insufficient_balance' });
-      await h.ledger.placeHold(tx, {
-        accountId,
-        amountMicroDzd: DZD,
-        model: MODEL,
-        priority: false,
-      });
+    await expect(admit({ accountId, amountMicroDzd: 3n * DZD })).rejects.toMatchObject({
+      code: 'insufficient_balance',
     });
+    expect(await h.prisma.hold.count({ where: { accountId } })).toBe(0);
+    await admit({ accountId, amountMicroDzd: DZD });
     expect((await h.ledger.getBalance(accountId)).pendingMicroDzd).toBe(DZD);
   });
 
   it('refuses a hold for a scoped token that is not registered to the account', async () => {
     const accountId = await h.fundedAccount(2n * DZD);
     const otherAccount = await h.createAccount();
-    const tokenId = await h.createToken(otherAccount, null);
+    // Signed by this account's key, registered to another account (both keys have one name).
+    const tokenId = await h.createToken(accountId, null);
+    await h.asOwner('UPDATE scoped_tokens SET account_id = $2 WHERE id = $1', [
+      tokenId,
+      otherAccount,
+    ]);
     await expect(
-      h.ledger.placeHold(h.prisma, {
-        accountId,
-        amountMicroDzd: 1n,
-        model: MODEL,
-        priority: false,
-        scopedToken: { id: tokenId, spendingLimitMicroDzd: null },
-      }),
-    ).rejects.toMatchObject({ code: 'resource_not_found' });
+      admit({ accountId, amountMicroDzd: 1n, model: ANY_AMOUNT_MODEL, tokenId }),
+    ).rejects.toMatchObject({ code: 'invalid_api_key' });
+    expect(await h.prisma.hold.count({ where: { accountId } })).toBe(0);
   });
 
   it('cannot settle a hold whose model left the catalog; it expires uncharged', async () => {
     const accountId = await h.fundedAccount(2n * DZD);
-    const hold = await h.ledger.placeHold(h.prisma, {
-      accountId,
-      amountMicroDzd: DZD,
-      model: 'gone/model',
-      priority: false,
+    await h.prisma.model.create({
+      data: {
+        id: 'gone/model',
+        kind: 'chat',
+        provider: 'node',
+        upstreamModel: 'gone',
+        inputPriceMicroDzdPerM: MODEL_PRICES.input,
+        outputPriceMicroDzdPerM: MODEL_PRICES.output,
+        maxOutputTokens: 4096,
+      },
     });
+    const hold = await admit({ accountId, amountMicroDzd: DZD, model: 'gone/model' });
+    // A hold of a previous release (no price snapshot) whose model the owner then removed.
+    await h.asOwner(
+      `UPDATE holds SET input_price_micro_dzd_per_m = NULL, output_price_micro_dzd_per_m = NULL
+        WHERE id = $1`,
+      [hold.id],
+    );
+    await h.asOwner('DELETE FROM models WHERE id = $1', ['gone/model']);
     await expect(h.ledger.settleHold(hold.id, usage)).rejects.toMatchObject({
       code: 'resource_not_found',
       message: expect.stringMatching(/gone\/model .* no longer in the catalog/),
@@ -465,13 +398,7 @@ describe('refundHold', () => {
   it('gives a settled charge back once, with a reversal transaction, and the token its spend', async () => {
     const accountId = await h.fundedAccount(5n * DZD);
     const scopedTokenId = await h.createToken(accountId, 2n * DZD);
-    const hold = await h.ledger.placeHold(h.prisma, {
-      accountId,
-      scopedToken: { id: scopedTokenId, spendingLimitMicroDzd: 2n * DZD },
-      amountMicroDzd: DZD,
-      model: MODEL,
-      priority: false,
-    });
+    const hold = await admit({ accountId, tokenId: scopedTokenId, amountMicroDzd: DZD });
     const settled = await h.ledger.settleHold(hold.id, { inputTokens: 1_000, outputTokens: 500 });
     expect(settled.costMicroDzd).toBe(expectedCost(1_000n, 500n));
     expect((await h.ledger.getBalance(accountId)).balanceMicroDzd).toBe(
@@ -510,12 +437,7 @@ describe('refundHold', () => {
 
   it('moves nothing for a hold that charged nothing (pending or voided)', async () => {
     const accountId = await h.fundedAccount(5n * DZD);
-    const hold = await h.ledger.placeHold(h.prisma, {
-      accountId,
-      amountMicroDzd: DZD,
-      model: MODEL,
-      priority: false,
-    });
+    const hold = await admit({ accountId, amountMicroDzd: DZD });
     expect(await h.ledger.refundHold(hold.id)).toMatchObject({
       status: 'not_settled',
       refundedMicroDzd: 0n,
@@ -531,13 +453,7 @@ describe('refundHold', () => {
   // Issue 22, item 7: a refund credential (edge's, the worker's) reaches recent settlements only.
   it('refuses a refund more than REFUND_WINDOW_MS after the settlement', async () => {
     const accountId = await h.fundedAccount(5n * DZD);
-    const place = () =>
-      h.ledger.placeHold(h.prisma, {
-        accountId,
-        amountMicroDzd: DZD,
-        model: MODEL,
-        priority: false,
-      });
+    const place = () => admit({ accountId, amountMicroDzd: DZD });
     const old = await place();
     await h.ledger.settleHold(old.id, { inputTokens: 1_000, outputTokens: 500 });
     h.clock.advance(REFUND_WINDOW_MS + 1_000);

@@ -1,44 +1,24 @@
 /**
- * Holds: place (inside admission's transaction) → settle | void | expire (sweeper.ts). Rules:
- * services/billing/README.md. Settle and void are one statement each in the store; concurrent
- * settlements are grouped into one statement by a Batcher (ledger-service.ts).
+ * Holds: placed by admission (identity/admission.ts, one SQL function) → settle | void | expire
+ * (sweeper.ts). Rules: services/billing/README.md. The refusals admission shares with the
+ * ledger's wording (budgetExhausted, holdIdTaken) are here. Settle and void are one statement
+ * each in the store; concurrent settlements are grouped into one statement by a Batcher
+ * (ledger-service.ts).
  */
 import { GatewayError, formatDzd } from '@gateway/contracts';
-import { INSUFFICIENT_BALANCE_MESSAGE, isRetryable, mapDatabaseError } from './db-errors.js';
+import { isRetryable, mapDatabaseError } from './db-errors.js';
 import { newId } from '../identity/secrets.js';
-import type {
-  HoldState,
-  RunReport,
-  SettleOutcome,
-  SettleRequest,
-  TokenCounters,
-  VoidReport,
-} from './store.js';
+import type { HoldState, RunReport, SettleOutcome, SettleRequest, VoidReport } from './store.js';
 import type {
   Balance,
   HoldConflictResult,
-  HoldPrices,
-  PlacedHold,
-  PlaceHoldInput,
   SettleResult,
   Usage,
   VoidResult,
   VoidUsage,
 } from './types.js';
-import type { LedgerStore, LedgerTx } from './prisma-store.js';
-import { requireAmount, requireId, requireTokenCount } from './validation.js';
-
-export interface HoldOptions {
-  clock: () => Date;
-  holdTtlMs: number;
-}
-
-/** What placing a hold needs of the store: all inside the caller's transaction. */
-export type HoldPlacementStore = {
-  [
-    K in 'lockBalance' | 'lockScopedToken' | 'catalogPrices' | 'insertHoldAndReserve'
-  ]: LedgerStore[K];
-} & { findHold(holdId: string, tx: LedgerTx): ReturnType<LedgerStore['findHold']> };
+import type { LedgerStore } from './prisma-store.js';
+import { requireId, requireTokenCount } from './validation.js';
 
 const MAX_ATTEMPTS = 3;
 
@@ -70,12 +50,6 @@ export function holdNotFound(holdId: string): GatewayError {
   return new GatewayError('resource_not_found', `Hold ${holdId} does not exist.`);
 }
 
-/** The caller-supplied id already names a hold: the same account's is returned as it is. */
-function replayOrConflict(existing: PlacedHold | Omit<PlacedHold, 'replayed'>, accountId: string) {
-  if (existing.accountId === accountId) return { ...existing, replayed: true };
-  throw holdIdTaken(existing.id, existing.status);
-}
-
 /** 409 `conflict`: the caller-supplied hold id names another account's hold. */
 export function holdIdTaken(holdId: string, holdStatus: string): GatewayError {
   const result: HoldConflictResult = 'hold_id_taken';
@@ -85,7 +59,7 @@ export function holdIdTaken(holdId: string, holdStatus: string): GatewayError {
 }
 
 export function budgetExhausted(
-  token: Pick<TokenCounters, 'spentMicroDzd' | 'reservedMicroDzd'>,
+  token: { spentMicroDzd: bigint; reservedMicroDzd: bigint },
   limit: bigint,
   amount: bigint,
 ): GatewayError {
@@ -100,91 +74,6 @@ export function budgetExhausted(
       : `Scoped token spending limit reached: spent ${spent} of ${formatDzd(limit)}${reserved}, ` +
         `and this request may cost up to ${formatDzd(amount)}.`;
   return new GatewayError('budget_exhausted', message);
-}
-
-function checkPrices(prices: HoldPrices): HoldPrices {
-  return {
-    inputMicroDzdPerM: requireAmount('prices.inputMicroDzdPerM', prices.inputMicroDzdPerM, 0n),
-    outputMicroDzdPerM: requireAmount('prices.outputMicroDzdPerM', prices.outputMicroDzdPerM, 0n),
-  };
-}
-
-function requireInput(input: PlaceHoldInput, options: HoldOptions) {
-  if (typeof input.priority !== 'boolean') {
-    throw new GatewayError('invalid_request_body', 'priority must be a boolean', {
-      param: 'priority',
-    });
-  }
-  const ttlMs = input.ttlMs ?? options.holdTtlMs;
-  if (!Number.isSafeInteger(ttlMs) || ttlMs <= 0) {
-    throw new GatewayError('invalid_request_body', 'ttlMs must be a positive integer', {
-      param: 'ttlMs',
-    });
-  }
-  return {
-    accountId: requireId('accountId', input.accountId),
-    holdId: input.holdId === undefined ? newId('hold') : requireId('holdId', input.holdId),
-    amount: requireAmount('amountMicroDzd', input.amountMicroDzd, 0n),
-    model: requireId('model', input.model),
-    tokenId: input.scopedToken ? requireId('scopedToken.id', input.scopedToken.id) : null,
-    ttlMs,
-  };
-}
-
-/**
- * placeHold inside a transaction the caller owns (admission: rate limit, checks and hold in one
- * transaction). Locks the balance row, then the scoped-token row; checks the spending limit
- * (`budget_exhausted`), then the available balance (`insufficient_balance`); only then writes.
- * Idempotent on a caller-supplied hold id: the same account gets the existing hold back
- * (`replayed`, nothing reserved again), another account `conflict`. A GatewayError thrown here
- * leaves nothing written (only row locks), so the caller may still commit.
- */
-export async function placeHoldWith(
-  store: HoldPlacementStore,
-  tx: LedgerTx,
-  input: PlaceHoldInput,
-  options: HoldOptions,
-): Promise<PlacedHold> {
-  const { accountId, holdId, amount, model, tokenId, ttlMs } = requireInput(input, options);
-  const balance = await store.lockBalance(tx, accountId);
-  if (input.holdId !== undefined) {
-    const existing = await store.findHold(holdId, tx);
-    if (existing) return replayOrConflict(existing, accountId);
-  }
-  if (tokenId !== null) {
-    const token = await store.lockScopedToken(tx, tokenId);
-    if (!token || token.accountId !== accountId) {
-      throw new GatewayError('resource_not_found', 'Scoped token is not registered.');
-    }
-    const limit = token.spendingLimitMicroDzd;
-    if (
-      limit !== null &&
-      (token.spentMicroDzd >= limit ||
-        token.spentMicroDzd + token.reservedMicroDzd + amount > limit)
-    ) {
-      throw budgetExhausted(token, limit, amount);
-    }
-  }
-  if (!balance || balance.availableMicroDzd <= 0n || balance.availableMicroDzd < amount) {
-    throw new GatewayError('insufficient_balance', INSUFFICIENT_BALANCE_MESSAGE);
-  }
-  const now = options.clock();
-  const hold = await store.insertHoldAndReserve(tx, {
-    id: holdId,
-    accountId,
-    scopedTokenId: tokenId,
-    amountMicroDzd: amount,
-    model,
-    prices: input.prices ? checkPrices(input.prices) : await store.catalogPrices(tx, model),
-    priority: input.priority,
-    expiresAt: new Date(now.getTime() + ttlMs),
-    createdAt: now,
-  });
-  if (hold) return { ...hold, replayed: false };
-  // Same id placed concurrently for another account (ours would have waited on our lock).
-  const existing = await store.findHold(holdId, tx);
-  if (!existing) throw new Error(`hold ${holdId}: insert conflicted but the hold is missing`);
-  return replayOrConflict(existing, accountId);
 }
 
 /** A database error confined to one settlement, as the error the caller would have seen. */

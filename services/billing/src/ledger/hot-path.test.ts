@@ -5,8 +5,13 @@ import { createServiceMetrics } from '@gateway/observability';
 import { pgPoolOf } from '../db/client.js';
 import { instrumentBilling } from '../metrics.js';
 import { newId } from '../identity/secrets.js';
-import { DZD, MODEL, expectedCost, useLedgerHarness } from './ledger-test-support.suite.js';
-import type { PlacedHold } from './types.js';
+import {
+  DZD,
+  admitHold,
+  expectedCost,
+  useLedgerHarness,
+  type AdmittedHold,
+} from './ledger-test-support.suite.js';
 
 /*
  * The hot path's SQL (migration 20261215090000): the cost function against costMicroDzd, the
@@ -15,13 +20,8 @@ import type { PlacedHold } from './types.js';
 
 const harness = useLedgerHarness();
 
-const hold = (accountId: string, amountMicroDzd = DZD, priority = false): Promise<PlacedHold> =>
-  harness().ledger.placeHold(harness().prisma, {
-    accountId,
-    amountMicroDzd,
-    model: MODEL,
-    priority,
-  });
+const hold = (accountId: string, amountMicroDzd = DZD, priority = false): Promise<AdmittedHold> =>
+  admitHold(harness(), { accountId, amountMicroDzd, priority });
 
 describe('ledger_cost_micro_dzd', () => {
   it('equals costMicroDzd exactly, huge values included', async () => {

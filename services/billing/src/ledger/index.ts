@@ -4,10 +4,8 @@ export {
   STATEMENT_CSV_HEADER,
   createLedgerService,
   statementToCsv,
-  type HoldOptions,
   type LedgerService,
   type LedgerServiceDeps,
-  type LedgerTransactionClient,
   type SweeperOptions,
 } from './ledger-service.js';
 export {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GatewayError } from '@gateway/contracts';
 import {
   DZD,
-  MODEL,
+  admitHold,
   createLedgerHarness,
   type LedgerHarness,
 } from './ledger-test-support.suite.js';
@@ -45,12 +45,7 @@ describe('race for the last dinar', () => {
       })();
       const results = await Promise.allSettled(
         Array.from({ length: CONTENDERS }, () =>
-          h.ledger.placeHold(h.prisma, {
-            accountId,
-            amountMicroDzd: 1n * DZD,
-            model: MODEL,
-            priority: false,
-          }),
+          admitHold(h, { accountId, amountMicroDzd: 1n * DZD }),
         ),
       );
       racing = false;

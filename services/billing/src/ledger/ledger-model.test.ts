@@ -9,7 +9,8 @@ import fc from 'fast-check';
 import { GatewayError } from '@gateway/contracts';
 import {
   HOLD_TTL_MS,
-  MODEL,
+  admitHold,
+  admittableEstimate,
   createLedgerHarness,
   expectedCost,
   type LedgerHarness,
@@ -169,7 +170,12 @@ describe('ledger against an in-memory model', () => {
               const account = accounts[op.account]!;
               const { token } = account;
               const available = account.credits - account.debits - account.pending;
-              const amount = op.amount === 'rest' ? available : op.amount;
+              // What an admission can reserve at MODEL's prices: the amount itself, or (an odd
+              // amount, most at priority) the nearest below it.
+              const amount = admittableEstimate(
+                op.amount === 'rest' ? available : op.amount,
+                op.priority,
+              ).amountMicroDzd;
               if (
                 op.withToken &&
                 token.limit !== null &&
@@ -182,14 +188,11 @@ describe('ledger against an in-memory model', () => {
                 expected = { ok: 'pending' };
               }
               actual = await observe(async () => {
-                const hold = await h.ledger.placeHold(h.prisma, {
+                const hold = await admitHold(h, {
                   accountId: account.id,
                   amountMicroDzd: amount,
-                  model: MODEL,
                   priority: op.priority,
-                  scopedToken: op.withToken
-                    ? { id: token.id, spendingLimitMicroDzd: token.limit }
-                    : null,
+                  ...(op.withToken ? { tokenId: token.id } : {}),
                 });
                 holds.push({
                   id: hold.id,

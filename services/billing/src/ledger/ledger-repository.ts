@@ -1,27 +1,14 @@
 /**
- * The ledger's queries through Prisma (raw SQL on the ORM's connection): hold placement inside
- * admission's transaction, credits, the sweeper and the finance exports. Settle, void and
+ * The ledger's queries through Prisma (raw SQL on the ORM's connection): credits, the sweeper
+ * and the finance exports (holds are placed by admission's SQL function, identity/admission.ts). Settle, void and
  * getHold do not come here: they are one prepared statement each (pg-hot-path.ts). Each step
  * is one statement with explicit row locks (READ COMMITTED + `SELECT … FOR UPDATE`), and all
  * legs of a journal transaction go into the database in ONE statement (the balanced-entries
  * trigger checks each INSERT statement). Lock order: store.ts.
  */
 import { Prisma } from '../db/client.js';
-import type {
-  EntryFilter,
-  ExpiredHold,
-  NewHold,
-  NewJournalTransaction,
-  TokenCounters,
-} from './store.js';
-import type {
-  Balance,
-  HoldPrices,
-  HoldStatus,
-  LedgerEntryView,
-  LedgerHold,
-  TransactionKind,
-} from './types.js';
+import type { EntryFilter, ExpiredHold, NewJournalTransaction } from './store.js';
+import type { Balance, LedgerEntryView, TransactionKind } from './types.js';
 
 /** A Prisma client or the client of an interactive transaction. */
 export type Db = Prisma.TransactionClient;
@@ -56,13 +43,6 @@ export async function readBalance(db: Db, accountId: string): Promise<Balance | 
   return rows[0] ? toBalance(rows[0]) : null;
 }
 
-/** Locks the account's balance row until the transaction ends; null when it has none. */
-export async function lockBalance(db: Db, accountId: string): Promise<Balance | null> {
-  const rows = await db.$queryRaw<BalanceRow[]>`
-    SELECT ${BALANCE_COLUMNS} FROM account_balances WHERE account_id = ${accountId} FOR UPDATE`;
-  return rows[0] ? toBalance(rows[0]) : null;
-}
-
 export async function accountExists(db: Db, accountId: string): Promise<boolean> {
   const rows = await db.$queryRaw<unknown[]>`SELECT 1 FROM accounts WHERE id = ${accountId}`;
   return rows.length > 0;
@@ -86,104 +66,6 @@ export async function addPostedCredits(
           updated_at = now()
     RETURNING ${BALANCE_COLUMNS}`;
   return rows[0] ? toBalance(rows[0]) : null;
-}
-
-// ------------------------------------------------------------------------------ scoped tokens
-
-export async function lockScopedToken(db: Db, tokenId: string): Promise<TokenCounters | null> {
-  const rows = await db.$queryRaw<TokenCounters[]>`
-    SELECT id, account_id AS "accountId", spending_limit_micro_dzd AS "spendingLimitMicroDzd",
-           spent_micro_dzd AS "spentMicroDzd", reserved_micro_dzd AS "reservedMicroDzd"
-      FROM scoped_tokens WHERE id = ${tokenId} FOR UPDATE`;
-  return rows[0] ?? null;
-}
-
-// -------------------------------------------------------------------------------------- holds
-
-interface HoldRow {
-  id: string;
-  account_id: string;
-  scoped_token_id: string | null;
-  amount_micro_dzd: bigint;
-  status: HoldStatus;
-  settled_amount_micro_dzd: bigint | null;
-  model: string;
-  priority: boolean;
-  expires_at: Date;
-  created_at: Date;
-  finalized_at: Date | null;
-}
-
-const HOLD_COLUMNS = Prisma.sql`h.id, h.account_id, h.scoped_token_id, h.amount_micro_dzd,
-  h.status::text AS status, h.settled_amount_micro_dzd, h.model, h.priority, h.expires_at,
-  h.created_at, h.finalized_at`;
-
-function toHold(row: HoldRow): LedgerHold {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    scopedTokenId: row.scoped_token_id,
-    amountMicroDzd: row.amount_micro_dzd,
-    status: row.status,
-    settledAmountMicroDzd: row.settled_amount_micro_dzd,
-    model: row.model,
-    priority: row.priority,
-    expiresAt: row.expires_at,
-    createdAt: row.created_at,
-    finalizedAt: row.finalized_at,
-  };
-}
-
-export async function findHold(db: Db, holdId: string): Promise<LedgerHold | null> {
-  const rows = await db.$queryRaw<HoldRow[]>`
-    SELECT ${HOLD_COLUMNS} FROM holds h WHERE h.id = ${holdId}`;
-  return rows[0] ? toHold(rows[0]) : null;
-}
-
-/** A model's current catalog prices, or null when it is not in the catalog. */
-export async function catalogPrices(db: Db, model: string): Promise<HoldPrices | null> {
-  const rows = await db.$queryRaw<{ input_price: bigint; output_price: bigint }[]>`
-    SELECT input_price_micro_dzd_per_m AS input_price, output_price_micro_dzd_per_m AS output_price
-      FROM models WHERE id = ${model}`;
-  const row = rows[0];
-  return row ? { inputMicroDzdPerM: row.input_price, outputMicroDzdPerM: row.output_price } : null;
-}
-
-/**
- * Inserts a pending hold and reserves its amount on the balance (and token) in one statement.
- * The caller holds the balance (and token) row locks already. Null when a hold with this id
- * exists: nothing is reserved then.
- */
-export async function insertHoldAndReserve(db: Db, hold: NewHold): Promise<LedgerHold | null> {
-  const rows = await db.$queryRaw<(HoldRow & { balances: bigint })[]>`
-    WITH h AS (
-      INSERT INTO holds (id, account_id, scoped_token_id, amount_micro_dzd, status, model,
-                         input_price_micro_dzd_per_m, output_price_micro_dzd_per_m,
-                         priority, expires_at, created_at)
-      VALUES (${hold.id}, ${hold.accountId}, ${hold.scopedTokenId}::text,
-              ${hold.amountMicroDzd}::bigint, 'pending', ${hold.model},
-              ${hold.prices?.inputMicroDzdPerM ?? null}::bigint,
-              ${hold.prices?.outputMicroDzdPerM ?? null}::bigint, ${hold.priority}::boolean,
-              ${hold.expiresAt}::timestamptz, ${hold.createdAt}::timestamptz)
-      ON CONFLICT (id) DO NOTHING
-      RETURNING *
-    ), b AS (
-      UPDATE account_balances
-         SET pending_micro_dzd = account_balances.pending_micro_dzd + h.amount_micro_dzd,
-             updated_at = now()
-        FROM h WHERE account_balances.account_id = h.account_id
-      RETURNING account_balances.account_id
-    ), t AS (
-      UPDATE scoped_tokens
-         SET reserved_micro_dzd = scoped_tokens.reserved_micro_dzd + h.amount_micro_dzd
-        FROM h WHERE scoped_tokens.id = h.scoped_token_id
-      RETURNING scoped_tokens.id
-    )
-    SELECT ${HOLD_COLUMNS}, (SELECT count(*) FROM b) AS balances FROM h`;
-  const row = rows[0];
-  if (!row) return null;
-  if (Number(row.balances) !== 1) throw new Error(`hold ${hold.id}: no balance row to reserve on`);
-  return toHold(row);
 }
 
 // ------------------------------------------------------------------------------------ journal

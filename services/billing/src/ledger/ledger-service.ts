@@ -11,18 +11,9 @@
  */
 import { GatewayError } from '@gateway/contracts';
 import type pg from 'pg';
-import { pgPoolOf, type Prisma, type PrismaClient } from '../db/client.js';
+import { pgPoolOf, type PrismaClient } from '../db/client.js';
 import { creditWith } from './credits.js';
-import { mapDatabaseError } from './db-errors.js';
-import {
-  placeHoldWith,
-  settleHoldWith,
-  voidHoldWith,
-  ZERO_BALANCE,
-  type HoldOptions,
-  type HoldPlacementStore,
-} from './holds.js';
-import * as repo from './ledger-repository.js';
+import { settleHoldWith, voidHoldWith, ZERO_BALANCE } from './holds.js';
 import { PgHotPath } from './pg-hot-path.js';
 import { LedgerStore } from './prisma-store.js';
 import { listEntriesWith, statementToCsv, statementWith } from './statements.js';
@@ -37,8 +28,6 @@ import type {
   InvariantReport,
   LedgerHold,
   ListEntriesQuery,
-  PlacedHold,
-  PlaceHoldInput,
   RefundResult,
   SettleResult,
   Statement,
@@ -50,11 +39,7 @@ import { requireDate, requireId } from './validation.js';
 
 export { CREDIT_IDEMPOTENCY_SCOPE } from './credits.js';
 export { MAX_ENTRIES_PAGE, STATEMENT_CSV_HEADER, statementToCsv } from './statements.js';
-export type { HoldOptions } from './holds.js';
 export type { SweeperOptions } from './sweeper.js';
-
-/** The client of an interactive transaction (`prisma.$transaction(async (tx) => …)`). */
-export type LedgerTransactionClient = Prisma.TransactionClient;
 
 export interface LedgerServiceDeps {
   prisma: PrismaClient;
@@ -100,11 +85,6 @@ export interface LedgerServiceDeps {
 
 export interface LedgerService {
   credit(input: CreditInput): Promise<CreditResult>;
-  /**
-   * Reserves funds. Pass the Prisma client to run in a transaction of its own, or the client of
-   * your own interactive transaction (it then commits or rolls back with yours).
-   */
-  placeHold(db: PrismaClient | LedgerTransactionClient, input: PlaceHoldInput): Promise<PlacedHold>;
   settleHold(holdId: string, usage: Usage): Promise<SettleResult>;
   /** `usage`: the usage record's outcome (failed by default) and the run's timings. */
   voidHold(holdId: string, usage?: VoidUsage): Promise<VoidResult>;
@@ -128,15 +108,6 @@ export interface LedgerService {
   checkInvariants(): Promise<InvariantReport>;
 }
 
-/** Hold placement needs only the caller's transaction: no pool, no store of its own. */
-const PLACEMENT: HoldPlacementStore = {
-  lockBalance: repo.lockBalance,
-  lockScopedToken: repo.lockScopedToken,
-  catalogPrices: repo.catalogPrices,
-  insertHoldAndReserve: repo.insertHoldAndReserve,
-  findHold: (holdId, tx) => repo.findHold(tx, holdId),
-};
-
 export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
   const { prisma, clock } = deps;
   const timeout = deps.transactionTimeoutMs ?? 15_000;
@@ -145,7 +116,6 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
     transactionMaxWaitMs: deps.transactionMaxWaitMs ?? 10_000,
     transactionTimeoutMs: timeout,
   });
-  const holdOptions: HoldOptions = { clock, holdTtlMs: deps.holdTtlMs };
   const statementDeps = {
     store,
     clock,
@@ -180,16 +150,6 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
   return {
     credit: (input) =>
       creditWith({ store, clock, idempotencyTtlMs: deps.idempotencyTtlMs ?? 86_400_000 }, input),
-    async placeHold(db, input) {
-      if ('$transaction' in db && typeof db.$transaction === 'function') {
-        return store.transaction((tx) => placeHoldWith(PLACEMENT, tx, input, holdOptions));
-      }
-      try {
-        return await placeHoldWith(PLACEMENT, db, input, holdOptions);
-      } catch (error) {
-        throw mapDatabaseError(error);
-      }
-    },
     async settleHold(holdId, usage) {
       const result = await settleHoldWith((request) => settlements.submit(request), holdId, usage);
       // A double counts µDZD exactly up to 2^53 (≈ 9 billion DZD) per process lifetime.

@@ -1,7 +1,6 @@
 /**
- * The ledger's store: Prisma for hold placement (tests, the benchmark), credits, the sweeper
- * and finance (ledger-repository.ts), plain `pg` prepared statements for void, refund and
- * getHold (pg-hot-path.ts). The domain modules (holds, credits, statements, sweeper, refunds)
+ * The ledger's store: Prisma for credits, the sweeper and finance (ledger-repository.ts), plain
+ * `pg` prepared statements for void, refund and getHold (pg-hot-path.ts). The domain modules (holds, credits, statements, sweeper, refunds)
  * call it; `tx` is a Prisma transaction client. Settle and the publish mark do not pass here:
  * ledger-service.ts calls the hot path for them directly.
  */
@@ -15,15 +14,13 @@ import type {
   EntryFilter,
   ExpiredHold,
   IdempotencyClaim,
-  NewHold,
   NewJournalTransaction,
   RefundOutcome,
   StoredCreditResponse,
-  TokenCounters,
   VoidOutcome,
   VoidReport,
 } from './store.js';
-import type { Balance, HoldPrices, LedgerEntryView, LedgerHold } from './types.js';
+import type { Balance, LedgerEntryView, LedgerHold } from './types.js';
 
 /** The transaction handle of the ledger's store. */
 export type LedgerTx = repo.Db;
@@ -83,11 +80,6 @@ export class LedgerStore {
     return repo.readBalance(tx ?? this.#prisma, accountId);
   }
 
-  /** Locks the account's balance row until the transaction ends; null when it has none. */
-  lockBalance(tx: LedgerTx, accountId: string): Promise<Balance | null> {
-    return repo.lockBalance(tx, accountId);
-  }
-
   accountExists(accountId: string, tx?: LedgerTx): Promise<boolean> {
     return repo.accountExists(tx ?? this.#prisma, accountId);
   }
@@ -97,23 +89,10 @@ export class LedgerStore {
     return repo.addPostedCredits(tx, accountId, amount);
   }
 
-  lockScopedToken(tx: LedgerTx, tokenId: string): Promise<TokenCounters | null> {
-    return repo.lockScopedToken(tx, tokenId);
-  }
-
   // --- holds ---
-  /** Inside `tx` through Prisma; alone, one prepared statement on the pool. */
-  findHold(holdId: string, tx?: LedgerTx): Promise<LedgerHold | null> {
-    return tx ? repo.findHold(tx, holdId) : this.#hot.findHold(holdId);
-  }
-
-  catalogPrices(tx: LedgerTx, model: string): Promise<HoldPrices | null> {
-    return repo.catalogPrices(tx, model);
-  }
-
-  /** Inserts a pending hold and reserves it; null when the id exists (nothing reserved). */
-  insertHoldAndReserve(tx: LedgerTx, hold: NewHold): Promise<LedgerHold | null> {
-    return repo.insertHoldAndReserve(tx, hold);
+  /** One prepared statement on the pool. */
+  findHold(holdId: string): Promise<LedgerHold | null> {
+    return this.#hot.findHold(holdId);
   }
 
   /** Voids one hold in ONE statement. */

@@ -3,7 +3,7 @@ import { GatewayError } from '@gateway/contracts';
 import {
   DZD,
   HOLD_TTL_MS,
-  MODEL,
+  admitHold,
   createLedgerHarness,
   type LedgerHarness,
 } from './ledger-test-support.suite.js';
@@ -25,14 +25,13 @@ afterAll(async () => {
   await h?.finish();
 });
 
-const placeHold = (accountId: string) =>
-  h.ledger.placeHold(h.prisma, { accountId, amountMicroDzd: DZD, model: MODEL, priority: false });
+const admitOne = (accountId: string) => admitHold(h, { accountId, amountMicroDzd: DZD });
 
 const usage = { inputTokens: 10, outputTokens: 5 };
 
 it('releases a hold never published once the grace has passed, not before', async () => {
   const accountId = await h.fundedAccount(5n * DZD);
-  const hold = await placeHold(accountId);
+  const hold = await admitOne(accountId);
   const placedMs = h.clock.now().getTime();
   expect(await h.ledger.expireHolds(new Date(placedMs + GRACE_MS - 1))).toBe(0);
   expect(await h.ledger.expireHolds(new Date(placedMs + GRACE_MS))).toBe(1);
@@ -45,7 +44,7 @@ it('releases a hold never published once the grace has passed, not before', asyn
 
 it('keeps a published hold past the grace and its TTL until the expiry its job needs', async () => {
   const accountId = await h.fundedAccount(5n * DZD);
-  const hold = await placeHold(accountId);
+  const hold = await admitOne(accountId);
   const placedMs = h.clock.now().getTime();
   const jobEndMs = placedMs + 3 * HOLD_TTL_MS;
   expect(await h.markPublished(hold.id, new Date(jobEndMs))).toBe(true);
@@ -63,7 +62,7 @@ it('keeps a published hold past the grace and its TTL until the expiry its job n
 
 it('a publish racing the sweeper at the grace: each hold is released or kept, never both', async () => {
   const accountId = await h.fundedAccount(100n * DZD);
-  const holds = await Promise.all(Array.from({ length: 40 }, () => placeHold(accountId)));
+  const holds = await Promise.all(Array.from({ length: 40 }, () => admitOne(accountId)));
   const atGrace = new Date(h.clock.now().getTime() + GRACE_MS);
   const farMs = atGrace.getTime() + 10 * HOLD_TTL_MS;
   const [published, released] = await Promise.all([

@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GatewayError } from '@gateway/contracts';
 import {
+  ANY_AMOUNT_MODEL,
   DZD,
   HOLD_TTL_MS,
-  MODEL,
+  admitHold,
   createLedgerHarness,
   expectedCost,
   type LedgerHarness,
@@ -32,25 +33,12 @@ describe('scoped token spending-limit race', () => {
       const accountId = await h.fundedAccount(1000n * DZD);
       // Limit 15 DZD, of which 5 DZD already spent: 10 DZD remain.
       const tokenId = await h.createToken(accountId, 15n * DZD);
-      const scopedToken = { id: tokenId, spendingLimitMicroDzd: 15n * DZD };
-      const first = await h.ledger.placeHold(h.prisma, {
-        accountId,
-        amountMicroDzd: 5n * DZD,
-        model: MODEL,
-        priority: false,
-        scopedToken,
-      });
+      const first = await admitHold(h, { accountId, amountMicroDzd: 5n * DZD, tokenId });
       await h.ledger.settleHold(first.id, { inputTokens: 2_500_000, outputTokens: 0 });
 
       const results = await Promise.allSettled(
         Array.from({ length: 100 }, () =>
-          h.ledger.placeHold(h.prisma, {
-            accountId,
-            amountMicroDzd: 1n * DZD,
-            model: MODEL,
-            priority: false,
-            scopedToken,
-          }),
+          admitHold(h, { accountId, amountMicroDzd: 1n * DZD, tokenId }),
         ),
       );
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
@@ -68,14 +56,7 @@ describe('settle/void race on one hold', () => {
     let settledWins = 0;
     for (let batch = 0; batch < 10; batch += 1) {
       const holds = await Promise.all(
-        Array.from({ length: 20 }, () =>
-          h.ledger.placeHold(h.prisma, {
-            accountId,
-            amountMicroDzd: 1n * DZD,
-            model: MODEL,
-            priority: false,
-          }),
-        ),
+        Array.from({ length: 20 }, () => admitHold(h, { accountId, amountMicroDzd: 1n * DZD })),
       );
       await Promise.all(
         holds.map(async (hold, index) => {
@@ -154,18 +135,18 @@ describe('sweeper', () => {
     const tokens = await Promise.all(accounts.map((a) => h.createToken(a, null)));
     // The holds are the race's setup, placed 16 at a time: 400 at once queued for the pool past
     // Prisma's 10 s transaction wait on a loaded machine (a CPU hog beside CI).
-    const holds: Awaited<ReturnType<typeof h.ledger.placeHold>>[] = [];
+    const holds: Awaited<ReturnType<typeof admitHold>>[] = [];
     for (let first = 0; first < 400; first += 16) {
       holds.push(
         ...(await Promise.all(
           Array.from({ length: 16 }, (_, offset) => {
             const i = first + offset;
-            return h.ledger.placeHold(h.prisma, {
+            // Odd amounts too: a model that reaches every amount exactly.
+            return admitHold(h, {
               accountId: accounts[i % accounts.length]!,
               amountMicroDzd: 10_000n + BigInt(i),
-              model: MODEL,
-              priority: false,
-              scopedToken: { id: tokens[i % tokens.length]!, spendingLimitMicroDzd: null },
+              model: ANY_AMOUNT_MODEL,
+              tokenId: tokens[i % tokens.length]!,
             });
           }),
         )),
@@ -200,12 +181,7 @@ describe('sweeper', () => {
 
   it('startSweeper expires stale holds in the background until stopped', async () => {
     const accountId = await h.fundedAccount(5n * DZD);
-    const hold = await h.ledger.placeHold(h.prisma, {
-      accountId,
-      amountMicroDzd: DZD,
-      model: MODEL,
-      priority: false,
-    });
+    const hold = await admitHold(h, { accountId, amountMicroDzd: DZD });
     const expired: number[] = [];
     const errors: unknown[] = [];
     const stop = h.ledger.startSweeper({

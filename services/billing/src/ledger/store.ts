@@ -1,8 +1,8 @@
 /**
  * The ledger store's row and outcome types. The store itself is `LedgerStore` (prisma-store.ts:
- * Prisma for the operator/finance paths and test hold placement, `pg-hot-path.ts`'s prepared
- * statements for settle, void and getHold); until issue 23 it implemented a `LedgerStore<Tx>`
- * port here, its only adapter: the port was removed.
+ * Prisma for the operator/finance paths, `pg-hot-path.ts`'s prepared statements for settle,
+ * void and getHold); until issue 23 it implemented a `LedgerStore<Tx>` port here, its only
+ * adapter: the port was removed.
  *
  * Lock order, everywhere: hold row → account_balances row(s) (by account id) → scoped_tokens
  * row(s) (by token id). Following it keeps concurrent settles, voids, holds and sweeps free of
@@ -11,28 +11,7 @@
 import type { VoidOutcomeReason } from '@gateway/contracts';
 import type { EntryCursor } from './cursor.js';
 import type { Leg } from './ledger-accounts.js';
-import type { Balance, HoldPrices, LedgerHold, TransactionKind } from './types.js';
-
-export interface TokenCounters {
-  id: string;
-  accountId: string;
-  spendingLimitMicroDzd: bigint | null;
-  spentMicroDzd: bigint;
-  reservedMicroDzd: bigint;
-}
-
-export interface NewHold {
-  id: string;
-  accountId: string;
-  scopedTokenId: string | null;
-  amountMicroDzd: bigint;
-  model: string;
-  /** Snapshot of the model's prices the amount was computed with. */
-  prices: HoldPrices | null;
-  priority: boolean;
-  expiresAt: Date;
-  createdAt: Date;
-}
+import type { Balance, LedgerHold, TransactionKind } from './types.js';
 
 export interface NewJournalTransaction {
   id: string;

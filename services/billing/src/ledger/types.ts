@@ -41,42 +41,6 @@ export interface CreditResult {
   balance: Balance;
 }
 
-export interface ScopedTokenRef {
-  id: string;
-  /**
-   * The limit as the caller knows it. The ledger re-reads the locked registry row and uses
-   * the row's value, so a limit changed meanwhile is honoured.
-   */
-  spendingLimitMicroDzd: bigint | null;
-}
-
-/** A model's prices, µDZD per million tokens. */
-export interface HoldPrices {
-  inputMicroDzdPerM: bigint;
-  outputMicroDzdPerM: bigint;
-}
-
-export interface PlaceHoldInput {
-  /** Caller-chosen id (e.g. derived from the request id); generated when omitted. */
-  holdId?: string;
-  accountId: string;
-  /** Worst-case cost of the request, ≥ 0. */
-  amountMicroDzd: bigint;
-  /** Catalog model id. */
-  model: string;
-  /**
-   * The prices `amountMicroDzd` was computed with; settlement charges these. When omitted, the
-   * model's catalog prices at placement are snapshotted instead.
-   */
-  prices?: HoldPrices;
-  /** `service_tier: "priority"` (+20% at settlement). */
-  priority: boolean;
-  /** Set when the request uses a scoped token: its spending limit is enforced too. */
-  scopedToken?: ScopedTokenRef | null;
-  /** Overrides the service's hold TTL for this hold. */
-  ttlMs?: number;
-}
-
 export interface LedgerHold {
   id: string;
   accountId: string;
@@ -91,15 +55,6 @@ export interface LedgerHold {
   createdAt: Date;
   /** When the hold left `pending`. */
   finalizedAt: Date | null;
-}
-
-/** placeHold's answer: the hold, and whether it already existed. */
-export interface PlacedHold extends LedgerHold {
-  /**
-   * True when a hold with the given `holdId` already existed with the same account, amount,
-   * model, priority and token: it is returned as it is now, and nothing is reserved again.
-   */
-  replayed: boolean;
 }
 
 /** `details.result` of the `conflict` GatewayError raised for a hold no longer pending. */

@@ -3,9 +3,12 @@ import type { Receipt } from '@gateway/contracts';
 import { pgPoolOf } from '../db/client.js';
 import { gatewayErrorOf } from '../identity/fixtures.suite.js';
 import {
+  ANY_AMOUNT_MODEL,
+  API_KEY_NAME,
   DZD,
   MODEL,
   MODEL_PRICES,
+  admitHold,
   createLedgerHarness,
   type LedgerHarness,
 } from '../ledger/ledger-test-support.suite.js';
@@ -46,15 +49,9 @@ const query = <T extends object>(text: string, values: unknown[]) =>
     .query<T>(text, values)
     .then((result) => result.rows);
 
-/** A settled hold with `requestId` as admission would have stored it (hold and record). */
+/** A settled hold admitted with `requestId` (kept on the hold and its record). */
 async function settled(accountId: string, requestId: string, inputTokens = 1000) {
-  const hold = await h.ledger.placeHold(h.prisma, {
-    accountId,
-    amountMicroDzd: DZD,
-    model: MODEL,
-    priority: false,
-  });
-  await h.asOwner('UPDATE holds SET request_id = $2 WHERE id = $1', [hold.id, requestId]);
+  const hold = await admitHold(h, { accountId, amountMicroDzd: DZD, requestId });
   h.clock.advance(1000);
   const result = await h.ledger.settleHold(hold.id, {
     inputTokens,
@@ -181,7 +178,7 @@ describe('receipts', () => {
       hold_id: lost.holdId,
       model: MODEL,
       endpoint: null,
-      key: null,
+      key: API_KEY_NAME,
       scoped_token_id: null,
       priority: false,
       status: 'succeeded',
@@ -227,10 +224,11 @@ describe('receipts', () => {
   it('show a running request as pending, and the newest request of a reused request id', async () => {
     const accountId = await h.fundedAccount(10n * DZD);
     const first = await settled(accountId, 'req-reused');
-    const running = await h.ledger.placeHold(h.prisma, {
+    // At priority only a model this cheap reserves exactly 1 DZD for some prompt.
+    const running = await admitHold(h, {
       accountId,
       amountMicroDzd: DZD,
-      model: MODEL,
+      model: ANY_AMOUNT_MODEL,
       priority: true,
     });
     expect(await receipts.get(accountId, running.id)).toMatchObject({

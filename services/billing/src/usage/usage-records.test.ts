@@ -3,9 +3,12 @@ import { GatewayError } from '@gateway/contracts';
 import { pgPoolOf } from '../db/client.js';
 import { gatewayErrorOf } from '../identity/fixtures.suite.js';
 import {
+  API_KEY_NAME,
   DZD,
   HOLD_TTL_MS,
   MODEL,
+  admitHold,
+  admittableEstimate,
   createLedgerHarness,
   expectedCost,
   type LedgerHarness,
@@ -36,8 +39,13 @@ afterAll(async () => {
   await h?.finish();
 });
 
-const placeHold = (accountId: string, priority = false) =>
-  h.ledger.placeHold(h.prisma, { accountId, amountMicroDzd: DZD, model: MODEL, priority });
+// At priority no prompt's worst case at MODEL's prices is exactly 1 DZD: the nearest below.
+const admitOne = (accountId: string, priority = false) =>
+  admitHold(h, {
+    accountId,
+    amountMicroDzd: priority ? admittableEstimate(DZD, true).amountMicroDzd : DZD,
+    priority,
+  });
 
 interface RecordRow {
   hold_id: string;
@@ -67,7 +75,7 @@ async function fiveSettledHolds(accountId: string): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < 5; i += 1) {
     h.clock.advance(1000);
-    const hold = await placeHold(accountId);
+    const hold = await admitOne(accountId);
     await h.ledger.settleHold(hold.id, { inputTokens: 10 + i, outputTokens: 1 });
     ids.push(hold.id);
   }
@@ -87,7 +95,7 @@ async function settledCharge(holdId: string): Promise<bigint> {
 describe('a usage record per ended hold', () => {
   it('settled: tokens, reasoning, latencies, and the cost the ledger posted', async () => {
     const accountId = await h.fundedAccount(10n * DZD);
-    const hold = await placeHold(accountId, true);
+    const hold = await admitOne(accountId, true);
     const startedAtMs = h.clock.now().getTime() + 250;
     const result = await h.ledger.settleHold(hold.id, {
       inputTokens: 1200,
@@ -116,7 +124,7 @@ describe('a usage record per ended hold', () => {
 
   it('a replayed settlement changes nothing in the record', async () => {
     const accountId = await h.fundedAccount(10n * DZD);
-    const hold = await placeHold(accountId);
+    const hold = await admitOne(accountId);
     await h.ledger.settleHold(hold.id, { inputTokens: 10, outputTokens: 5 });
     const before = await recordOf(hold.id);
     const again = await h.ledger.settleHold(hold.id, {
@@ -131,7 +139,7 @@ describe('a usage record per ended hold', () => {
 
   it('settled after a cancellation: cancelled, still charged', async () => {
     const accountId = await h.fundedAccount(10n * DZD);
-    const hold = await placeHold(accountId);
+    const hold = await admitOne(accountId);
     const result = await h.ledger.settleHold(hold.id, {
       inputTokens: 50,
       outputTokens: 7,
@@ -146,9 +154,9 @@ describe('a usage record per ended hold', () => {
   it('voided: failed by default, cancelled or refused when the caller says so, cost 0', async () => {
     const accountId = await h.fundedAccount(10n * DZD);
     const [failed, cancelled, refused] = await Promise.all([
-      placeHold(accountId),
-      placeHold(accountId),
-      placeHold(accountId),
+      admitOne(accountId),
+      admitOne(accountId),
+      admitOne(accountId),
     ]);
     await h.ledger.voidHold(failed!.id);
     await h.ledger.voidHold(cancelled!.id, { outcome: 'cancelled', generationMs: 12 });
@@ -166,8 +174,8 @@ describe('a usage record per ended hold', () => {
 
   it('expired: refused when never published, failed when its job was queued', async () => {
     const accountId = await h.fundedAccount(10n * DZD);
-    const unpublished = await placeHold(accountId);
-    const published = await placeHold(accountId);
+    const unpublished = await admitOne(accountId);
+    const published = await admitOne(accountId);
     const placedMs = h.clock.now().getTime();
     expect(await h.markPublished(published.id, new Date(placedMs + 1))).toBe(true);
     await h.ledger.expireHolds(new Date(placedMs + HOLD_TTL_MS + 1));
@@ -183,7 +191,7 @@ describe('a usage record per ended hold', () => {
 
   it('a pending hold has none', async () => {
     const accountId = await h.fundedAccount(10n * DZD);
-    const hold = await placeHold(accountId);
+    const hold = await admitOne(accountId);
     expect(await recordOf(hold.id)).toBeUndefined();
     await h.ledger.voidHold(hold.id);
   });
@@ -192,7 +200,7 @@ describe('a usage record per ended hold', () => {
 describe('reconciliation with the ledger (the invariant check)', () => {
   it('is clean, then names a tampered record and the account sums it breaks', async () => {
     const accountId = await h.fundedAccount(10n * DZD);
-    const hold = await placeHold(accountId);
+    const hold = await admitOne(accountId);
     await h.ledger.settleHold(hold.id, { inputTokens: 1000, outputTokens: 1000 });
     expect((await h.ledger.checkInvariants()).violations).toEqual([]);
 
@@ -223,7 +231,7 @@ describe('reconciliation with the ledger (the invariant check)', () => {
 
   it('names a final hold whose record is missing', async () => {
     const accountId = await h.fundedAccount(10n * DZD);
-    const hold = await placeHold(accountId);
+    const hold = await admitOne(accountId);
     await h.ledger.voidHold(hold.id);
     const saved = await recordOf(hold.id);
     await h.asOwner('DELETE FROM usage_records WHERE hold_id = $1', [hold.id]);
@@ -247,7 +255,7 @@ describe('reconciliation with the ledger (the invariant check)', () => {
 
   it('retention purges old records and keeps the sums exact', async () => {
     const accountId = await h.fundedAccount(10n * DZD);
-    const hold = await placeHold(accountId);
+    const hold = await admitOne(accountId);
     const settled = await h.ledger.settleHold(hold.id, { inputTokens: 500, outputTokens: 20 });
     const retention = createUsageService({
       store: new UsageStore(pgPoolOf(h.prisma)),
@@ -274,7 +282,7 @@ describe('the usage API over the records', () => {
     const day = h.clock.now().toISOString().slice(0, 10);
     const costs: bigint[] = [];
     for (const tokens of [100, 200]) {
-      const hold = await placeHold(accountId);
+      const hold = await admitOne(accountId);
       costs.push(
         (await h.ledger.settleHold(hold.id, { inputTokens: tokens, outputTokens: 10 }))
           .costMicroDzd,
@@ -299,7 +307,7 @@ describe('the usage API over the records', () => {
     expect(byModel.data).toEqual([expect.objectContaining({ model: MODEL, requests: 2 })]);
     const byKey = await usage.summary({ ...range, group_by: 'key' }, { accountId });
     expect(byKey.data).toEqual([
-      expect.objectContaining({ key: null, scoped_token_id: null, requests: 2 }),
+      expect.objectContaining({ key: API_KEY_NAME, scoped_token_id: null, requests: 2 }),
     ]);
     expect((await usage.summary(range, { accountId: other })).data).toEqual([]);
     // A customer's account cannot be widened by the query string.
@@ -311,7 +319,7 @@ describe('the usage API over the records', () => {
   it('refuses a summary with more groups than its bound, naming what to narrow', async () => {
     const accounts = [await h.fundedAccount(10n * DZD), await h.fundedAccount(10n * DZD)];
     for (const accountId of accounts) {
-      const hold = await placeHold(accountId);
+      const hold = await admitOne(accountId);
       await h.ledger.settleHold(hold.id, { inputTokens: 10, outputTokens: 1 });
     }
     const day = h.clock.now().toISOString().slice(0, 10);
