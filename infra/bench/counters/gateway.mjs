@@ -15,6 +15,8 @@ import { brokerCounters } from './rabbitmq.mjs';
 const CALLER_BY_ROUTE = {
   'POST /authenticate': 'edge',
   'POST /admissions': 'edge',
+  'POST /admissions/batch': 'edge',
+  'POST /holds/settlements': 'worker',
   'POST /holds/published': 'edge',
   'POST /holds/:holdId/settle': 'worker',
   'GET /holds/:holdId': 'worker',

@@ -69,6 +69,12 @@ export const RUNTIME_SEQUENCE_PRIVILEGES: Readonly<Record<string, readonly 'USAG
   ledger_entries_id_seq: ['USAGE'],
 };
 
+/** An admission step's signature: the request and the state so far (billing_admit_v5). */
+const ADMISSION_STEP = {
+  args: 'billing_admission_request, billing_admission',
+  privileges: ['EXECUTE'] as const,
+};
+
 /**
  * The ledger's hot-path functions (SECURITY INVOKER: they run with the role's own table
  * privileges above). The migration revokes EXECUTE from PUBLIC; only this role gets it. Keyed
@@ -93,23 +99,8 @@ export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
     args: 'bigint, bigint, integer, integer, bigint, bigint, boolean',
     privileges: ['EXECUTE'],
   },
-  // Issue 25: admission with budgets (migration 20270111090000), kept for a billing of the
-  // previous release during a rolling update (v1 and v2 were dropped by 20270115090000).
-  billing_admit_v3: {
-    args:
-      'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +
-      'bigint, integer, boolean, text[], text[], text, text[], integer, text, timestamptz, ' +
-      'timestamptz',
-    privileges: ['EXECUTE'],
-  },
-  billing_admit_with_context_v3: {
-    args:
-      'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +
-      'bigint, integer, boolean, text[], text[], text, text[], integer, text, timestamptz, ' +
-      'timestamptz, text, text',
-    privileges: ['EXECUTE'],
-  },
-  // Issue 25 item 2: admission with per-key rate limits (migration 20270115090000).
+  // Admission with per-key rate limits (migration 20270115090000): the previous release's, kept
+  // for it during a rolling update (functions/README.md, "Versions during a rolling update").
   billing_admit_v4: {
     args:
       'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +
@@ -122,6 +113,21 @@ export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
       'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +
       'bigint, integer, boolean, text[], text[], text, text[], integer, text, timestamptz, ' +
       'timestamptz, text, text',
+    privileges: ['EXECUTE'],
+  },
+  // Admission as steps (migration 20270116090000): billing_admit_v5 and each of its steps.
+  billing_admit_v5: { args: 'billing_admission_request', privileges: ['EXECUTE'] },
+  billing_admission_credential: { args: 'billing_admission_request', privileges: ['EXECUTE'] },
+  billing_admission_requests: ADMISSION_STEP,
+  billing_admission_model: ADMISSION_STEP,
+  billing_admission_cost: ADMISSION_STEP,
+  billing_admission_balance: ADMISSION_STEP,
+  billing_admission_token_limit: ADMISSION_STEP,
+  billing_admission_tokens_per_minute: ADMISSION_STEP,
+  billing_admission_budgets: ADMISSION_STEP,
+  billing_admission_hold: ADMISSION_STEP,
+  billing_admission_budget: {
+    args: 'billing_admission, budgets, text, timestamptz',
     privileges: ['EXECUTE'],
   },
   billing_count_key_request: { args: 'text, bigint', privileges: ['EXECUTE'] },

@@ -141,7 +141,7 @@ export function principalOf(
   };
 }
 
-/** `billing_admit_with_context_v4`'s parameters, named as in prisma/functions/ (without `p_`). */
+/** An admission's request: `billing_admission_request`'s fields (batchItem names them). */
 export interface AdmitStatementParams {
   keyDigest: string | null;
   accountId: string | null;
@@ -172,45 +172,30 @@ export interface AdmitStatementParams {
 
 /**
  * Admissions in one statement, so in one transaction: each item is one call of
- * `billing_admit_with_context_v4` (billing_admit_v4, then the request's context on the hold for
- * its usage record; prisma/functions/). The items are taken in account order, then in the order
- * they came (an API key's account is looked up by its digest; a scoped token names its own), so
- * two concurrent batches lock the rows of their accounts in one order and cannot deadlock, and
- * an account's items keep their order. `OFFSET 0` keeps the sorted subquery apart: the lateral
- * calls run over it row by row, in its order. Each call's statements see the earlier calls'
- * writes (a volatile function takes a fresh snapshot per statement), so a batch's items of one
- * account draw on one balance exactly as they would one after another.
+ * `billing_admit_v5` (admission as steps over the composite types `billing_admission_request`
+ * and `billing_admission`; prisma/functions/), its request read from the item's JSON by field
+ * name. The items are taken in account order, then in the order they came (an API key's account
+ * is looked up by its digest; a scoped token names its own), so two concurrent batches lock the
+ * rows of their accounts in one order and cannot deadlock, and an account's items keep their
+ * order. `OFFSET 0` keeps the sorted subquery apart: the lateral calls run over it row by row,
+ * in its order. Each call's statements see the earlier calls' writes (a volatile function takes
+ * a fresh snapshot per statement), so a batch's items of one account draw on one balance exactly
+ * as they would one after another.
  */
 const ADMIT_BATCH = {
-  name: 'billing_admit_batch_v1',
-  text: `SELECT b.ord, r.*
-           FROM (SELECT x.*
-                   FROM jsonb_to_recordset($1::jsonb) AS x(
-                          ord integer, key_digest text, account_id text, signing_key_id text,
-                          signing_key_digest text, token_digest text, token_models text[],
-                          token_limit bigint, token_expires_at timestamptz, new_token_id text,
-                          window_start_ms bigint, model text, input_tokens bigint,
-                          max_output_tokens bigint, choices integer, priority boolean,
-                          providers text[], kinds text[], node_unsupported text,
-                          media_kinds text[], image_count integer, hold_id text,
-                          hold_expires_at timestamptz, now_at timestamptz, endpoint text,
-                          request_id text)
-                   LEFT JOIN api_keys k ON k.key_digest = x.key_digest
-                  ORDER BY COALESCE(k.account_id, x.account_id), x.ord
+  name: 'billing_admit_batch_v2',
+  text: `SELECT b.ord, a.*
+           FROM (SELECT e.ord, jsonb_populate_record(NULL::billing_admission_request, e.item) AS r
+                   FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(item, ord)
+                   LEFT JOIN api_keys k ON k.key_digest = e.item->>'key_digest'
+                  ORDER BY COALESCE(k.account_id, e.item->>'account_id'), e.ord
                  OFFSET 0) b
-          CROSS JOIN LATERAL billing_admit_with_context_v4(
-                 b.key_digest, b.account_id, b.signing_key_id, b.signing_key_digest,
-                 b.token_digest, b.token_models, b.token_limit, b.token_expires_at,
-                 b.new_token_id, b.window_start_ms, b.model, b.input_tokens, b.max_output_tokens,
-                 b.choices, b.priority, b.providers, b.kinds, b.node_unsupported, b.media_kinds,
-                 b.image_count, b.hold_id, b.hold_expires_at, b.now_at, b.endpoint,
-                 b.request_id) r`,
+          CROSS JOIN LATERAL billing_admit_v5(b.r) a`,
 };
 
-/** One item of the batch statement, as `jsonb_to_recordset` reads it. */
-function batchItem(p: AdmitStatementParams, ord: number) {
+/** One item of the batch statement: `billing_admission_request`'s fields by name. */
+function batchItem(p: AdmitStatementParams) {
   return {
-    ord,
     key_digest: p.keyDigest,
     account_id: p.accountId,
     signing_key_id: p.signingKeyId,
@@ -249,12 +234,13 @@ export async function admitBatchStatement(
   pool: pg.Pool,
   items: readonly AdmitStatementParams[],
 ): Promise<(AdmitColumns | undefined)[]> {
-  const { rows } = await pool.query<AdmitColumns & { ord: number }>({
+  const { rows } = await pool.query<AdmitColumns & { ord: string }>({
     ...ADMIT_BATCH,
-    values: [JSON.stringify(items.map(batchItem))],
+    values: [JSON.stringify(items.map((item) => batchItem(item)))],
   });
-  const byOrd = new Map(rows.map(({ ord, ...row }) => [ord, row]));
-  return items.map((_, ord) => byOrd.get(ord));
+  // WITH ORDINALITY counts from 1, as int8 (text on the wire).
+  const byOrd = new Map(rows.map(({ ord, ...row }) => [Number(ord) - 1, row]));
+  return items.map((_, index) => byOrd.get(index));
 }
 
 /** An API key row's id, digest and sealed secret (a scoped token's signing key). */

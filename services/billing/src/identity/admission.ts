@@ -1,7 +1,7 @@
 /**
  * Admission: the request path's credential-to-hold decision, with its refusals (what each
  * outcome answers: admission-refusals.ts). ONE PostgreSQL round trip for a batch of admissions
- * (each item a call of `billing_admit_with_context_v4` over `billing_admit_v4`,
+ * (each item a call of `billing_admit_v5`, admission as steps,
  * prisma/functions/; the statement and its rows: admission-repository.ts): credential,
  * suspension, rate limit, model, token list, token registration and the hold.
  * Node does only what SQL cannot: the header, the API key's shape and SHA-256, and a scoped

@@ -1,0 +1,48 @@
+-- billing_admission_model: its live definition. To change it: README.md in this directory.
+--
+-- Admission, step 3 (billing_admit_v5): the model, of a provider and kind the endpoint serves
+-- (404); a parameter default models refuse (400); content the model does not declare (400
+-- naming the first such part: images need the `image` modality, remote image URLs also
+-- `remote_images`); the scoped token's model list (403).
+CREATE OR REPLACE FUNCTION "billing_admission_model"(
+    r billing_admission_request, adm billing_admission
+) RETURNS billing_admission
+LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
+AS $$
+DECLARE
+    m RECORD;
+BEGIN
+    SELECT mm.id, mm.kind::text AS kind, mm.provider::text AS provider,
+           mm.protocol::text AS protocol, mm.upstream_model, mm.input_price_micro_dzd_per_m,
+           mm.output_price_micro_dzd_per_m, mm.max_output_tokens, mm.nodes, mm.updated_at,
+           mm.input_modalities, mm.image_tokens, mm.remote_images
+      INTO m FROM models mm WHERE mm.id = r.model;
+    IF NOT FOUND THEN adm.outcome := 'model_not_found'; RETURN adm; END IF;
+    adm.model_id := m.id; adm.model_kind := m.kind; adm.model_provider := m.provider;
+    adm.model_protocol := m.protocol; adm.model_upstream := m.upstream_model;
+    adm.model_input_price := m.input_price_micro_dzd_per_m;
+    adm.model_output_price := m.output_price_micro_dzd_per_m;
+    adm.model_max_output_tokens := m.max_output_tokens; adm.model_nodes := m.nodes;
+    adm.model_updated_at := m.updated_at; adm.model_input_modalities := m.input_modalities;
+    adm.model_image_tokens := m.image_tokens; adm.model_remote_images := m.remote_images;
+    IF (r.providers IS NOT NULL AND NOT m.provider = ANY(r.providers))
+       OR (r.kinds IS NOT NULL AND NOT m.kind = ANY(r.kinds)) THEN
+        adm.outcome := 'model_not_on_endpoint'; RETURN adm;
+    END IF;
+    IF r.node_unsupported IS NOT NULL AND m.provider = 'node' THEN
+        adm.outcome := 'unsupported_parameter'; RETURN adm;
+    END IF;
+    SELECT k INTO adm.refused_media_kind
+      FROM unnest(COALESCE(r.media_kinds, ARRAY[]::text[])) WITH ORDINALITY AS u(k, i)
+     WHERE NOT CASE k WHEN 'remote_image' THEN 'image' = ANY(m.input_modalities) AND m.remote_images
+                      ELSE k = ANY(m.input_modalities) END
+     ORDER BY i LIMIT 1;
+    IF adm.refused_media_kind IS NOT NULL THEN
+        adm.outcome := 'unsupported_content'; RETURN adm;
+    END IF;
+    IF r.key_digest IS NULL AND adm.token_models IS NOT NULL AND NOT m.id = ANY(adm.token_models) THEN
+        adm.outcome := 'model_not_allowed';
+    END IF;
+    RETURN adm;
+END;
+$$;
