@@ -197,8 +197,9 @@ function otherRows(results) {
     rows.push(['  of which V8 heap: in use / reserved', '', '', heaps || '—', '']);
   }
   if (results.ledger) {
-    const { accounts16: many, account1: one } = results.ledger;
-    const ok = many.invariantsOk && one.invariantsOk ? 'clean' : 'VIOLATED';
+    const { accounts16: many, account1: one, batched16, batched1 } = results.ledger;
+    const runs = [many, one, batched16, batched1].filter(Boolean);
+    const ok = runs.every((run) => run.invariantsOk) ? 'clean' : 'VIOLATED';
     rows.push([
       'ledger hold+settle/s: 16 accounts / one',
       '',
@@ -206,6 +207,15 @@ function otherRows(results) {
       `${fmt(many.perSecond, 0)} / ${fmt(one.perSecond, 0)} (invariants ${ok})`,
       '≥ 3,000 / ≥ 1,000',
     ]);
+    if (batched16 && batched1) {
+      rows.push([
+        '  batched admissions, 256 in flight: 16 accounts / one',
+        '',
+        '',
+        `${fmt(batched16.perSecond, 0)} / ${fmt(batched1.perSecond, 0)}`,
+        '≥ 10,000 / ≥ 3,000',
+      ]);
+    }
   }
   if (results.webhooks) {
     const w = results.webhooks;

@@ -1,7 +1,8 @@
 /**
  * Ledger hold+settle cycles per second: runs services/billing/bench/holds.mjs (the billing
  * package's own benchmark) against the bench's billing database, as its owner, with 16 accounts
- * and then with one, and checks the ledger's invariants after each.
+ * and then with one, and checks the ledger's invariants after each; then the same at batch scale:
+ * 256 requests in flight whose admissions are batched as edges send them.
  */
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -12,12 +13,14 @@ const script = path.resolve(
   '../../../services/billing/bench/holds.mjs',
 );
 
-async function holds(databaseUrl, { accounts, seconds }) {
+async function holds(databaseUrl, { accounts, seconds, concurrency = 16, batched = false }) {
   const { stdout } = await promisify(execFile)(process.execPath, [script], {
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,
-      BENCH_CONCURRENCY: '16',
+      BENCH_CONCURRENCY: String(concurrency),
+      BENCH_POOL_MAX: '18',
+      BENCH_BATCH: batched ? '1' : '0',
       BENCH_ACCOUNTS: String(accounts),
       BENCH_CYCLES: '1000000',
       BENCH_MAX_SECONDS: String(seconds),
@@ -35,5 +38,8 @@ export async function ledgerPhase(databaseUrl, { seconds }) {
   return {
     accounts16: await holds(databaseUrl, { accounts: 16, seconds }),
     account1: await holds(databaseUrl, { accounts: 1, seconds }),
+    // At batch scale: 256 requests in flight, admitted as edges batch them.
+    batched16: await holds(databaseUrl, { accounts: 16, seconds, concurrency: 256, batched: true }),
+    batched1: await holds(databaseUrl, { accounts: 1, seconds, concurrency: 256, batched: true }),
   };
 }

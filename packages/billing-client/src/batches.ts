@@ -23,9 +23,10 @@ import {
   jsonOf,
   withoutRequestId,
   withRequestId,
+  NaturalBatcher,
   type InternalHttp,
+  type ItemResult,
 } from '@gateway/runtime';
-import { NaturalBatcher, type ItemResult } from './natural-batcher.js';
 import { errorFromAnswer } from './wire-errors.js';
 
 export type BatchKind = 'admissions' | 'settlements' | 'voids';
@@ -33,7 +34,7 @@ export type BatchKind = 'admissions' | 'settlements' | 'voids';
 export interface BatchOptions {
   /**
    * Batch calls of each kind running at once; calls made while they all run go together in the
-   * next batch (natural-batcher.ts). 2 by default.
+   * next batch (NaturalBatcher, @gateway/runtime). 2 by default.
    */
   batchMaxInFlight?: number;
   /** Told the size of each batch sent, by kind (a metric). */

@@ -8,7 +8,6 @@ export {
 } from './client.js';
 export { type BatchKind, type BatchOptions } from './batches.js';
 export { CatalogCache } from './catalog-cache.js';
-export { NaturalBatcher, type ItemResult } from './natural-batcher.js';
 export { credentialRefused, errorFromAnswer, rateLimitFromHeaders } from './wire-errors.js';
 export { DASHBOARD_PATHS, type DashboardBillingClient } from './dashboard-client.js';
 export {

@@ -65,3 +65,4 @@ export {
   type InternalRequest,
   type InternalResponse,
 } from './internal-http.js';
+export { NaturalBatcher, type ItemResult, type NaturalBatcherOptions } from './natural-batcher.js';

@@ -17,6 +17,10 @@
  *   BENCH_ACCOUNTS     accounts the workers share (1 = all contend on one row) (default = concurrency)
  *   BENCH_POOL_MAX     connections in the pool                                 (default concurrency + 2)
  *   BENCH_CHECK        1: run checkInvariants() at the end                     (default 0)
+ *   BENCH_BATCH        1: admissions batched as edge sends them (NaturalBatcher over
+ *                      admitMany, 32 per statement, 2 in flight), so many workers share one
+ *                      transaction per batch; settlements are batched by the ledger either way
+ *                                                                             (default 0)
  *   BENCH_JSON         1: print the figures as one JSON line instead (`pnpm bench` reads it)
  *
  * Prints `holds+settles per second: X` (completed cycles per second) and p50/p99 latency of
@@ -28,6 +32,7 @@ import { createPrismaClient } from '../dist/db/client.js';
 import { createIdentity } from '../dist/identity/index.js';
 import { createLedgerService } from '../dist/ledger/index.js';
 import { Keyring } from '@gateway/crypto';
+import { NaturalBatcher } from '@gateway/runtime';
 
 const MODEL = 'bench/echo-model';
 const HOLD_MICRO_DZD = 10_000n; // 0.01 DZD worst case per request
@@ -74,6 +79,16 @@ const identity = createIdentity({
   holdTtlMs: 60_000,
 });
 const ESTIMATE = { inputTokens: 120, maxOutputTokens: 40 };
+const batched = process.env.BENCH_BATCH === '1';
+const batches = new NaturalBatcher((items) => identity.admission.admitMany(items), {
+  maxBatchSize: 32,
+  maxInFlight: 2,
+});
+/** One admission: alone, or in whatever batch is forming (BENCH_BATCH=1). */
+const admit = (authorization, request) =>
+  batched
+    ? batches.submit({ authorization, request })
+    : identity.admission.admit(authorization, request);
 
 try {
   await prisma.model.upsert({
@@ -115,7 +130,7 @@ try {
         started += 1;
         const t0 = performance.now();
         try {
-          const { admission } = await identity.admission.admit(account.authorization, {
+          const { admission } = await admit(account.authorization, {
             model: MODEL,
             estimate: ESTIMATE,
             priority: false,
@@ -141,6 +156,7 @@ try {
     cycles: latencies.length,
     seconds,
     concurrency,
+    batched,
     accounts: accountCount,
     pool: poolMax,
     perSecond: latencies.length / seconds,
@@ -187,7 +203,7 @@ async function settleAlone(count, accounts, run) {
 function printFigures(figures, invariants) {
   console.log(
     `cycles: ${figures.cycles} in ${figures.seconds.toFixed(2)} s; concurrency ${figures.concurrency}, ` +
-      `accounts ${figures.accounts}, pool ${figures.pool}`,
+      `accounts ${figures.accounts}, pool ${figures.pool}${figures.batched ? ', batched' : ''}`,
   );
   console.log(`holds+settles per second: ${figures.perSecond.toFixed(1)}`);
   console.log(

@@ -6,10 +6,11 @@
  * Concurrency: READ COMMITTED with explicit row locks (lock order: store.ts); no SERIALIZABLE
  * and no deferred constraints (an error raised at COMMIT leaks the pooled connection in Prisma
  * 6.19). Settle and void are one statement each; settlements that queue up while one runs are
- * applied together in one statement (Batcher, below). Settle and the publish mark go straight
+ * applied together in one statement (NaturalBatcher, @gateway/runtime). Settle and the publish mark go straight
  * to the hot path's prepared statements (pg-hot-path.ts), not through the store.
  */
 import { GatewayError } from '@gateway/contracts';
+import { NaturalBatcher } from '@gateway/runtime';
 import type pg from 'pg';
 import { pgPoolOf, type PrismaClient } from '../db/client.js';
 import { creditWith } from './credits.js';
@@ -128,8 +129,10 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
     batchSize: deps.sweepBatchSize ?? 500,
     publishGraceMs: deps.holdPublishGraceMs,
   };
-  const settlements = new Batcher<SettleRequest, SettleOutcome>(
-    (requests) => hot.settleHolds(requests, clock()),
+  // Settlements that queue up while a statement runs are applied together in the next one.
+  const settlements = new NaturalBatcher<SettleRequest, SettleOutcome>(
+    async (requests) =>
+      (await hot.settleHolds(requests, clock())).map((value) => ({ ok: true, value })),
     {
       maxBatchSize: deps.settleBatchMaxSize ?? 64,
       maxInFlight: deps.settleBatchMaxInFlight ?? 2,
@@ -177,60 +180,4 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
       return { ok: violations.length === 0, violations };
     },
   };
-}
-
-interface BatcherOptions {
-  maxBatchSize: number;
-  maxInFlight: number;
-}
-
-interface Waiting<I, O> {
-  item: I;
-  resolve: (value: O) => void;
-  reject: (error: unknown) => void;
-}
-
-/**
- * Groups work that queues up while earlier work runs: with nothing in flight an item goes at
- * once, alone (no added latency when idle); items submitted while `maxInFlight` batches run
- * wait and leave together, at most `maxBatchSize` per batch, as soon as a batch finishes. Each
- * caller gets its own result; a batch that fails as a whole fails each of its callers.
- */
-class Batcher<I, O> {
-  private readonly queue: Waiting<I, O>[] = [];
-  private inFlight = 0;
-
-  constructor(
-    private readonly run: (items: I[]) => Promise<O[]>,
-    private readonly options: BatcherOptions,
-  ) {
-    for (const [name, value] of Object.entries(options)) {
-      if (!Number.isSafeInteger(value) || value < 1) {
-        throw new RangeError(`${name} must be a positive integer`);
-      }
-    }
-  }
-
-  submit(item: I): Promise<O> {
-    return new Promise<O>((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
-      this.pump();
-    });
-  }
-
-  private pump(): void {
-    while (this.inFlight < this.options.maxInFlight && this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.options.maxBatchSize);
-      this.inFlight += 1;
-      this.run(batch.map((waiting) => waiting.item))
-        .then(
-          (results) => batch.forEach((waiting, i) => waiting.resolve(results[i] as O)),
-          (error: unknown) => batch.forEach((waiting) => waiting.reject(error)),
-        )
-        .finally(() => {
-          this.inFlight -= 1;
-          this.pump();
-        });
-    }
-  }
 }

@@ -1,5 +1,5 @@
 /**
- * Natural batching of calls to billing: a call made while fewer than `maxInFlight` batches are
+ * Natural batching (billing's clients, billing's own settlement statements): a call made while fewer than `maxInFlight` batches are
  * running is sent at once (an idle caller sends batches of one, with no added delay); calls made
  * while they all run wait, and go together in the next batch as soon as one returns. No timer:
  * a batch is exactly what queued during the previous round trip, so batches grow with the load
@@ -33,8 +33,10 @@ export class NaturalBatcher<I, O> {
 
   /** `send` answers one result per item, in the items' order; if it throws, every item fails. */
   constructor(send: (items: I[]) => Promise<ItemResult<O>[]>, options: NaturalBatcherOptions) {
-    if (options.maxBatchSize < 1 || options.maxInFlight < 1) {
-      throw new Error('NaturalBatcher: maxBatchSize and maxInFlight must be at least 1');
+    for (const [name, value] of Object.entries(options)) {
+      if (name !== 'onBatch' && !(Number.isSafeInteger(value) && (value as number) >= 1)) {
+        throw new RangeError(`NaturalBatcher: ${name} must be a positive integer`);
+      }
     }
     this.#send = send;
     this.#options = options;
