@@ -1,8 +1,7 @@
 /**
  * The ledger store's row and outcome types. The store itself is `LedgerStore` (prisma-store.ts:
  * Prisma for the operator/finance paths, `pg-hot-path.ts`'s prepared statements for settle,
- * void and getHold); until issue 23 it implemented a `LedgerStore<Tx>` port here, its only
- * adapter: the port was removed.
+ * void and getHold).
  *
  * Lock order, everywhere: hold row → account_balances row(s) (by account id) → scoped_tokens
  * row(s) (by token id). Following it keeps concurrent settles, voids, holds and sweeps free of
