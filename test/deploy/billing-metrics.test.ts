@@ -49,7 +49,6 @@ beforeAll(async () => {
   ledger = createLedgerService({
     prisma,
     clock,
-    holdTtlMs: 15 * 60_000,
     settledMicroDzd: settledMicroDzdCounter(registry),
   });
   instrumentBilling(registry, {
@@ -151,7 +150,7 @@ describe('billing metrics', () => {
     });
     instrumentBilling(broken, {
       prisma: unreachable,
-      ledger: createLedgerService({ prisma: unreachable, clock: () => new Date(), holdTtlMs: 1 }),
+      ledger: createLedgerService({ prisma: unreachable, clock: () => new Date() }),
     });
     const page = parseExposition(await broken.metrics());
     expect(sampleValue(page, 'billing_holds_open')).toBe(0);

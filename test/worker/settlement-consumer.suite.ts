@@ -15,7 +15,7 @@ export interface BillingConsumer {
 /** Billing's settlement consumer, in process, over the fixture's database and broker. */
 export async function startSettlementConsumerFor(fixture: WorkerFixture): Promise<BillingConsumer> {
   const prisma = createPrismaClient(fixture.billing.databaseUrl, { maxConnections: 4 });
-  const ledger = createLedgerService({ prisma, clock: () => new Date(), holdTtlMs: 900_000 });
+  const ledger = createLedgerService({ prisma, clock: () => new Date() });
   const bus = await startTestBus(fixture.prefix);
   const consumer = await startSettlementConsumer({
     bus,

@@ -72,7 +72,7 @@ const prisma = createPrismaClient(databaseUrl, {
   maxConnections: poolMax,
   connectionTimeoutMs: 30_000,
 });
-const ledger = createLedgerService({ prisma, clock: () => new Date(), holdTtlMs: 60_000 });
+const ledger = createLedgerService({ prisma, clock: () => new Date() });
 const identity = createIdentity({
   prisma,
   keyring: Keyring.parse(randomBytes(32).toString('base64')),

@@ -12,7 +12,7 @@ if (!databaseUrl) {
 }
 const prisma = createPrismaClient(databaseUrl, { maxConnections: 2, statementTimeoutMs: 300_000 });
 try {
-  const ledger = createLedgerService({ prisma, clock: () => new Date(), holdTtlMs: 60_000 });
+  const ledger = createLedgerService({ prisma, clock: () => new Date() });
   const report = await ledger.checkInvariants();
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   process.exitCode = report.ok ? 0 : 1;

@@ -64,7 +64,6 @@ export async function startBillingService(
   const ledger = createLedgerService({
     prisma,
     clock,
-    holdTtlMs: config.HOLD_TTL_MS,
     holdPublishGraceMs: config.HOLD_PUBLISH_GRACE_MS,
     settledMicroDzd: settledMicroDzdCounter(shell.metrics.registry),
   });

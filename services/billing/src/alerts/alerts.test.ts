@@ -77,7 +77,7 @@ async function eventsOf(accountId: string): Promise<EventRow[]> {
 
 beforeAll(async () => {
   h = await setUpIdentity({ start: '2030-01-01T10:00:00Z' });
-  ledger = createLedgerService({ prisma: h.prisma, clock: h.clock.now, holdTtlMs: 60_000 });
+  ledger = createLedgerService({ prisma: h.prisma, clock: h.clock.now });
   budgets = new Budgets(new BudgetRepository(pgPoolOf(h.prisma)), h.clock.now);
   // Two wirings over the database, as two replicas (each its own pool).
   const pools = [pgPoolOf(h.prisma), pgPoolOf(h.newIdentity().prisma)] as const;

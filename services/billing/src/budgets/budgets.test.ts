@@ -36,7 +36,7 @@ const settle = (holdId: string, inputTokens = 1_000, outputTokens = 100) =>
 
 beforeAll(async () => {
   h = await setUpIdentity({ start: '2030-01-01T10:00:00Z' });
-  ledger = createLedgerService({ prisma: h.prisma, clock: h.clock.now, holdTtlMs: 60_000 });
+  ledger = createLedgerService({ prisma: h.prisma, clock: h.clock.now });
   budgets = new Budgets(new BudgetRepository(pgPoolOf(h.prisma)), h.clock.now);
   await putStandardChatModel(h, MODEL);
 });

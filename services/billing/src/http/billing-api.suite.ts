@@ -31,7 +31,7 @@ export async function startBillingApi(
 ): Promise<BillingApiUnderTest> {
   const db = await createTestDatabase(billingDatabaseTemplate);
   const prisma = createPrismaClient(db.runtimeUrl, { maxConnections: 5 });
-  const services = createTestBillingServices(prisma, { holdTtlMs: 60_000, ...ledgerOptions });
+  const services = createTestBillingServices(prisma, ledgerOptions);
   const logger = createLogger({ service: 'billing', destination: silent });
   const app = createServiceApp({
     logger,

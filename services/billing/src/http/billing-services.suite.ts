@@ -19,8 +19,6 @@ export interface TestBillingServicesOptions {
   /** A fresh random MASTER_KEY keyring by default. */
   keyring?: Keyring;
   clock?: () => Date;
-  /** HOLD_TTL_MS; 15 minutes by default. */
-  holdTtlMs?: number;
   /** 0: ledger entries are listed as soon as committed (default: after a safety delay). */
   entriesStableAfterMs?: LedgerServiceDeps['entriesStableAfterMs'];
   /** The dashboard's clock and timings (e.g. to end sessions on cue). */
@@ -45,7 +43,6 @@ export function createTestBillingServices(
   const ledger = createLedgerService({
     prisma,
     clock,
-    holdTtlMs: options.holdTtlMs ?? 15 * 60_000,
     ...(options.entriesStableAfterMs === undefined
       ? {}
       : { entriesStableAfterMs: options.entriesStableAfterMs }),

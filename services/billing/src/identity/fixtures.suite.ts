@@ -93,7 +93,6 @@ export async function setUpIdentity(
       const report = await createLedgerService({
         prisma: main.prisma,
         clock: clock.now,
-        holdTtlMs: 60_000,
       }).checkInvariants();
       if (!report.ok)
         throw new Error(`ledger invariants violated:\n${report.violations.join('\n')}`);
@@ -138,7 +137,7 @@ export async function fundedAccount(
   const { key } = await h.identity.accounts.createApiKey(account.id, { name: 'auto' });
   const amountMicroDzd = (options.creditDzd ?? 1_000n) * 1_000_000n;
   if (amountMicroDzd > 0n) {
-    const ledger = createLedgerService({ prisma: h.prisma, clock: h.clock.now, holdTtlMs: 60_000 });
+    const ledger = createLedgerService({ prisma: h.prisma, clock: h.clock.now });
     await ledger.credit({ accountId: account.id, amountMicroDzd, reference: 'test top-up' });
   }
   return { accountId: account.id, key };

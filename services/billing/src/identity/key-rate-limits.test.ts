@@ -33,7 +33,7 @@ const admit = (credential: string, identity = h.identity) =>
 beforeAll(async () => {
   // 10 s into a minute: every test here stays in one window unless it moves the clock.
   h = await setUpIdentity({ start: '2030-01-01T10:00:10Z' });
-  ledger = createLedgerService({ prisma: h.prisma, clock: h.clock.now, holdTtlMs: 60_000 });
+  ledger = createLedgerService({ prisma: h.prisma, clock: h.clock.now });
   await putStandardChatModel(h, MODEL);
 });
 

@@ -50,8 +50,6 @@ export interface LedgerServiceDeps {
    */
   pool?: pg.Pool;
   clock: () => Date;
-  /** Lifetime of a hold; the sweeper expires pending holds past it. */
-  holdTtlMs: number;
   /** Wait for a pooled connection to start a transaction; 10 s by default. */
   transactionMaxWaitMs?: number;
   /** Upper bound of one ledger transaction; 15 s by default. */

@@ -91,7 +91,6 @@ export async function createLedgerHarness(
     createLedgerService({
       prisma,
       clock: clock.now,
-      holdTtlMs: HOLD_TTL_MS,
       entriesStableAfterMs: 0,
       ...overrides,
       ...more,
