@@ -24,6 +24,7 @@ import {
   withoutRequestId,
   withRequestId,
   NaturalBatcher,
+  settled,
   type InternalHttp,
   type ItemResult,
 } from '@gateway/runtime';
@@ -85,7 +86,7 @@ export function createBatches(
           batchRoutes = false;
         }
         return Promise.all(
-          items.map((item) => withRequestId(item.requestId, () => settledCall(() => one(item)))),
+          items.map((item) => withRequestId(item.requestId, () => settled(() => one(item)))),
         );
       },
       {
@@ -134,12 +135,4 @@ function resultOf<O>(answer: BatchItemAnswer): ItemResult<O> {
     body: Buffer.from(JSON.stringify(answer.body)),
   });
   return { ok: false, error };
-}
-
-async function settledCall<O>(call: () => Promise<O>): Promise<ItemResult<O>> {
-  try {
-    return { ok: true, value: await call() };
-  } catch (error) {
-    return { ok: false, error };
-  }
 }

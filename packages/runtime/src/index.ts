@@ -65,4 +65,9 @@ export {
   type InternalRequest,
   type InternalResponse,
 } from './internal-http.js';
-export { NaturalBatcher, type ItemResult, type NaturalBatcherOptions } from './natural-batcher.js';
+export {
+  NaturalBatcher,
+  settled,
+  type ItemResult,
+  type NaturalBatcherOptions,
+} from './natural-batcher.js';

@@ -9,6 +9,15 @@
 /** One item's outcome in a batch's answer. */
 export type ItemResult<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
+/** `work`'s value, or what it threw, as one item's outcome. */
+export async function settled<T>(work: () => Promise<T>): Promise<ItemResult<T>> {
+  try {
+    return { ok: true, value: await work() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
 export interface NaturalBatcherOptions {
   /** Items per batch at most (the route's limit). */
   maxBatchSize: number;

@@ -18,6 +18,7 @@
  */
 import { GatewayError, LIMITS } from '@gateway/contracts';
 import type { RateLimitDecision } from '@gateway/contracts';
+import { settled, type ItemResult } from '@gateway/runtime';
 import type pg from 'pg';
 import { requireId } from '../ledger/validation.js';
 import {
@@ -95,22 +96,12 @@ export interface Admitted {
 }
 
 /** One item's outcome: admitted, or the refusal (a GatewayError) or failure it met. */
-export type AdmissionResult = { ok: true; value: Admitted } | { ok: false; error: unknown };
+export type AdmissionResult = ItemResult<Admitted>;
 
 /** An item checked in Node, ready for the statement. */
 interface Prepared {
   credential: Credential;
   request: CredentialAdmitRequest & { holdId: string; estimate: ReturnType<typeof checkEstimate> };
-}
-
-async function settled<T>(
-  work: () => Promise<T>,
-): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
-  try {
-    return { ok: true, value: await work() };
-  } catch (error) {
-    return { ok: false, error };
-  }
 }
 
 const asError = (error: unknown): Error =>
