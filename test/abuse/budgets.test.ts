@@ -36,7 +36,8 @@ beforeAll(async () => {
     // Every admitted job of the race runs at once (the default prefetch is 8).
     workerEnv: { JOB_PREFETCH: '64' },
     // 200 admissions queue on one account's balance row: none may time out at edge.
-    edgeEnv: { BILLING_TIMEOUT_MS: '30000' },
+    // A running job's hold is marked within 2 s, well inside the short grace.
+    edgeEnv: { BILLING_TIMEOUT_MS: '30000', HOLD_PUBLISH_MARK_DELAY_MS: '2000' },
   });
 }, 120_000);
 

@@ -195,6 +195,8 @@ async function servicesFor(
       DISPATCHER_URL: `http://127.0.0.1:${dispatcherPort}`,
       DISPATCHER_INTERNAL_TOKEN: tokens.dispatcher,
       REPLY_TIMEOUT_MS: String(FAULTS.replyTimeoutMs),
+      // Below the short publish grace, as 5 s is below the default 30 s.
+      HOLD_PUBLISH_MARK_DELAY_MS: String(FAULTS.holdPublishMarkDelayMs),
       AUTH_FAILURES_PER_MINUTE: '100000',
     }),
   };

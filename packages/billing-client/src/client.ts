@@ -1,11 +1,10 @@
 /*
  * The one client of billing's internal API, for edge and the inference worker: every call with
- * its answer or refusal, and the group commit of edge's publish marks.
+ * its answer or refusal. Batching lives in batches.ts and publish-marks.ts.
  */
 import {
   BILLING_API_PREFIX,
   GatewayError,
-  MAX_PUBLISH_MARKS,
   microDzdFromWire,
   modelIdPath,
   pathSegment,
@@ -22,7 +21,6 @@ import type {
   IdempotencyRef,
   KeyInfo,
   Receipt,
-  PublishMarksRequest,
   PublishMarksResponse,
   SettleRequest,
   SettleResponse,
@@ -53,6 +51,7 @@ import {
 } from './operator-client.js';
 import { createBatches, withCurrentRequestId, type BatchOptions } from './batches.js';
 import { errorFromAnswer } from './wire-errors.js';
+import { PublishMarks, type DeferredMark } from './publish-marks.js';
 
 /** An admission as callers use it: the hold amount as a bigint. */
 export type Admission = Omit<AdmissionResponse, 'hold'> & {
@@ -107,6 +106,11 @@ export interface BillingClient {
    * the hold is already final. Marks are batched (group commit); `close` sends the last ones.
    */
   published(holdId: string, expiresAtMs: number): Promise<boolean>;
+  /**
+   * `published`, sent after `delayMs` unless withdrawn first (the job ended and its hold is
+   * final). For synchronous jobs, most of which end long before billing's publish grace.
+   */
+  publishedLater(holdId: string, expiresAtMs: number, delayMs: number): DeferredMark;
   /** From the cache unless the entry is older than `atLeastUpdatedAt` (an admission's). */
   getModel(id: string, atLeastUpdatedAt?: string): Promise<CatalogEntry>;
   listModels(): Promise<CatalogEntry[]>;
@@ -212,6 +216,8 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
         };
       }),
     published: (holdId, expiresAtMs) => publishMarks.mark(holdId, expiresAtMs),
+    publishedLater: (holdId, expiresAtMs, delayMs) =>
+      publishMarks.markLater(holdId, expiresAtMs, delayMs),
     void: (holdId, usage) =>
       finalOrConflict(async () => {
         const answer = await batches.voids.submit(
@@ -276,65 +282,5 @@ async function finalOrConflict<T>(
       return { kind: 'already_final', reason: error.message };
     }
     throw error;
-  }
-}
-
-type Mark = PublishMarksRequest['holds'][number];
-
-interface Pending {
-  expiresAtMs: number;
-  waiters: { resolve: (published: boolean) => void; reject: (error: unknown) => void }[];
-}
-
-/**
- * Group commit for publish marks: one call to billing at a time; marks that arrive while it runs
- * go together in the next one. An idle edge sends each mark at once (no added delay); a busy one
- * sends one call (one PostgreSQL statement) per batch instead of one per job — a call and a
- * statement per job were a third of billing's work per request. The mark is not on the
- * answer's path (edge does not await it), so batching costs the client nothing.
- */
-export class PublishMarks {
-  #pending = new Map<string, Pending>();
-  #inFlight: Promise<void> | null = null;
-
-  constructor(private readonly send: (marks: Mark[]) => Promise<Set<string>>) {}
-
-  /** Resolves true when billing marked the hold, false when it was already final. */
-  mark(holdId: string, expiresAtMs: number): Promise<boolean> {
-    return new Promise((resolve, reject) => {
-      const pending = this.#pending.get(holdId);
-      if (pending) {
-        pending.expiresAtMs = Math.max(pending.expiresAtMs, expiresAtMs);
-        pending.waiters.push({ resolve, reject });
-      } else {
-        this.#pending.set(holdId, { expiresAtMs, waiters: [{ resolve, reject }] });
-      }
-      this.#inFlight ??= this.#drain();
-    });
-  }
-
-  /** Waits until every mark made so far was sent (shutdown). */
-  async flush(): Promise<void> {
-    while (this.#inFlight) await this.#inFlight;
-  }
-
-  async #drain(): Promise<void> {
-    // Let the marks of this tick join the first call.
-    await Promise.resolve();
-    while (this.#pending.size > 0) {
-      const batch = [...this.#pending].slice(0, MAX_PUBLISH_MARKS);
-      for (const [holdId] of batch) this.#pending.delete(holdId);
-      try {
-        const published = await this.send(
-          batch.map(([holdId, { expiresAtMs }]) => ({ holdId, expiresAtMs })),
-        );
-        for (const [holdId, { waiters }] of batch) {
-          for (const waiter of waiters) waiter.resolve(published.has(holdId));
-        }
-      } catch (error) {
-        for (const [, { waiters }] of batch) for (const waiter of waiters) waiter.reject(error);
-      }
-    }
-    this.#inFlight = null;
   }
 }

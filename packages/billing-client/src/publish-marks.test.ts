@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { PublishMarks } from './client.js';
+import { PublishMarks } from './publish-marks.js';
 
 type Sent = { holdId: string; expiresAtMs: number }[];
 
@@ -70,5 +70,47 @@ describe('publish marks (group commit)', () => {
     await answerNext();
     await flushing;
     expect(calls).toHaveLength(1);
+  });
+});
+
+describe('deferred publish marks', () => {
+  const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('sends nothing for a mark withdrawn before its delay, which resolves false', async () => {
+    const { marks, calls } = recorder();
+    const deferred = marks.markLater('h-ended', 5, 30);
+    expect(marks.waiting).toBe(1);
+    deferred.withdraw();
+    await expect(deferred.sent).resolves.toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(calls).toEqual([]);
+    expect(marks.waiting).toBe(0);
+  });
+
+  it('sends a mark still waiting once its delay is over; withdrawing it then changes nothing', async () => {
+    const { marks, calls, answerNext } = recorder();
+    const deferred = marks.markLater('h-long', 7, 20);
+    await tick();
+    expect(calls).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(calls).toEqual([[{ holdId: 'h-long', expiresAtMs: 7 }]]);
+    deferred.withdraw();
+    await answerNext();
+    await expect(deferred.sent).resolves.toBe(true);
+  });
+
+  it('flush sends the waiting marks at once, in one call', async () => {
+    const { marks, calls, answerNext } = recorder();
+    const waiting = [marks.markLater('h-a', 1, 60_000), marks.markLater('h-b', 2, 60_000)];
+    const flushing = marks.flush();
+    await answerNext();
+    await flushing;
+    expect(calls).toEqual([
+      [
+        { holdId: 'h-a', expiresAtMs: 1 },
+        { holdId: 'h-b', expiresAtMs: 2 },
+      ],
+    ]);
+    expect(await Promise.all(waiting.map((mark) => mark.sent))).toEqual([true, true]);
   });
 });

@@ -34,6 +34,10 @@ export const edgeConfigSchema = Type.Object({
   // The longest a started job may generate: the worker's JOB_MAX_GENERATION_MS or more. A job's
   // hold is kept until its deadline plus this (plus a settlement margin).
   JOB_MAX_GENERATION_MS: Type.Integer({ minimum: 60_000, maximum: 86_400_000, default: 1_800_000 }),
+  // A synchronous job still running this long after it was queued gets its hold marked published
+  // at billing; one that ended first needs no mark. Keep it well below billing's
+  // HOLD_PUBLISH_GRACE_MS (30 s), which releases an unmarked hold. 0: mark every job at once.
+  HOLD_PUBLISH_MARK_DELAY_MS: fields.durationMs(5_000, 20_000),
   JSON_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 3 * MIB, default: MIB }),
   // A transcription upload travels base64-encoded in a job message; the bus caps those at 4 MiB.
   UPLOAD_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 3 * MIB, default: 2 * MIB }),

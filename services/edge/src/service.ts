@@ -141,6 +141,7 @@ function buildJobPath(
     replyTimeoutMs: config.REPLY_TIMEOUT_MS,
     asyncDeadlineMs: config.ASYNC_JOB_DEADLINE_MS,
     maxGenerationMs: config.JOB_MAX_GENERATION_MS,
+    publishMarkDelayMs: config.HOLD_PUBLISH_MARK_DELAY_MS,
   });
   return { ownsBus, bus, replies, jobs };
 }

@@ -96,8 +96,12 @@ export interface LedgerService {
    * statement; returns the ids marked (a hold already final is not).
    */
   markHoldsPublished(marks: readonly PublishMark[]): Promise<Set<string>>;
-  /** Expires pending holds whose expiry is at or before `now`; returns how many. */
-  expireHolds(now: Date): Promise<number>;
+  /**
+   * Expires pending holds whose expiry is at or before `now`, and releases unmarked holds past
+   * their publish grace unless the caller has been awake less than the grace (`awakeForMs`,
+   * unlimited by default; the sweeper passes its own); returns how many.
+   */
+  expireHolds(now: Date, awakeForMs?: number): Promise<number>;
   /** Runs expireHolds every intervalMs; returns stop(). (Idempotency records: service.ts.) */
   startSweeper(options: SweeperOptions): () => Promise<void>;
   getBalance(accountId: string): Promise<Balance>;
@@ -136,7 +140,8 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
       maxInFlight: deps.settleBatchMaxInFlight ?? 2,
     },
   );
-  const expireHolds = (now: Date) => expireHoldsWith(sweepDeps, now);
+  const expireHolds = (now: Date, awakeForMs?: number) =>
+    expireHoldsWith(sweepDeps, now, awakeForMs);
   const markHoldsPublished = (marks: readonly PublishMark[]) =>
     hot.markHoldsPublished(
       marks.map((mark) => ({

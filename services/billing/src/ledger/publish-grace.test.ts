@@ -42,6 +42,18 @@ it('releases a hold never published once the grace has passed, not before', asyn
   await expect(h.ledger.settleHold(hold.id, usage)).rejects.toBeInstanceOf(GatewayError);
 });
 
+it('keeps an unmarked hold past its grace while the sweeper has been awake less than a grace', async () => {
+  const accountId = await h.fundedAccount(5n * DZD);
+  const hold = await admitOne(accountId);
+  const pastGrace = new Date(h.clock.now().getTime() + GRACE_MS);
+  // Billing just resumed (restarted, or a stopped process continued): the hold's mark may be
+  // on its way, so the hold waits until the sweeper has been awake a whole grace.
+  expect(await h.ledger.expireHolds(pastGrace, GRACE_MS - 1)).toBe(0);
+  expect((await h.ledger.getHold(hold.id))?.status).toBe('pending');
+  expect(await h.ledger.expireHolds(pastGrace, GRACE_MS)).toBe(1);
+  expect((await h.ledger.getHold(hold.id))?.status).toBe('expired');
+});
+
 it('keeps a published hold past the grace and its TTL until the expiry its job needs', async () => {
   const accountId = await h.fundedAccount(5n * DZD);
   const hold = await admitOne(accountId);

@@ -1,7 +1,8 @@
 /**
  * Expiry of pending holds past their TTL, and release of holds whose job was never published
- * (edge died between admission and publish) once their publish grace has passed. Several replicas may sweep at once: holds are locked
- * with SKIP LOCKED, so each is expired exactly once, in batches that keep transactions short.
+ * (edge died between admission and publish) once their publish grace has passed. Several
+ * replicas may sweep at once: holds are locked with SKIP LOCKED, so each is expired exactly
+ * once, in batches that keep transactions short.
  */
 import type { LedgerStore, LedgerTx } from './prisma-store.js';
 import type { ExpiredHold } from './store.js';
@@ -28,11 +29,26 @@ function addTo(totals: Map<string, bigint>, key: string, amount: bigint): void {
   totals.set(key, (totals.get(key) ?? 0n) + amount);
 }
 
-async function expireBatch(deps: SweepDeps, tx: LedgerTx, now: Date): Promise<number> {
+/**
+ * Holds placed before this and still unmarked are released. Only once this process has been
+ * awake a whole grace: marks sent while billing was stopped, paused or unreachable arrive
+ * after it resumes, and the sweeper must not beat them (an unmarked hold may belong to a
+ * running job whose mark edge defers, and releasing it would leave its answer unbilled).
+ */
+function unmarkedBefore(deps: SweepDeps, now: Date, awakeForMs: number): Date {
+  const graceMs = deps.publishGraceMs;
+  if (graceMs === undefined || awakeForMs < graceMs) return new Date(0);
+  return new Date(now.getTime() - graceMs);
+}
+
+async function expireBatch(
+  deps: SweepDeps,
+  tx: LedgerTx,
+  now: Date,
+  awakeForMs: number,
+): Promise<number> {
   const { store } = deps;
-  const unpublishedBefore = new Date(
-    deps.publishGraceMs === undefined ? 0 : now.getTime() - deps.publishGraceMs,
-  );
+  const unpublishedBefore = unmarkedBefore(deps, now, awakeForMs);
   const expired: ExpiredHold[] = await store.lockExpiredHolds(
     tx,
     now,
@@ -53,20 +69,31 @@ async function expireBatch(deps: SweepDeps, tx: LedgerTx, now: Date): Promise<nu
   return expired.length;
 }
 
-/** Expires pending holds whose expiry is at or before `now`; returns how many. */
-export async function expireHoldsWith(deps: SweepDeps, now: Date): Promise<number> {
+/**
+ * Expires pending holds whose expiry is at or before `now`, and unmarked ones past their grace
+ * when the sweeping process has been awake `awakeForMs` (at least the grace); returns how many.
+ */
+export async function expireHoldsWith(
+  deps: SweepDeps,
+  now: Date,
+  awakeForMs = Number.POSITIVE_INFINITY,
+): Promise<number> {
   requireDate('now', now);
   let total = 0;
   for (;;) {
-    const count = await deps.store.transaction((tx) => expireBatch(deps, tx, now));
+    const count = await deps.store.transaction((tx) => expireBatch(deps, tx, now, awakeForMs));
     total += count;
     if (count < deps.batchSize) return total;
   }
 }
 
-/** Runs `expire` every intervalMs; returns stop(). */
+/**
+ * Runs `expire` every intervalMs; returns stop(). `awakeForMs` is how long the process has run
+ * without a stall: it starts at 0, and a tick that fires more than an interval late (the
+ * process was stopped or starved) starts it again. Measured on the monotonic clock.
+ */
 export function startSweeperWith(
-  expire: (now: Date) => Promise<number>,
+  expire: (now: Date, awakeForMs: number) => Promise<number>,
   clock: () => Date,
   options: SweeperOptions,
 ): () => Promise<void> {
@@ -76,18 +103,21 @@ export function startSweeperWith(
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
+  let awakeSinceMs = performance.now();
   const sweep = async () => {
     try {
       // Expired idempotency records (credits included) are purged by billing's idempotency
       // purge (RequestIdempotency.purgeExpired), which covers every scope.
-      const count = await expire(clock());
+      const count = await expire(clock(), performance.now() - awakeSinceMs);
       if (count > 0) options.onExpired?.(count);
     } catch (error) {
       options.onError?.(error);
     }
   };
   const schedule = () => {
+    const dueAtMs = performance.now() + options.intervalMs;
     timer = setTimeout(() => {
+      if (performance.now() - dueAtMs > options.intervalMs) awakeSinceMs = performance.now();
       running = sweep().finally(() => {
         running = undefined;
         if (!stopped) schedule();

@@ -1,9 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
-import type { Caller, InferenceCancelPayload, InferenceJobPayload } from '@gateway/contracts';
+import type {
+  Caller,
+  InferenceCancelPayload,
+  InferenceJobPayload,
+  InferenceReplyPayload,
+} from '@gateway/contracts';
 import { createLogger } from '@gateway/observability';
 import type { MessageBus } from '@gateway/messaging';
 import { silentStream } from '../test-support/billing.suite.js';
-import type { Admission } from '@gateway/billing-client';
+import { PublishMarks, type Admission } from '@gateway/billing-client';
+
 import {
   admissionRequest,
   InferenceJobs,
@@ -16,7 +22,7 @@ import { ReplyRouter } from './job-replies.js';
 
 const log = createLogger({ service: 'edge', destination: silentStream });
 
-function setUp(options: { publishFails?: boolean } = {}) {
+function setUp(options: { publishFails?: boolean; publishMarkDelayMs?: number } = {}) {
   const published: InferenceJobPayload[] = [];
   const cancels: InferenceCancelPayload[] = [];
   const voided: string[] = [];
@@ -45,9 +51,18 @@ function setUp(options: { publishFails?: boolean } = {}) {
         marked.push({ holdId, expiresAtMs });
         return true;
       },
+      // The client's deferral (publish-marks.ts), over this stand-in's `published`.
+      publishedLater: (holdId: string, expiresAtMs: number, delayMs: number) =>
+        new PublishMarks(async (marks) => {
+          marked.push(...marks);
+          return new Set(marks.map((mark) => mark.holdId));
+        }).markLater(holdId, expiresAtMs, delayMs),
     },
     replyTimeoutMs: 50,
     asyncDeadlineMs: 1_000,
+    ...(options.publishMarkDelayMs === undefined
+      ? {}
+      : { publishMarkDelayMs: options.publishMarkDelayMs }),
     now: () => 1_000_000,
   });
   return { jobs, replies, published, cancels, voided, marked };
@@ -73,6 +88,21 @@ const admission: Admission = {
   rateLimit: { allowed: true, limit: 100, remaining: 99, resetMs: 0, retryAfterS: 1 },
   replayed: false,
 };
+
+const second: Admission = { ...admission, hold: { ...admission.hold, id: 'hold_2' } };
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const reply = (
+  type: 'final',
+  fields: Partial<InferenceReplyPayload> = {},
+): InferenceReplyPayload => ({
+  jobId: 'chatcmpl-1',
+  seq: 0,
+  type,
+  data: { text: 'hi' },
+  ...fields,
+});
 
 const plan: InferencePlan = {
   jobId: 'chatcmpl-1',
@@ -111,6 +141,7 @@ describe('InferenceJobs', () => {
   it('marks the hold published once the job is queued, lasting past its deadline by the longest generation + 60 s', async () => {
     const { jobs, marked } = setUp();
     const job = await jobs.start(plan, admission, log);
+    await delay(5);
     await jobs.submitAsync(plan, admission, 'https://example.com/hook', log);
     // The deadline bounds the queue wait only; a started job may then generate 30 min.
     const generationMs = 30 * 60_000;
@@ -119,6 +150,29 @@ describe('InferenceJobs', () => {
       { holdId: 'hold_1', expiresAtMs: 1_000_000 + 1_000 + generationMs + 60_000 },
     ]);
     job.dispose();
+  });
+
+  it('sends no mark for a synchronous job settled within the mark delay', async () => {
+    const { jobs, marked } = setUp({ publishMarkDelayMs: 40 });
+    const job = await jobs.start(plan, admission, log);
+    job.push(reply('final', { costMicroDzd: '10' }));
+    await job.final();
+    await delay(80);
+    expect(marked).toEqual([]);
+  });
+
+  it('marks a synchronous job still running after the delay, or whose settlement was queued', async () => {
+    const { jobs, marked } = setUp({ publishMarkDelayMs: 40 });
+    const running = await jobs.start(plan, admission, log);
+    const pending = await jobs.start({ ...plan, jobId: 'chatcmpl-2' }, second, log);
+    // The worker queued the settlement (billing did not answer): the hold is not final yet.
+    pending.push({ ...reply('final', { settlementPending: true }), jobId: 'chatcmpl-2' });
+    await pending.final();
+    await delay(10);
+    expect(marked).toEqual([]);
+    await delay(80);
+    expect(marked.map((mark) => mark.holdId).sort()).toEqual(['hold_1', 'hold_2']);
+    running.dispose();
   });
 
   it('voids the hold when the job cannot be published, and answers GATEWAY_TIMEOUT', async () => {

@@ -100,7 +100,7 @@ export function jobPayload(
 export interface InferenceJobsOptions {
   publisher: JobPublisher;
   replies: ReplyRouter;
-  billing: Pick<BillingClient, 'admit' | 'void' | 'published' | 'refund'>;
+  billing: Pick<BillingClient, 'admit' | 'void' | 'published' | 'publishedLater' | 'refund'>;
   /** No (next) reply within this: the job is cancelled, its hold voided, 500 GATEWAY_TIMEOUT. */
   replyTimeoutMs: number;
   /** Async jobs not started within this are failed by the worker without calling a model. */
@@ -111,6 +111,11 @@ export interface InferenceJobsOptions {
    * deadline by this much. 30 minutes by default.
    */
   maxGenerationMs?: number;
+  /**
+   * A synchronous job's publish mark waits this long and is dropped if the job ends first (its
+   * hold is then final); below billing's HOLD_PUBLISH_GRACE_MS with room for the call. 0: at once.
+   */
+  publishMarkDelayMs?: number;
   now?: () => number;
 }
 
@@ -166,11 +171,20 @@ export class InferenceJobs {
     // Listen before publishing: a fast worker's first reply must not find nobody waiting.
     job.attach(replies.listen(plan.jobId, (reply) => job.push(reply)));
     const deadlineAtMs = this.#now() + replyTimeoutMs;
-    await this.#publish(
-      { ...jobPayload(plan, admission, deadlineAtMs, requestId), replyTo: replies.queue },
-      log,
-      () => job.dispose(),
+    const payload = {
+      ...jobPayload(plan, admission, deadlineAtMs, requestId),
+      replyTo: replies.queue,
+    };
+    await this.#publish(payload, log, () => job.dispose());
+    // Most synchronous jobs end, settled, long before billing's publish grace: their holds need
+    // no mark, which saves a billing call and a statement per request.
+    const mark = this.#options.billing.publishedLater(
+      payload.holdId,
+      this.#holdExpiresAtMs(payload),
+      this.#options.publishMarkDelayMs ?? 0,
     );
+    job.onHoldFinal(() => mark.withdraw());
+    void mark.sent.catch((error: unknown) => log.warn({ err: error }, 'hold not marked published'));
     return job;
   }
 
@@ -189,6 +203,19 @@ export class InferenceJobs {
       webhookFormat: admission.caller.webhookFormat,
     };
     await this.#publish(payload, log, () => {});
+    // Not awaited: the job is already queued. Edge never learns when an async job ends.
+    void this.#options.billing
+      .published(payload.holdId, this.#holdExpiresAtMs(payload))
+      .catch((error: unknown) => log.warn({ err: error }, 'hold not marked published'));
+  }
+
+  /**
+   * Billing releases a hold never marked published after its grace (edge died before marking
+   * it); marked, it lasts until the job cannot run any more, plus time to settle it.
+   */
+  #holdExpiresAtMs(payload: InferenceJobPayload): number {
+    const maxGenerationMs = this.#options.maxGenerationMs ?? DEFAULT_MAX_GENERATION_MS;
+    return payload.deadlineAtMs + maxGenerationMs + SETTLE_MARGIN_MS;
   }
 
   async #publish(payload: InferenceJobPayload, log: Logger, onFailure: () => void): Promise<void> {
@@ -197,17 +224,6 @@ export class InferenceJobs {
     } catch (error) {
       await this.#unpublished(payload, log, error, onFailure);
     }
-    // Billing releases a hold never marked published after its grace (edge died before this
-    // line); marked, it lasts until the job cannot run any more, plus time to settle it. Not
-    // awaited: the job is already queued and its replies are listened for.
-    void this.#options.billing
-      .published(
-        payload.holdId,
-        payload.deadlineAtMs +
-          (this.#options.maxGenerationMs ?? DEFAULT_MAX_GENERATION_MS) +
-          SETTLE_MARGIN_MS,
-      )
-      .catch((error: unknown) => log.warn({ err: error }, 'hold not marked published'));
   }
 
   async #unpublished(

@@ -146,6 +146,7 @@ export class RunningJob {
   #chunksSeen = false;
   readonly #abandoned = new Set<string>();
   #detach: () => void = () => {};
+  #holdFinal: () => void = () => {};
   #finished = false;
   #cancelledByClient = false;
   #chargeAfterGivingUp: ChargeAfterGivingUp | undefined;
@@ -157,6 +158,14 @@ export class RunningJob {
 
   attach(detach: () => void): void {
     this.#detach = detach;
+  }
+
+  /**
+   * Called once edge knows the hold is final: a final reply with its settled cost (the worker
+   * settles before it replies), or edge voided or refunded it after giving up.
+   */
+  onHoldFinal(callback: () => void): void {
+    this.#holdFinal = callback;
   }
 
   push(reply: InferenceReplyPayload): void {
@@ -208,6 +217,8 @@ export class RunningJob {
     if (reply.type === 'error') {
       throw gatewayErrorFromWire(reply.error ?? { code: 'internal_error', message: 'Failed' });
     }
+    // A settlement the worker queued (billing did not answer) has not happened yet.
+    if (reply.settlementPending !== true) this.#holdFinal();
     return reply as JobReply;
   }
 
@@ -254,10 +265,16 @@ export class RunningJob {
     const { log, jobId } = this.#options;
     log.warn({ jobId }, 'no reply in time: cancelling the job and voiding its hold');
     await this.#publishCancel('timeout');
-    this.#chargeAfterGivingUp = await this.#release().catch((error: unknown) => {
-      log.error({ err: error, jobId }, 'hold not released after timeout; it may be charged');
-      return 'maybe' as const;
-    });
+    this.#chargeAfterGivingUp = await this.#release().then(
+      (charge) => {
+        this.#holdFinal();
+        return charge;
+      },
+      (error: unknown) => {
+        log.error({ err: error, jobId }, 'hold not released after timeout; it may be charged');
+        return 'maybe' as const;
+      },
+    );
   }
 
   /**
