@@ -21,6 +21,7 @@ const CONTRACT_FILES = [
   'billing-api.ts',
   'budgets-api.ts',
   'key-limits-api.ts',
+  'key-models-api.ts',
   'catalog-api.ts',
   'dashboard-api.ts',
   'dashboard-console-api.ts',
@@ -53,6 +54,7 @@ const BILLING_RECEIPTS = 'services/billing/src/receipts/receipts.ts';
 const BILLING_RECEIPT_ROUTES = 'services/billing/src/receipts/receipt-routes.ts';
 // Billing's clients
 const CLIENT = 'packages/billing-client/src/client.ts';
+const CLIENT_PUBLISH_MARKS = 'packages/billing-client/src/publish-marks.ts';
 const CLIENT_CATALOG = 'packages/billing-client/src/catalog-cache.ts';
 const CLIENT_BATCHES = 'packages/billing-client/src/batches.ts';
 const CLIENT_OPERATOR = 'packages/billing-client/src/operator-client.ts';
@@ -63,6 +65,7 @@ const CTL_DASHBOARD = 'packages/gatewayctl/src/dashboard-commands.ts';
 const CTL_BUDGETS = 'packages/gatewayctl/src/budget-commands.ts';
 const CTL_ALERTS = 'packages/gatewayctl/src/alert-commands.ts';
 const CTL_KEY_LIMITS = 'packages/gatewayctl/src/key-limit-commands.ts';
+const CTL_KEY_MODELS = 'packages/gatewayctl/src/key-model-commands.ts';
 const BILLING_KEY_LIMITS = 'services/billing/src/identity/key-rate-limits.ts';
 const BILLING_KEY_LIMIT_ROUTES = 'services/billing/src/http/key-limit-routes.ts';
 const CTL_RECEIPTS = 'packages/gatewayctl/src/receipt-commands.ts';
@@ -116,7 +119,7 @@ const CONTRACTS: Record<string, Entry> = {
   SettleResponse: ends([BILLING_INTERNAL], [CLIENT]),
   VoidResponse: ends([BILLING_INTERNAL], [CLIENT]),
   RefundResponse: ends([BILLING_INTERNAL], [CLIENT]),
-  PublishMarksRequest: ends([CLIENT], [BILLING_INTERNAL]),
+  PublishMarksRequest: ends([CLIENT_PUBLISH_MARKS], [BILLING_INTERNAL]),
   AdmissionBatchRequest: ends([CLIENT_BATCHES], [BILLING_INTERNAL]),
   SettleBatchRequest: ends([CLIENT_BATCHES], [BILLING_INTERNAL]),
   VoidBatchRequest: ends([CLIENT_BATCHES], [BILLING_INTERNAL]),
@@ -165,6 +168,10 @@ const CONTRACTS: Record<string, Entry> = {
     [BILLING_KEY_LIMITS, BILLING_KEY_LIMIT_ROUTES],
     [CLIENT_OPERATOR, EDGE_ADMIN, CTL_KEY_LIMITS, APP_KEY_LIMITS],
   ),
+
+  // key-models-api.ts: an API key's list of models through the operator API
+  ApiKeyModelsPutRequest: ends([CTL_KEY_MODELS], [EDGE_ADMIN, BILLING_ADMIN]),
+  ApiKeyModelsView: ends([BILLING_ADMIN], [EDGE_ADMIN, CTL_KEY_MODELS]),
 
   // alerts-api.ts: account alerts (issue 25) through the operator API and the dashboard, and
   // the webhook body the dispatcher sends (its receiver: the end-to-end test)

@@ -21,5 +21,6 @@ export * from './rate-limit.js';
 export * from './usage-api.js';
 export * from './budgets-api.js';
 export * from './key-limits-api.js';
+export * from './key-models-api.js';
 export * from './receipts-api.js';
 export * from './alerts-api.js';

@@ -3,6 +3,7 @@ import { AdminClient } from './client.js';
 import { BUDGET_COMMANDS } from './budget-commands.js';
 import { ALERT_COMMANDS } from './alert-commands.js';
 import { KEY_LIMIT_COMMANDS } from './key-limit-commands.js';
+import { KEY_MODEL_COMMANDS } from './key-model-commands.js';
 import { COMMANDS as ACCOUNT_COMMANDS } from './commands.js';
 import { DASHBOARD_COMMANDS } from './dashboard-commands.js';
 import { RECEIPT_COMMANDS } from './receipt-commands.js';
@@ -15,6 +16,7 @@ const COMMANDS = {
   ...DASHBOARD_COMMANDS,
   ...BUDGET_COMMANDS,
   ...KEY_LIMIT_COMMANDS,
+  ...KEY_MODEL_COMMANDS,
   ...RECEIPT_COMMANDS,
   ...ALERT_COMMANDS,
 };
@@ -56,6 +58,7 @@ const OPTIONS = {
   'budget-thresholds': { type: 'string' },
   'exhaustion-hours': { type: 'string' },
   disabled: { type: 'boolean' },
+  any: { type: 'boolean' },
 } as const;
 
 export function helpText(): string {

@@ -65,6 +65,8 @@ export const LIMITS = {
   apiKeyNameMaxLength: 256,
   /** Models listed in one scoped token (the token's length is bounded too, below). */
   tokenModelsMaxItems: 256,
+  /** Models on one API key's list (a CHECK in billing's database says the same). */
+  apiKeyModelsMaxItems: 256,
   /**
    * Characters of an issued scoped token (`jwt:...`): it must fit an `Authorization` header
    * behind common proxies (8 KiB per header line, e.g. nginx) with room for `Bearer `.

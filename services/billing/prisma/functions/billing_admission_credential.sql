@@ -17,7 +17,7 @@ BEGIN
     IF r.key_digest IS NOT NULL THEN
         SELECT ac.id, ac.status::text AS status, ac.rate_limit_per_minute,
                ac.webhook_format::text AS webhook_format, k.name, k.key_digest, k.id AS key_id,
-               k.requests_per_minute, k.tokens_per_minute
+               k.requests_per_minute, k.tokens_per_minute, k.models
           INTO a
           FROM api_keys k JOIN accounts ac ON ac.id = k.account_id
          WHERE k.key_digest = r.key_digest;
@@ -26,7 +26,7 @@ BEGIN
     ELSE
         SELECT ac.id, ac.status::text AS status, ac.rate_limit_per_minute,
                ac.webhook_format::text AS webhook_format, k.name, k.key_digest, k.id AS key_id,
-               k.requests_per_minute, k.tokens_per_minute
+               k.requests_per_minute, k.tokens_per_minute, k.models
           INTO a
           FROM api_keys k JOIN accounts ac ON ac.id = k.account_id
          WHERE k.id = r.signing_key_id AND k.account_id = r.account_id
@@ -57,6 +57,7 @@ BEGIN
     adm.key_id := a.key_id;
     adm.key_requests_per_minute := a.requests_per_minute;
     adm.key_tokens_per_minute := a.tokens_per_minute;
+    adm.key_models := NULLIF(a.models, ARRAY[]::text[]);
     IF a.status = 'suspended' THEN adm.outcome := 'account_suspended'; END IF;
     RETURN adm;
 END;

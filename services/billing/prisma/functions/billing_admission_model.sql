@@ -3,7 +3,8 @@
 -- Admission, step 3 (billing_admit_v5): the model, of a provider and kind the endpoint serves
 -- (404); a parameter default models refuse (400); content the model does not declare (400
 -- naming the first such part: images need the `image` modality, remote image URLs also
--- `remote_images`); the scoped token's model list (403).
+-- `remote_images`); the API key's model list, which covers the tokens it signs (403); the
+-- scoped token's model list (403).
 CREATE OR REPLACE FUNCTION "billing_admission_model"(
     r billing_admission_request, adm billing_admission
 ) RETURNS billing_admission
@@ -39,6 +40,9 @@ BEGIN
      ORDER BY i LIMIT 1;
     IF adm.refused_media_kind IS NOT NULL THEN
         adm.outcome := 'unsupported_content'; RETURN adm;
+    END IF;
+    IF adm.key_models IS NOT NULL AND NOT m.id = ANY(adm.key_models) THEN
+        adm.outcome := 'model_not_allowed_for_key'; RETURN adm;
     END IF;
     IF r.key_digest IS NULL AND adm.token_models IS NOT NULL AND NOT m.id = ANY(adm.token_models) THEN
         adm.outcome := 'model_not_allowed';

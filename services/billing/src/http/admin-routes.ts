@@ -1,6 +1,9 @@
 import express, { type Router } from 'express';
 import {
+  ApiKeyModelsPutRequestSchema,
   CreditRequestSchema,
+  type ApiKeyModelsPutRequest,
+  type ApiKeyModelsView,
   type AccountCreateRequest,
   type AccountPatchRequest,
   type ApiKeyCreateRequest,
@@ -102,6 +105,16 @@ export function adminRoutes({ identity, ledger }: BillingServices): Router {
     );
     res.json(issued);
   });
+  // The key's list of models (empty: any), enforced by admission's model step.
+  router.get('/accounts/:id/api-keys/:name/models', async (req, res) => {
+    const { id, name } = req.params;
+    res.json(keyModelsView(name, await identity.accounts.apiKeyModels(id, name)));
+  });
+  router.put('/accounts/:id/api-keys/:name/models', async (req, res) => {
+    const { id, name } = req.params;
+    const { models } = validateKeyModels(req.body);
+    res.json(keyModelsView(name, await identity.accounts.setApiKeyModels(id, name, models)));
+  });
   router.delete('/accounts/:id/api-keys/:name', async (req, res) => {
     await identity.accounts.deleteApiKey(req.params.id, req.params.name);
     res.status(204).end();
@@ -181,6 +194,13 @@ export function adminRoutes({ identity, ledger }: BillingServices): Router {
 type Fields<T> = { [K in keyof T]?: unknown };
 
 const validateCredit = createBodyValidator<CreditRequest>(CreditRequestSchema);
+const validateKeyModels = createBodyValidator<ApiKeyModelsPutRequest>(ApiKeyModelsPutRequestSchema);
+
+const keyModelsView = (name: string, models: string[]): ApiKeyModelsView => ({
+  object: 'api_key_models',
+  api_key: name,
+  models,
+});
 
 /** The schema bounds the amount; a number's seventh decimal is found only by converting it. */
 function creditAmountMicroDzd(amountDzd: number | string): bigint {

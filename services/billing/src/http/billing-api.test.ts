@@ -196,6 +196,29 @@ describe('billing internal API', () => {
     expect(check.body).toEqual({ ok: true, violations: [] });
   });
 
+  it("sets and reads an API key's models; refuses a bad list and an unknown key", async () => {
+    const account = await call('post', '/admin/accounts').send({ name: 'Listed models' });
+    const accountId = account.body.id as string;
+    await call('post', `/admin/accounts/${accountId}/api-keys`).send({ name: 'prod' });
+    const path = `/admin/accounts/${accountId}/api-keys/prod/models`;
+    expect((await call('get', path)).body).toEqual({
+      object: 'api_key_models',
+      api_key: 'prod',
+      models: [],
+    });
+    const put = await call('put', path).send({ models: ['org/b', 'org/a'] });
+    expect([put.status, put.body.models]).toEqual([200, ['org/a', 'org/b']]);
+    expect((await call('get', path)).body.models).toEqual(['org/a', 'org/b']);
+    for (const body of [{ models: ['org/a', 'org/a'] }, { models: [''] }, {}, { models: 'x' }]) {
+      const refused = await call('put', path).send(body);
+      expect([refused.status, refused.body.error.code]).toEqual([400, 'invalid_request_body']);
+    }
+    const tooMany = Array.from({ length: 257 }, (_, i) => `org/m${i}`);
+    expect((await call('put', path).send({ models: tooMany })).status).toBe(400);
+    const unknown = await call('get', `/admin/accounts/${accountId}/api-keys/nokey/models`);
+    expect([unknown.status, unknown.body.error.code]).toEqual([404, 'resource_not_found']);
+  });
+
   it('refuses a credit amount it cannot book exactly with 400, naming amount_dzd', async () => {
     const account = await call('post', '/admin/accounts').send({ name: 'Exact' });
     const accountId = account.body.id as string;

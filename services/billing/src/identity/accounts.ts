@@ -186,6 +186,25 @@ export class AccountService {
     }
   }
 
+  /**
+   * The key's list of models (sorted; empty: any model). It also bounds the scoped tokens the
+   * key signs; admission's model step enforces it.
+   */
+  async apiKeyModels(accountId: string, name: string): Promise<string[]> {
+    const models = await this.#store.findApiKeyModels(accountId, name);
+    if (models === null) throw await this.#keyNotFound(accountId, name);
+    return [...models].sort();
+  }
+
+  /** Replaces the key's list of models (the contract bounds and de-duplicates it). */
+  async setApiKeyModels(accountId: string, name: string, models: string[]): Promise<string[]> {
+    const sorted = [...new Set(models)].sort();
+    if (!(await this.#store.updateApiKeyModels(accountId, name, sorted))) {
+      throw await this.#keyNotFound(accountId, name);
+    }
+    return sorted;
+  }
+
   /** Names and creation times only. */
   async listApiKeys(accountId: string): Promise<ApiKeySummary[]> {
     await this.get(accountId);

@@ -52,7 +52,13 @@ export function refusalAfterCount(row: AdmitRow, request: AdmitRequest): Gateway
     case 'unsupported_content':
       return unsupportedContentOf(row, request);
     case 'model_not_allowed':
-      return modelNotAllowed(row.model_id ?? request.model, row.token_models ?? []);
+      return modelNotAllowed(row.model_id ?? request.model, 'this scoped token', row.token_models);
+    case 'model_not_allowed_for_key':
+      return modelNotAllowed(
+        row.model_id ?? request.model,
+        `API key '${row.api_key_name ?? ''}'`,
+        row.key_models,
+      );
     case 'token_revoked':
       // Revoked between the registry read and the token's lock (or registered revoked meanwhile).
       return new GatewayError('token_revoked', 'Scoped token was revoked by its owner');
@@ -121,10 +127,11 @@ const modelNotOnEndpoint = (id: string): GatewayError =>
     param: 'model',
   });
 
-const modelNotAllowed = (id: string, allowed: readonly string[]): GatewayError =>
+/** 403 naming whose model list refused (a key's covers the tokens it signs). */
+const modelNotAllowed = (id: string, whose: string, allowed: readonly string[] | null) =>
   new GatewayError(
     'model_not_allowed',
-    `Model '${id}' is not allowed for this scoped token. Allowed models: ${allowed.join(', ')}`,
+    `Model '${id}' is not allowed for ${whose}. Allowed models: ${(allowed ?? []).join(', ')}`,
     { param: 'model' },
   );
 

@@ -23,6 +23,8 @@ export interface AdmitRow {
   window_count: number | null;
   token_id: string | null;
   token_models: string[] | null;
+  /** The API key's own model list (null: any model). */
+  key_models: string[] | null;
   token_limit: Int8;
   token_spent: Int8;
   token_reserved: Int8;

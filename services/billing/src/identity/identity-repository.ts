@@ -247,6 +247,24 @@ export class IdentityRepository {
     return count > 0;
   }
 
+  /** null when no such key. */
+  async findApiKeyModels(accountId: string, name: string): Promise<string[] | null> {
+    const row = await this.#prisma.apiKey.findUnique({
+      where: { accountId_name: { accountId, name } },
+      select: { models: true },
+    });
+    return row?.models ?? null;
+  }
+
+  /** false when no such key. */
+  async updateApiKeyModels(accountId: string, name: string, models: string[]): Promise<boolean> {
+    const { count } = await this.#prisma.apiKey.updateMany({
+      where: { accountId, name },
+      data: { models },
+    });
+    return count > 0;
+  }
+
   async listApiKeys(accountId: string): Promise<ApiKeySummary[]> {
     return this.#prisma.apiKey.findMany({
       where: { accountId },

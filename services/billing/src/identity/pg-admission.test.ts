@@ -341,6 +341,33 @@ describe('admission in one round trip', () => {
     await expect(admit(any.token, { model: EXTERNAL })).resolves.toBeDefined();
   });
 
+  it("refuses a model off the API key's list, for the key and every token it signs", async () => {
+    const t = await fundedAccount(h);
+    const wide = await h.identity.scopedTokens.create(t.accountId, {
+      api_key_name: 'auto',
+      models: [MODEL, EXTERNAL],
+    });
+    const minted = mint(t);
+    expect(await h.identity.accounts.setApiKeyModels(t.accountId, 'auto', [MODEL])).toEqual([
+      MODEL,
+    ]);
+    const refused = await gatewayErrorOf(admit(t.key, { model: EXTERNAL }));
+    expect(refused).toMatchObject({ code: 'model_not_allowed', param: 'model', status: 403 });
+    expect(refused.message).toBe(
+      `Model '${EXTERNAL}' is not allowed for API key 'auto'. Allowed models: ${MODEL}`,
+    );
+    // A token's own list narrows the key's, never widens it; a client-minted one likewise.
+    expect(await codeOf(admit(wide.token, { model: EXTERNAL }))).toBe('model_not_allowed');
+    expect(await codeOf(admit(minted, { model: EXTERNAL }))).toBe('model_not_allowed');
+    // Refused before any hold; a listed model is admitted.
+    expect(await pending(t.accountId)).toBe(0n);
+    await expect(admit(t.key)).resolves.toBeDefined();
+    await expect(admit(wide.token)).resolves.toBeDefined();
+    // An empty list: any model again.
+    await h.identity.accounts.setApiKeyModels(t.accountId, 'auto', []);
+    await expect(admit(t.key, { model: EXTERNAL })).resolves.toBeDefined();
+  });
+
   it('refuses a parameter default models do not accept on node models only, after the model', async () => {
     const t = await fundedAccount(h);
     const refused = await gatewayErrorOf(admit(t.key, { nodeUnsupportedParameter: 'best_of' }));
