@@ -30,19 +30,22 @@ export {
 export { createPostgresPool, postgresReadiness } from './postgres.js';
 export { applyRuntimeGrants, type RuntimeGrants, type TablePrivilege } from './postgres-grants.js';
 export {
-  PRISMA_MIGRATE_LOCK_KEY,
   loadMigrationDirectories,
   loadNumberedMigrations,
   migrationsFingerprint,
-  prismaBookkeeping,
   readMigrationFile,
+  type NumberedMigration,
+  type SqlMigration,
+} from './sql-migration-files.js';
+export { loadRepeatableSources, type RepeatableSources } from './repeatable-sources.js';
+export {
+  PRISMA_MIGRATE_LOCK_KEY,
+  prismaBookkeeping,
   runSqlMigrations,
   versionBookkeeping,
   type MigrationBookkeeping,
-  type NumberedMigration,
   type SqlMigrateOptions,
   type SqlMigrateResult,
-  type SqlMigration,
   type SqlMigrationTarget,
 } from './sql-migrations.js';
 export {

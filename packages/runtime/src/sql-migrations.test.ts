@@ -4,16 +4,19 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { loadRepeatableSources } from './repeatable-sources.js';
 import {
   loadMigrationDirectories,
   loadNumberedMigrations,
   migrationsFingerprint,
+  type NumberedMigration,
+  type SqlMigration,
+} from './sql-migration-files.js';
+import {
   prismaBookkeeping,
   runSqlMigrations,
   versionBookkeeping,
   type SqlMigrationTarget,
-  type NumberedMigration,
-  type SqlMigration,
 } from './sql-migrations.js';
 
 const databases: Array<{ drop(): Promise<void> }> = [];
@@ -220,3 +223,52 @@ describe('runSqlMigrations', () => {
     expect(await query(url, 'SELECT version FROM test_migrations')).toEqual([{ version: 1 }]);
   });
 });
+
+describe('repeatable sources', () => {
+  const fn = (body: number) =>
+    `CREATE OR REPLACE FUNCTION answer() RETURNS int LANGUAGE sql AS $$ SELECT ${body} $$;\n`;
+  const answer = async (url: string) =>
+    (await query<{ answer: number }>(url, 'SELECT answer()'))[0]?.answer;
+
+  it('applies a source after the migrations, again only once it changed, and forgets a removed one', async () => {
+    const url = await emptyDatabase();
+    const migrations = loadMigrationDirectories(directories({ '001_a': 'CREATE TABLE a ();' }));
+    const dir = files({ 'answer.sql': fn(41), 'caller.sql': callerOfLater });
+    const target = () => ({
+      ...prismaTarget,
+      repeatable: { table: 'test_sources', sources: loadRepeatableSources(dir) },
+    });
+    const first = await runSqlMigrations(url, migrations, target());
+    expect(first.repeated).toEqual(['answer', 'caller']);
+    expect(await answer(url)).toBe(41);
+    // A body may call a function of a later file (checked per file by the services' tests).
+    expect((await query<{ v: number }>(url, 'SELECT caller() AS v'))[0]?.v).toBe(1);
+    expect((await runSqlMigrations(url, migrations, target())).repeated).toEqual([]);
+    writeFileSync(path.join(dir, 'answer.sql'), fn(42));
+    rmSync(path.join(dir, 'caller.sql'));
+    expect((await runSqlMigrations(url, migrations, target())).repeated).toEqual(['answer']);
+    expect(await answer(url)).toBe(42);
+    expect(await query(url, 'SELECT name FROM test_sources')).toEqual([{ name: 'answer' }]);
+  });
+
+  it('applies every changed source or none', async () => {
+    const url = await emptyDatabase();
+    const dir = files({ 'answer.sql': fn(1), 'broken.sql': 'CREATE FUNCTION broken( AS;' });
+    const target = {
+      ...prismaTarget,
+      repeatable: { table: 'test_sources', sources: loadRepeatableSources(dir) },
+    };
+    await expect(runSqlMigrations(url, [], target)).rejects.toThrow(
+      /repeatable source broken failed/,
+    );
+    expect(await query(url, "SELECT to_regproc('answer') IS NULL AS missing")).toEqual([
+      { missing: true },
+    ]);
+    expect(await query(url, 'SELECT count(*)::int AS n FROM test_sources')).toEqual([{ n: 0 }]);
+  });
+});
+
+/** Calls `zz_later()`, which a file sorting after it defines. */
+const callerOfLater =
+  'CREATE OR REPLACE FUNCTION caller() RETURNS int LANGUAGE sql AS $$ SELECT zz_later() $$;\n' +
+  'CREATE OR REPLACE FUNCTION zz_later() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;\n';

@@ -11,24 +11,17 @@
  * - With `runtimeRole`, that role (the one the service connects as) then gets exactly the
  *   service's runtime grants.
  *
- * What differs per service is data: the directory layout (`loadMigrationDirectories` for
- * Prisma's `<name>/migration.sql`, `loadNumberedMigrations` for `NNN_name.sql`), the
+ * - Repeatable sources (`repeatable`), if any, are applied next, whenever one changed.
+ *
+ * What differs per service is data: the directory layout (sql-migration-files.ts), the
  * bookkeeping table (`prismaBookkeeping` keeps Prisma Migrate's `_prisma_migrations`,
- * `versionBookkeeping` a table of its own), the lock key and the grants.
+ * `versionBookkeeping` a table of its own), the lock key, the grants and the repeatables.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import path from 'node:path';
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { applyRuntimeGrants, type RuntimeGrants } from './postgres-grants.js';
-
-export interface SqlMigration {
-  /** Shown in logs and errors, e.g. `20261121005140_init` or `1_init`. */
-  id: string;
-  /** SHA-256 hex of the file's bytes (as Prisma computes it). */
-  checksum: string;
-  sql: string;
-}
+import { applyRepeatableSources, type RepeatableSources } from './repeatable-sources.js';
+import type { NumberedMigration, SqlMigration } from './sql-migration-files.js';
 
 /** The table recording which migrations ran; its rows are keyed by `keyOf`. */
 export interface MigrationBookkeeping<M extends SqlMigration> {
@@ -49,6 +42,8 @@ export interface SqlMigrationTarget<M extends SqlMigration> {
   bookkeeping: MigrationBookkeeping<M>;
   /** What `runtimeRole` is granted after migrating. */
   grants: RuntimeGrants;
+  /** Applied after the versioned migrations whenever a file changed (repeatable-sources.ts). */
+  repeatable?: RepeatableSources;
 }
 
 export interface SqlMigrateOptions {
@@ -65,70 +60,9 @@ export interface SqlMigrateResult {
   alreadyApplied: string[];
   /** Applied migrations this code does not know (keys; the database is newer than the code). */
   unknown: string[];
+  /** Repeatable sources applied by this call (new or changed since last applied). */
+  repeated: string[];
   durationMs: number;
-}
-
-/**
- * Transaction control on a line of its own (plpgsql's block `BEGIN` takes no semicolon; `END;`
- * is left alone because it also closes plpgsql blocks).
- */
-const TRANSACTION_CONTROL = /^\s*(BEGIN|START\s+TRANSACTION|COMMIT|ROLLBACK)\s*;/im;
-
-/** Reads one migration file: its checksum and text, refusing transaction control. */
-export function readMigrationFile(file: string, id: string): SqlMigration {
-  const bytes = readFileSync(file);
-  const sql = bytes.toString('utf8');
-  if (TRANSACTION_CONTROL.test(sql)) {
-    throw new Error(
-      `migration ${id} contains BEGIN/COMMIT: each migration already runs in a ` +
-        'transaction; remove those lines',
-    );
-  }
-  return { id, checksum: createHash('sha256').update(bytes).digest('hex'), sql };
-}
-
-/** Prisma's layout, `<name>/migration.sql`, applied in lexicographic order of the names. */
-export function loadMigrationDirectories(dir: string): SqlMigration[] {
-  return readdirSync(dir, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => entry.name)
-    .sort()
-    .map((name) => {
-      const file = path.join(dir, name, 'migration.sql');
-      if (!existsSync(file)) throw new Error(`migration ${name} has no migration.sql`);
-      return readMigrationFile(file, name);
-    });
-}
-
-export interface NumberedMigration extends SqlMigration {
-  version: number;
-  name: string;
-}
-
-const NUMBERED_FILE = /^(\d{3})_([a-z0-9_]+)\.sql$/;
-
-/** `NNN_name.sql` files, versions 1, 2, 3... with no gap; id `<version>_<name>`. */
-export function loadNumberedMigrations(dir: string): NumberedMigration[] {
-  const migrations = readdirSync(dir)
-    .filter((file) => file.endsWith('.sql'))
-    .sort()
-    .map((file) => {
-      const match = NUMBERED_FILE.exec(file);
-      if (!match) throw new Error(`migration file ${file} is not named NNN_name.sql`);
-      const [version, name] = [Number(match[1]), match[2]!];
-      return { ...readMigrationFile(path.join(dir, file), `${version}_${name}`), version, name };
-    });
-  migrations.forEach((migration, index) => {
-    if (migration.version !== index + 1) throw new Error('migration versions must be 1, 2, 3...');
-  });
-  return migrations;
-}
-
-/** A short digest of migrations (ids and checksums): changes whenever one does. */
-export function migrationsFingerprint(migrations: readonly SqlMigration[]): string {
-  const hash = createHash('sha256');
-  for (const migration of migrations) hash.update(`${migration.id}:${migration.checksum}\n`);
-  return hash.digest('hex').slice(0, 12);
 }
 
 /** The advisory lock key Prisma Migrate takes on PostgreSQL. */
@@ -237,10 +171,13 @@ export async function runSqlMigrations<M extends SqlMigration>(
     try {
       await client.query(target.bookkeeping.createTable);
       const result = await applyPending(client, migrations, target.bookkeeping, options);
+      const repeated = target.repeatable
+        ? await applyRepeatableSources(client, target.repeatable)
+        : [];
       if (options.runtimeRole) {
         await applyRuntimeGrants(client, options.runtimeRole, target.grants);
       }
-      return { ...result, durationMs: Math.round(performance.now() - started) };
+      return { ...result, repeated, durationMs: Math.round(performance.now() - started) };
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [target.lockKey]);
     }
@@ -254,7 +191,7 @@ async function applyPending<M extends SqlMigration>(
   migrations: readonly M[],
   bookkeeping: MigrationBookkeeping<M>,
   options: SqlMigrateOptions,
-): Promise<Omit<SqlMigrateResult, 'durationMs'>> {
+): Promise<Omit<SqlMigrateResult, 'durationMs' | 'repeated'>> {
   const applied = await bookkeeping.applied(client);
   const known = new Set(migrations.map((migration) => bookkeeping.keyOf(migration)));
   const result = {

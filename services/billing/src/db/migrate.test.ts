@@ -107,7 +107,8 @@ describe('migrateDatabase', () => {
     const initOnly = mkdtempSync(path.join(scratch, 'init-only-'));
     const [init] = loadMigrations().map((migration) => migration.id);
     cpSync(path.join(MIGRATIONS_DIR, init!), path.join(initOnly, init!), { recursive: true });
-    await migrateDatabase(url, { migrationsDir: initOnly });
+    // The function sources describe the latest schema: not applied to a partial history.
+    await migrateDatabase(url, { migrationsDir: initOnly, functionsDir: null });
     await query(
       url,
       `INSERT INTO models (id, kind, provider, upstream_model, input_price_micro_dzd_per_m,

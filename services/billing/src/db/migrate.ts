@@ -1,6 +1,7 @@
 /**
- * Applies billing's Prisma migrations (`prisma/migrations/<name>/migration.sql`) with the shared
- * runner (@gateway/runtime `runSqlMigrations`), without a Prisma schema engine.
+ * Applies billing's Prisma migrations (`prisma/migrations/<name>/migration.sql`), then the SQL
+ * functions' sources that changed (`prisma/functions/<name>.sql`), with the shared runner
+ * (@gateway/runtime `runSqlMigrations`), without a Prisma schema engine.
  *
  * Why not `prisma migrate deploy`: with no native engine available (air-gapped installs), the
  * Prisma 6.19 CLI must run its WASM engine through a driver adapter, which needs two
@@ -27,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 import {
   PRISMA_MIGRATE_LOCK_KEY,
   loadMigrationDirectories,
+  loadRepeatableSources,
   migrationsFingerprint as fingerprintOf,
   prismaBookkeeping,
   runSqlMigrations,
@@ -39,12 +41,20 @@ import { BILLING_RUNTIME_GRANTS } from './runtime-grants.js';
 /** `services/billing/prisma/migrations`, from both `src/db` (tests) and `dist/db` (build). */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../prisma/migrations/', import.meta.url));
 
+/**
+ * `services/billing/prisma/functions`: each SQL function's live definition, applied again after
+ * the migrations whenever its file changed (prisma/functions/README.md).
+ */
+export const FUNCTIONS_DIR = fileURLToPath(new URL('../../prisma/functions/', import.meta.url));
+
 /** `id` is the directory name, e.g. `20261121005140_init`; applied in lexicographic order. */
 export type Migration = SqlMigration;
 export type MigrateResult = SqlMigrateResult;
 
 export interface MigrateOptions extends SqlMigrateOptions {
   migrationsDir?: string;
+  /** The function sources to apply after the migrations; null: none (a partial history). */
+  functionsDir?: string | null;
 }
 
 /** Reads the migrations directory, in the order they must be applied. */
@@ -52,9 +62,12 @@ export function loadMigrations(migrationsDir: string = MIGRATIONS_DIR): Migratio
   return loadMigrationDirectories(migrationsDir);
 }
 
-/** A short digest of all migrations (names and checksums): changes whenever one does. */
+/**
+ * A short digest of all migrations and function sources (names and checksums): changes
+ * whenever one does (it names the test template databases).
+ */
 export function migrationsFingerprint(migrationsDir: string = MIGRATIONS_DIR): string {
-  return fingerprintOf(loadMigrations(migrationsDir));
+  return fingerprintOf([...loadMigrations(migrationsDir), ...loadRepeatableSources(FUNCTIONS_DIR)]);
 }
 
 /**
@@ -63,7 +76,7 @@ export function migrationsFingerprint(migrationsDir: string = MIGRATIONS_DIR): s
  */
 export async function migrateDatabase(
   databaseUrl: string,
-  { migrationsDir, ...options }: MigrateOptions = {},
+  { migrationsDir, functionsDir = FUNCTIONS_DIR, ...options }: MigrateOptions = {},
 ): Promise<MigrateResult> {
   return runSqlMigrations(
     databaseUrl,
@@ -73,6 +86,14 @@ export async function migrateDatabase(
       lockKey: PRISMA_MIGRATE_LOCK_KEY,
       bookkeeping: prismaBookkeeping,
       grants: BILLING_RUNTIME_GRANTS,
+      ...(functionsDir === null
+        ? {}
+        : {
+            repeatable: {
+              table: '_function_sources',
+              sources: loadRepeatableSources(functionsDir),
+            },
+          }),
     },
     options,
   );

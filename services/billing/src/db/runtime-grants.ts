@@ -62,6 +62,8 @@ export const RUNTIME_TABLE_PRIVILEGES: Readonly<Record<string, readonly TablePri
   key_token_returns: ['SELECT', 'INSERT', 'DELETE'],
   // The migrations' bookkeeping: read by readiness (db/schema-check.ts), never written.
   _prisma_migrations: ['SELECT'],
+  // The function sources' checksums (the migrator's own): nothing for the runtime.
+  _function_sources: [],
 };
 
 /** `ledger_entries.id` is a BIGSERIAL: inserting calls nextval (USAGE). */
