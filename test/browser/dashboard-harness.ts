@@ -25,7 +25,12 @@ export function useDashboardStack(options: { dispatcherEnv?: () => NodeJS.Proces
   beforeAll(async () => {
     stack = await startAbuseStack({
       // The browser reaches edge on http://127.0.0.1: no `Secure` cookie there.
-      edgeEnv: { DASHBOARD_INSECURE_LOOPBACK_COOKIE: 'true' },
+      // A webhook receiver on loopback (dashboard-webhooks.test.ts) needs edge's development
+      // setting as well as the dispatcher's.
+      edgeEnv: {
+        DASHBOARD_INSECURE_LOOPBACK_COOKIE: 'true',
+        WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
+      },
       dispatcherEnv: options.dispatcherEnv?.(),
     });
     browser = await launchChromium();

@@ -43,6 +43,8 @@ beforeAll(async () => {
   receiver = await startReceiver(certs);
   stack = await startAbuseStack({
     billingEnv: { ALERT_EVALUATE_INTERVAL_MS: '200' },
+    // The receiver is on loopback: edge accepts the URL with the development setting too.
+    edgeEnv: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' },
     dispatcherEnv: {
       DISPATCH_INTERVAL_MS: '50',
       RETRY_SCHEDULE_A_MS: SCHEDULE_MS.join(','),

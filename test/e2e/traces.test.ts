@@ -50,6 +50,8 @@ beforeAll(async () => {
       WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
       WEBHOOK_CA_FILE: certs.caFile,
     },
+    // The receiver is on loopback: edge accepts the URL with the development setting too.
+    edgeEnv: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' },
   });
 }, 90_000);
 

@@ -134,6 +134,8 @@ async function main() {
       BILLING_URL: url('billing'),
       DISPATCHER_URL: url('dispatcher'),
       PUBLIC_BASE_URL: url(name),
+      // The receiver is on loopback: edge accepts the URL with the development setting too.
+      WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
     });
   }
 

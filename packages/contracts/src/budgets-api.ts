@@ -14,8 +14,30 @@ import { StringEnum, dzdAmountSchema } from './schemas/common.js';
 export const BUDGET_PERIODS = ['day', 'week', 'month', 'total'] as const;
 export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
 
-/** An IANA time zone name (`UTC`, `Africa/Algiers`, `Europe/Paris`); billing checks it exists. */
-export const TIME_ZONE_PATTERN = '^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+){0,2}$';
+/**
+ * The IANA areas a zone name may start with. Names outside them (`localtime`, `posixrules`,
+ * `Factory`, `EST5EDT`, `posix/...`, `right/...`) are files or legacy rules of the machine's
+ * tz database, whose meaning depends on the machine: refused.
+ */
+export const TIME_ZONE_AREAS = [
+  'Africa',
+  'America',
+  'Antarctica',
+  'Arctic',
+  'Asia',
+  'Atlantic',
+  'Australia',
+  'Europe',
+  'Indian',
+  'Pacific',
+  'Etc',
+] as const;
+
+/**
+ * An IANA time zone name: `UTC`, or `Area/Location` (`Africa/Algiers`,
+ * `America/Argentina/Buenos_Aires`, `Etc/GMT+1`); billing checks that its database knows it.
+ */
+export const TIME_ZONE_PATTERN = `^(UTC|(${TIME_ZONE_AREAS.join('|')})/[A-Za-z0-9_+-]+(/[A-Za-z0-9_+-]+)?)$`;
 
 export const BudgetPutRequestSchema = Type.Object(
   {

@@ -74,3 +74,9 @@ export {
   type ItemResult,
   type NaturalBatcherOptions,
 } from './natural-batcher.js';
+export {
+  addressRefusal,
+  bareHostname,
+  urlRefusal,
+  type DestinationPolicy,
+} from './destination-policy.js';

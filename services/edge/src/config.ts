@@ -49,7 +49,8 @@ export const edgeConfigSchema = Type.Object({
   TRUSTED_PROXIES: fields.addressList(
     'Reverse proxies whose X-Forwarded-For names the client (addresses or CIDR ranges)',
   ),
-  // Development only: accept http:// webhook URLs (e.g. a receiver on loopback).
+  // Development only: accept http:// webhook URLs and loopback addresses (a receiver on this
+  // machine), as the dispatcher's setting of the same name does.
   WEBHOOK_ALLOW_INSECURE_LOOPBACK: Type.Boolean({ default: false }),
   // The origin browsers reach the gateway on (https://gateway.example): invitation links and the
   // dashboard's Origin check. Empty: the Host the request was sent to.

@@ -82,6 +82,13 @@ describe('operator budget routes', () => {
       [{ limit_dzd: -1, period: 'day' }, 'limit_dzd'],
       [{ limit_dzd: 0.0000001, period: 'day' }, 'limit_dzd'],
       [{ limit_dzd: 1, period: 'day', time_zone: 'Mars/Olympus_Mons' }, 'time_zone'],
+      // Known to PostgreSQL, but files or legacy rules of the machine's tz database.
+      ...['localtime', 'posixrules', 'Factory', 'EST5EDT', 'posix/Africa/Algiers', 'right/UTC'].map(
+        (zone): [unknown, string] => [
+          { limit_dzd: 1, period: 'day', time_zone: zone },
+          'time_zone',
+        ],
+      ),
       [{ limit_dzd: 1, period: 'day', extra: true }, 'extra'],
     ];
     for (const [body, param] of cases) {
@@ -93,6 +100,18 @@ describe('operator budget routes', () => {
       ]);
     }
     expect((await admin('get', '/api-keys/auto/budget')).status).toBe(404);
+  });
+
+  it('accepts UTC and IANA Area/Location names, three levels and fixed offsets included', async () => {
+    for (const zone of ['UTC', 'Africa/Algiers', 'America/Argentina/Buenos_Aires', 'Etc/GMT+1']) {
+      const put = await admin('put', '/api-keys/auto/budget').send({
+        limit_dzd: 1,
+        period: 'day',
+        time_zone: zone,
+      });
+      expect([put.status, put.body.time_zone]).toEqual([200, zone]);
+    }
+    expect((await admin('delete', '/api-keys/auto/budget')).status).toBe(204);
   });
 
   it('answers 404 resource_not_found for an unknown account, key or token', async () => {

@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { Socket, isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { addressRefusal, type DestinationPolicy } from './address-policy.js';
+import { addressRefusal, type DestinationPolicy } from '@gateway/runtime';
 
 /** `dns.lookup`'s callback shape with `all: true`; tests inject their own resolver. */
 export type Lookup = (

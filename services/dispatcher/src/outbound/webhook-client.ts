@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { parseRetryAfterMs, type AttemptResult } from '../deliveries/schedule.js';
-import { bareHostname, urlRefusal, type DestinationPolicy } from './address-policy.js';
+import { bareHostname, urlRefusal, type DestinationPolicy } from '@gateway/runtime';
 import {
   DESTINATION_REFUSED,
   GuardedHttpAgent,

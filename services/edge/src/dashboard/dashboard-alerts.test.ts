@@ -69,6 +69,9 @@ describe('operator API: account alerts', () => {
       // Refused like a job's webhook: the dispatcher would drop every alert sent there.
       [{ url: 'http://hooks.example.com/alerts' }, 'url'],
       [{ url: 'https://user:pass@hooks.example.com/alerts' }, 'url'],
+      // An address literal outside the public ranges, in any spelling (the metadata address).
+      [{ url: 'https://2852039166/alerts' }, 'url'],
+      [{ url: 'https://[::ffff:169.254.169.254]/alerts' }, 'url'],
       [{ url: HOOK, budget_thresholds_percent: [50, 50] }, 'budget_thresholds_percent'],
       [{ url: HOOK, budget_thresholds_percent: [0] }, 'budget_thresholds_percent[0]'],
       [{ url: HOOK, exhaustion_hours: 721 }, 'exhaustion_hours'],
@@ -104,6 +107,14 @@ describe('owner: account alerts', () => {
       .send('put', '/alerts')
       .send({ url: 'http://hooks.example.com/a' });
     expect([insecure.status, insecure.body.error.param]).toEqual([400, 'url']);
+    for (const url of [
+      'https://[fd00:ec2::254]/a',
+      'https://100.64.0.1/a',
+      'https://[fe80::1]/a',
+    ]) {
+      const internal = await ownerA.send('put', '/alerts').send({ url });
+      expect([internal.status, internal.body.error.param]).toEqual([400, 'url']);
+    }
     const refused = await ownerA.send('put', '/alerts', { csrf: false }).send({ url: HOOK });
     expect(refused.status).toBe(403);
     expect((await ownerA.send('delete', '/alerts')).status).toBe(204);

@@ -1,10 +1,13 @@
 import { GatewayError } from '@gateway/contracts';
+import { urlRefusal } from '@gateway/runtime';
 
 /**
- * Edge's syntactic check of a webhook URL: absolute `https://` with a host and no credentials
- * (`http://` only with the development setting). Whether the address is public is decided by the
- * dispatcher when it connects (after DNS, so rebinding cannot slip through). Also the account
- * alerts' endpoint (`param`: `url`), delivered by the same dispatcher under the same rules.
+ * Edge's check of a webhook URL when it is set: absolute `https://` with a host and no
+ * credentials (`http://` only with the development setting), and, when the host is an IP
+ * literal in any spelling (decimal, hex, octal, IPv4-mapped...: WHATWG parsing normalises them),
+ * a globally routable one, by the dispatcher's own policy. A name is checked by the dispatcher
+ * when it connects (after DNS, so rebinding cannot slip through). Also the account alerts'
+ * endpoint (`param`: `url`), delivered by the same dispatcher under the same rules.
  */
 export function checkWebhookUrl(value: string, allowInsecure: boolean, param = 'webhook'): string {
   const refuse = (why: string) =>
@@ -16,5 +19,7 @@ export function checkWebhookUrl(value: string, allowInsecure: boolean, param = '
   }
   if (url.hostname === '') throw refuse('must name a host');
   if (url.username !== '' || url.password !== '') throw refuse('must not carry credentials');
+  const refusal = urlRefusal(url, { allowInsecureLoopback: allowInsecure });
+  if (refusal !== null) throw refuse(`must name a public address: ${refusal}`);
   return value;
 }

@@ -2,7 +2,10 @@ import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
- * Where webhooks may go (decisions §3). Only globally routable unicast addresses: ipaddr.js
+ * Where webhooks and account alerts may go (decisions §3), one policy for both checks: edge's
+ * when a URL is set (an IP literal in any spelling, refused at once) and the dispatcher's when
+ * it connects (every address a name resolves to). Only globally routable unicast addresses:
+ * ipaddr.js
  * names every special range (loopback, private, link-local — which holds the cloud metadata
  * address 169.254.169.254 —, CGNAT, multicast, broadcast, reserved, unspecified, unique-local,
  * IPv4-mapped IPv6, NAT64, 6to4, Teredo...) and anything it does not call `unicast` is refused.

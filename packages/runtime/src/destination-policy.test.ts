@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { addressRefusal, urlRefusal } from './address-policy.js';
+import { addressRefusal, urlRefusal } from './destination-policy.js';
 
 const strict = { allowInsecureLoopback: false };
 const development = { allowInsecureLoopback: true };
