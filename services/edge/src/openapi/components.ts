@@ -4,6 +4,7 @@ import {
   AccountPatchRequestSchema,
   AlertSettingsPutRequestSchema,
   ApiKeyCreateRequestSchema,
+  ApiKeyModelsPutRequestSchema,
   BudgetPutRequestSchema,
   ChatCompletionRequestSchema,
   CreditRequestSchema,
@@ -43,6 +44,7 @@ export const REQUEST_SCHEMAS: readonly TSchema[] = [
   InvitationCreateRequestSchema,
   BudgetPutRequestSchema,
   KeyRateLimitPutRequestSchema,
+  ApiKeyModelsPutRequestSchema,
   AlertSettingsPutRequestSchema,
 ];
 
