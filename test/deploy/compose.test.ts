@@ -302,8 +302,6 @@ describe.each(DOCKERFILES)('the %s image', (name, file) => {
       expect(env).toMatch(/\bHOST=0\.0\.0\.0\b/);
       expect(env).toContain(`PORT=${defaultPort(name as never)}`);
       expect(runtime.instructions).toContain(`EXPOSE ${defaultPort(name as never)}`);
-      // V8's young generation bounded (the bench runs the services with the same flags).
-      expect(env).toMatch(/\bNODE_OPTIONS=--max-semi-space-size=\d+\b/);
     }
   });
 });
