@@ -75,6 +75,9 @@ export const billingConfigSchema = Type.Object({
 export const billingMigrateConfigSchema = Type.Object({
   DATABASE_URL: fields.postgresUrl(),
   RUNTIME_DATABASE_ROLE: fields.runtimeDatabaseRole('billing'),
+  // Finance's BI tools' role (LOGIN, created by whoever provisions the database): granted
+  // SELECT on the finance views only. Empty: none.
+  FINANCE_DATABASE_ROLE: Type.String({ default: '', pattern: '^([a-z_][a-z0-9_]{0,62})?$' }),
   LOG_LEVEL: fields.logLevel(),
 });
 

@@ -25,8 +25,10 @@
  *   history of a money database is not edited in place.
  */
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import {
   PRISMA_MIGRATE_LOCK_KEY,
+  applyRuntimeGrants,
   loadMigrationDirectories,
   loadRepeatableSources,
   migrationsFingerprint as fingerprintOf,
@@ -36,6 +38,7 @@ import {
   type SqlMigrateResult,
   type SqlMigration,
 } from '@gateway/runtime';
+import { FINANCE_GRANTS } from './finance-grants.js';
 import { BILLING_RUNTIME_GRANTS } from './runtime-grants.js';
 
 /** `services/billing/prisma/migrations`, from both `src/db` (tests) and `dist/db` (build). */
@@ -55,6 +58,8 @@ export interface MigrateOptions extends SqlMigrateOptions {
   migrationsDir?: string;
   /** The function sources to apply after the migrations; null: none (a partial history). */
   functionsDir?: string | null;
+  /** Finance's BI role: then granted SELECT on the finance views only (finance-grants.ts). */
+  financeRole?: string;
 }
 
 /** Reads the migrations directory, in the order they must be applied. */
@@ -76,9 +81,9 @@ export function migrationsFingerprint(migrationsDir: string = MIGRATIONS_DIR): s
  */
 export async function migrateDatabase(
   databaseUrl: string,
-  { migrationsDir, functionsDir = FUNCTIONS_DIR, ...options }: MigrateOptions = {},
+  { migrationsDir, functionsDir = FUNCTIONS_DIR, financeRole, ...options }: MigrateOptions = {},
 ): Promise<MigrateResult> {
-  return runSqlMigrations(
+  const result = await runSqlMigrations(
     databaseUrl,
     loadMigrations(migrationsDir),
     {
@@ -97,4 +102,20 @@ export async function migrateDatabase(
     },
     options,
   );
+  if (financeRole) await grantFinanceRole(databaseUrl, financeRole);
+  return result;
+}
+
+/** Exactly FINANCE_GRANTS for `role` (idempotent), as the owner, after migrating. */
+async function grantFinanceRole(databaseUrl: string, role: string): Promise<void> {
+  const client = new pg.Client({
+    connectionString: databaseUrl,
+    application_name: 'billing-migrate',
+  });
+  await client.connect();
+  try {
+    await applyRuntimeGrants(client, role, FINANCE_GRANTS);
+  } finally {
+    await client.end();
+  }
 }

@@ -64,6 +64,11 @@ export const RUNTIME_TABLE_PRIVILEGES: Readonly<Record<string, readonly TablePri
   _prisma_migrations: ['SELECT'],
   // The function sources' checksums (the migrator's own): nothing for the runtime.
   _function_sources: [],
+  // Finance's read-only views (finance-grants.ts): for the finance role, not billing.
+  finance_entries: [],
+  finance_account_balances: [],
+  finance_daily_revenue: [],
+  finance_credits_and_refunds: [],
 };
 
 /** `ledger_entries.id` is a BIGSERIAL: inserting calls nextval (USAGE). */
