@@ -1,6 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync, closeSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { findExecutable, run } from './exec.js';
@@ -27,6 +35,8 @@ export interface StartRabbitMqOptions {
   port?: number;
   /** Fixed node name, so a restarted local stack finds its queues again. */
   nodeName?: string;
+  /** How long the broker may take to answer AMQP before the start fails (60 s). */
+  startTimeoutMs?: number;
 }
 
 const START_TIMEOUT_MS = 60_000;
@@ -87,10 +97,27 @@ export async function startRabbitMqNode(options: StartRabbitMqOptions): Promise<
       child!.once('exit', (code) => reject(new Error(`rabbitmq-server exited with ${code}`))),
     );
     try {
-      await Promise.race([waitForAmqp(port, START_TIMEOUT_MS), exited]);
+      await Promise.race([waitForAmqp(port, options.startTimeoutMs ?? START_TIMEOUT_MS), exited]);
     } catch (error) {
+      await killAll();
       throw new Error(`RabbitMQ did not start: ${(error as Error).message}\n${tail(outputFile)}`);
     }
+  };
+
+  /**
+   * A failed start kills the wrapper script, the Erlang VM it runs and the node's epmd at once
+   * (seen here: a boot that never opened AMQP left them running, and the caller's process
+   * waiting on them for good).
+   */
+  const killAll = async () => {
+    const running = child;
+    child = undefined;
+    if (running?.pid !== undefined && running.exitCode === null) {
+      const gone = new Promise<void>((resolve) => running.once('exit', () => resolve()));
+      for (const pid of [...descendantsOf(running.pid), running.pid]) killQuietly(pid);
+      await gone;
+    }
+    await run(epmdBinary(), ['-port', String(epmdPort), '-kill'], { env }).catch(() => undefined);
   };
 
   const stop = async () => {
@@ -125,6 +152,40 @@ export async function startRabbitMqNode(options: StartRabbitMqOptions): Promise<
       await run(epmdBinary(), ['-port', String(epmdPort), '-kill'], { env }).catch(() => undefined);
     },
   };
+}
+
+/** Every process below `pid`, children first found (Linux /proc; no external tool). */
+function descendantsOf(pid: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // `pid (comm) state ppid ...`: comm may hold spaces, so read after its last ')'.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // Exited while we looked.
+    }
+  }
+  const found: number[] = [];
+  const visit = (parent: number) => {
+    for (const [child, ppid] of parents) {
+      if (ppid === parent) {
+        found.push(child);
+        visit(child);
+      }
+    }
+  };
+  visit(pid);
+  return found;
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
 }
 
 /**
