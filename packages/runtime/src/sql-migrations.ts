@@ -51,6 +51,8 @@ export interface SqlMigrateOptions {
   onApplied?: (migration: string, durationMs: number) => void;
   /** The role the service runs as (the connecting role stays the only owner). */
   runtimeRole?: string;
+  /** Other roles to give exactly their own grants after migrating (a read-only reporting role). */
+  otherRoles?: readonly { role: string; grants: RuntimeGrants }[];
 }
 
 export interface SqlMigrateResult {
@@ -176,6 +178,9 @@ export async function runSqlMigrations<M extends SqlMigration>(
         : [];
       if (options.runtimeRole) {
         await applyRuntimeGrants(client, options.runtimeRole, target.grants);
+      }
+      for (const { role, grants } of options.otherRoles ?? []) {
+        await applyRuntimeGrants(client, role, grants);
       }
       return { ...result, repeated, durationMs: Math.round(performance.now() - started) };
     } finally {

@@ -25,10 +25,8 @@
  *   history of a money database is not edited in place.
  */
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import {
   PRISMA_MIGRATE_LOCK_KEY,
-  applyRuntimeGrants,
   loadMigrationDirectories,
   loadRepeatableSources,
   migrationsFingerprint as fingerprintOf,
@@ -83,7 +81,7 @@ export async function migrateDatabase(
   databaseUrl: string,
   { migrationsDir, functionsDir = FUNCTIONS_DIR, financeRole, ...options }: MigrateOptions = {},
 ): Promise<MigrateResult> {
-  const result = await runSqlMigrations(
+  return runSqlMigrations(
     databaseUrl,
     loadMigrations(migrationsDir),
     {
@@ -100,22 +98,9 @@ export async function migrateDatabase(
             },
           }),
     },
-    options,
+    {
+      ...options,
+      ...(financeRole ? { otherRoles: [{ role: financeRole, grants: FINANCE_GRANTS }] } : {}),
+    },
   );
-  if (financeRole) await grantFinanceRole(databaseUrl, financeRole);
-  return result;
-}
-
-/** Exactly FINANCE_GRANTS for `role` (idempotent), as the owner, after migrating. */
-async function grantFinanceRole(databaseUrl: string, role: string): Promise<void> {
-  const client = new pg.Client({
-    connectionString: databaseUrl,
-    application_name: 'billing-migrate',
-  });
-  await client.connect();
-  try {
-    await applyRuntimeGrants(client, role, FINANCE_GRANTS);
-  } finally {
-    await client.end();
-  }
 }
