@@ -154,14 +154,21 @@ export async function streamProbe(client, body, { count }) {
     const t0 = performance.now();
     let first;
     const contentAt = [];
+    let streamed = '';
     const { status } = await client.send(body, (at, chunk) => {
       first ??= at - t0;
       const text = chunk.toString('utf8');
+      streamed += text;
       const events = text.match(/"content":"[^"]+"/g)?.length ?? 0;
       for (let n = 0; n < events; n += 1) contentAt.push(at);
     });
     if (status !== 200 || first === undefined) {
       countError(errors, status);
+      continue;
+    }
+    // A stream that started (200) can still fail: an error event, or no `[DONE]`.
+    if (/^data: \{"error":/m.test(streamed) || !streamed.includes('data: [DONE]')) {
+      errors['stream ended with an error'] = (errors['stream ended with an error'] ?? 0) + 1;
       continue;
     }
     firstByte.push(first);

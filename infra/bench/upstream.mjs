@@ -37,21 +37,26 @@ const chatAnswer = JSON.stringify({
   usage,
 });
 
-const event = (delta, extra = {}) =>
+const event = (delta, extra = {}, finishReason = null) =>
   `data: ${JSON.stringify({
     id: 'chatcmpl-bench',
     object: 'chat.completion.chunk',
     created: 1,
     model: 'bench',
-    choices: delta ? [{ index: 0, delta, finish_reason: null }] : [],
+    choices: delta ? [{ index: 0, delta, finish_reason: finishReason }] : [],
     ...extra,
   })}\n\n`;
 
+/**
+ * As OpenAI and vLLM stream: the last content chunk carries `finish_reason` (a stream without
+ * one is cut short, and the gateway fails it), then the usage chunk, then `[DONE]`.
+ */
 function stream(res) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   let sent = 0;
   const next = () => {
-    res.write(event({ ...(sent === 0 ? { role: 'assistant' } : {}), content: `word${sent} ` }));
+    const delta = { ...(sent === 0 ? { role: 'assistant' } : {}), content: `word${sent} ` };
+    res.write(event(delta, {}, sent === chunks - 1 ? 'stop' : null));
     sent += 1;
     if (sent < chunks) return void setTimeout(next, gapMs);
     res.write(event(undefined, { usage }));
