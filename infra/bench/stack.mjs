@@ -26,12 +26,6 @@ export const NATIVE_MODEL = 'bench/native';
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const secret = () => randomBytes(32).toString('hex');
 
-/** The `ENV NODE_OPTIONS=...` of the service's Dockerfile (V8 flags the image runs with). */
-function imageNodeOptions(name) {
-  const dockerfile = readFileSync(path.join(root, 'services', name, 'Dockerfile'), 'utf8');
-  return /^ENV NODE_OPTIONS=(.+)$/m.exec(dockerfile)?.[1] ?? '';
-}
-
 /**
  * A service process we own. Once it listens, its output goes to <logDir>/<name>.log instead of
  * the test helper's in-memory capture, which would grow with every request of the run.
@@ -41,8 +35,8 @@ async function spawnReady(name, env, { cleanup, logDir }) {
     entry: path.join(root, 'services', name, 'dist', 'main.js'),
     env,
     nodeArgs: [
-      // As the service's image runs it, or BENCH_NODE_ARGS (heap sizing trials; '' for none).
-      ...(process.env.BENCH_NODE_ARGS ?? imageNodeOptions(name)).split(' ').filter(Boolean),
+      // BENCH_NODE_ARGS: V8 flags for the four services only (heap sizing trials).
+      ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
       // BENCH_CPU_PROF=1: each service writes a .cpuprofile at exit (open it in Chrome DevTools).
       ...(process.env.BENCH_CPU_PROF === '1'
         ? [

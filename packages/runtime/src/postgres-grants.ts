@@ -8,6 +8,7 @@
  * `RETURNING` needs SELECT; inserting into a serial column needs USAGE on its sequence.
  */
 import pg from 'pg';
+import { inTransaction } from './pg-transaction.js';
 
 export type TablePrivilege = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE';
 
@@ -87,12 +88,11 @@ export async function applyRuntimeGrants(
   grants: RuntimeGrants,
 ): Promise<void> {
   await assertRestrictable(client, role);
-  await client.query('BEGIN');
   try {
-    for (const statement of grantStatements(role, grants)) await client.query(statement);
-    await client.query('COMMIT');
+    await inTransaction(client, async () => {
+      for (const statement of grantStatements(role, grants)) await client.query(statement);
+    });
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
     throw new Error(`granting ${role} its privileges failed: ${(error as Error).message}`, {
       cause: error,
     });

@@ -12,6 +12,7 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { inTransaction } from './pg-transaction.js';
 import { readMigrationFile, type SqlMigration } from './sql-migration-files.js';
 
 export interface RepeatableSources {
@@ -53,18 +54,13 @@ CREATE TABLE IF NOT EXISTS ${name} (
   const present = new Set(sources.map((source) => source.id));
   const gone = [...recorded.keys()].filter((id) => !present.has(id));
   if (changed.length === 0 && gone.length === 0) return [];
-  await client.query('BEGIN');
-  try {
+  await inTransaction(client, async () => {
     // As pg_dump's restores do: a body may call a function a later file defines. Each file's
     // body is checked on its own by the services' tests (billing's functions.test.ts).
     await client.query('SET LOCAL check_function_bodies = off');
     for (const source of changed) await applyOne(client, name, source);
     if (gone.length > 0) await client.query(`DELETE FROM ${name} WHERE name = ANY($1)`, [gone]);
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  }
+  });
   return changed.map((source) => source.id);
 }
 

@@ -20,6 +20,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { applyRuntimeGrants, type RuntimeGrants } from './postgres-grants.js';
+import { inTransaction } from './pg-transaction.js';
 import { applyRepeatableSources, type RepeatableSources } from './repeatable-sources.js';
 import type { NumberedMigration, SqlMigration } from './sql-migration-files.js';
 
@@ -229,17 +230,12 @@ async function applyOne<M extends SqlMigration>(
   migration: M,
   bookkeeping: MigrationBookkeeping<M>,
 ): Promise<void> {
-  await client.query('BEGIN');
   try {
     // No parameters: the simple query protocol runs the whole multi-statement script.
-    await bookkeeping.record(
-      client,
-      migration,
-      async () => void (await client.query(migration.sql)),
+    await inTransaction(client, () =>
+      bookkeeping.record(client, migration, async () => void (await client.query(migration.sql))),
     );
-    await client.query('COMMIT');
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
     throw new Error(`migration ${migration.id} failed: ${(error as Error).message}`, {
       cause: error,
     });
