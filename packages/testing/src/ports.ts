@@ -1,19 +1,26 @@
 import net from 'node:net';
 
-/** Asks the kernel for a free TCP port on loopback. Small race window; fine for tests. */
+// Linux hands out ephemeral ports (outgoing connections, listen(0)) from 32768–60999. A port taken
+// from there and bound seconds later (a container, PostgreSQL after initdb, RabbitMQ after its
+// boot) can meanwhile become the local end of some other process's outgoing connection: an edge
+// container once failed with EADDRINUSE that way. Test ports come from below that range instead.
+const FIRST_PORT = 20_000;
+const PORT_COUNT = 12_000;
+const handedOut = new Set<number>();
+
+/**
+ * A loopback TCP port that is free now, below the ephemeral range and never handed out before by
+ * this process. Another process could still take it before the caller binds; tests accept that
+ * small window (1 in 12,000 per overlapping pick).
+ */
 export async function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        if (address && typeof address === 'object') resolve(address.port);
-        else reject(new Error('could not read the allocated port'));
-      });
-    });
-  });
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    const port = FIRST_PORT + Math.floor(Math.random() * PORT_COUNT);
+    if (handedOut.has(port) || !(await canBind(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error('no free loopback port found below the ephemeral range');
 }
 
 function canBind(port: number): Promise<boolean> {
@@ -27,13 +34,12 @@ function canBind(port: number): Promise<boolean> {
 
 /**
  * A base port such that `base + offset` is free for every offset, for a program that takes a
- * block of fixed ports (local mode). Chosen below the kernel's ephemeral range (32768–60999 on
- * Linux), where outgoing connections of every other process would otherwise take them.
+ * block of fixed ports (local mode), below the ephemeral range like freeLoopbackPort.
  */
 export async function freeLoopbackPortBlock(offsets: readonly number[]): Promise<number> {
   const span = Math.max(...offsets) + 1;
   for (let attempt = 0; attempt < 50; attempt += 1) {
-    const base = 20_000 + Math.floor(Math.random() * (12_000 - span));
+    const base = FIRST_PORT + Math.floor(Math.random() * (PORT_COUNT - span));
     const free = await Promise.all(offsets.map((offset) => canBind(base + offset)));
     if (free.every(Boolean)) return base;
   }
