@@ -17,6 +17,7 @@ import type {
   BalanceResponse,
   CatalogEntry,
   CatalogListResponse,
+  DeletedResponse,
   IdempotencyClaim,
   IdempotencyRef,
   KeyInfo,
@@ -26,6 +27,10 @@ import type {
   SettleResponse,
   HoldStatusResponse,
   RefundResponse,
+  ResponseContext,
+  ResponseContextRequest,
+  ResponseRecord,
+  SaveResponseRequest,
   ScopedTokenCreated,
   ScopedTokenInspection,
   StoredResponse,
@@ -126,6 +131,28 @@ export interface BillingClient {
   usageRequestsCsv(accountId: string, query: URLSearchParams): Promise<string>;
   /** `GET /v1/requests/{id}`: the receipt of the account's request (X-Request-Id or job id). */
   receipt(accountId: string, requestId: string): Promise<Receipt>;
+  /**
+   * Stores a Responses API response of the account (`store: true`); 409 `conflict` when the id
+   * is stored already, 404 `response_not_found` when its previous response is not the saver's.
+   */
+  saveResponse(accountId: string, responseId: string, body: SaveResponseRequest): Promise<void>;
+  /**
+   * A stored response as `reader` may read it: a scoped token's digest reads only what it
+   * stored, null (an API key) everything of the account; 404 `response_not_found` otherwise.
+   */
+  responseRecord(
+    accountId: string,
+    responseId: string,
+    reader: string | null,
+  ): Promise<ResponseRecord>;
+  /** What a new request continues: its `previous_response_id` chain and item references. */
+  responseContext(accountId: string, body: ResponseContextRequest): Promise<ResponseContext>;
+  /** Deletes a stored response the reader may read (404 `response_not_found` otherwise). */
+  deleteResponse(
+    accountId: string,
+    responseId: string,
+    reader: string | null,
+  ): Promise<DeletedResponse>;
   /** `POST /v1/scoped-jwt`'s answer; `body` is the client's, checked by billing. */
   createScopedToken(accountId: string, body: unknown): Promise<ScopedTokenCreated>;
   /** `GET /v1/scoped-jwt`'s answer: a token of the account. */
@@ -169,6 +196,8 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
   const get = <T>(path: string) => call<T>({ method: 'GET', path, retry: true });
   const account = (id: string) => `/accounts/${pathSegment(id)}`;
   const hold = (id: string) => `/holds/${pathSegment(id)}`;
+  const response = (accountId: string, id: string, reader: string | null = null) =>
+    `${account(accountId)}/responses/${pathSegment(id)}${readerQuery(reader)}`;
   const batches = createBatches(http, options, {
     admit: (request) => post<AdmissionResponse>('/admissions', request, true),
     settle: ({ holdId, usage }) => post<SettleResponse>(`${hold(holdId)}/settle`, usage, true),
@@ -244,6 +273,15 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     },
     receipt: (accountId, requestId) =>
       get(`${account(accountId)}/requests/${pathSegment(requestId)}`),
+    saveResponse: async (accountId, responseId, body) => {
+      // Not retried: a retry after a lost answer would be 409 for a response that was stored.
+      await send({ method: 'PUT', path: response(accountId, responseId), body });
+    },
+    responseRecord: (accountId, responseId, reader) => get(response(accountId, responseId, reader)),
+    responseContext: (accountId, body) =>
+      post(`${account(accountId)}/responses/context`, body, true),
+    deleteResponse: (accountId, responseId, reader) =>
+      call({ method: 'DELETE', path: response(accountId, responseId, reader) }),
     createScopedToken: (accountId, body) => post(`${account(accountId)}/scoped-tokens`, body),
     inspectScopedToken: (accountId, token) =>
       post(`${account(accountId)}/scoped-tokens/inspect`, { token }, true),
@@ -270,6 +308,9 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
 }
 
 const queryOf = (query: URLSearchParams) => (query.size === 0 ? '' : `?${query.toString()}`);
+/** A scoped token's digest as `?reader=`; none for an API key. */
+const readerQuery = (reader: string | null) =>
+  reader === null ? '' : `?${new URLSearchParams({ reader }).toString()}`;
 
 /** 409 `conflict`: the hold was finalised by someone else first; whoever is first wins. */
 async function finalOrConflict<T>(

@@ -28,6 +28,7 @@ const CONTRACT_FILES = [
   'dispatcher-api.ts',
   'operator-api.ts',
   'receipts-api.ts',
+  'responses-state-api.ts',
   'usage-api.ts',
 ].map((file) => `packages/contracts/src/${file}`);
 
@@ -52,6 +53,8 @@ const BILLING_ALERT_SETTINGS = 'services/billing/src/alerts/alert-settings.ts';
 const BILLING_ALERT_ROUTES = 'services/billing/src/http/alert-routes.ts';
 const BILLING_RECEIPTS = 'services/billing/src/receipts/receipts.ts';
 const BILLING_RECEIPT_ROUTES = 'services/billing/src/receipts/receipt-routes.ts';
+const BILLING_RESPONSES = 'services/billing/src/responses/stored-responses.ts';
+const BILLING_RESPONSE_ROUTES = 'services/billing/src/responses/response-routes.ts';
 // Billing's clients
 const CLIENT = 'packages/billing-client/src/client.ts';
 const CLIENT_PUBLISH_MARKS = 'packages/billing-client/src/publish-marks.ts';
@@ -287,6 +290,14 @@ const CONTRACTS: Record<string, Entry> = {
     [CLIENT, CLIENT_OPERATOR, EDGE_RECEIPTS, EDGE_USAGE, EDGE_ADMIN, CTL_RECEIPTS, APP, APP_OWNER],
   ),
   ReceiptStatus: partOf('Receipt'),
+
+  // responses-state-api.ts: edge (through the client) ⇄ billing's stored Responses state
+  SaveResponseRequest: ends([CLIENT], [BILLING_RESPONSE_ROUTES, BILLING_RESPONSES]),
+  ResponseRecord: ends([BILLING_RESPONSES, BILLING_RESPONSE_ROUTES], [CLIENT]),
+  ResponseContextRequest: ends([CLIENT], [BILLING_RESPONSE_ROUTES, BILLING_RESPONSES]),
+  ResponseContext: ends([BILLING_RESPONSES, BILLING_RESPONSE_ROUTES], [CLIENT]),
+  DeletedResponse: ends([BILLING_RESPONSES, BILLING_RESPONSE_ROUTES], [CLIENT]),
+  ResponseItemRecord: partOf('SaveResponseRequest'),
 };
 
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');

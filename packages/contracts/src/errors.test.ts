@@ -37,6 +37,7 @@ describe('error catalog', () => {
     ['unsupported_media_type', 415, false],
     ['unauthorized', 401, false],
     ['resource_not_found', 404, false],
+    ['response_not_found', 404, false],
     ['conflict', 409, false],
     ['service_unavailable', 503, true],
     ['internal_error', 500, true],
@@ -48,7 +49,7 @@ describe('error catalog', () => {
   });
 
   it('has exactly the documented codes', () => {
-    expect(ERROR_CODES).toHaveLength(29);
+    expect(ERROR_CODES).toHaveLength(30);
   });
 
   it('isErrorCode accepts catalog codes only', () => {

@@ -142,6 +142,13 @@ export const ERROR_CATALOG = {
     retryable: false,
     description: 'Dashboard: the invitation is unknown, already used or expired.',
   },
+  response_not_found: {
+    status: 404,
+    retryable: false,
+    description:
+      'Responses API: no stored response or item with this id for this credential (unknown, ' +
+      'deleted, expired, not stored, or another account’s: the same answer).',
+  },
   internal_error: {
     status: 500,
     retryable: true,

@@ -7,6 +7,8 @@ import type { ChatCompletionRequest } from './schemas/chat-completion.js';
 import { LIMITS } from './schemas/limits.js';
 import { NativeInferenceRequestSchema } from './schemas/native-inference.js';
 import type { NativeInferenceRequest } from './schemas/native-inference.js';
+import { ResponsesRequestSchema } from './schemas/responses-request.js';
+import type { ResponsesRequest } from './schemas/responses-request.js';
 import { ScopedTokenCreateRequestSchema } from './schemas/scoped-token.js';
 import type { ScopedTokenCreateRequest } from './schemas/scoped-token.js';
 
@@ -20,6 +22,7 @@ import type { ScopedTokenCreateRequest } from './schemas/scoped-token.js';
 
 const chatCompletionValidator = compile<ChatCompletionRequest>(ChatCompletionRequestSchema);
 const nativeInferenceValidator = compile<NativeInferenceRequest>(NativeInferenceRequestSchema);
+const responsesValidator = compile<ResponsesRequest>(ResponsesRequestSchema);
 const scopedTokenCreateValidator = compile<ScopedTokenCreateRequest>(
   ScopedTokenCreateRequestSchema,
 );
@@ -50,7 +53,8 @@ export function createBodyValidator<T>(schema: AnySchemaObject): (body: unknown)
   return (body) => check(validator, body);
 }
 
-export function validateChatCompletion(body: unknown): ChatCompletionRequest {
+/** A chat or Responses body: a JSON object with a string `model`, else `missing_model`. */
+function requireModel(body: unknown): asserts body is Record<string, unknown> {
   if (!isPlainObject(body)) {
     throw new GatewayError('missing_model', 'request body must be a JSON object with a model', {
       param: 'model',
@@ -62,9 +66,23 @@ export function validateChatCompletion(body: unknown): ChatCompletionRequest {
   if (typeof body.model !== 'string') {
     throw new GatewayError('missing_model', 'model must be a string', { param: 'model' });
   }
+}
+
+export function validateChatCompletion(body: unknown): ChatCompletionRequest {
+  requireModel(body);
   const request = check(chatCompletionValidator, body);
   checkChatMessageRules(request.messages);
   return request;
+}
+
+/**
+ * `POST /v1/responses`. A top-level `null` means "not set" (the SDKs send `null` for fields left
+ * at their default), so it is dropped before the schema sees the body.
+ */
+export function validateResponses(body: unknown): ResponsesRequest {
+  requireModel(body);
+  const set = Object.fromEntries(Object.entries(body).filter(([, value]) => value !== null));
+  return check(responsesValidator, set);
 }
 
 export function validateNativeInference(body: unknown): NativeInferenceRequest {

@@ -18,7 +18,7 @@ export const billingConfigSchema = Type.Object({
   EDGE_INTERNAL_TOKEN: fields.secret(32),
   WORKER_INTERNAL_TOKEN: fields.secret(32),
   MASTER_KEY: fields.keyring(
-    'AES-256-GCM keys of API-key secrets and stored idempotent answers: base64 of 32 bytes, or v2:<b64>,v1:<b64> newest first',
+    'AES-256-GCM keys of API-key secrets, stored idempotent answers and stored responses: base64 of 32 bytes, or v2:<b64>,v1:<b64> newest first',
   ),
   TOKEN_PREFIX: Type.String({ default: 'service', pattern: '^[a-z][a-z0-9_-]{0,31}$' }),
   HOLD_TTL_MS: fields.durationMs(15 * 60_000),
@@ -66,6 +66,11 @@ export const billingConfigSchema = Type.Object({
   ALERT_EVALUATE_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 10_000, default: 500 }),
   /** Usage records are deleted this many days after their request ended (sums are kept). */
   USAGE_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 400 }),
+  /**
+   * Stored Responses API state (`store: true`) is deleted this many days after it was stored:
+   * the reference API keeps it 30 days.
+   */
+  RESPONSE_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
 });
 
 /**

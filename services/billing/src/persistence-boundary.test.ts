@@ -39,6 +39,8 @@ const REPOSITORIES: Readonly<Record<string, readonly string[]>> = {
   alerts: ['alerts/alert-repository.ts'],
   // Receipts (issue 25 item 4): a hold, its usage record and its ledger transactions, read.
   receipts: ['receipts/receipt-repository.ts'],
+  // Stored Responses state: sealed responses and their item ids.
+  responses: ['responses/response-repository.ts'],
 };
 
 const ORM_METHODS =

@@ -11,6 +11,7 @@ import { Budgets } from './budgets/budgets.js';
 import { AlertRepository, AlertSettings } from './alerts/index.js';
 import { startAlertEngine } from './alerts/alert-wiring.js';
 import { Receipts, ReceiptRepository } from './receipts/index.js';
+import { ResponseRepository, StoredResponses } from './responses/index.js';
 import { mountBillingApi } from './http/billing-app.js';
 import { RequestIdempotency } from './http/request-idempotency.js';
 import { createIdentity } from './identity/index.js';
@@ -114,6 +115,12 @@ export async function startBillingService(
   const budgets = new Budgets(new BudgetRepository(pgPoolOf(prisma)), clock);
   const receipts = new Receipts(new ReceiptRepository(pgPoolOf(prisma)));
   const alerts = new AlertSettings(new AlertRepository(pgPoolOf(prisma)), identity.keyring);
+  const responses = new StoredResponses({
+    store: new ResponseRepository(pgPoolOf(prisma)),
+    keyring: identity.keyring,
+    clock,
+    retentionDays: config.RESPONSE_RETENTION_DAYS,
+  });
   mountBillingApi(
     app,
     {
@@ -126,6 +133,7 @@ export async function startBillingService(
       budgets,
       receipts,
       alerts,
+      responses,
     },
     { edge: config.EDGE_INTERNAL_TOKEN, worker: config.WORKER_INTERNAL_TOKEN },
   );
@@ -138,7 +146,7 @@ export async function startBillingService(
     onError: (error) => shell.logger.error({ err: error }, 'hold sweep failed'),
   });
   // ... and expired scoped tokens that no hold names (SCOPED_TOKEN_PURGE_GRACE_MS after expiry),
-  // and usage records past USAGE_RETENTION_DAYS.
+  // usage records past USAGE_RETENTION_DAYS and stored responses past RESPONSE_RETENTION_DAYS.
   const pruneTimer = setInterval(() => {
     identity.rateLimiter
       .prune()
@@ -160,6 +168,10 @@ export async function startBillingService(
       .purgeExpired()
       .then((count) => count > 0 && shell.logger.info({ count }, 'old usage records purged'))
       .catch((error: unknown) => shell.logger.warn({ err: error }, 'usage purge failed'));
+    responses
+      .purgeExpired()
+      .then((count) => count > 0 && shell.logger.info({ count }, 'expired stored responses purged'))
+      .catch((error: unknown) => shell.logger.warn({ err: error }, 'stored response purge failed'));
   }, 60_000);
   pruneTimer.unref();
   // Idempotency records past their retention are deleted, however quiet the traffic.

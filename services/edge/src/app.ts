@@ -18,6 +18,7 @@ import { scopedJwtRouter } from './routes/scoped-jwt.js';
 import { transcriptionsRouter } from './routes/transcriptions.js';
 import { usageRouter } from './routes/usage.js';
 import { receiptsRouter } from './routes/receipts.js';
+import { createResponsesRouter, storedResponsesRouter } from './responses/responses-router.js';
 import { EDGE_SURFACES, type EdgeSurface } from './surfaces.js';
 
 export interface EdgeAppOptions {
@@ -87,6 +88,7 @@ function mountPublicApi(app: Express, deps: EdgeDeps): void {
   // Inference routes: billing authenticates with the admission (one call before the job).
   for (const router of [
     chatCompletionsRouter,
+    createResponsesRouter,
     nativeInferenceRouter,
     mediaRouter,
     transcriptionsRouter,
@@ -97,7 +99,13 @@ function mountPublicApi(app: Express, deps: EdgeDeps): void {
   app.use('/v1', keyRouter(deps));
   // Every other /v1 route: authenticate (and count) first.
   app.use('/v1', authenticate(deps.billing, deps.authFailures));
-  for (const router of [scopedJwtRouter, accountRouter, usageRouter, receiptsRouter]) {
+  for (const router of [
+    scopedJwtRouter,
+    accountRouter,
+    usageRouter,
+    receiptsRouter,
+    storedResponsesRouter,
+  ]) {
     app.use('/v1', router(deps));
   }
 }

@@ -76,4 +76,17 @@ export const LIMITS = {
   scopedTokenMaxLifetimeS: 31_536_000,
   /** DZD; keeps the µDZD value within exact JSON rendering (see money.ts). */
   spendingLimitMaxDzd: 1_000_000_000,
+  /** Input items of one Responses request (`input` as a list), like the chat message limit. */
+  responseInputItemsMaxItems: 2048,
+  /**
+   * Responses in one `previous_response_id` chain, the request's own included: the chain is read
+   * in one query and the rebuilt conversation must still fit `messagesMaxItems`.
+   */
+  responseChainMaxDepth: 256,
+  /** `item_reference` items in one Responses request. */
+  responseItemReferencesMaxItems: 256,
+  /** Bytes of one stored response (its input items, output and response object, as JSON). */
+  storedResponseMaxBytes: 8 * 1024 * 1024,
+  /** Input items per page of `GET /v1/responses/{id}/input_items` (the reference's maximum). */
+  responseInputItemsPageMax: 100,
 } as const;

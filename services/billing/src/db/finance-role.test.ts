@@ -97,6 +97,8 @@ describe('the finance role', () => {
     ['the ledger tables behind the views', 'SELECT * FROM ledger_entries'],
     ['holds', 'SELECT * FROM holds'],
     ['usage records', 'SELECT * FROM usage_records'],
+    ['stored responses (customer content)', 'SELECT * FROM stored_responses'],
+    ['stored response item ids', 'SELECT * FROM stored_response_items'],
     [
       'write the ledger',
       "INSERT INTO ledger_transactions (id, kind, account_id) VALUES ('x', 'credit', 'usr_fin')",

@@ -60,6 +60,11 @@ export const RUNTIME_TABLE_PRIVILEGES: Readonly<Record<string, readonly TablePri
   key_request_windows: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   key_token_windows: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   key_token_returns: ['SELECT', 'INSERT', 'DELETE'],
+  // Stored Responses state (sealed customer content): stored, read, deleted by a client and by
+  // the retention purge, never changed. Items are inserted with their response and go with it
+  // (the foreign key's cascade runs as the table's owner).
+  stored_responses: ['SELECT', 'INSERT', 'DELETE'],
+  stored_response_items: ['SELECT', 'INSERT'],
   // The migrations' bookkeeping: read by readiness (db/schema-check.ts), never written.
   _prisma_migrations: ['SELECT'],
   // The function sources' checksums (the migrator's own): nothing for the runtime.

@@ -11,6 +11,7 @@ import { allowInternalCallers, identifyInternalCaller, jsonBodyParser } from '@g
 import { internalRoutes, type BillingServices } from './internal-routes.js';
 import { accountUsageRoutes, adminUsageRoutes } from '../usage/index.js';
 import { accountReceiptRoutes, adminReceiptRoutes } from '../receipts/index.js';
+import { responseRoutes } from '../responses/index.js';
 
 // Internal calls carry small JSON bodies; a statement or catalog entry is far below this.
 const JSON_BODY_LIMIT_BYTES = 256 * 1024;
@@ -40,6 +41,8 @@ export function mountBillingApi(
     edgeOnly,
     idempotencyRoutes(services.requestIdempotency, IDEMPOTENCY_BODY_LIMIT_BYTES),
   );
+  // Stored Responses state: edge's alone, with body limits of its own (a stored response is large).
+  app.use('/internal/v1', responseRoutes(services.responses));
   app.use('/internal/v1', ...jsonBodyParser({ limitBytes: JSON_BODY_LIMIT_BYTES }));
   // Usage (issue 16): edge's alone, like the operator API below.
   app.use('/internal/v1/admin', edgeOnly, adminUsageRoutes(usage, services.identity));

@@ -5,6 +5,7 @@ import { Budgets } from '../budgets/budgets.js';
 import { AlertSettings } from '../alerts/alert-settings.js';
 import { AlertRepository } from '../alerts/alert-repository.js';
 import { Receipts, ReceiptRepository } from '../receipts/index.js';
+import { ResponseRepository, StoredResponses } from '../responses/index.js';
 import { pgPoolOf, type PrismaClient } from '../db/client.js';
 import { createDashboard, type DashboardOptions } from '../dashboard/index.js';
 import { createIdentity } from '../identity/index.js';
@@ -65,5 +66,11 @@ export function createTestBillingServices(
     budgets: new Budgets(new BudgetRepository(pgPoolOf(prisma)), clock),
     alerts: new AlertSettings(new AlertRepository(pgPoolOf(prisma)), identity.keyring),
     receipts: new Receipts(new ReceiptRepository(pgPoolOf(prisma))),
+    responses: new StoredResponses({
+      store: new ResponseRepository(pgPoolOf(prisma)),
+      keyring: identity.keyring,
+      clock,
+      retentionDays: 30,
+    }),
   };
 }

@@ -8,6 +8,7 @@ import { allowInternalCallers, requestLogger, withRequestId } from '@gateway/run
 import type { Budgets } from '../budgets/budgets.js';
 import type { AlertSettings } from '../alerts/alert-settings.js';
 import type { Receipts } from '../receipts/receipts.js';
+import type { StoredResponses } from '../responses/stored-responses.js';
 import type {
   Admission,
   CatalogModel,
@@ -75,6 +76,8 @@ export interface BillingServices {
   alerts: AlertSettings;
   /** Receipts: one request traced to its money (issue 25). */
   receipts: Receipts;
+  /** Stored Responses API state (`/v1/responses`), edge's alone. */
+  responses: StoredResponses;
 }
 
 // Requests are validated against the one contract (packages/contracts/src/billing-api.ts).

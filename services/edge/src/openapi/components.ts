@@ -17,6 +17,7 @@ import {
   KeyInfoSchema,
   KeyRateLimitPutRequestSchema,
   NativeInferenceRequestSchema,
+  ResponsesRequestSchema,
   ScopedTokenCreateRequestSchema,
 } from '@gateway/contracts';
 import * as media from '../schemas/media.js';
@@ -26,6 +27,7 @@ import { RESPONSE_SCHEMAS } from './response-schemas.js';
 /** Every request schema edge validates with, by name: the very objects the validators compile. */
 export const REQUEST_SCHEMAS: readonly TSchema[] = [
   ChatCompletionRequestSchema,
+  ResponsesRequestSchema,
   NativeInferenceRequestSchema,
   ScopedTokenCreateRequestSchema,
   media.EmbeddingsRequestSchema,

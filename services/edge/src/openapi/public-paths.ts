@@ -1,4 +1,9 @@
-import { RECEIPT_ID_PATTERN, USAGE_GROUP_BY } from '@gateway/contracts';
+import {
+  LIMITS,
+  RECEIPT_ID_PATTERN,
+  RESPONSE_ID_PATTERN,
+  USAGE_GROUP_BY,
+} from '@gateway/contracts';
 import { TranscriptionRequestSchema } from '../schemas/media.js';
 import { errors, json, ok, ref, toComponent } from './components.js';
 
@@ -10,6 +15,12 @@ const IDEMPOTENCY_KEY = {
     'Same key + same request within 24 h replays the first answer and charges once; another ' +
     'request under the key is 409. A stream cannot be replayed: a retry of one is 409.',
   schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
+const RESPONSE_ID = {
+  name: 'response_id',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', pattern: RESPONSE_ID_PATTERN },
 };
 const MODEL_IN_PATH = {
   name: 'model',
@@ -85,6 +96,63 @@ export function publicPaths(): Record<string, unknown> {
         'text/event-stream': { schema: { type: 'string' }, itemSchema: ref('ChatCompletionChunk') },
       },
     ),
+    '/v1/responses': inference(
+      'Responses API: a response (JSON, or SSE events with stream: true), stored by default',
+      'ResponsesRequest',
+      {
+        ...json(ref('Response')),
+        'text/event-stream': { schema: { type: 'string' }, itemSchema: ref('ResponseStreamEvent') },
+      },
+    ),
+    '/v1/responses/{response_id}': {
+      get: {
+        summary: 'A stored response (free; 404 for unknown, deleted, expired or not yours)',
+        parameters: [RESPONSE_ID],
+        responses: { '200': ok('The response', json(ref('Response'))), ...READ_ERRORS },
+      },
+      delete: {
+        summary: 'Deletes a stored response: its content is removed from the database',
+        parameters: [RESPONSE_ID],
+        responses: { '200': ok('Deleted', json(ref('ResponseDeleted'))), ...READ_ERRORS },
+      },
+    },
+    '/v1/responses/{response_id}/input_items': {
+      get: {
+        summary: "A stored response's own input items (references resolved), paged",
+        parameters: [
+          RESPONSE_ID,
+          {
+            name: 'limit',
+            in: 'query',
+            required: false,
+            schema: {
+              type: 'integer',
+              minimum: 1,
+              maximum: LIMITS.responseInputItemsPageMax,
+              default: 20,
+            },
+          },
+          {
+            name: 'order',
+            in: 'query',
+            required: false,
+            schema: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
+          },
+          {
+            name: 'after',
+            in: 'query',
+            required: false,
+            description: 'An item id.',
+            schema: { type: 'string' },
+          },
+        ],
+        responses: {
+          '200': ok('Items', json(ref('ResponseInputItemList'))),
+          ...errors(400),
+          ...READ_ERRORS,
+        },
+      },
+    },
     '/v1/inference/{model}': {
       post: {
         summary: 'Native inference: synchronous, or acknowledged at once with `webhook`',
@@ -196,7 +264,8 @@ export function publicPaths(): Record<string, unknown> {
             name: 'request_id',
             in: 'path',
             required: true,
-            description: 'The `X-Request-Id` of the request, or its job id (`chatcmpl-…`).',
+            description:
+              'The `X-Request-Id` of the request, or its job id (`chatcmpl-…`, `resp_…`).',
             schema: { type: 'string', pattern: RECEIPT_ID_PATTERN },
           },
         ],

@@ -159,6 +159,95 @@ export const MediaResultSchema = Type.Object(
   { $id: 'MediaResult', additionalProperties: true },
 );
 
+const ResponsesUsage = Type.Object({
+  input_tokens: Type.Integer(),
+  input_tokens_details: Type.Object({ cached_tokens: Type.Integer() }),
+  output_tokens: Type.Integer(),
+  output_tokens_details: Type.Object({ reasoning_tokens: Type.Integer() }),
+  total_tokens: Type.Integer(),
+  cost_dzd: Type.Optional(Dzd('Streams only (`response.completed`): the settled cost in DZD.')),
+});
+
+/** The reference's response object, as far as edge fills it (decisions: the Responses API). */
+export const ResponseObjectSchema = Type.Object(
+  {
+    id: Type.String({ description: '`resp_…`; also the job and hold id (its receipt).' }),
+    object: Type.Literal('response'),
+    created_at: Type.Integer({ description: 'Unix seconds.' }),
+    status: StringEnum(['in_progress', 'completed', 'incomplete', 'failed'] as const),
+    incomplete_details: Type.Union([Type.Object({ reason: Type.String() }), Type.Null()]),
+    error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()]),
+    model: Type.String(),
+    output: Type.Array(
+      Type.Object(
+        { id: Type.String(), type: StringEnum(['message', 'function_call'] as const) },
+        {
+          additionalProperties: true,
+          description:
+            'An assistant `message` (`output_text` parts with `annotations: []`) or a ' +
+            '`function_call` (`call_id`, `name`, `arguments`).',
+        },
+      ),
+    ),
+    previous_response_id: Type.Union([Type.String(), Type.Null()]),
+    store: Type.Boolean({ description: 'Whether it was stored (for later turns and reads).' }),
+    usage: Type.Union([ResponsesUsage, Type.Null()]),
+    _service: Type.Optional(Type.Ref('ServiceBlock')),
+  },
+  {
+    $id: 'Response',
+    additionalProperties: true,
+    description: 'Settings of the request are echoed with the reference defaults.',
+  },
+);
+
+export const ResponseStreamEventSchema = Type.Object(
+  {
+    type: StringEnum([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+      'response.completed',
+      'response.incomplete',
+      'response.failed',
+      'error',
+    ] as const),
+    sequence_number: Type.Integer({ minimum: 0, description: '0, 1, 2, … in order.' }),
+  },
+  {
+    $id: 'ResponseStreamEvent',
+    additionalProperties: true,
+    description:
+      'One `event: <type>` / `data: <json>` pair. The stream ends after `response.completed`, ' +
+      '`response.incomplete` or `response.failed` (no `[DONE]`).',
+  },
+);
+
+export const ResponseInputItemListSchema = Type.Object(
+  {
+    object: Type.Literal('list'),
+    data: Type.Array(
+      Type.Object({ id: Type.String(), type: Type.String() }, { additionalProperties: true }),
+    ),
+    first_id: Type.Union([Type.String(), Type.Null()]),
+    last_id: Type.Union([Type.String(), Type.Null()]),
+    has_more: Type.Boolean(),
+  },
+  { $id: 'ResponseInputItemList' },
+);
+
+export const ResponseDeletedSchema = Type.Object(
+  { id: Type.String(), object: Type.Literal('response'), deleted: Type.Literal(true) },
+  { $id: 'ResponseDeleted' },
+);
+
 export const RESPONSE_SCHEMAS = [
   ServiceBlockSchema,
   ChatCompletionSchema,
@@ -172,4 +261,8 @@ export const RESPONSE_SCHEMAS = [
   ScopedTokenInspectionSchema,
   UsageListSchema,
   MediaResultSchema,
+  ResponseObjectSchema,
+  ResponseStreamEventSchema,
+  ResponseInputItemListSchema,
+  ResponseDeletedSchema,
 ];

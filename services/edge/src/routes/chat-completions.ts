@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import express, { type Response, type Router } from 'express';
 import {
   chatMediaUse,
@@ -16,6 +15,7 @@ import { estimateChatRequestTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
 import { sendJson } from '../http/idempotency.js';
 import { credentialRequired } from '../http/auth.js';
+import { openEventStream, writeFrame } from '../http/event-stream.js';
 import { jsonBody, logOf } from '../http/context.js';
 import { methodNotAllowed } from '../http/errors.js';
 import type { JobReply, RunningJob } from '../jobs/job-replies.js';
@@ -51,13 +51,16 @@ export function chatCompletionsRouter(deps: EdgeDeps): Router {
  * adds the model's per-image ceiling for each at admission, where it also refuses content the
  * model does not declare.
  */
-export async function chatPlan(body: ChatCompletionRequest): Promise<InferencePlan> {
+export async function chatPlan(
+  body: ChatCompletionRequest,
+  jobId = `chatcmpl-${randomUUID()}`,
+): Promise<InferencePlan> {
   const refused = unsupportedNodeChatParameter(body);
   const media = chatMediaUse(body.messages);
   // Spec: `webhook` is silently ignored here; the worker never sees it.
   return {
     endpoint: 'chat.completions',
-    jobId: `chatcmpl-${randomUUID()}`,
+    jobId,
     model: body.model,
     estimate: {
       inputTokens: await estimateChatRequestTokens(body.messages, modelReadFields(body)),
@@ -140,21 +143,7 @@ export function finalChunk(reply: JobReply): Record<string, unknown> {
   };
 }
 
-function openEventStream(res: Response): void {
-  res.status(200);
-  res.set({
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-cache',
-    Connection: 'keep-alive',
-    // Proxies such as nginx must pass each event on at once.
-    'X-Accel-Buffering': 'no',
-  });
-  res.flushHeaders();
-}
-
-/** Writes one event; waits for the socket to drain (or close) when its buffer is full. */
-async function writeEvent(res: Response, data: string): Promise<void> {
-  if (res.writableEnded || res.destroyed) return;
-  if (res.write(`data: ${data}\n\n`)) return;
-  await Promise.race([once(res, 'drain'), once(res, 'close')]);
+/** One `data:` event of the chat stream. */
+function writeEvent(res: Response, data: string): Promise<void> {
+  return writeFrame(res, `data: ${data}\n\n`);
 }

@@ -1,0 +1,111 @@
+import { Type } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+import { OpenObject } from './schemas/common.js';
+import { LIMITS } from './schemas/limits.js';
+
+/*
+ * Stored Responses state over billing's internal API (edge's calls only). Edge translates
+ * `/v1/responses` to chat and back; billing keeps what a later request may need: each stored
+ * response's input items and response object (its `output` items included), sealed with the
+ * MASTER_KEY keyring, for the retention period. Items are opaque JSON objects to billing except
+ * for their `id`, which `item_reference` looks up.
+ *
+ * Who may read: every call names the account (from edge's authenticated caller) and the reader.
+ * A response stored by an API key (`tokenDigest: null`) is read by the account's API keys only;
+ * one stored by a scoped token is read by that same token (its SHA-256 digest, which edge
+ * computes from the credential) and by the account's API keys. Anything else is the same 404 as
+ * an unknown id.
+ */
+
+/** `resp_` + 32 hex digits: what edge mints, and all billing stores. */
+export const RESPONSE_ID_PATTERN = '^resp_[0-9a-f]{32}$';
+/** Item ids edge mints (`msg_`, `fc_`, `fco_`, `rs_` + 32 hex) or a client sent (the SDKs'). */
+export const RESPONSE_ITEM_ID_PATTERN = '^[A-Za-z0-9_-]{1,128}$';
+/** A scoped token's SHA-256, hex: who stored a response, or who reads. */
+const TOKEN_DIGEST_PATTERN = '^[0-9a-f]{64}$';
+
+const ResponseId = Type.String({ pattern: RESPONSE_ID_PATTERN });
+const TokenDigest = Type.Union([Type.String({ pattern: TOKEN_DIGEST_PATTERN }), Type.Null()], {
+  description: "The scoped token's SHA-256 (hex); null for an API key.",
+});
+
+/** One input or output item as the Responses API shows it; `id` always set by edge. */
+const ResponseItemObject = Type.Object(
+  {
+    id: Type.String({ pattern: RESPONSE_ITEM_ID_PATTERN }),
+    type: Type.String({ minLength: 1, maxLength: 64 }),
+  },
+  { additionalProperties: true },
+);
+/** The schema keeps other fields (`additionalProperties`); the type says so too. */
+export type ResponseItemRecord = Static<typeof ResponseItemObject> & Record<string, unknown>;
+export const ResponseItemRecordSchema = Type.Unsafe<ResponseItemRecord>(ResponseItemObject);
+
+/** `PUT /internal/v1/accounts/{accountId}/responses/{responseId}`: 204; a second PUT is 409. */
+export const SaveResponseRequestSchema = Type.Object(
+  {
+    tokenDigest: TokenDigest,
+    previousResponseId: Type.Union([ResponseId, Type.Null()]),
+    /** The request's own input items (not the chain's), in order. */
+    inputItems: Type.Array(ResponseItemRecordSchema, {
+      maxItems: LIMITS.responseInputItemsMaxItems,
+    }),
+    /** The response object as answered (its `output` items are what later turns continue). */
+    response: OpenObject({ description: 'The Responses API object.' }),
+  },
+  { $id: 'SaveResponseRequest', additionalProperties: false },
+);
+export type SaveResponseRequest = Static<typeof SaveResponseRequestSchema>;
+
+/**
+ * `GET /internal/v1/accounts/{accountId}/responses/{responseId}?reader=<digest>` (no `reader`:
+ * an API key): the stored response, 404 `response_not_found` otherwise.
+ */
+export const ResponseRecordSchema = Type.Object(
+  {
+    id: ResponseId,
+    previousResponseId: Type.Union([ResponseId, Type.Null()]),
+    createdAt: Type.String({ format: 'date-time' }),
+    expiresAt: Type.String({ format: 'date-time' }),
+    inputItems: Type.Array(ResponseItemRecordSchema),
+    response: OpenObject(),
+  },
+  { $id: 'ResponseRecord', additionalProperties: false },
+);
+export type ResponseRecord = Static<typeof ResponseRecordSchema>;
+
+/**
+ * `POST /internal/v1/accounts/{accountId}/responses/context`: what a new request continues.
+ * `history` is the `previous_response_id` chain, oldest first: for each response its input
+ * items, then its output items. `items` answers each `itemIds` entry (any stored item the reader
+ * may read). An id that is unknown, expired, deleted or not the reader's is 404
+ * `response_not_found` naming it; a chain longer than `LIMITS.responseChainMaxDepth` is 400.
+ */
+export const ResponseContextRequestSchema = Type.Object(
+  {
+    reader: TokenDigest,
+    previousResponseId: Type.Union([ResponseId, Type.Null()]),
+    itemIds: Type.Array(Type.String({ pattern: RESPONSE_ITEM_ID_PATTERN }), {
+      maxItems: LIMITS.responseItemReferencesMaxItems,
+      uniqueItems: true,
+    }),
+  },
+  { $id: 'ResponseContextRequest', additionalProperties: false },
+);
+export type ResponseContextRequest = Static<typeof ResponseContextRequestSchema>;
+
+export const ResponseContextSchema = Type.Object(
+  {
+    history: Type.Array(ResponseItemRecordSchema),
+    items: Type.Array(ResponseItemRecordSchema, { description: 'In the order of `itemIds`.' }),
+  },
+  { $id: 'ResponseContext', additionalProperties: false },
+);
+export type ResponseContext = Static<typeof ResponseContextSchema>;
+
+/** `DELETE /internal/v1/accounts/{accountId}/responses/{responseId}?reader=`: the rows are gone. */
+export const DeletedResponseSchema = Type.Object(
+  { id: ResponseId, deleted: Type.Literal(true) },
+  { $id: 'DeletedResponse', additionalProperties: false },
+);
+export type DeletedResponse = Static<typeof DeletedResponseSchema>;

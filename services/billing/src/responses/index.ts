@@ -1,0 +1,3 @@
+export { ResponseRepository } from './response-repository.js';
+export { StoredResponses, type StoredResponsesDeps } from './stored-responses.js';
+export { responseRoutes } from './response-routes.js';

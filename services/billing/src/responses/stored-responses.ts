@@ -1,0 +1,227 @@
+/**
+ * Stored Responses API state for edge's `/v1/responses` (contract:
+ * packages/contracts/src/responses-state-api.ts): save, read, continue (the chain's history and
+ * item references) and delete, under one reader rule, and the retention purge.
+ *
+ * The reader rule: no reader is an API key of the account and reads every response of the
+ * account; a reader digest is a scoped token and reads only what it stored. The repository
+ * states it in SQL; whatever it does not return is 404 `response_not_found`, the same answer
+ * for unknown, expired, deleted, another account's and another reader's.
+ */
+import type { Keyring } from '@gateway/crypto';
+import {
+  GatewayError,
+  LIMITS,
+  RESPONSE_ID_PATTERN,
+  type DeletedResponse,
+  type ResponseContext,
+  type ResponseContextRequest,
+  type ResponseItemRecord,
+  type ResponseRecord,
+  type SaveResponseRequest,
+} from '@gateway/contracts';
+import { assertChainUsable, historyOf, type ChainBounds } from './response-chain.js';
+import { invalidResponseBody, itemNotFound, responseNotFound } from './response-errors.js';
+import { itemIdsOf, itemIn, validatedOutputItems } from './response-items.js';
+import type {
+  ChainRow,
+  ItemHolderRow,
+  Reader,
+  ResponseRepository,
+  SealedColumns,
+} from './response-repository.js';
+import {
+  encodeContent,
+  openContent,
+  sealContent,
+  type ResponseContent,
+} from './response-sealing.js';
+
+const DAY_MS = 86_400_000;
+const RESPONSE_ID = new RegExp(RESPONSE_ID_PATTERN);
+/** Longest id echoed in a 404 (a malformed one may be anything). */
+const ECHOED_ID_MAX_LENGTH = 64;
+
+/**
+ * Content bytes one context call opens at most, its chain and its items together. The chain
+ * limit alone would allow 255 × 8 MiB in billing's memory; this is far above any context
+ * window's worth of conversation.
+ */
+export const CONTEXT_MAX_BYTES = 8 * LIMITS.storedResponseMaxBytes;
+
+/** The request being answered is its chain's last response, so the stored part holds one fewer. */
+const CHAIN_BOUNDS: ChainBounds = {
+  maxLinks: LIMITS.responseChainMaxDepth - 1,
+  maxBytes: CONTEXT_MAX_BYTES,
+};
+
+export interface StoredResponsesDeps {
+  store: ResponseRepository;
+  keyring: Keyring;
+  clock: () => Date;
+  /** A response is deleted this long after it was stored (RESPONSE_RETENTION_DAYS). */
+  retentionDays: number;
+}
+
+const sealedOf = (row: { [K in keyof SealedColumns]: SealedColumns[K] | null }): SealedColumns => {
+  const { ciphertext, nonce, tag, key_version } = row;
+  // The repository returns content with every link or none; a refusal was thrown before.
+  if (ciphertext === null || nonce === null || tag === null || key_version === null) {
+    throw new Error('stored response content missing from a usable answer');
+  }
+  return { ciphertext, nonce, tag, key_version };
+};
+
+const notFound = (id: string) => responseNotFound(id.slice(0, ECHOED_ID_MAX_LENGTH));
+
+export class StoredResponses {
+  readonly #deps: StoredResponsesDeps;
+
+  constructor(deps: StoredResponsesDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Seals and stores a response with its item ids; 409 when the id is stored already, 404 when
+   * its previous response is not one the same reader may read, 400 over the size limit.
+   */
+  async save(accountId: string, responseId: string, body: SaveResponseRequest): Promise<void> {
+    if (!RESPONSE_ID.test(responseId)) {
+      throw invalidResponseBody('A response id is resp_ followed by 32 hex digits', 'id');
+    }
+    // Refused before anything is sealed: the history answers output items as item records.
+    validatedOutputItems(body.response);
+    const content: ResponseContent = { inputItems: body.inputItems, response: body.response };
+    const plaintext = encodeContent(content);
+    if (plaintext.length > LIMITS.storedResponseMaxBytes) {
+      throw invalidResponseBody(
+        `A stored response holds at most ${LIMITS.storedResponseMaxBytes} bytes of JSON ` +
+          `(input items and response); this one has ${plaintext.length}`,
+        'response',
+      );
+    }
+    const owner = { accountId, responseId, tokenDigest: body.tokenDigest };
+    const now = this.#deps.clock();
+    const outcome = await this.#deps.store.insert({
+      id: responseId,
+      accountId,
+      tokenDigest: body.tokenDigest,
+      previousResponseId: body.previousResponseId,
+      sealed: sealContent(this.#deps.keyring, owner, plaintext),
+      contentBytes: plaintext.length,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + this.#deps.retentionDays * DAY_MS),
+      itemIds: itemIdsOf(content),
+    });
+    if (outcome === 'duplicate') {
+      throw new GatewayError('conflict', `Response ${responseId} is already stored`);
+    }
+    if (outcome === 'previous_not_readable') {
+      throw responseNotFound(body.previousResponseId ?? responseId, 'previous_response_id');
+    }
+  }
+
+  async get(accountId: string, responseId: string, reader: Reader): Promise<ResponseRecord> {
+    const row = RESPONSE_ID.test(responseId)
+      ? await this.#deps.store.find(accountId, responseId, this.#deps.clock(), reader)
+      : null;
+    if (!row) throw notFound(responseId);
+    const content = this.#open(accountId, row, row);
+    return {
+      id: row.id,
+      previousResponseId: row.previous_response_id,
+      createdAt: row.created_at.toISOString(),
+      expiresAt: row.expires_at.toISOString(),
+      inputItems: content.inputItems,
+      response: content.response,
+    };
+  }
+
+  /** What a new request continues: its chain's history and the items it references. */
+  async context(accountId: string, request: ResponseContextRequest): Promise<ResponseContext> {
+    const now = this.#deps.clock();
+    const { reader, previousResponseId } = request;
+    const chain =
+      previousResponseId === null
+        ? { contents: [], bytes: 0 }
+        : await this.#chain(accountId, previousResponseId, now, reader);
+    const items = await this.#items(accountId, request.itemIds, now, reader, chain.bytes);
+    return { history: historyOf(chain.contents), items };
+  }
+
+  /** Deletes the response (its content and item ids go with the row). */
+  async delete(accountId: string, responseId: string, reader: Reader): Promise<DeletedResponse> {
+    const deleted =
+      RESPONSE_ID.test(responseId) &&
+      (await this.#deps.store.delete(accountId, responseId, this.#deps.clock(), reader));
+    if (!deleted) throw notFound(responseId);
+    return { id: responseId, deleted: true };
+  }
+
+  /** Deletes responses past their retention, in bounded batches; returns how many. */
+  purgeExpired(): Promise<number> {
+    return this.#deps.store.purgeExpired(this.#deps.clock());
+  }
+
+  async #chain(accountId: string, id: string, now: Date, reader: Reader) {
+    const rows = await this.#deps.store.chain(accountId, id, now, reader, CHAIN_BOUNDS);
+    assertChainUsable(id, rows.map(linkOf), CHAIN_BOUNDS);
+    return {
+      contents: rows.map((row) => this.#open(accountId, row, sealedOf(row))),
+      bytes: Number(rows[rows.length - 1]!.total_bytes),
+    };
+  }
+
+  /** Each wanted item in order; 404 naming the first one missing, 400 past the byte budget. */
+  async #items(
+    accountId: string,
+    itemIds: readonly string[],
+    now: Date,
+    reader: Reader,
+    chainBytes: number,
+  ): Promise<ResponseItemRecord[]> {
+    if (itemIds.length === 0) return [];
+    const budget = CONTEXT_MAX_BYTES - chainBytes;
+    const holders = await this.#deps.store.itemHolders(accountId, itemIds, now, reader, budget);
+    const held = new Set(holders.flatMap((holder) => holder.item_ids));
+    const missing = itemIds.find((itemId) => !held.has(itemId));
+    if (missing !== undefined) throw itemNotFound(missing);
+    if (Number(holders[0]!.total_bytes) > budget) {
+      throw invalidResponseBody(
+        `The stored responses of the conversation and its item references exceed ` +
+          `${CONTEXT_MAX_BYTES} bytes`,
+        'input',
+      );
+    }
+    const found = new Map(holders.flatMap((holder) => this.#heldItems(accountId, holder)));
+    return itemIds.map((itemId) => found.get(itemId) ?? throwItemNotFound(itemId));
+  }
+
+  #heldItems(accountId: string, holder: ItemHolderRow): [string, ResponseItemRecord][] {
+    const content = this.#open(accountId, holder, sealedOf(holder));
+    return holder.item_ids.flatMap((itemId) => {
+      const item = itemIn(content, itemId);
+      return item ? [[itemId, item] as [string, ResponseItemRecord]] : [];
+    });
+  }
+
+  #open(
+    accountId: string,
+    row: { id: string; token_digest: string | null },
+    sealed: SealedColumns,
+  ): ResponseContent {
+    const owner = { accountId, responseId: row.id, tokenDigest: row.token_digest };
+    return openContent(this.#deps.keyring, owner, sealed);
+  }
+}
+
+const linkOf = (row: ChainRow) => ({
+  id: row.id,
+  previousResponseId: row.previous_response_id,
+  readable: row.readable,
+  totalBytes: Number(row.total_bytes),
+});
+
+const throwItemNotFound = (itemId: string): never => {
+  throw itemNotFound(itemId);
+};

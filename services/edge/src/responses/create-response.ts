@@ -1,0 +1,151 @@
+/*
+ * `POST /v1/responses`: the Responses request rebuilt as a chat completion and run as one
+ * (validation, hold, job, settlement: the chat path's, unchanged), its answer translated back
+ * and, with `store` (the default), saved before the client sees it, so the very next request on
+ * any edge replica can continue it.
+ */
+import type { Request, RequestHandler, Response } from 'express';
+import { validateChatCompletion, validateResponses } from '@gateway/contracts';
+import { asGatewayError } from '@gateway/runtime';
+import type { EdgeDeps } from '../deps.js';
+import { credentialOf, identifier } from '../http/auth.js';
+import { logOf } from '../http/context.js';
+import { openEventStream, writeFrame } from '../http/event-stream.js';
+import { sendJson, type IdempotencyGuard } from '../http/idempotency.js';
+import type { JobReply, RunningJob } from '../jobs/job-replies.js';
+import { chatPlan } from '../routes/chat-completions.js';
+import { admit, serviceBlock, settleGuard, startJob } from '../routes/inference-flow.js';
+import { conversationOf, needsStoredState, readerOf, type Conversation } from './conversation.js';
+import { invalidInput, normalizeInput } from './input-items.js';
+import { messagesOf } from './items-to-messages.js';
+import { chatRequestOf } from './chat-request-of.js';
+import { ResponseEvents, type ResponseEvent } from './response-events.js';
+import { newResponseId } from './response-ids.js';
+import {
+  endingOf,
+  outputItemsOf,
+  responseObject,
+  usageOf,
+  type ResponseShell,
+} from './response-object.js';
+import { saveResponse } from './save-response.js';
+
+type Json = Record<string, unknown>;
+
+export function createResponseHandler(deps: EdgeDeps): RequestHandler {
+  const callerOf = identifier(deps.billing, deps.authFailures);
+  return async (req, res) => {
+    const request = validateResponses(req.body);
+    const items = normalizeInput(request.input);
+    if (items.length === 0 && request.previous_response_id === undefined) {
+      throw invalidInput('input is required (a string or at least one item)', 'input');
+    }
+    let conversation: Conversation = { history: [], input: items };
+    if (needsStoredState(request.previous_response_id, items)) {
+      const caller = await callerOf(req, res);
+      const reader = readerOf(caller, credentialOf(req));
+      conversation = await conversationOf(
+        deps.billing,
+        { accountId: caller.accountId, reader },
+        request.previous_response_id,
+        items,
+      );
+    }
+    const chat = validateChatCompletion(
+      chatRequestOf(request, messagesOf([...conversation.history, ...conversation.input])),
+    );
+    const shell: ResponseShell = {
+      id: newResponseId(),
+      createdAtS: Math.floor(Date.now() / 1000),
+      request,
+      store: request.store ?? true,
+    };
+    const plan = await chatPlan(chat, shell.id);
+    const guard = await deps.idempotency.begin(req, res, req.body);
+    if (guard === 'replayed') return;
+    let job: RunningJob | undefined;
+    try {
+      const admission = await admit(deps, req, res, plan);
+      job = await startJob(deps, req, res, plan, admission);
+      const saving = { deps, req, caller: admission.caller, shell, input: conversation.input };
+      if (plan.stream) await relayResponse(req, res, job, guard, saving);
+      else await answerResponse(res, await job.final(), guard, saving);
+    } catch (error) {
+      await settleGuard(guard, job);
+      throw error;
+    }
+  };
+}
+
+interface Saving {
+  deps: EdgeDeps;
+  req: Request;
+  caller: Parameters<typeof readerOf>[0];
+  shell: ResponseShell;
+  input: Conversation['input'];
+}
+
+async function answerResponse(
+  res: Response,
+  final: JobReply,
+  guard: IdempotencyGuard | null,
+  saving: Saving,
+): Promise<void> {
+  const completion = final.data ?? {};
+  const choice = (completion.choices as Json[] | undefined)?.[0];
+  const ending = endingOf(choice?.finish_reason);
+  const output = outputItemsOf(choice?.message as Json | undefined, ending.status);
+  const response: Json = {
+    ...responseObject(saving.shell, { ...ending, output, usage: usageOf(completion.usage) }),
+    _service: serviceBlock(final),
+  };
+  await sendJson(res, 200, await saved(saving, response), guard);
+}
+
+/** The response as answered: `store: false` (and a warning) when saving it failed. */
+async function saved(saving: Saving, response: Json): Promise<Json> {
+  if (!saving.shell.store) return response;
+  const { deps, req, caller, shell, input } = saving;
+  const reader = readerOf(caller, credentialOf(req));
+  return saveResponse(deps.billing, logOf(req), { caller, reader, shell, input, response });
+}
+
+/** The job's chat chunks as Responses events, from `response.created` to its end. */
+async function relayResponse(
+  req: Request,
+  res: Response,
+  job: RunningJob,
+  guard: IdempotencyGuard | null,
+  saving: Saving,
+): Promise<void> {
+  let reply = await job.next();
+  // From the first byte on, the request may be charged and cannot be replayed.
+  await guard?.spend('A streamed response cannot be replayed; use a new Idempotency-Key.');
+  const events = new ResponseEvents(saving.shell);
+  openEventStream(res);
+  await writeEvents(res, events.start());
+  try {
+    while (reply.type !== 'final') {
+      await writeEvents(res, events.chunk(reply.data ?? {}));
+      reply = await job.next();
+    }
+    const last = events.chunk(reply.data ?? {});
+    const service = serviceBlock(reply);
+    const { events: ending, response } = events.finish(service.cost_dzd, { ...service });
+    const answered = await saved(saving, response);
+    if (answered !== response) ending[ending.length - 1]!.response = answered;
+    await writeEvents(res, [...last, ...ending]);
+  } catch (error) {
+    if (job.cancelledByClient) return;
+    const failure = asGatewayError(error);
+    logOf(req).warn({ jobId: job.jobId, code: failure.code }, 'stream failed after it started');
+    await writeEvents(res, events.fail(failure));
+  }
+  res.end();
+}
+
+async function writeEvents(res: Response, events: ResponseEvent[]): Promise<void> {
+  for (const event of events) {
+    await writeFrame(res, `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+  }
+}
