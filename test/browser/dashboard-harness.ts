@@ -151,6 +151,12 @@ export async function chat(apiKey: string) {
   });
 }
 
+/** A Responses API request (stored, the default): the request log marks it `stored`. */
+export async function respond(apiKey: string) {
+  const client = new OpenAI({ baseURL: `${stack.edgeUrl}/v1`, apiKey, maxRetries: 0 });
+  return client.responses.create({ model: CHAT_MODEL, input: 'Hello from the browser test' });
+}
+
 export async function refusal(apiKey: string): Promise<{ status?: number; code?: unknown }> {
   try {
     await chat(apiKey);

@@ -5,6 +5,7 @@ import { screenshots } from './browser.js';
 import {
   adminCall,
   chat,
+  respond,
   download,
   open,
   operatorViewer,
@@ -97,7 +98,8 @@ describe('dashboard pages, owners', () => {
   it('shows API requests in the chart, the per-day/model/key totals, the request log and CSVs', async () => {
     const { page, key } = await ownerWithKey('usage-owner');
     await page.getByText('No usage yet').waitFor();
-    for (let i = 0; i < 3; i++) await chat(key);
+    for (let i = 0; i < 2; i++) await chat(key);
+    await respond(key);
 
     // The records are written when each request's hold is settled (asynchronously).
     await open(page, 'Usage');
@@ -118,6 +120,9 @@ describe('dashboard pages, owners', () => {
     const rows = page.getByTestId('request-row');
     await expect(rows.first().textContent()).resolves.toContain(CHAT_MODEL);
     await expect(rows.first().textContent()).resolves.toContain('succeeded');
+    // The Responses API request (the newest) is stored; the chat completions are not.
+    await expect(rows.first().getByTestId('stored-badge').count()).resolves.toBe(1);
+    await expect(page.getByTestId('stored-badge').count()).resolves.toBe(1);
     await expect(page.getByTestId('usage-group').first().textContent()).resolves.toMatch(/^.+3/);
     await page.getByText('Per model', { exact: true }).click();
     await page.getByTestId('usage-group').getByText(CHAT_MODEL).waitFor();

@@ -84,6 +84,11 @@ export interface UsageLogEntry {
   status: UsageOutcome;
   queue_latency_ms: number | null;
   generation_latency_ms: number | null;
+  /**
+   * A Responses API request whose input and output are stored now (`store`, not yet deleted or
+   * expired): content the account can read back. False for every other request.
+   */
+  stored: boolean;
 }
 
 export interface UsageLogPage {

@@ -188,6 +188,12 @@ function LogRow({ entry, withAccount }: { entry: UsageLogEntry; withAccount: boo
         <Badge variant="light" color={STATUS_COLORS[entry.status] ?? 'gray'}>
           {entry.status}
         </Badge>
+        {entry.stored && (
+          // Responses API content kept for later turns: the account can read it back.
+          <Badge variant="outline" color="grape" ml={4} data-testid="stored-badge">
+            stored
+          </Badge>
+        )}
       </Table.Td>
       <Table.Td>{formatMs(latency)}</Table.Td>
     </Table.Tr>

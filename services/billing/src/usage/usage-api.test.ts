@@ -118,3 +118,28 @@ it('operators: a malformed ?account= is a 400 before any lookup, an unknown one 
     expect([path, unknown.status]).toEqual([path, 404]);
   }
 });
+
+// Last: it adds a request to the account whose sums the tests above count.
+it('marks a Responses API request whose content is stored, until it is deleted', async () => {
+  const responseId = `resp_${'ab'.repeat(16)}`;
+  await admit(responseId);
+  const settled = await billing.call('post', `/holds/${responseId}/settle`, 'worker').send({
+    inputTokens: 10,
+    outputTokens: 2,
+  });
+  expect(settled.status).toBe(200);
+  const entry = async () => (await log()).find((row) => row.job_id === responseId);
+  expect(await entry()).toMatchObject({ stored: false });
+  const path = `/accounts/${accountId}/responses/${responseId}`;
+  const saved = await billing.call('put', path).send({
+    tokenDigest: null,
+    previousResponseId: null,
+    inputItems: [{ id: 'msg_stored_1', type: 'message', role: 'user', content: [] }],
+    response: { id: responseId, object: 'response', output: [] },
+  });
+  expect(saved.status).toBe(204);
+  expect(await entry()).toMatchObject({ stored: true });
+  expect((await log()).filter((row) => row.stored)).toHaveLength(1);
+  expect((await billing.call('delete', path)).status).toBe(200);
+  expect(await entry()).toMatchObject({ stored: false });
+});

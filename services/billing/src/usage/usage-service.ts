@@ -76,6 +76,7 @@ function entryOf(row: UsageLogRow, operator: boolean): UsageLogEntry {
     status: row.outcome as UsageOutcome,
     queue_latency_ms: numberOrNull(row.queue_latency_ms),
     generation_latency_ms: numberOrNull(row.generation_latency_ms),
+    stored: row.stored,
   };
 }
 

@@ -41,6 +41,7 @@ export interface UsageLogRow {
   outcome: string;
   queue_latency_ms: string | null;
   generation_latency_ms: string | null;
+  stored: boolean;
 }
 
 // Group keys are fixed SQL per group_by (never text from the request).
@@ -85,7 +86,9 @@ export class UsageStore {
               api_key_name, scoped_token_id, priority, prompt_tokens::text, completion_tokens::text,
               reasoning_tokens::text, (cost_micro_dzd - refunded_micro_dzd)::text AS cost_micro_dzd,
               refunded_micro_dzd::text, outcome, queue_latency_ms::text,
-              generation_latency_ms::text
+              generation_latency_ms::text,
+              -- A Responses API job's id is its stored response's id (resp_…).
+              EXISTS (SELECT 1 FROM stored_responses s WHERE s.id = usage_records.hold_id) AS stored
          FROM usage_records
         WHERE ended_at >= $1 AND ended_at < $2 AND ($3::text IS NULL OR account_id = $3)
           AND ($4::timestamptz IS NULL OR (ended_at, hold_id) < ($4::timestamptz, $5::text))
