@@ -30,6 +30,7 @@ const CONTRACT_FILES = [
   'receipts-api.ts',
   'responses-state-api.ts',
   'usage-api.ts',
+  'period-report-api.ts',
 ].map((file) => `packages/contracts/src/${file}`);
 
 // Billing
@@ -68,6 +69,8 @@ const CTL_DASHBOARD = 'packages/gatewayctl/src/dashboard-commands.ts';
 const CTL_BUDGETS = 'packages/gatewayctl/src/budget-commands.ts';
 const CTL_ALERTS = 'packages/gatewayctl/src/alert-commands.ts';
 const CTL_KEY_LIMITS = 'packages/gatewayctl/src/key-limit-commands.ts';
+const CTL_REPORT = 'packages/gatewayctl/src/report-commands.ts';
+const BILLING_REPORT = 'services/billing/src/reports/period-report.ts';
 const CTL_KEY_MODELS = 'packages/gatewayctl/src/key-model-commands.ts';
 const BILLING_KEY_LIMITS = 'services/billing/src/identity/key-rate-limits.ts';
 const BILLING_KEY_LIMIT_ROUTES = 'services/billing/src/http/key-limit-routes.ts';
@@ -285,6 +288,9 @@ const CONTRACTS: Record<string, Entry> = {
   UsageOutcome: partOf('UsageLogEntry'),
 
   // receipts-api.ts: billing → edge → clients, the app and the CLI (issue 25)
+  // Finance's period report (the month-end close).
+  PeriodReport: ends([BILLING_REPORT], [EDGE_ADMIN, CTL_REPORT]),
+  ReportCsvSection: partOf('PeriodReport'),
   Receipt: ends(
     [BILLING_RECEIPTS, BILLING_RECEIPT_ROUTES],
     [CLIENT, CLIENT_OPERATOR, EDGE_RECEIPTS, EDGE_USAGE, EDGE_ADMIN, CTL_RECEIPTS, APP, APP_OWNER],

@@ -26,3 +26,4 @@ export * from './key-models-api.js';
 export * from './receipts-api.js';
 export * from './alerts-api.js';
 export * from './responses-state-api.js';
+export * from './period-report-api.js';

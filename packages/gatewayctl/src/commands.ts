@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
 import type {
   AccountCreateRequest,
   AccountPatchRequest,
@@ -22,8 +21,9 @@ import type {
   WebhookSigningSecretList,
 } from '@gateway/contracts';
 import type { AdminClient } from './client.js';
-import { CliError, EXIT, usageError } from './errors.js';
+import { EXIT, usageError } from './errors.js';
 import { readModelsFile } from './models-file.js';
+import { saveText } from './save-text.js';
 import { record, show, table, type Output } from './output.js';
 
 export interface CommandContext {
@@ -316,16 +316,7 @@ export const COMMANDS: Record<string, Command> = {
           headers: { Accept: 'text/csv' },
         },
       );
-      const out = option(ctx, 'out');
-      if (!out) return void ctx.out.write(text);
-      await writeFile(out, text).catch((error: NodeJS.ErrnoException) => {
-        throw new CliError(`cannot write ${out}: ${error.code ?? error.message}`, EXIT.usage);
-      });
-      show(
-        ctx.out,
-        { written: out, bytes: Buffer.byteLength(text) },
-        () => `statement written to ${out}\n`,
-      );
+      await saveText(ctx.out, option(ctx, 'out'), text, 'statement');
     },
   },
 };

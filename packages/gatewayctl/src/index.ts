@@ -7,6 +7,7 @@ import { KEY_MODEL_COMMANDS } from './key-model-commands.js';
 import { COMMANDS as ACCOUNT_COMMANDS } from './commands.js';
 import { DASHBOARD_COMMANDS } from './dashboard-commands.js';
 import { RECEIPT_COMMANDS } from './receipt-commands.js';
+import { REPORT_COMMANDS } from './report-commands.js';
 import { CliError, EXIT, usageError } from './errors.js';
 
 export { EXIT } from './errors.js';
@@ -18,6 +19,7 @@ const COMMANDS = {
   ...KEY_LIMIT_COMMANDS,
   ...KEY_MODEL_COMMANDS,
   ...RECEIPT_COMMANDS,
+  ...REPORT_COMMANDS,
   ...ALERT_COMMANDS,
 };
 
@@ -59,6 +61,7 @@ const OPTIONS = {
   'exhaustion-hours': { type: 'string' },
   disabled: { type: 'boolean' },
   any: { type: 'boolean' },
+  csv: { type: 'string' },
 } as const;
 
 export function helpText(): string {

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { fields, serviceFields } from '@gateway/config';
+import { TIME_ZONE_PATTERN } from '@gateway/contracts';
 
 const DAY_MS = 86_400_000;
 
@@ -71,6 +72,11 @@ export const billingConfigSchema = Type.Object({
    * the reference API keeps it 30 days.
    */
   RESPONSE_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
+  /**
+   * The business's time zone for finance's period report: where a day of the books begins and
+   * ends unless a report asks for another (an IANA name; PostgreSQL converts the bounds).
+   */
+  REPORT_TIME_ZONE: Type.String({ pattern: TIME_ZONE_PATTERN, default: 'Africa/Algiers' }),
 });
 
 /**

@@ -41,6 +41,8 @@ const REPOSITORIES: Readonly<Record<string, readonly string[]>> = {
   receipts: ['receipts/receipt-repository.ts'],
   // Stored Responses state: sealed responses and their item ids.
   responses: ['responses/response-repository.ts'],
+  // Finance's period report: ledger, holds and accounts, read in one snapshot.
+  reports: ['reports/report-repository.ts'],
 };
 
 const ORM_METHODS =

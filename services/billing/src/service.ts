@@ -12,6 +12,7 @@ import { AlertRepository, AlertSettings } from './alerts/index.js';
 import { startAlertEngine } from './alerts/alert-wiring.js';
 import { Receipts, ReceiptRepository } from './receipts/index.js';
 import { ResponseRepository, StoredResponses } from './responses/index.js';
+import { PeriodReports, ReportRepository } from './reports/index.js';
 import { mountBillingApi } from './http/billing-app.js';
 import { RequestIdempotency } from './http/request-idempotency.js';
 import { createIdentity } from './identity/index.js';
@@ -121,6 +122,10 @@ export async function startBillingService(
     clock,
     retentionDays: config.RESPONSE_RETENTION_DAYS,
   });
+  const reports = new PeriodReports(
+    new ReportRepository(pgPoolOf(prisma)),
+    config.REPORT_TIME_ZONE,
+  );
   mountBillingApi(
     app,
     {
@@ -134,6 +139,7 @@ export async function startBillingService(
       receipts,
       alerts,
       responses,
+      reports,
     },
     { edge: config.EDGE_INTERNAL_TOKEN, worker: config.WORKER_INTERNAL_TOKEN },
   );

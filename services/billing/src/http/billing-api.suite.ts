@@ -20,6 +20,8 @@ export interface BillingApiUnderTest {
   api: ReturnType<typeof request>;
   internalToken: string;
   workerToken: string;
+  /** The database as its owner: for arranging what no service may (e.g. backdating entries). */
+  ownerUrl: string;
   /** A request to `/internal/v1<path>` with edge's credential (the worker's with `as`). */
   call(method: ApiMethod, path: string, as?: 'edge' | 'worker'): request.Test;
   /** Asserts the ledger's invariants hold, then drops the database. */
@@ -48,6 +50,7 @@ export async function startBillingApi(
     api,
     internalToken,
     workerToken,
+    ownerUrl: db.url,
     call: (method, path, as = 'edge') =>
       api[method](`/internal/v1${path}`).set(
         INTERNAL_TOKEN_HEADER,

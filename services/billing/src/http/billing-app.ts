@@ -12,6 +12,7 @@ import { internalRoutes, type BillingServices } from './internal-routes.js';
 import { accountUsageRoutes, adminUsageRoutes } from '../usage/index.js';
 import { accountReceiptRoutes, adminReceiptRoutes } from '../receipts/index.js';
 import { responseRoutes } from '../responses/index.js';
+import { adminReportRoutes } from '../reports/index.js';
 
 // Internal calls carry small JSON bodies; a statement or catalog entry is far below this.
 const JSON_BODY_LIMIT_BYTES = 256 * 1024;
@@ -58,6 +59,8 @@ export function mountBillingApi(
   app.use('/internal/v1/admin', edgeOnly, adminBudgetRoutes(services));
   app.use('/internal/v1/admin', edgeOnly, adminKeyLimitRoutes(services));
   app.use('/internal/v1/admin', edgeOnly, adminAlertRoutes(services));
+  // Finance's period report (the month-end close).
+  app.use('/internal/v1/admin', edgeOnly, adminReportRoutes(services.reports));
   app.use('/internal/v1', keyInfoRoutes(services));
   app.use('/internal/v1/dashboard', edgeOnly, dashboardRoutes(services, dashboard));
   app.use('/internal/v1', internalRoutes(services));

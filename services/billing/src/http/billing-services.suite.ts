@@ -6,6 +6,7 @@ import { AlertSettings } from '../alerts/alert-settings.js';
 import { AlertRepository } from '../alerts/alert-repository.js';
 import { Receipts, ReceiptRepository } from '../receipts/index.js';
 import { ResponseRepository, StoredResponses } from '../responses/index.js';
+import { PeriodReports, ReportRepository } from '../reports/index.js';
 import { pgPoolOf, type PrismaClient } from '../db/client.js';
 import { createDashboard, type DashboardOptions } from '../dashboard/index.js';
 import { createIdentity } from '../identity/index.js';
@@ -72,5 +73,6 @@ export function createTestBillingServices(
       clock,
       retentionDays: 30,
     }),
+    reports: new PeriodReports(new ReportRepository(pgPoolOf(prisma)), 'Africa/Algiers'),
   };
 }

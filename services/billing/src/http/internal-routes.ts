@@ -9,6 +9,7 @@ import type { Budgets } from '../budgets/budgets.js';
 import type { AlertSettings } from '../alerts/alert-settings.js';
 import type { Receipts } from '../receipts/receipts.js';
 import type { StoredResponses } from '../responses/stored-responses.js';
+import type { PeriodReports } from '../reports/period-reports.js';
 import type {
   Admission,
   CatalogModel,
@@ -78,6 +79,8 @@ export interface BillingServices {
   receipts: Receipts;
   /** Stored Responses API state (`/v1/responses`), edge's alone. */
   responses: StoredResponses;
+  /** Finance's period report (the month-end close). */
+  reports: PeriodReports;
 }
 
 // Requests are validated against the one contract (packages/contracts/src/billing-api.ts).

@@ -30,6 +30,7 @@ import {
   ScopedTokenRevokeRequestSchema,
   StatementSchema,
   UsageListSchema,
+  PeriodReportSchema,
 } from '@gateway/contracts';
 
 export type AdminMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -217,6 +218,17 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     target: 'billing',
     answer: LedgerEntryPageSchema,
     summary: 'Ledger entries (?account, ?from, ?to, ?cursor), paged',
+  },
+  {
+    method: 'get',
+    path: '/ledger/report',
+    target: 'billing',
+    answer: PeriodReportSchema,
+    summary:
+      "Finance's period report: trial balance, customers' liability roll-forward, revenue by " +
+      'day, model and tier, holds open at the end (?from, ?to: inclusive dates; ?time_zone; ' +
+      '?limit, ?cursor for accounts; CSV: Accept: text/csv or ?format=csv, ' +
+      '?section=roll_forward|trial_balance|revenue)',
   },
   {
     method: 'get',

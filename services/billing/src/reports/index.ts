@@ -1,0 +1,3 @@
+export { PeriodReports } from './period-reports.js';
+export { ReportRepository } from './report-repository.js';
+export { adminReportRoutes } from './report-routes.js';

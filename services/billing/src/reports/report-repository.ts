@@ -1,0 +1,204 @@
+/**
+ * The period report's reads, in one read-only REPEATABLE READ transaction: every figure comes
+ * from the same snapshot, so the identities between them hold even while money moves. The
+ * period's bounds are local midnights computed by PostgreSQL (its time zone database) from the
+ * dates and the zone. Amounts come back as digit strings (exact bigint in TypeScript).
+ */
+import type pg from 'pg';
+
+export interface PeriodBounds {
+  startsAt: Date;
+  endsAt: Date;
+}
+
+export interface TrialBalanceRow {
+  ledger_account: string;
+  opening: string;
+  debits: string;
+  credits: string;
+}
+
+export interface RollForwardRow {
+  account_id: string;
+  name: string;
+  status: string;
+  opening: string;
+  credits: string;
+  usage: string;
+  refunds: string;
+  adjustments: string;
+  closing: string;
+}
+
+export interface RevenueRow {
+  day: string;
+  model: string;
+  priority: boolean;
+  settlements: string;
+  refunds: string;
+  charged: string;
+  refunded: string;
+}
+
+export interface OpenHoldsRow {
+  count: string;
+  reserved: string;
+}
+
+export interface PeriodRows {
+  bounds: PeriodBounds;
+  trialBalance: TrialBalanceRow[];
+  /** Every customer account together (one row, account_id `*`). */
+  liabilityTotal: RollForwardRow;
+  /** One page, `limit + 1` rows at most (the caller tells whether there is more). */
+  accounts: RollForwardRow[];
+  revenue: RevenueRow[];
+  openHolds: OpenHoldsRow;
+}
+
+export interface PeriodQuery {
+  from: string;
+  to: string;
+  timeZone: string;
+  limit: number;
+  /** Account id after which the page starts. */
+  after: string | null;
+}
+
+// Customer legs by transaction kind; `closing` is summed apart so an unknown kind shows as a
+// difference in the roll-forward instead of vanishing.
+const ROLL_FORWARD_SUMS = `
+  COALESCE(sum(e.amount_micro_dzd) FILTER (WHERE e.created_at < $1), 0)::text AS opening,
+  COALESCE(sum(e.amount_micro_dzd) FILTER (WHERE e.created_at >= $1 AND t.kind = 'credit'), 0)::text AS credits,
+  COALESCE(-sum(e.amount_micro_dzd) FILTER (WHERE e.created_at >= $1 AND t.kind = 'hold_settlement'), 0)::text AS usage,
+  COALESCE(sum(e.amount_micro_dzd) FILTER (WHERE e.created_at >= $1 AND t.kind = 'reversal'), 0)::text AS refunds,
+  COALESCE(sum(e.amount_micro_dzd) FILTER (WHERE e.created_at >= $1 AND t.kind = 'adjustment'), 0)::text AS adjustments,
+  COALESCE(sum(e.amount_micro_dzd), 0)::text AS closing`;
+
+export class ReportRepository {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async periodRows(query: PeriodQuery): Promise<PeriodRows> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const bounds = await boundsOf(client, query);
+      const range = [bounds.startsAt, bounds.endsAt];
+      const rows: PeriodRows = {
+        bounds,
+        trialBalance: await trialBalance(client, range),
+        liabilityTotal: await liabilityTotal(client, range),
+        accounts: await rollForwardPage(client, range, query),
+        revenue: await revenue(client, range, query.timeZone),
+        openHolds: await openHolds(client, bounds.endsAt),
+      };
+      await client.query('COMMIT');
+      return rows;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+}
+
+async function boundsOf(client: pg.PoolClient, query: PeriodQuery): Promise<PeriodBounds> {
+  const { rows } = await client.query<{ starts_at: Date; ends_at: Date }>(
+    `SELECT ($1::date)::timestamp AT TIME ZONE $3 AS starts_at,
+            ($2::date + 1)::timestamp AT TIME ZONE $3 AS ends_at`,
+    [query.from, query.to, query.timeZone],
+  );
+  return { startsAt: rows[0]!.starts_at, endsAt: rows[0]!.ends_at };
+}
+
+/** System accounts one by one; every customer account as one `customers` line. */
+async function trialBalance(client: pg.PoolClient, range: Date[]): Promise<TrialBalanceRow[]> {
+  const { rows } = await client.query<TrialBalanceRow>(
+    `SELECT CASE WHEN ledger_account LIKE 'customer:%' THEN 'customers' ELSE ledger_account END
+              AS ledger_account,
+            COALESCE(sum(amount_micro_dzd) FILTER (WHERE created_at < $1), 0)::text AS opening,
+            COALESCE(-sum(amount_micro_dzd) FILTER (WHERE created_at >= $1 AND amount_micro_dzd < 0), 0)::text AS debits,
+            COALESCE(sum(amount_micro_dzd) FILTER (WHERE created_at >= $1 AND amount_micro_dzd > 0), 0)::text AS credits
+       FROM ledger_entries
+      WHERE created_at < $2
+      GROUP BY 1 ORDER BY 1`,
+    range,
+  );
+  return rows;
+}
+
+async function liabilityTotal(client: pg.PoolClient, range: Date[]): Promise<RollForwardRow> {
+  const { rows } = await client.query<RollForwardRow>(
+    `SELECT '*' AS account_id, 'all customers' AS name, '' AS status, ${ROLL_FORWARD_SUMS}
+       FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
+      WHERE e.ledger_account LIKE 'customer:%' AND e.created_at < $2`,
+    range,
+  );
+  return rows[0]!;
+}
+
+async function rollForwardPage(
+  client: pg.PoolClient,
+  range: Date[],
+  query: PeriodQuery,
+): Promise<RollForwardRow[]> {
+  const { rows } = await client.query<RollForwardRow>(
+    `SELECT e.account_id, a.name, a.status::text AS status, ${ROLL_FORWARD_SUMS}
+       FROM ledger_entries e
+       JOIN ledger_transactions t ON t.id = e.transaction_id
+       JOIN accounts a ON a.id = e.account_id
+      WHERE e.ledger_account LIKE 'customer:%' AND e.created_at < $2
+        AND ($3::text IS NULL OR e.account_id > $3)
+      GROUP BY e.account_id, a.name, a.status
+      ORDER BY e.account_id LIMIT $4`,
+    [...range, query.after, query.limit + 1],
+  );
+  return rows;
+}
+
+/**
+ * Settlements by their revenue leg; refunds by the hold they gave back (a reversal carries no
+ * hold id: `holds.refunded_at` and its settled amount, as the `finance_daily_revenue` view).
+ */
+async function revenue(
+  client: pg.PoolClient,
+  range: Date[],
+  timeZone: string,
+): Promise<RevenueRow[]> {
+  const { rows } = await client.query<RevenueRow>(
+    `SELECT day, model, priority,
+            count(*) FILTER (WHERE settlement)::text AS settlements,
+            count(*) FILTER (WHERE NOT settlement)::text AS refunds,
+            COALESCE(sum(charged), 0)::text AS charged,
+            COALESCE(sum(refunded), 0)::text AS refunded
+       FROM (
+         SELECT to_char(t.created_at AT TIME ZONE $3, 'YYYY-MM-DD') AS day, h.model, h.priority,
+                e.amount_micro_dzd AS charged, 0::bigint AS refunded, true AS settlement
+           FROM ledger_entries e
+           JOIN ledger_transactions t ON t.id = e.transaction_id
+           JOIN holds h ON h.id = t.hold_id
+          WHERE e.ledger_account = 'system:revenue' AND t.kind = 'hold_settlement'
+            AND e.created_at >= $1 AND e.created_at < $2
+         UNION ALL
+         SELECT to_char(h.refunded_at AT TIME ZONE $3, 'YYYY-MM-DD'), h.model, h.priority,
+                0::bigint, h.settled_amount_micro_dzd, false
+           FROM holds h
+          WHERE h.refunded_at >= $1 AND h.refunded_at < $2
+       ) AS movements
+      GROUP BY day, model, priority ORDER BY day, model, priority`,
+    [...range, timeZone],
+  );
+  return rows;
+}
+
+/** Holds placed before the end and not ended by it: reserved, not revenue. */
+async function openHolds(client: pg.PoolClient, endsAt: Date): Promise<OpenHoldsRow> {
+  const { rows } = await client.query<OpenHoldsRow>(
+    `SELECT count(*)::text AS count, COALESCE(sum(amount_micro_dzd), 0)::text AS reserved
+       FROM holds
+      WHERE created_at < $1 AND (finalized_at IS NULL OR finalized_at >= $1)`,
+    [endsAt],
+  );
+  return rows[0]!;
+}
