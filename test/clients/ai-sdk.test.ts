@@ -29,7 +29,9 @@ import {
 
 /*
  * The Vercel AI SDK (`ai`) against the gateway, with its two providers a user points at an
- * OpenAI-compatible base URL: `@ai-sdk/openai` (its Chat Completions model, `.chat(id)`) and
+ * OpenAI-compatible base URL: `@ai-sdk/openai`, both its default model (`provider(id)`, the
+ * Responses API: `POST /v1/responses` with stored state, so a later turn sends the earlier answer
+ * as an `item_reference`) and its Chat Completions model (`.chat(id)`), and
  * `@ai-sdk/openai-compatible`. Every call goes through the deployed shape, and the suite ends with
  * the money check: each request charged exactly its usage, never above its hold.
  */
@@ -45,6 +47,8 @@ afterAll(async () => {
 });
 
 interface Provider {
+  /** What the chat model sends: Chat Completions `messages` or Responses `input` items. */
+  api: 'chat' | 'responses';
   chat(modelId: string, options?: { apiKey?: string; fetch?: typeof fetch }): LanguageModel;
   embedding(modelId: string): EmbeddingModel;
   /** Provider options that make a system prompt a `developer` message, where supported. */
@@ -52,19 +56,30 @@ interface Provider {
   developerRole: 'developer' | 'system';
 }
 
+/** `@ai-sdk/openai`: its default model (the Responses API) or its `.chat` model. */
+const openaiProvider = ({ apiKey = clients.funded.apiKey, fetch = globalThis.fetch } = {}) =>
+  createOpenAI({ baseURL: clients.baseURL, apiKey, fetch });
+
 const providers: [string, () => Provider][] = [
   [
     '@ai-sdk/openai (chat completions)',
-    () => {
-      const provider = ({ apiKey = clients.funded.apiKey, fetch = globalThis.fetch } = {}) =>
-        createOpenAI({ baseURL: clients.baseURL, apiKey, fetch });
-      return {
-        chat: (modelId, options) => provider(options).chat(modelId),
-        embedding: (modelId) => provider().embedding(modelId),
-        developer: { openai: { systemMessageMode: 'developer' } },
-        developerRole: 'developer',
-      };
-    },
+    () => ({
+      api: 'chat',
+      chat: (modelId, options) => openaiProvider(options).chat(modelId),
+      embedding: (modelId) => openaiProvider().embedding(modelId),
+      developer: { openai: { systemMessageMode: 'developer' } },
+      developerRole: 'developer',
+    }),
+  ],
+  [
+    '@ai-sdk/openai (its default model: the Responses API)',
+    () => ({
+      api: 'responses',
+      chat: (modelId, options) => openaiProvider(options)(modelId),
+      embedding: (modelId) => openaiProvider().embedding(modelId),
+      developer: { openai: { systemMessageMode: 'developer' } },
+      developerRole: 'developer',
+    }),
   ],
   [
     '@ai-sdk/openai-compatible',
@@ -79,6 +94,7 @@ const providers: [string, () => Provider][] = [
           supportsStructuredOutputs: true,
         });
       return {
+        api: 'chat',
         chat: (modelId, options) => provider(options).chatModel(modelId),
         embedding: (modelId) => provider().embeddingModel(modelId),
         developer: {},
@@ -105,14 +121,6 @@ async function expectBilledAsReported(requestId: string, steps: number, usage: L
     inputTokens: billed.promptTokens,
     outputTokens: billed.completionTokens,
   }).toEqual({ records: steps, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens });
-}
-
-/** The chat request bodies the stand-in node received, oldest first. */
-function nodeBodies(): Record<string, unknown>[] {
-  return clients.stack.node
-    .requests()
-    .filter((request) => request.path === '/v1/chat/completions')
-    .map((request) => request.body as Record<string, unknown>);
 }
 
 /** An APICallError's HTTP status, headers and the gateway's error object. */
@@ -196,37 +204,38 @@ describe.each(providers)('%s', (_name, makeProvider) => {
       headers: { 'X-Request-Id': requestId },
     });
     expect(schema.safeParse(result.output).success).toBe(true);
-    expect(nodeBodies().at(-1)?.response_format).toMatchObject({ type: 'json_schema' });
+    expect(clients.nodeChatBodies().at(-1)?.response_format).toMatchObject({ type: 'json_schema' });
     await expectBilledAsReported(requestId, 1, result.totalUsage);
   });
 
   it('3. answers several text parts after a developer or system message', async () => {
     const requestId = clients.requestId('parts');
     const recorder = recordingFetch();
+    const parts = [
+      { type: 'text' as const, text: 'Here is the first part of the question.' },
+      { type: 'text' as const, text: 'And here is the second part.' },
+    ];
+    const system = 'Answer in one short sentence.';
     const result = await generateText({
       model: provider.chat(MODELS.chat, { fetch: recorder.fetch }),
-      system: 'Answer in one short sentence.',
-      messages: [
-        {
-          role: 'user',
-          content: [
-            { type: 'text', text: 'Here is the first part of the question.' },
-            { type: 'text', text: 'And here is the second part.' },
-          ],
-        },
-      ],
+      system,
+      messages: [{ role: 'user', content: parts }],
       providerOptions: provider.developer,
       maxRetries: 0,
       headers: { 'X-Request-Id': requestId },
     });
     expect(result.text.length).toBeGreaterThan(0);
-    const sent = recorder.sent[0]?.messages as { role: string; content: unknown }[];
+    const body = recorder.sent[0]!;
+    const sent = (provider.api === 'chat' ? body.messages : body.input) as { role: string }[];
     expect(sent.map((message) => message.role)).toEqual([provider.developerRole, 'user']);
-    expect(sent[1]?.content).toHaveLength(2);
-    // The model read both parts (the worker gives open models `developer` as `system`).
-    const read = nodeBodies().at(-1)?.messages as { role: string; content: unknown }[];
-    expect(read[0]).toMatchObject({ role: 'system', content: 'Answer in one short sentence.' });
-    expect(read[1]?.content).toEqual(sent[1]?.content);
+    // The model read both parts (the worker gives open models `developer` as `system`; from the
+    // Responses API it is one text part, as the gateway stores the item).
+    const read = clients.nodeChatBodies().at(-1)!.messages;
+    expect(read[0]).toMatchObject({
+      role: 'system',
+      content: provider.api === 'chat' ? system : [{ type: 'text', text: system }],
+    });
+    expect(read[1]?.content).toEqual(parts);
     await expectBilledAsReported(requestId, 1, result.totalUsage);
   });
 
@@ -250,7 +259,7 @@ describe.each(providers)('%s', (_name, makeProvider) => {
       headers: { 'X-Request-Id': requestId },
     });
     expect(result.text.length).toBeGreaterThan(0);
-    const sent = nodeBodies().at(-1)?.messages as { content: { type: string }[] }[];
+    const sent = clients.nodeChatBodies().at(-1)?.messages as { content: { type: string }[] }[];
     expect(sent[0]?.content.map((part) => part.type)).toEqual(['text', 'image_url']);
     await expectBilledAsReported(requestId, 1, result.totalUsage);
   });
@@ -328,39 +337,84 @@ describe.each(providers)('%s', (_name, makeProvider) => {
   });
 });
 
-it('3b. accepts the cost-free reference parameters the openai provider sends', async () => {
-  const requestId = clients.requestId('free-params');
-  const recorder = recordingFetch();
-  const result = await generateText({
-    model: createOpenAI({
-      baseURL: clients.baseURL,
-      apiKey: clients.funded.apiKey,
-      fetch: recorder.fetch,
-    }).chat(MODELS.chat),
-    prompt: 'hello',
-    providerOptions: {
-      openai: {
-        store: true,
-        metadata: { suite: 'clients' },
-        promptCacheKey: 'clients-suite',
-        safetyIdentifier: 'user-1',
-        textVerbosity: 'low',
-        user: 'user-1',
+const FREE_PARAMS = {
+  store: true,
+  metadata: { suite: 'clients' },
+  prompt_cache_key: 'clients-suite',
+  safety_identifier: 'user-1',
+  user: 'user-1',
+};
+
+it.each([
+  ['chat', { verbosity: 'low' }],
+  ['responses', { text: { verbosity: 'low' } }],
+] as const)(
+  '3b. accepts the cost-free reference parameters the openai provider sends (%s)',
+  async (api, verbosity) => {
+    const requestId = clients.requestId('free-params');
+    const recorder = recordingFetch();
+    const provider = openaiProvider({ fetch: recorder.fetch });
+    const result = await generateText({
+      model: api === 'chat' ? provider.chat(MODELS.chat) : provider(MODELS.chat),
+      prompt: 'hello',
+      providerOptions: {
+        openai: {
+          store: true,
+          metadata: { suite: 'clients' },
+          promptCacheKey: 'clients-suite',
+          safetyIdentifier: 'user-1',
+          textVerbosity: 'low',
+          user: 'user-1',
+        },
       },
-    },
+      maxRetries: 0,
+      headers: { 'X-Request-Id': requestId },
+    });
+    expect(result.text.length).toBeGreaterThan(0);
+    expect(recorder.sent[0]).toMatchObject({ ...FREE_PARAMS, ...verbosity });
+    await expectBilledAsReported(requestId, 1, result.totalUsage);
+  },
+);
+
+it('1c. continues a conversation on the Responses API: the earlier answer goes back as an item_reference', async () => {
+  const model = (fetch?: typeof globalThis.fetch) => openaiProvider({ fetch })(MODELS.chat);
+  const firstId = clients.requestId('turn-1');
+  const first = await generateText({
+    model: model(),
+    prompt: 'Name a colour.',
     maxRetries: 0,
-    headers: { 'X-Request-Id': requestId },
+    headers: { 'X-Request-Id': firstId },
   });
-  expect(result.text.length).toBeGreaterThan(0);
-  expect(recorder.sent[0]).toMatchObject({
-    store: true,
-    metadata: { suite: 'clients' },
-    prompt_cache_key: 'clients-suite',
-    safety_identifier: 'user-1',
-    verbosity: 'low',
-    user: 'user-1',
+  await expectBilledAsReported(firstId, 1, first.totalUsage);
+  // The provider keeps the stored output item's id on the answer's text part.
+  const answer = first.response.messages[0];
+  const part = answer?.role === 'assistant' && Array.isArray(answer.content) && answer.content[0];
+  const itemId = part && part.type === 'text' ? part.providerOptions?.openai?.itemId : undefined;
+  expect(itemId).toMatch(/^msg_/);
+
+  const secondId = clients.requestId('turn-2');
+  const recorder = recordingFetch();
+  const second = await generateText({
+    model: model(recorder.fetch),
+    messages: [
+      { role: 'user', content: 'Name a colour.' },
+      ...first.response.messages,
+      { role: 'user', content: 'Another one.' },
+    ],
+    maxRetries: 0,
+    headers: { 'X-Request-Id': secondId },
   });
-  await expectBilledAsReported(requestId, 1, result.totalUsage);
+  // The SDK sent no text of the first answer, only its id: the gateway read it from storage.
+  expect(recorder.sent[0]?.input).toEqual([
+    { role: 'user', content: [{ type: 'input_text', text: 'Name a colour.' }] },
+    { type: 'item_reference', id: itemId },
+    { role: 'user', content: [{ type: 'input_text', text: 'Another one.' }] },
+  ]);
+  expect(second.text.length).toBeGreaterThan(0);
+  const read = clients.nodeChatBodies().at(-1)!;
+  expect(read.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
+  expect(read.messages[1]?.content).toBe(first.text);
+  await expectBilledAsReported(secondId, 1, second.totalUsage);
 });
 
 it('7. charged every request exactly its usage, never above its hold; the ledger is clean', async () => {

@@ -60,10 +60,17 @@ export interface ClientStack {
    * of that account is refused with 429; returns the refusal it saw.
    */
   exhaustRateLimit(): Promise<RawAnswer>;
+  /** The chat request bodies the stand-in model node received, oldest first. */
+  nodeChatBodies(): NodeChatBody[];
   /** Every money rule broken by the suite's requests (empty when all is well). */
   moneyViolations(): Promise<string[]>;
   close(): Promise<void>;
 }
+
+/** A chat completion request as the model node read it. */
+export type NodeChatBody = Record<string, unknown> & {
+  messages: { role: string; content: unknown }[];
+};
 
 export interface UsageTotals {
   records: number;
@@ -175,6 +182,11 @@ export async function startClientStack(suite: string): Promise<ClientStack> {
     requestId: (label) => `clients-${suite}-${label}-${randomUUID()}`.slice(0, 128),
     usageOf,
     exhaustRateLimit,
+    nodeChatBodies: () =>
+      stack.node
+        .requests()
+        .filter((request) => request.path === '/v1/chat/completions')
+        .map((request) => request.body as NodeChatBody),
     moneyViolations: () => moneyViolations(stack, accountIds),
     close: () => stack.close(),
   };

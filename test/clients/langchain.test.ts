@@ -25,9 +25,10 @@ import {
 
 /*
  * LangChain (`@langchain/openai` over `@langchain/core`) against the gateway: ChatOpenAI on the
- * Chat Completions API with tools bound and a hand-written agent loop (invoke → run the tool →
- * ToolMessage → invoke), plain and streamed; structured output; content parts; OpenAIEmbeddings;
- * error mapping. The suite ends with the money check.
+ * Chat Completions API and on the Responses API (`useResponsesApi: true`), each with tools bound
+ * and a hand-written agent loop (invoke → run the tool → ToolMessage → invoke), plain and
+ * streamed; structured output; content parts; images; error mapping; OpenAIEmbeddings. The suite
+ * ends with the money check.
  */
 
 let clients: ClientStack;
@@ -40,13 +41,17 @@ afterAll(async () => {
   await clients?.close();
 });
 
+type Api = 'chat' | 'responses';
+
 function chatModel(
+  api: Api,
   options: { model?: string; apiKey?: string; requestId?: string; fetch?: typeof fetch } = {},
 ) {
   return new ChatOpenAI({
     model: options.model ?? MODELS.chat,
     apiKey: options.apiKey ?? clients.funded.apiKey,
     maxRetries: 0,
+    useResponsesApi: api === 'responses',
     configuration: {
       baseURL: clients.baseURL,
       ...(options.requestId === undefined
@@ -93,14 +98,25 @@ async function runToolCalls(answer: AIMessage, messages: BaseMessage[]): Promise
   return outputs;
 }
 
-describe('ChatOpenAI', () => {
+const APIS: [string, Api][] = [
+  ['the Chat Completions API', 'chat'],
+  ['the Responses API (useResponsesApi)', 'responses'],
+];
+
+/** The body's messages: Chat Completions `messages`, or Responses `input` items. */
+const sentMessages = (api: Api, body: Record<string, unknown> | undefined) =>
+  (api === 'chat' ? body?.messages : body?.input) as { role: string; content: unknown }[];
+
+describe.each(APIS)('ChatOpenAI on %s', (_name, api) => {
   it('1a. runs a tool and answers with its result (bindTools, invoke loop)', async () => {
     const requestId = clients.requestId('tools');
-    const model = chatModel({ requestId }).bindTools([weather]);
+    const model = chatModel(api, { requestId }).bindTools([weather]);
     const messages: BaseMessage[] = [new HumanMessage(WEATHER_PROMPT)];
     const first = await model.invoke(messages);
     expect(first.tool_calls).toHaveLength(1);
-    expect(first.response_metadata.finish_reason).toBe('tool_calls');
+    expect(first.response_metadata).toMatchObject(
+      api === 'chat' ? { finish_reason: 'tool_calls' } : { status: 'completed' },
+    );
     messages.push(first);
     const [output] = await runToolCalls(first, messages);
     expect(output).toBe(weatherReport(String(first.tool_calls?.[0]?.args.city)));
@@ -112,7 +128,7 @@ describe('ChatOpenAI', () => {
 
   it('1b. runs a tool and answers with its result, streamed (.stream)', async () => {
     const requestId = clients.requestId('tools-stream');
-    const model = chatModel({ requestId }).bindTools([weather]);
+    const model = chatModel(api, { requestId }).bindTools([weather]);
     const collect = async (messages: BaseMessage[]) => {
       let whole: AIMessageChunk | undefined;
       let chunks = 0;
@@ -146,16 +162,18 @@ describe('ChatOpenAI', () => {
     async (method) => {
       const requestId = clients.requestId(`object-${method}`);
       const recorder = recordingFetch();
-      const model = chatModel({ requestId, fetch: recorder.fetch }).withStructuredOutput(forecast, {
-        name: 'forecast',
-        method,
-      });
+      const model = chatModel(api, { requestId, fetch: recorder.fetch }).withStructuredOutput(
+        forecast,
+        { name: 'forecast', method },
+      );
       const result = await model.invoke('Give a one-day forecast for Oran.');
       expect(forecast.safeParse(result).success).toBe(true);
-      const sent = recorder.sent[0]!;
+      // What the model read, whichever API the request came by.
+      const read = clients.nodeChatBodies().at(-1)!;
       if (method === 'jsonSchema')
-        expect(sent.response_format).toMatchObject({ type: 'json_schema' });
-      else expect(sent.tool_choice).toMatchObject({ function: { name: 'forecast' } });
+        expect(read.response_format).toMatchObject({ type: 'json_schema' });
+      else expect(read.tool_choice).toMatchObject({ function: { name: 'forecast' } });
+      expect(Object.keys(recorder.sent[0]!)).toContain(api === 'chat' ? 'messages' : 'input');
       expect((await clients.usageOf(requestId)).records).toBe(1);
     },
   );
@@ -163,7 +181,7 @@ describe('ChatOpenAI', () => {
   it('3. answers several text parts after a system and a developer message', async () => {
     const requestId = clients.requestId('parts');
     const recorder = recordingFetch();
-    const answer = await chatModel({ requestId, fetch: recorder.fetch }).invoke([
+    const answer = await chatModel(api, { requestId, fetch: recorder.fetch }).invoke([
       new SystemMessage('You are a weather assistant.'),
       new ChatMessage({ role: 'developer', content: 'Answer in one short sentence.' }),
       new HumanMessage({
@@ -174,7 +192,7 @@ describe('ChatOpenAI', () => {
       }),
     ]);
     expect(answer.text.length).toBeGreaterThan(0);
-    const sent = recorder.sent[0]?.messages as { role: string; content: unknown }[];
+    const sent = sentMessages(api, recorder.sent[0]);
     expect(sent.map((message) => message.role)).toEqual(['system', 'developer', 'user']);
     expect(sent[2]?.content).toHaveLength(2);
     await expectBilledAsReported(requestId, [answer]);
@@ -206,49 +224,35 @@ describe('ChatOpenAI', () => {
       expect(clients.visionSetupError).toBeNull();
       const requestId = clients.requestId('image');
       const recorder = recordingFetch();
-      const answer = await chatModel({
+      const answer = await chatModel(api, {
         requestId,
         model: MODELS.vision,
         fetch: recorder.fetch,
       }).invoke([imageMessages[shape]()]);
       expect(answer.text.length).toBeGreaterThan(0);
-      const sent = recorder.sent[0]?.messages as { content: { type: string }[] }[];
-      expect(sent[0]?.content.map((part) => part.type)).toEqual(['text', 'image_url']);
+      const typesOf = (content: unknown) =>
+        (content as { type: string }[]).map((part) => part.type);
+      expect(typesOf(sentMessages(api, recorder.sent[0])[0]?.content)).toEqual(
+        api === 'chat' ? ['text', 'image_url'] : ['input_text', 'input_image'],
+      );
+      expect(typesOf(clients.nodeChatBodies().at(-1)!.messages[0]?.content)).toEqual([
+        'text',
+        'image_url',
+      ]);
       await expectBilledAsReported(requestId, [answer]);
     },
   );
 
   it('4b. surfaces a 400 naming the image part on a text-only model', async () => {
-    const failure = httpError(await rejection(chatModel().invoke([imageMessage()])));
+    const failure = httpError(await rejection(chatModel(api).invoke([imageMessage()])));
     expect([failure.status, failure.code]).toEqual([400, 'invalid_request_body']);
     expect(`${failure.param} ${failure.message}`).toContain(IMAGE_FIELD);
   });
 });
 
-describe('OpenAIEmbeddings', () => {
-  it('5. embeds a query and documents', async () => {
-    const requestId = clients.requestId('embed');
-    const embeddings = new OpenAIEmbeddings({
-      model: MODELS.embedding,
-      apiKey: clients.funded.apiKey,
-      maxRetries: 0,
-      configuration: { baseURL: clients.baseURL, defaultHeaders: { 'X-Request-Id': requestId } },
-    });
-    const query = await embeddings.embedQuery('the desert at dawn');
-    expect(query.length).toBeGreaterThan(0);
-    expect(query.every((value) => Number.isFinite(value))).toBe(true);
-    const documents = await embeddings.embedDocuments(['a caravan', 'an oasis at noon']);
-    expect(documents).toHaveLength(2);
-    expect(documents[0]).not.toEqual(documents[1]);
-    const billed = await clients.usageOf(requestId, 2);
-    expect(billed.records).toBe(2);
-    expect(billed.promptTokens).toBeGreaterThan(0);
-  });
-});
-
-describe('6. error mapping (status and the gateway code on the error)', () => {
+describe.each(APIS)('6. error mapping on %s', (_name, api) => {
   const call = (apiKey: string, model: string = MODELS.chat) =>
-    rejection(chatModel({ apiKey, model }).invoke('hello')).then(httpError);
+    rejection(chatModel(api, { apiKey, model }).invoke('hello')).then(httpError);
 
   it('401 for an unknown key', async () => {
     const failure = await call(clients.unknownKey);
@@ -273,8 +277,29 @@ describe('6. error mapping (status and the gateway code on the error)', () => {
     expect([failure.status, failure.code]).toEqual([404, 'model_not_found']);
     expect(failure.lcErrorCode).toBe('MODEL_NOT_FOUND');
   });
+});
 
-  it('the same for embeddings: 401 and 404', async () => {
+describe('OpenAIEmbeddings', () => {
+  it('5. embeds a query and documents', async () => {
+    const requestId = clients.requestId('embed');
+    const embeddings = new OpenAIEmbeddings({
+      model: MODELS.embedding,
+      apiKey: clients.funded.apiKey,
+      maxRetries: 0,
+      configuration: { baseURL: clients.baseURL, defaultHeaders: { 'X-Request-Id': requestId } },
+    });
+    const query = await embeddings.embedQuery('the desert at dawn');
+    expect(query.length).toBeGreaterThan(0);
+    expect(query.every((value) => Number.isFinite(value))).toBe(true);
+    const documents = await embeddings.embedDocuments(['a caravan', 'an oasis at noon']);
+    expect(documents).toHaveLength(2);
+    expect(documents[0]).not.toEqual(documents[1]);
+    const billed = await clients.usageOf(requestId, 2);
+    expect(billed.records).toBe(2);
+    expect(billed.promptTokens).toBeGreaterThan(0);
+  });
+
+  it('6. the same errors for embeddings: 401 and 404', async () => {
     const embed = (apiKey: string, model: string) =>
       rejection(
         new OpenAIEmbeddings({
