@@ -23,6 +23,9 @@ const CatalogPage = lazy(() =>
 const LedgerPage = lazy(() =>
   import('./pages/LedgerPage').then((module) => ({ default: module.LedgerPage })),
 );
+const FinancePage = lazy(() =>
+  import('./pages/FinancePage').then((module) => ({ default: module.FinancePage })),
+);
 const OperatorUsagePage = lazy(() =>
   import('./pages/OperatorUsagePage').then((module) => ({ default: module.OperatorUsagePage })),
 );
@@ -106,6 +109,7 @@ export const router = createBrowserRouter(
         { path: 'catalog', element: later(<CatalogPage />) },
         { path: 'ledger', element: later(<LedgerPage />) },
         { path: 'usage', element: later(<OperatorUsagePage />) },
+        { path: 'finance', element: later(<FinancePage />) },
       ],
     },
     { path: '*', element: <NotFoundPage /> },

@@ -20,6 +20,10 @@ import type {
   KeyRateLimitPutRequest,
   KeyRateLimitView,
   LedgerCheck,
+  ClosedPeriod,
+  ClosedPeriodList,
+  PeriodCloseRequest,
+  PeriodReport,
   LedgerEntryPage,
   ModelPutRequest,
   NodeHealthList,
@@ -59,6 +63,9 @@ export const OPERATOR_PATHS = {
   nodeHealth: '/nodes/health',
   ledgerEntries: '/ledger/entries',
   ledgerCheck: '/ledger/check',
+  ledgerReport: '/ledger/report',
+  ledgerPeriods: '/ledger/periods',
+  closePeriod: (period: string) => `/ledger/periods/${pathSegment(period)}/close`,
   usage: '/usage',
   usageRequests: '/usage/requests',
   budgets: (id: string) => `${account(id)}/budgets`,
@@ -112,6 +119,13 @@ export interface OperatorClient {
   nodeHealth(): Promise<NodeHealthList>;
   ledgerEntries(query: URLSearchParams): Promise<LedgerEntryPage>;
   ledgerCheck(): Promise<LedgerCheck>;
+  /** Finance's period report (`?from&to&time_zone&limit&cursor`). */
+  ledgerReport(query: URLSearchParams): Promise<PeriodReport>;
+  /** One table of it as CSV (`?section=`). */
+  ledgerReportCsv(query: URLSearchParams): Promise<Buffer>;
+  closedPeriods(): Promise<ClosedPeriodList>;
+  /** 409 `conflict` before the month ended or once it is closed. */
+  closePeriod(period: string, body: PeriodCloseRequest): Promise<ClosedPeriod>;
   usage(query: URLSearchParams): Promise<UsageList>;
   usageRequests(query: URLSearchParams): Promise<UsageLogPage>;
   usageRequestsCsv(query: URLSearchParams): Promise<Buffer>;
@@ -177,6 +191,10 @@ export function createOperatorClient(http: InternalHttp): OperatorClient {
     nodeHealth: () => get(paths.nodeHealth),
     ledgerEntries: (query) => get(withQuery(paths.ledgerEntries, query)),
     ledgerCheck: () => get(paths.ledgerCheck),
+    ledgerReport: (query) => get(withQuery(paths.ledgerReport, query)),
+    ledgerReportCsv: (query) => csv(withQuery(paths.ledgerReport, query)),
+    closedPeriods: () => get(paths.ledgerPeriods),
+    closePeriod: (period, body) => post(paths.closePeriod(period), body),
     usage: (query) => get(withQuery(paths.usage, query)),
     usageRequests: (query) => get(withQuery(paths.usageRequests, query)),
     usageRequestsCsv: (query) => csv(withQuery(paths.usageRequests, query)),

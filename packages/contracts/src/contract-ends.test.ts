@@ -71,6 +71,8 @@ const CTL_ALERTS = 'packages/gatewayctl/src/alert-commands.ts';
 const CTL_KEY_LIMITS = 'packages/gatewayctl/src/key-limit-commands.ts';
 const CTL_REPORT = 'packages/gatewayctl/src/report-commands.ts';
 const BILLING_REPORT = 'services/billing/src/reports/period-report.ts';
+const BILLING_REPORT_ROUTES = 'services/billing/src/reports/report-routes.ts';
+const BILLING_CLOSED_PERIODS = 'services/billing/src/reports/closed-periods.ts';
 const CTL_KEY_MODELS = 'packages/gatewayctl/src/key-model-commands.ts';
 const BILLING_KEY_LIMITS = 'services/billing/src/identity/key-rate-limits.ts';
 const BILLING_KEY_LIMIT_ROUTES = 'services/billing/src/http/key-limit-routes.ts';
@@ -291,6 +293,9 @@ const CONTRACTS: Record<string, Entry> = {
   // Finance's period report (the month-end close).
   PeriodReport: ends([BILLING_REPORT], [EDGE_ADMIN, CTL_REPORT]),
   ReportCsvSection: partOf('PeriodReport'),
+  PeriodCloseRequest: ends([EDGE_ADMIN, CTL_REPORT], [BILLING_REPORT_ROUTES]),
+  ClosedPeriod: ends([BILLING_CLOSED_PERIODS, BILLING_REPORT_ROUTES], [EDGE_ADMIN, CTL_REPORT]),
+  ClosedPeriodList: ends([BILLING_CLOSED_PERIODS, BILLING_REPORT_ROUTES], [EDGE_ADMIN, CTL_REPORT]),
   Receipt: ends(
     [BILLING_RECEIPTS, BILLING_RECEIPT_ROUTES],
     [CLIENT, CLIENT_OPERATOR, EDGE_RECEIPTS, EDGE_USAGE, EDGE_ADMIN, CTL_RECEIPTS, APP, APP_OWNER],

@@ -121,3 +121,46 @@ export const PeriodReportSchema = Type.Object(
   { $id: 'PeriodReport' },
 );
 export type PeriodReport = Static<typeof PeriodReportSchema>;
+
+/** `POST /admin/v1/ledger/periods/{yyyy-mm}/close`: who closes, and in which zone (default the business's). */
+export const PeriodCloseRequestSchema = Type.Object(
+  {
+    time_zone: Type.Optional(Type.String({ maxLength: 64 })),
+    closed_by: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description: 'Who closed it (a name or email).',
+      }),
+    ),
+  },
+  { $id: 'PeriodCloseRequest', additionalProperties: false },
+);
+export type PeriodCloseRequest = Static<typeof PeriodCloseRequestSchema>;
+
+/**
+ * A closed month: its report as it stood at the close (totals; the per-account lines are the
+ * live report's, which the digest proves unchanged) and a SHA-256 of the entries it covered.
+ */
+export const ClosedPeriodSchema = Type.Object(
+  {
+    object: Type.Literal('ledger_period'),
+    period: Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$' }),
+    time_zone: Type.String(),
+    starts_at: Type.String({ format: 'date-time' }),
+    ends_at: Type.String({ format: 'date-time' }),
+    entries_count: Type.Integer({ minimum: 0 }),
+    entries_digest: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+    closed_at: Type.String({ format: 'date-time' }),
+    closed_by: Type.String(),
+    report: PeriodReportSchema,
+  },
+  { $id: 'ClosedPeriod' },
+);
+export type ClosedPeriod = Static<typeof ClosedPeriodSchema>;
+
+export const ClosedPeriodListSchema = Type.Object(
+  { object: Type.Literal('list'), data: Type.Array(ClosedPeriodSchema) },
+  { $id: 'ClosedPeriodList' },
+);
+export type ClosedPeriodList = Static<typeof ClosedPeriodListSchema>;

@@ -7,7 +7,7 @@ import { KEY_MODEL_COMMANDS } from './key-model-commands.js';
 import { COMMANDS as ACCOUNT_COMMANDS } from './commands.js';
 import { DASHBOARD_COMMANDS } from './dashboard-commands.js';
 import { RECEIPT_COMMANDS } from './receipt-commands.js';
-import { REPORT_COMMANDS } from './report-commands.js';
+import { PERIOD_COMMANDS, REPORT_COMMANDS } from './report-commands.js';
 import { CliError, EXIT, usageError } from './errors.js';
 
 export { EXIT } from './errors.js';
@@ -20,6 +20,7 @@ const COMMANDS = {
   ...KEY_MODEL_COMMANDS,
   ...RECEIPT_COMMANDS,
   ...REPORT_COMMANDS,
+  ...PERIOD_COMMANDS,
   ...ALERT_COMMANDS,
 };
 
@@ -62,6 +63,7 @@ const OPTIONS = {
   disabled: { type: 'boolean' },
   any: { type: 'boolean' },
   csv: { type: 'string' },
+  by: { type: 'string' },
 } as const;
 
 export function helpText(): string {

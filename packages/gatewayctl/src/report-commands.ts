@@ -1,4 +1,9 @@
-import type { PeriodReport } from '@gateway/contracts';
+import type {
+  ClosedPeriod,
+  ClosedPeriodList,
+  PeriodCloseRequest,
+  PeriodReport,
+} from '@gateway/contracts';
 import { arg, option, type Command } from './commands.js';
 import { EXIT } from './errors.js';
 import { show, table } from './output.js';
@@ -62,6 +67,52 @@ export const REPORT_COMMANDS: Record<string, Command> = {
         headers: { Accept: 'text/csv' },
       });
       await saveText(ctx.out, option(ctx, 'out'), text, 'report');
+    },
+  },
+};
+
+const periodRow = (p: ClosedPeriod) => ({
+  period: p.period,
+  time_zone: p.time_zone,
+  entries: p.entries_count,
+  closing_liability_dzd: p.report.customer_liability.total.closing_dzd,
+  net_revenue_dzd: p.report.revenue.total.net_dzd,
+  closed_at: p.closed_at,
+  closed_by: p.closed_by,
+});
+const PERIOD_COLUMNS = [
+  'period',
+  'time_zone',
+  'entries',
+  'closing_liability_dzd',
+  'net_revenue_dzd',
+  'closed_at',
+  'closed_by',
+];
+
+/** Closed periods: the month-end close. */
+export const PERIOD_COMMANDS: Record<string, Command> = {
+  periods: {
+    usage: 'periods',
+    async run(ctx) {
+      const { body } = await ctx.client.request<ClosedPeriodList>('GET', '/ledger/periods');
+      show(ctx.out, body, () => table(body.data.map(periodRow), PERIOD_COLUMNS));
+    },
+  },
+  'periods close': {
+    usage: 'periods close <YYYY-MM> [--time-zone ZONE] [--by NAME]',
+    async run(ctx) {
+      const period = arg(ctx, 0, 'period');
+      const body: PeriodCloseRequest = {
+        ...(option(ctx, 'time-zone') ? { time_zone: option(ctx, 'time-zone')! } : {}),
+        ...(option(ctx, 'by') ? { closed_by: option(ctx, 'by')! } : {}),
+      };
+      const { body: closed } = await ctx.client.request<ClosedPeriod>(
+        'POST',
+        `/ledger/periods/${encodeURIComponent(period)}/close`,
+        { body },
+      );
+      show(ctx.out, closed, () => table([periodRow(closed)], PERIOD_COLUMNS));
     },
   },
 };

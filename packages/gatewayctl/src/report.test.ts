@@ -72,12 +72,32 @@ function reportWith(checks: Partial<PeriodReport['checks']> = {}): PeriodReport 
   } as unknown as PeriodReport;
 }
 
+const CLOSED = {
+  object: 'ledger_period',
+  period: '2026-09',
+  time_zone: 'Africa/Algiers',
+  starts_at: '2026-08-31T23:00:00.000Z',
+  ends_at: '2026-09-30T23:00:00.000Z',
+  entries_count: 42,
+  entries_digest: 'a'.repeat(64),
+  closed_at: '2026-10-02T08:00:00.000Z',
+  closed_by: 'finance@example.com',
+  report: reportWith(),
+};
+
 let standIn: Awaited<ReturnType<typeof startStandIn>>;
-let sent: { url: string; accept: string | undefined }[] = [];
+let sent: { url: string; accept: string | undefined; method?: string; body?: string }[] = [];
 let answer = reportWith();
 
 beforeAll(async () => {
-  standIn = await startStandIn((request, response) => {
+  standIn = await startStandIn((request, response, body) => {
+    if (request.url!.startsWith('/admin/v1/ledger/periods')) {
+      sent.push({ url: request.url!, accept: undefined, method: request.method!, body });
+      response.setHeader('Content-Type', 'application/json');
+      response.statusCode = request.method === 'POST' ? 201 : 200;
+      const data = request.method === 'POST' ? CLOSED : { object: 'list', data: [CLOSED] };
+      return void response.end(JSON.stringify(data));
+    }
     sent.push({ url: request.url!, accept: request.headers.accept });
     if (request.headers.accept === 'text/csv') {
       response.setHeader('Content-Type', 'text/csv');
@@ -143,5 +163,24 @@ describe('gatewayctl report', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('gatewayctl periods', () => {
+  it('closes a month with who closed it, and lists the closed months', async () => {
+    const closed = await cli('periods', 'close', '2026-09', '--by', 'finance@example.com');
+    expect(closed.code).toBe(EXIT.ok);
+    expect(sent).toEqual([
+      {
+        url: '/admin/v1/ledger/periods/2026-09/close',
+        accept: undefined,
+        method: 'POST',
+        body: JSON.stringify({ closed_by: 'finance@example.com' }),
+      },
+    ]);
+    expect(closed.stdout).toMatch(/^2026-09\s+Africa\/Algiers\s+42\s+1\.2\s+0\.3/m);
+    const list = await cli('periods');
+    expect(list.code).toBe(EXIT.ok);
+    expect(list.stdout).toContain('finance@example.com');
   });
 });

@@ -42,7 +42,7 @@ const REPOSITORIES: Readonly<Record<string, readonly string[]>> = {
   // Stored Responses state: sealed responses and their item ids.
   responses: ['responses/response-repository.ts'],
   // Finance's period report: ledger, holds and accounts, read in one snapshot.
-  reports: ['reports/report-repository.ts'],
+  reports: ['reports/report-repository.ts', 'reports/period-repository.ts'],
 };
 
 const ORM_METHODS =

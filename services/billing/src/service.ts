@@ -12,7 +12,12 @@ import { AlertRepository, AlertSettings } from './alerts/index.js';
 import { startAlertEngine } from './alerts/alert-wiring.js';
 import { Receipts, ReceiptRepository } from './receipts/index.js';
 import { ResponseRepository, StoredResponses } from './responses/index.js';
-import { PeriodReports, ReportRepository } from './reports/index.js';
+import {
+  ClosedPeriods,
+  PeriodReports,
+  PeriodRepository,
+  ReportRepository,
+} from './reports/index.js';
 import { mountBillingApi } from './http/billing-app.js';
 import { RequestIdempotency } from './http/request-idempotency.js';
 import { createIdentity } from './identity/index.js';
@@ -126,6 +131,7 @@ export async function startBillingService(
     new ReportRepository(pgPoolOf(prisma)),
     config.REPORT_TIME_ZONE,
   );
+  const periods = new ClosedPeriods(reports, new PeriodRepository(pgPoolOf(prisma)), clock);
   mountBillingApi(
     app,
     {
@@ -140,6 +146,7 @@ export async function startBillingService(
       alerts,
       responses,
       reports,
+      periods,
     },
     { edge: config.EDGE_INTERNAL_TOKEN, worker: config.WORKER_INTERNAL_TOKEN },
   );

@@ -37,6 +37,11 @@ export {
   type UsageLogPage,
 } from '@gateway/contracts/usage-api';
 export type { Receipt } from '@gateway/contracts/receipts-api';
+export type {
+  ClosedPeriod,
+  ClosedPeriodList,
+  PeriodReport,
+} from '@gateway/contracts/period-report-api';
 export type { AlertSettingsPutRequest, AlertSettingsView } from '@gateway/contracts/alerts-api';
 
 export type {

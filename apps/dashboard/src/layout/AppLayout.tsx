@@ -17,6 +17,7 @@ const OPERATOR_LINKS = [
   { to: '/operator/catalog', label: 'Catalog' },
   { to: '/operator/ledger', label: 'Ledger' },
   { to: '/operator/usage', label: 'Usage' },
+  { to: '/operator/finance', label: 'Finance' },
 ];
 
 /** Header, navigation (a drawer behind a burger on phones) and the page. */

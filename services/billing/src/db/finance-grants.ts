@@ -13,6 +13,7 @@ export const FINANCE_VIEWS = [
   'finance_account_balances',
   'finance_daily_revenue',
   'finance_credits_and_refunds',
+  'finance_closed_periods',
 ] as const;
 
 const nothing = <K extends string>(names: readonly K[]) =>

@@ -65,6 +65,8 @@ export const RUNTIME_TABLE_PRIVILEGES: Readonly<Record<string, readonly TablePri
   // (the foreign key's cascade runs as the table's owner).
   stored_responses: ['SELECT', 'INSERT', 'DELETE'],
   stored_response_items: ['SELECT', 'INSERT'],
+  // Closed periods: written once at the close, read by the report and the check, never changed.
+  ledger_periods: ['SELECT', 'INSERT'],
   // The migrations' bookkeeping: read by readiness (db/schema-check.ts), never written.
   _prisma_migrations: ['SELECT'],
   // The function sources' checksums (the migrator's own): nothing for the runtime.
@@ -74,6 +76,7 @@ export const RUNTIME_TABLE_PRIVILEGES: Readonly<Record<string, readonly TablePri
   finance_account_balances: [],
   finance_daily_revenue: [],
   finance_credits_and_refunds: [],
+  finance_closed_periods: [],
 };
 
 /** `ledger_entries.id` is a BIGSERIAL: inserting calls nextval (USAGE). */

@@ -35,7 +35,7 @@ import { balanceToJson, optionalDate, requiredString, toOperatorWire } from './w
  * (edge checks the admin token; this router sits behind the internal credential). Its answers
  * are the contract's (packages/contracts/src/operator-api.ts).
  */
-export function adminRoutes({ identity, ledger }: BillingServices): Router {
+export function adminRoutes({ identity, ledger, periods }: BillingServices): Router {
   const router = express.Router();
   const accountView = async (id: string): Promise<OperatorAccountDetail> => {
     const account = await identity.accounts.get(id);
@@ -183,9 +183,12 @@ export function adminRoutes({ identity, ledger }: BillingServices): Router {
     const entries = page.entries.map((e) => ({ ...e, amountDzd: microDzdToDzd(e.amountMicroDzd) }));
     res.json(toOperatorWire({ entries, next_cursor: page.nextCursor }) as LedgerEntryPage);
   });
+  // The ledger's invariants, and every closed period recomputed (finance's month-end close).
   router.get('/ledger/check', async (_req, res) => {
-    const report: LedgerCheck = await ledger.checkInvariants();
-    res.json(report);
+    const ledgerCheck = await ledger.checkInvariants();
+    const closed = await periods.violations();
+    const violations = [...ledgerCheck.violations, ...closed];
+    res.json({ ok: violations.length === 0, violations } satisfies LedgerCheck);
   });
   return router;
 }

@@ -60,7 +60,7 @@ export function mountBillingApi(
   app.use('/internal/v1/admin', edgeOnly, adminKeyLimitRoutes(services));
   app.use('/internal/v1/admin', edgeOnly, adminAlertRoutes(services));
   // Finance's period report (the month-end close).
-  app.use('/internal/v1/admin', edgeOnly, adminReportRoutes(services.reports));
+  app.use('/internal/v1/admin', edgeOnly, adminReportRoutes(services.reports, services.periods));
   app.use('/internal/v1', keyInfoRoutes(services));
   app.use('/internal/v1/dashboard', edgeOnly, dashboardRoutes(services, dashboard));
   app.use('/internal/v1', internalRoutes(services));

@@ -6,7 +6,12 @@ import { AlertSettings } from '../alerts/alert-settings.js';
 import { AlertRepository } from '../alerts/alert-repository.js';
 import { Receipts, ReceiptRepository } from '../receipts/index.js';
 import { ResponseRepository, StoredResponses } from '../responses/index.js';
-import { PeriodReports, ReportRepository } from '../reports/index.js';
+import {
+  ClosedPeriods,
+  PeriodReports,
+  PeriodRepository,
+  ReportRepository,
+} from '../reports/index.js';
 import { pgPoolOf, type PrismaClient } from '../db/client.js';
 import { createDashboard, type DashboardOptions } from '../dashboard/index.js';
 import { createIdentity } from '../identity/index.js';
@@ -49,6 +54,7 @@ export function createTestBillingServices(
       ? {}
       : { entriesStableAfterMs: options.entriesStableAfterMs }),
   });
+  const reports = new PeriodReports(new ReportRepository(pgPoolOf(prisma)), 'Africa/Algiers');
   return {
     identity,
     ledger,
@@ -73,6 +79,7 @@ export function createTestBillingServices(
       clock,
       retentionDays: 30,
     }),
-    reports: new PeriodReports(new ReportRepository(pgPoolOf(prisma)), 'Africa/Algiers'),
+    reports,
+    periods: new ClosedPeriods(reports, new PeriodRepository(pgPoolOf(prisma)), clock),
   };
 }

@@ -10,6 +10,7 @@ import type { AlertSettings } from '../alerts/alert-settings.js';
 import type { Receipts } from '../receipts/receipts.js';
 import type { StoredResponses } from '../responses/stored-responses.js';
 import type { PeriodReports } from '../reports/period-reports.js';
+import type { ClosedPeriods } from '../reports/closed-periods.js';
 import type {
   Admission,
   CatalogModel,
@@ -81,6 +82,8 @@ export interface BillingServices {
   responses: StoredResponses;
   /** Finance's period report (the month-end close). */
   reports: PeriodReports;
+  /** Closed periods of the books. */
+  periods: ClosedPeriods;
 }
 
 // Requests are validated against the one contract (packages/contracts/src/billing-api.ts).

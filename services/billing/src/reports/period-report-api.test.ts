@@ -287,4 +287,60 @@ describe('the period report over a seeded month', () => {
       ]);
     }
   });
+
+  it('closes September once: its report and digest kept, the correction after it in the open period', async () => {
+    const before = await report();
+    const closed = await billing
+      .call('post', '/admin/ledger/periods/2026-09/close')
+      .send({ closed_by: 'finance@example.com' });
+    expect(closed.status).toBe(201);
+    expect(closed.body).toMatchObject({
+      object: 'ledger_period',
+      period: '2026-09',
+      time_zone: 'Africa/Algiers',
+      closed_by: 'finance@example.com',
+      entries_digest: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    expect(closed.body.entries_count).toBeGreaterThan(0);
+    expect(closed.body.report.customer_liability.total).toEqual(before.customer_liability.total);
+    const again = await billing.call('post', '/admin/ledger/periods/2026-09/close').send({});
+    expect([again.status, again.body.error.code]).toEqual([409, 'conflict']);
+    const early = await billing.call('post', '/admin/ledger/periods/2099-01/close').send({});
+    expect([early.status, early.body.error.code]).toEqual([409, 'conflict']);
+    // A correction now: September's books do not move, and the check recomputes them clean.
+    await credit(alice.accountId, 1, 'correction after the close');
+    expect((await report()).customer_liability.total).toEqual(before.customer_liability.total);
+    const check = await billing.call('get', '/admin/ledger/check');
+    expect(check.body).toEqual({ ok: true, violations: [] });
+    const list = await billing.call('get', '/admin/ledger/periods');
+    expect(list.body.data.map((p: { period: string }) => p.period)).toEqual(['2026-09']);
+  });
+
+  it('the check names a closed period whose entries were changed behind the ledger', async () => {
+    const { rows } = await owner.query<{ transaction_id: string; created_at: Date }>(
+      `SELECT transaction_id, created_at FROM ledger_entries
+        WHERE created_at < '2026-08-31T23:00:00Z' ORDER BY id LIMIT 1`,
+    );
+    const moved = rows[0]!;
+    const shift = async (at: Date | string) => {
+      await owner.query('BEGIN');
+      await owner.query('SET LOCAL session_replication_role = replica');
+      await owner.query('UPDATE ledger_entries SET created_at = $2 WHERE transaction_id = $1', [
+        moved.transaction_id,
+        at,
+      ]);
+      await owner.query('COMMIT');
+    };
+    await shift('2026-09-15T12:00:00Z');
+    try {
+      const check = await billing.call('get', '/admin/ledger/check');
+      expect(check.body.ok).toBe(false);
+      expect(check.body.violations).toEqual([
+        expect.stringMatching(/^closed period 2026-09: its entries changed since the close/),
+      ]);
+    } finally {
+      await shift(moved.created_at);
+    }
+    expect((await billing.call('get', '/admin/ledger/check')).body.ok).toBe(true);
+  });
 });

@@ -1,10 +1,23 @@
 /**
  * `GET /internal/v1/admin/ledger/report` (edge's operator API and the dashboard's finance page):
- * JSON, or with `Accept: text/csv` (or `?format=csv`) one CSV table chosen by `?section=`.
+ * JSON, or with `Accept: text/csv` (or `?format=csv`) one CSV table chosen by `?section=`. And
+ * closed periods: list, one, close (201; 409 before the month ended or once it is closed).
  */
 import express, { type Router } from 'express';
-import { GatewayError, REPORT_CSV_SECTIONS, type ReportCsvSection } from '@gateway/contracts';
+import {
+  GatewayError,
+  PeriodCloseRequestSchema,
+  REPORT_CSV_SECTIONS,
+  createBodyValidator,
+  type ClosedPeriod,
+  type ClosedPeriodList,
+  type PeriodCloseRequest,
+  type ReportCsvSection,
+} from '@gateway/contracts';
+import type { ClosedPeriods } from './closed-periods.js';
 import type { PeriodReports } from './period-reports.js';
+
+const validateClose = createBodyValidator<PeriodCloseRequest>(PeriodCloseRequestSchema);
 
 function sectionOf(value: unknown): ReportCsvSection {
   if (value === undefined) return 'roll_forward';
@@ -18,8 +31,18 @@ function sectionOf(value: unknown): ReportCsvSection {
   );
 }
 
-export function adminReportRoutes(reports: PeriodReports): Router {
+export function adminReportRoutes(reports: PeriodReports, periods: ClosedPeriods): Router {
   const router = express.Router();
+  router.get('/ledger/periods', async (_req, res) => {
+    res.json((await periods.list()) satisfies ClosedPeriodList);
+  });
+  router.get('/ledger/periods/:period', async (req, res) => {
+    res.json((await periods.get(req.params.period)) satisfies ClosedPeriod);
+  });
+  router.post('/ledger/periods/:period/close', async (req, res) => {
+    const closed = await periods.close(req.params.period, validateClose(req.body ?? {}));
+    res.status(201).json(closed satisfies ClosedPeriod);
+  });
   router.get('/ledger/report', async (req, res) => {
     const query = req.query as Record<string, unknown>;
     const wantsCsv =

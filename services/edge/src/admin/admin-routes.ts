@@ -30,6 +30,9 @@ import {
   ScopedTokenRevokeRequestSchema,
   StatementSchema,
   UsageListSchema,
+  ClosedPeriodListSchema,
+  ClosedPeriodSchema,
+  PeriodCloseRequestSchema,
   PeriodReportSchema,
 } from '@gateway/contracts';
 
@@ -229,6 +232,31 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
       'day, model and tier, holds open at the end (?from, ?to: inclusive dates; ?time_zone; ' +
       '?limit, ?cursor for accounts; CSV: Accept: text/csv or ?format=csv, ' +
       '?section=roll_forward|trial_balance|revenue)',
+  },
+  {
+    method: 'get',
+    path: '/ledger/periods',
+    target: 'billing',
+    answer: ClosedPeriodListSchema,
+    summary: 'Closed periods of the books, oldest first',
+  },
+  {
+    method: 'get',
+    path: '/ledger/periods/:period',
+    target: 'billing',
+    answer: ClosedPeriodSchema,
+    summary: 'One closed period (YYYY-MM): its report at the close and its entries digest',
+  },
+  {
+    method: 'post',
+    path: '/ledger/periods/:period/close',
+    target: 'billing',
+    answer: ClosedPeriodSchema,
+    body: PeriodCloseRequestSchema,
+    status: 201,
+    summary:
+      'Close a month (YYYY-MM) once it has ended: its report and entries digest are kept, and ' +
+      'the ledger check recomputes them (409 before the end or once closed)',
   },
   {
     method: 'get',

@@ -12,6 +12,7 @@ import { webhookRoutes } from './owner-webhooks.js';
 import { sendStatement } from './statements.js';
 import { operatorUsageRoutes, ownerUsageRoutes } from './usage-routes.js';
 import { sessionOf } from './session-routes.js';
+import { financeRoutes } from './finance-routes.js';
 import { requireSession, sessionRoutes } from './session-routes.js';
 import { DEFAULT_DASHBOARD_SETTINGS } from './settings.js';
 
@@ -44,6 +45,8 @@ export function dashboardRouter(edgeDeps: ConsoleDeps): Router {
   router.use(requireSession(deps, settings));
   // The role guards, each applied once here: the routers below assume them.
   router.use('/operator', operatorsOnly);
+  // Staff read the books; finance alone closes a period (its own guards).
+  router.use('/finance', financeRoutes(deps));
   router.use(OWNER_PATHS, ownerOnly);
   router.use('/operator', operatorRoutes(deps, settings));
   router.use('/operator', operatorConsoleRoutes(deps));

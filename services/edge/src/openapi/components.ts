@@ -17,6 +17,7 @@ import {
   KeyInfoSchema,
   KeyRateLimitPutRequestSchema,
   NativeInferenceRequestSchema,
+  PeriodCloseRequestSchema,
   ResponsesRequestSchema,
   ScopedTokenCreateRequestSchema,
 } from '@gateway/contracts';
@@ -48,6 +49,7 @@ export const REQUEST_SCHEMAS: readonly TSchema[] = [
   KeyRateLimitPutRequestSchema,
   ApiKeyModelsPutRequestSchema,
   AlertSettingsPutRequestSchema,
+  PeriodCloseRequestSchema,
 ];
 
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

@@ -1,0 +1,47 @@
+import { useQuery } from '@tanstack/react-query';
+import { DASHBOARD_API_PREFIX } from '@gateway/contracts/dashboard-api';
+import { api } from './client';
+import type { ClosedPeriod, ClosedPeriodList, PeriodReport } from './contract';
+import { segment, useChange } from './queries';
+
+/** A month (YYYY-MM) as the report's inclusive dates. */
+export function monthRange(month: string): { from: string; to: string } {
+  const [year, monthIndex] = month.split('-').map(Number) as [number, number];
+  const lastDay = new Date(Date.UTC(year, monthIndex, 0)).getUTCDate();
+  return { from: `${month}-01`, to: `${month}-${String(lastDay).padStart(2, '0')}` };
+}
+
+/** The month before the current one (UTC): what finance closes first. */
+export function previousMonth(now = new Date()): string {
+  const date = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
+  return date.toISOString().slice(0, 7);
+}
+
+const keys = {
+  report: (month: string) => ['finance', 'report', month] as const,
+  periods: ['finance', 'periods'] as const,
+};
+
+const reportQuery = (month: string) => new URLSearchParams({ ...monthRange(month), limit: '200' });
+
+export const usePeriodReport = (month: string) =>
+  useQuery({
+    queryKey: keys.report(month),
+    queryFn: () => api<PeriodReport>('GET', `/finance/report?${reportQuery(month)}`),
+  });
+
+export const useClosedPeriods = () =>
+  useQuery({
+    queryKey: keys.periods,
+    queryFn: () => api<ClosedPeriodList>('GET', '/finance/periods'),
+  });
+
+export const useClosePeriod = () =>
+  useChange(
+    (month: string) => api<ClosedPeriod>('POST', `/finance/periods/${segment(month)}/close`, {}),
+    () => [keys.periods],
+  );
+
+/** A download link for one table of the report (a link cannot set `Accept`). */
+export const reportCsvHref = (month: string, section: string): string =>
+  `${DASHBOARD_API_PREFIX}/finance/report?${reportQuery(month)}&format=csv&section=${section}`;

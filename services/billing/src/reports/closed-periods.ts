@@ -1,0 +1,137 @@
+/**
+ * Closing a month of the books: its report as it stands and a digest of its entries, stored once.
+ * A period can be closed once it has ended, and only once. The invariant check recomputes every
+ * closed period and names any whose entries or figures would now read differently (the ledger is
+ * append-only and entries take the time they are written, so a correction after the close lands
+ * in the open period; a difference here means the books were changed behind the ledger's back).
+ */
+import { isDeepStrictEqual } from 'node:util';
+import {
+  GatewayError,
+  type ClosedPeriod,
+  type ClosedPeriodList,
+  type PeriodCloseRequest,
+  type PeriodReport,
+} from '@gateway/contracts';
+import type { ClosedPeriodRow, PeriodRepository } from './period-repository.js';
+import type { PeriodReports } from './period-reports.js';
+
+const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
+const DEFAULT_CLOSER = 'operator API';
+
+/** The month's first and last dates (YYYY-MM-DD), for the report's inclusive range. */
+export function monthDates(period: string): { from: string; to: string } {
+  const match = MONTH.exec(period);
+  if (!match) {
+    throw new GatewayError('invalid_request_body', 'period must be a month, YYYY-MM', {
+      param: 'period',
+    });
+  }
+  const [year, month] = [Number(match[1]), Number(match[2])];
+  const lastDay = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return { from: `${period}-01`, to: `${period}-${String(lastDay).padStart(2, '0')}` };
+}
+
+/** What a closed period keeps: the totals (per-account lines are the live, paged report's). */
+function totalsOf(report: PeriodReport): PeriodReport {
+  return {
+    ...report,
+    customer_liability: { ...report.customer_liability, accounts: [], next_cursor: null },
+  };
+}
+
+/** The figures a recomputation must reproduce (compared as values: jsonb reorders keys). */
+const figuresOf = (report: PeriodReport) => [
+  report.trial_balance,
+  report.customer_liability.total,
+  report.revenue,
+  report.open_holds,
+];
+
+function viewOf(row: ClosedPeriodRow): ClosedPeriod {
+  return {
+    object: 'ledger_period',
+    period: row.period,
+    time_zone: row.time_zone,
+    starts_at: row.starts_at.toISOString(),
+    ends_at: row.ends_at.toISOString(),
+    entries_count: Number(row.entries_count),
+    entries_digest: row.entries_digest,
+    closed_at: row.closed_at.toISOString(),
+    closed_by: row.closed_by,
+    report: row.report,
+  };
+}
+
+export class ClosedPeriods {
+  constructor(
+    private readonly reports: PeriodReports,
+    private readonly store: PeriodRepository,
+    private readonly clock: () => Date,
+  ) {}
+
+  async close(period: string, request: PeriodCloseRequest): Promise<ClosedPeriod> {
+    const report = await this.#report(period, request.time_zone);
+    const [startsAt, endsAt] = [new Date(report.period.starts_at), new Date(report.period.ends_at)];
+    const closedAt = this.clock();
+    if (endsAt > closedAt) {
+      throw new GatewayError('conflict', `${period} has not ended yet (${report.period.ends_at})`);
+    }
+    const entries = await this.store.entriesDigest(startsAt, endsAt);
+    const row: ClosedPeriodRow = {
+      period,
+      time_zone: report.period.time_zone,
+      starts_at: startsAt,
+      ends_at: endsAt,
+      entries_count: entries.count,
+      entries_digest: entries.digest,
+      report: totalsOf(report),
+      closed_at: closedAt,
+      closed_by: request.closed_by ?? DEFAULT_CLOSER,
+    };
+    if (!(await this.store.insert(row))) {
+      throw new GatewayError('conflict', `${period} is closed already`);
+    }
+    return viewOf(row);
+  }
+
+  async get(period: string): Promise<ClosedPeriod> {
+    monthDates(period);
+    const row = await this.store.find(period);
+    if (!row) throw new GatewayError('resource_not_found', `${period} is not closed`);
+    return viewOf(row);
+  }
+
+  async list(): Promise<ClosedPeriodList> {
+    return { object: 'list', data: (await this.store.list()).map(viewOf) };
+  }
+
+  /** Every closed period whose entries or figures would now read differently, named. */
+  async violations(): Promise<string[]> {
+    const found: string[] = [];
+    for (const row of await this.store.list()) {
+      const entries = await this.store.entriesDigest(row.starts_at, row.ends_at);
+      if (entries.digest !== row.entries_digest || entries.count !== row.entries_count) {
+        found.push(
+          `closed period ${row.period}: its entries changed since the close ` +
+            `(${row.entries_count} entries then, ${entries.count} now)`,
+        );
+        continue;
+      }
+      const now = await this.#report(row.period, row.time_zone);
+      if (!isDeepStrictEqual(figuresOf(now), figuresOf(row.report))) {
+        found.push(`closed period ${row.period}: recomputed figures differ from the close`);
+      }
+    }
+    return found;
+  }
+
+  #report(period: string, timeZone: string | undefined): Promise<PeriodReport> {
+    const dates = monthDates(period);
+    return this.reports.report({
+      ...dates,
+      ...(timeZone === undefined ? {} : { time_zone: timeZone }),
+      limit: 1,
+    });
+  }
+}
