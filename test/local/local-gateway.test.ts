@@ -1,5 +1,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -60,6 +68,9 @@ function isRunning(pid: number): boolean {
   }
 }
 
+const DASHBOARD_BUILD = 'apps/dashboard/dist/index.html';
+let dashboardBuiltAtMs: number;
+
 beforeAll(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), 'gateway-local-'));
   // PostgreSQL runs as an unprivileged user when the tests run as root: let it in.
@@ -67,6 +78,7 @@ beforeAll(async () => {
   // A free block of ports (the gateway uses base..base+3 and base+10..11), outside the ephemeral
   // range where other tests' outgoing connections would take them.
   const base = await freeLoopbackPortBlock([0, 1, 2, 3, 10, 11]);
+  dashboardBuiltAtMs = statSync(DASHBOARD_BUILD).mtimeMs;
   child = spawn('bash', ['infra/local/start.sh'], {
     env: {
       ...process.env,
@@ -110,6 +122,12 @@ afterAll(async () => {
 });
 
 describe('local gateway (infra/local/start.sh)', () => {
+  it('leaves an up-to-date dashboard build in place (browser tests beside it serve from there)', () => {
+    // Vite empties apps/dashboard/dist before it writes: a rebuild here once took a page's
+    // chunk from under a browser test running at the same time. CI builds before the tests.
+    expect(statSync(DASHBOARD_BUILD).mtimeMs).toBe(dashboardBuiltAtMs);
+  });
+
   it('starts the demo account with some usage, so the dashboard charts are not empty', async () => {
     // First in this file: nothing else has used the demo key yet.
     const response = await fetch(`${baseUrl}/v1/usage?group_by=model`, {
