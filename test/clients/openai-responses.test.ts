@@ -263,6 +263,23 @@ describe('openai SDK: the Responses API', () => {
     expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('tools[0].type');
   });
 
+  it('an Idempotency-Key replays the first answer and charges once', async () => {
+    // The SDK's own `idempotencyKey` option sends nothing for OpenAI's client: the header it is.
+    const options = { headers: { 'Idempotency-Key': `responses-${Date.now()}` } };
+    const before = await balanceOf(clients.funded.apiKey);
+    const first = await client().responses.create({ model: MODEL, input: 'Once only.' }, options);
+    const again = await client().responses.create({ model: MODEL, input: 'Once only.' }, options);
+    expect(again.id).toBe(first.id);
+    expect(again.output).toEqual(first.output);
+    const after = (await balanceOf(clients.funded.apiKey)) as { balance_dzd: number };
+    const spent = (before as { balance_dzd: number }).balance_dzd - after.balance_dzd;
+    expect(spent).toBeCloseTo(serviceOf(first).cost_dzd, 6);
+    const conflict = await client()
+      .responses.create({ model: MODEL, input: 'Something else.' }, options)
+      .catch((e: unknown) => e);
+    expect(conflict).toBeInstanceOf(OpenAI.ConflictError);
+  });
+
   it('charged every request exactly its usage, never above its hold (money check)', async () => {
     expect(await clients.moneyViolations()).toEqual([]);
   });
