@@ -65,15 +65,22 @@ export interface PeriodQuery {
   after: string | null;
 }
 
-// Customer legs by transaction kind; `closing` is summed apart so an unknown kind shows as a
-// difference in the roll-forward instead of vanishing.
-const ROLL_FORWARD_SUMS = `
-  COALESCE(sum(e.amount_micro_dzd) FILTER (WHERE e.created_at < $1), 0)::text AS opening,
-  COALESCE(sum(e.amount_micro_dzd) FILTER (WHERE e.created_at >= $1 AND t.kind = 'credit'), 0)::text AS credits,
-  COALESCE(-sum(e.amount_micro_dzd) FILTER (WHERE e.created_at >= $1 AND t.kind = 'hold_settlement'), 0)::text AS usage,
-  COALESCE(sum(e.amount_micro_dzd) FILTER (WHERE e.created_at >= $1 AND t.kind = 'reversal'), 0)::text AS refunds,
-  COALESCE(sum(e.amount_micro_dzd) FILTER (WHERE e.created_at >= $1 AND t.kind = 'adjustment'), 0)::text AS adjustments,
-  COALESCE(sum(e.amount_micro_dzd), 0)::text AS closing`;
+// Customer legs by transaction kind, per account; `closing` is summed apart so an entry of an
+// unknown kind shows as a difference in the roll-forward instead of vanishing.
+const PER_ACCOUNT = `
+  SELECT e.account_id,
+         COALESCE(sum(e.amount_micro_dzd) FILTER (WHERE e.created_at < $1), 0) AS opening,
+         COALESCE(sum(e.amount_micro_dzd) FILTER (WHERE e.created_at >= $1 AND t.kind = 'credit'), 0) AS credits,
+         COALESCE(-sum(e.amount_micro_dzd) FILTER (WHERE e.created_at >= $1 AND t.kind = 'hold_settlement'), 0) AS usage,
+         COALESCE(sum(e.amount_micro_dzd) FILTER (WHERE e.created_at >= $1 AND t.kind = 'reversal'), 0) AS refunds,
+         COALESCE(sum(e.amount_micro_dzd) FILTER (WHERE e.created_at >= $1 AND t.kind = 'adjustment'), 0) AS adjustments,
+         COALESCE(sum(e.amount_micro_dzd), 0) AS closing
+    FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
+   WHERE e.ledger_account LIKE 'customer:%' AND e.created_at < $2
+   GROUP BY e.account_id`;
+
+const AS_TEXT = `opening::text, credits::text, usage::text, refunds::text, adjustments::text,
+                 closing::text`;
 
 export class ReportRepository {
   constructor(private readonly pool: pg.Pool) {}
@@ -87,8 +94,7 @@ export class ReportRepository {
       const rows: PeriodRows = {
         bounds,
         trialBalance: await trialBalance(client, range),
-        liabilityTotal: await liabilityTotal(client, range),
-        accounts: await rollForwardPage(client, range, query),
+        ...(await rollForward(client, range, query)),
         revenue: await revenue(client, range, query.timeZone),
         openHolds: await openHolds(client, bounds.endsAt),
       };
@@ -128,33 +134,34 @@ async function trialBalance(client: pg.PoolClient, range: Date[]): Promise<Trial
   return rows;
 }
 
-async function liabilityTotal(client: pg.PoolClient, range: Date[]): Promise<RollForwardRow> {
-  const { rows } = await client.query<RollForwardRow>(
-    `SELECT '*' AS account_id, 'all customers' AS name, '' AS status, ${ROLL_FORWARD_SUMS}
-       FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
-      WHERE e.ledger_account LIKE 'customer:%' AND e.created_at < $2`,
-    range,
-  );
-  return rows[0]!;
-}
-
-async function rollForwardPage(
+/**
+ * The customers' roll-forward in one pass over their entries: the page of accounts and the total
+ * of all of them from the same per-account sums (the CTE is computed once).
+ */
+async function rollForward(
   client: pg.PoolClient,
   range: Date[],
   query: PeriodQuery,
-): Promise<RollForwardRow[]> {
-  const { rows } = await client.query<RollForwardRow>(
-    `SELECT e.account_id, a.name, a.status::text AS status, ${ROLL_FORWARD_SUMS}
-       FROM ledger_entries e
-       JOIN ledger_transactions t ON t.id = e.transaction_id
-       JOIN accounts a ON a.id = e.account_id
-      WHERE e.ledger_account LIKE 'customer:%' AND e.created_at < $2
-        AND ($3::text IS NULL OR e.account_id > $3)
-      GROUP BY e.account_id, a.name, a.status
-      ORDER BY e.account_id LIMIT $4`,
+): Promise<Pick<PeriodRows, 'liabilityTotal' | 'accounts'>> {
+  const { rows } = await client.query<RollForwardRow & { is_total: boolean }>(
+    `WITH per_account AS MATERIALIZED (${PER_ACCOUNT})
+     (SELECT false AS is_total, p.account_id, a.name, a.status::text AS status, ${AS_TEXT}
+        FROM per_account p JOIN accounts a ON a.id = p.account_id
+       WHERE $3::text IS NULL OR p.account_id > $3
+       ORDER BY p.account_id LIMIT $4)
+     UNION ALL
+     SELECT true, '*', 'all customers', '',
+            COALESCE(sum(opening), 0)::text, COALESCE(sum(credits), 0)::text,
+            COALESCE(sum(usage), 0)::text, COALESCE(sum(refunds), 0)::text,
+            COALESCE(sum(adjustments), 0)::text, COALESCE(sum(closing), 0)::text
+       FROM per_account`,
     [...range, query.after, query.limit + 1],
   );
-  return rows;
+  const strip = ({ is_total: _total, ...row }: RollForwardRow & { is_total: boolean }) => row;
+  return {
+    liabilityTotal: strip(rows.find((row) => row.is_total)!),
+    accounts: rows.filter((row) => !row.is_total).map(strip),
+  };
 }
 
 /**
