@@ -280,6 +280,16 @@ describe('openai SDK: the Responses API', () => {
     expect(conflict).toBeInstanceOf(OpenAI.ConflictError);
   });
 
+  it('a retry under its Idempotency-Key is answered even after what it continued was deleted', async () => {
+    const first = await client().responses.create({ model: MODEL, input: 'Remember this.' });
+    const options = { headers: { 'Idempotency-Key': `continue-${Date.now()}` } };
+    const body = { model: MODEL, previous_response_id: first.id, input: 'And now?' };
+    const answered = await client().responses.create(body, options);
+    await client().responses.delete(first.id);
+    const retried = await client().responses.create(body, options);
+    expect(retried.id).toBe(answered.id);
+  });
+
   it('charged every request exactly its usage, never above its hold (money check)', async () => {
     expect(await clients.moneyViolations()).toEqual([]);
   });

@@ -4,9 +4,11 @@
  * `store`, `metadata`, `previous_response_id`, `include`, `truncation` and `stream_options` are
  * the gateway's own business and reach no model.
  */
-import type { ResponsesRequest } from '@gateway/contracts';
+import { validateChatCompletion, type ResponsesRequest } from '@gateway/contracts';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '@gateway/messaging';
+import type { Conversation } from './conversation.js';
 import { invalidInput } from './input-items.js';
-import type { ChatMessageOut } from './items-to-messages.js';
+import { messagesOf, type ChatMessageOut } from './items-to-messages.js';
 
 type Json = Record<string, unknown>;
 
@@ -89,4 +91,27 @@ function responseFormatOf(format: Json): Json | undefined {
   if (typeof format.strict === 'boolean') schema.strict = format.strict;
   if (typeof format.description === 'string') schema.description = format.description;
   return { type: 'json_schema', json_schema: schema };
+}
+
+/**
+ * The job carries the rebuilt conversation in one broker message: a conversation over this is
+ * refused before any hold (400), not published to fail on the bus (the chat path's own bodies
+ * are bounded far lower by the JSON body limit). Room is left for the job's other fields.
+ */
+export const REBUILT_REQUEST_MAX_BYTES = DEFAULT_MAX_MESSAGE_BYTES - 64 * 1024;
+
+/** The chat request the job runs: the chain, then the input; checked by chat's own rules. */
+export function rebuiltChatRequest(request: ResponsesRequest, conversation: Conversation) {
+  const chat = validateChatCompletion(
+    chatRequestOf(request, messagesOf([...conversation.history, ...conversation.input])),
+  );
+  const bytes = Buffer.byteLength(JSON.stringify(chat));
+  if (bytes > REBUILT_REQUEST_MAX_BYTES) {
+    throw invalidInput(
+      `the conversation rebuilt from previous_response_id and the input is ${bytes} bytes; ` +
+        `at most ${REBUILT_REQUEST_MAX_BYTES} fit one job (start a new chain)`,
+      request.previous_response_id === undefined ? 'input' : 'previous_response_id',
+    );
+  }
+  return chat;
 }

@@ -21,7 +21,9 @@ export interface Conversation {
  * token otherwise (only what that token stored). The digest names the token without keeping it.
  */
 export function readerOf(caller: Caller, credential: string | undefined): string | null {
-  if (caller.kind === 'api_key' || credential === undefined) return null;
+  if (caller.kind === 'api_key') return null;
+  // A scoped token is never read as the whole account, even if its credential went missing.
+  if (credential === undefined) throw new Error('a scoped token without its credential');
   return createHash('sha256').update(credential).digest('hex');
 }
 

@@ -5,7 +5,7 @@
  * any edge replica can continue it.
  */
 import type { Request, RequestHandler, Response } from 'express';
-import { validateChatCompletion, validateResponses } from '@gateway/contracts';
+import { validateResponses } from '@gateway/contracts';
 import { asGatewayError } from '@gateway/runtime';
 import type { EdgeDeps } from '../deps.js';
 import { credentialOf, identifier } from '../http/auth.js';
@@ -17,8 +17,7 @@ import { chatPlan } from '../routes/chat-completions.js';
 import { admit, serviceBlock, settleGuard, startJob } from '../routes/inference-flow.js';
 import { conversationOf, needsStoredState, readerOf, type Conversation } from './conversation.js';
 import { invalidInput, normalizeInput } from './input-items.js';
-import { messagesOf } from './items-to-messages.js';
-import { chatRequestOf } from './chat-request-of.js';
+import { rebuiltChatRequest } from './chat-request-of.js';
 import { ResponseEvents, type ResponseEvent } from './response-events.js';
 import { newResponseId } from './response-ids.js';
 import {
@@ -40,31 +39,31 @@ export function createResponseHandler(deps: EdgeDeps): RequestHandler {
     if (items.length === 0 && request.previous_response_id === undefined) {
       throw invalidInput('input is required (a string or at least one item)', 'input');
     }
-    let conversation: Conversation = { history: [], input: items };
-    if (needsStoredState(request.previous_response_id, items)) {
-      const caller = await callerOf(req, res);
-      const reader = readerOf(caller, credentialOf(req));
-      conversation = await conversationOf(
-        deps.billing,
-        { accountId: caller.accountId, reader },
-        request.previous_response_id,
-        items,
-      );
-    }
-    const chat = validateChatCompletion(
-      chatRequestOf(request, messagesOf([...conversation.history, ...conversation.input])),
-    );
-    const shell: ResponseShell = {
-      id: newResponseId(),
-      createdAtS: Math.floor(Date.now() / 1000),
-      request,
-      store: request.store ?? true,
-    };
-    const plan = await chatPlan(chat, shell.id);
+    // Claimed before stored state is read: a retry is answered from the key even if what it
+    // continued has since been deleted.
     const guard = await deps.idempotency.begin(req, res, req.body);
     if (guard === 'replayed') return;
     let job: RunningJob | undefined;
     try {
+      let conversation: Conversation = { history: [], input: items };
+      if (needsStoredState(request.previous_response_id, items)) {
+        const caller = await callerOf(req, res);
+        const reader = readerOf(caller, credentialOf(req));
+        conversation = await conversationOf(
+          deps.billing,
+          { accountId: caller.accountId, reader },
+          request.previous_response_id,
+          items,
+        );
+      }
+      const chat = rebuiltChatRequest(request, conversation);
+      const shell: ResponseShell = {
+        id: newResponseId(),
+        createdAtS: Math.floor(Date.now() / 1000),
+        request,
+        store: request.store ?? true,
+      };
+      const plan = await chatPlan(chat, shell.id);
       const admission = await admit(deps, req, res, plan);
       job = await startJob(deps, req, res, plan, admission);
       const saving = { deps, req, caller: admission.caller, shell, input: conversation.input };

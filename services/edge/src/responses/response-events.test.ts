@@ -129,6 +129,54 @@ describe('chat stream → Responses events', () => {
   });
 });
 
+describe('chat stream → Responses events, the edges', () => {
+  it('a streamed refusal is its own part, with the reference refusal events, and is kept', () => {
+    const events = new ResponseEvents(shell());
+    events.start();
+    const all = [
+      ...events.chunk(chunk({ refusal: 'I cannot ' })),
+      ...events.chunk(chunk({ refusal: 'help with that.' }, { finish_reason: 'stop' })),
+    ];
+    const { events: end, response } = events.finish(undefined, {});
+    expect([...all, ...end].map((event) => event.type)).toEqual([
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.refusal.delta',
+      'response.refusal.delta',
+      'response.refusal.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expect(response.output).toEqual([
+      expect.objectContaining({
+        type: 'message',
+        content: [{ type: 'refusal', refusal: 'I cannot help with that.' }],
+      }),
+    ]);
+  });
+
+  it('a tool call cut short by a length stop is incomplete, not completed', () => {
+    const events = new ResponseEvents(shell());
+    events.start();
+    events.chunk(
+      chunk(
+        {
+          tool_calls: [
+            { index: 0, id: 'c1', type: 'function', function: { name: 'w', arguments: '{"ci' } },
+          ],
+        },
+        { finish_reason: 'length' },
+      ),
+    );
+    const { response } = events.finish(undefined, {});
+    expect(response).toMatchObject({ status: 'incomplete' });
+    expect(response.output).toEqual([
+      expect.objectContaining({ type: 'function_call', status: 'incomplete', arguments: '{"ci' }),
+    ]);
+  });
+});
+
 describe('chat completion → output items', () => {
   it('text first, then one function_call per tool call; a length stop is incomplete', () => {
     const items = outputItemsOf(

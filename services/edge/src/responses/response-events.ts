@@ -19,11 +19,12 @@ import {
 type Json = Record<string, unknown>;
 export type ResponseEvent = Json & { type: string; sequence_number: number };
 
+/** An assistant message being streamed: its parts, text and refusal, in the order they began. */
 interface OpenText {
   kind: 'text';
   outputIndex: number;
   id: string;
-  text: string;
+  parts: { type: 'output_text' | 'refusal'; value: string }[];
 }
 interface OpenCall {
   kind: 'call';
@@ -36,6 +37,8 @@ interface OpenCall {
 }
 
 const textPart = (text: string) => ({ type: 'output_text', text, annotations: [], logprobs: [] });
+const partOf = (part: OpenText['parts'][number]) =>
+  part.type === 'refusal' ? { type: 'refusal', refusal: part.value } : textPart(part.value);
 
 export class ResponseEvents {
   readonly output: ResponseItemRecord[] = [];
@@ -61,7 +64,10 @@ export class ResponseEvents {
     const choice = (data.choices as Json[] | undefined)?.[0];
     const delta = (choice?.delta ?? {}) as Json;
     if (typeof delta.content === 'string' && delta.content !== '') {
-      events.push(...this.#text(delta.content));
+      events.push(...this.#message('output_text', delta.content));
+    }
+    if (typeof delta.refusal === 'string' && delta.refusal !== '') {
+      events.push(...this.#message('refusal', delta.refusal));
     }
     for (const call of (delta.tool_calls as Json[] | undefined) ?? []) {
       events.push(...this.#toolCall(call));
@@ -107,7 +113,7 @@ export class ResponseEvents {
     return events;
   }
 
-  #text(delta: string): ResponseEvent[] {
+  #message(type: 'output_text' | 'refusal', delta: string): ResponseEvent[] {
     const events: ResponseEvent[] = [];
     if (this.#open?.kind !== 'text') {
       events.push(...this.#close('completed'));
@@ -115,7 +121,7 @@ export class ResponseEvents {
         kind: 'text',
         outputIndex: this.output.length,
         id: newMessageId(),
-        text: '',
+        parts: [],
       };
       const item = {
         id: open.id,
@@ -129,25 +135,25 @@ export class ResponseEvents {
       events.push(
         this.#event('response.output_item.added', { output_index: open.outputIndex, item }),
       );
+    }
+    const open = this.#open as OpenText;
+    const at = { item_id: open.id, output_index: open.outputIndex };
+    if (open.parts.at(-1)?.type !== type) {
+      open.parts.push({ type, value: '' });
       events.push(
         this.#event('response.content_part.added', {
-          item_id: open.id,
-          output_index: open.outputIndex,
-          content_index: 0,
-          part: textPart(''),
+          ...at,
+          content_index: open.parts.length - 1,
+          part: partOf({ type, value: '' }),
         }),
       );
     }
-    const open = this.#open as OpenText;
-    open.text += delta;
+    open.parts.at(-1)!.value += delta;
+    const content_index = open.parts.length - 1;
     events.push(
-      this.#event('response.output_text.delta', {
-        item_id: open.id,
-        output_index: open.outputIndex,
-        content_index: 0,
-        delta,
-        logprobs: [],
-      }),
+      type === 'refusal'
+        ? this.#event('response.refusal.delta', { ...at, content_index, delta })
+        : this.#event('response.output_text.delta', { ...at, content_index, delta, logprobs: [] }),
     );
     return events;
   }
@@ -205,7 +211,8 @@ export class ResponseEvents {
     this.#open = null;
     const at = { item_id: open.id, output_index: open.outputIndex };
     if (open.kind === 'call') {
-      const item = this.#callItem(open, 'completed');
+      // Cut short by a length stop or a failure: its arguments may be partial.
+      const item = this.#callItem(open, status);
       this.output[open.outputIndex] = item;
       return [
         this.#event('response.function_call_arguments.done', {
@@ -216,19 +223,22 @@ export class ResponseEvents {
         this.#event('response.output_item.done', { output_index: open.outputIndex, item }),
       ];
     }
-    const part = textPart(open.text);
-    const item = { id: open.id, type: 'message', role: 'assistant', status, content: [part] };
+    const content = open.parts.map(partOf);
+    const item = { id: open.id, type: 'message', role: 'assistant', status, content };
     this.output[open.outputIndex] = item;
-    return [
-      this.#event('response.output_text.done', {
-        ...at,
-        content_index: 0,
-        text: open.text,
-        logprobs: [],
-      }),
-      this.#event('response.content_part.done', { ...at, content_index: 0, part }),
-      this.#event('response.output_item.done', { output_index: open.outputIndex, item }),
-    ];
+    const events = open.parts.flatMap((part, content_index) => [
+      part.type === 'refusal'
+        ? this.#event('response.refusal.done', { ...at, content_index, refusal: part.value })
+        : this.#event('response.output_text.done', {
+            ...at,
+            content_index,
+            text: part.value,
+            logprobs: [],
+          }),
+      this.#event('response.content_part.done', { ...at, content_index, part: partOf(part) }),
+    ]);
+    events.push(this.#event('response.output_item.done', { output_index: open.outputIndex, item }));
+    return events;
   }
 
   #event(type: string, fields: Json): ResponseEvent {

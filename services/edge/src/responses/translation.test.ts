@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { GatewayError, validateChatCompletion, validateResponses } from '@gateway/contracts';
-import { chatRequestOf } from './chat-request-of.js';
+import { chatRequestOf, REBUILT_REQUEST_MAX_BYTES, rebuiltChatRequest } from './chat-request-of.js';
+import { readerOf } from './conversation.js';
 import { normalizeInput } from './input-items.js';
 import { messagesOf } from './items-to-messages.js';
 
@@ -203,5 +204,51 @@ describe('Responses request → chat request', () => {
     });
     expect(items[1]).toMatchObject({ id: 'fco_mine' });
     expect(items[2]).toEqual({ type: 'item_reference', id: 'msg_1' });
+  });
+});
+
+describe('readerOf', () => {
+  const caller = (kind: 'api_key' | 'scoped_token') => ({
+    accountId: 'usr_1',
+    kind,
+    apiKeyName: 'k',
+    webhookFormat: 'A' as const,
+    tokenModels: null,
+  });
+
+  it('an API key reads the whole account; a token only under its own digest', () => {
+    expect(readerOf(caller('api_key'), 'sk_x')).toBeNull();
+    expect(readerOf(caller('scoped_token'), 'jwt:abc')).toMatch(/^[0-9a-f]{64}$/);
+    expect(readerOf(caller('scoped_token'), 'jwt:abc')).not.toBe(
+      readerOf(caller('scoped_token'), 'jwt:abd'),
+    );
+  });
+
+  it('never widens a token without its credential to the whole account', () => {
+    expect(() => readerOf(caller('scoped_token'), undefined)).toThrow();
+  });
+});
+
+describe('rebuiltChatRequest', () => {
+  it('refuses a chain too large for one job before any hold, naming previous_response_id', () => {
+    const request = validateResponses({
+      model: 'm',
+      input: 'next',
+      previous_response_id: `resp_${'0'.repeat(32)}`,
+    });
+    const turn = (i: number) => ({
+      id: `msg_${i}`,
+      type: 'message',
+      role: 'user',
+      content: [{ type: 'input_text', text: 'x'.repeat(1_000_000) }],
+    });
+    const history = [0, 1, 2, 3, 4].map(turn);
+    const input = normalizeInput(request.input);
+    expect(refusal(() => rebuiltChatRequest(request, { history, input }))).toEqual({
+      code: 'invalid_request_body',
+      param: 'previous_response_id',
+    });
+    const fits = rebuiltChatRequest(request, { history: history.slice(0, 3), input });
+    expect(Buffer.byteLength(JSON.stringify(fits))).toBeLessThan(REBUILT_REQUEST_MAX_BYTES);
   });
 });
