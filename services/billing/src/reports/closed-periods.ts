@@ -18,6 +18,18 @@ import type { PeriodReports } from './period-reports.js';
 
 const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
 const DEFAULT_CLOSER = 'operator API';
+/**
+ * How long after a month's end it may be closed. An entry takes billing's clock when billing
+ * decides it and is written within its statement timeout (30 s) and retries: one decided at
+ * 23:59:59 may be written after midnight, and a close before it would miss it.
+ */
+export const PERIOD_CLOSE_GRACE_MS = 5 * 60_000;
+
+/** The month after `period` (YYYY-MM). */
+export function nextMonth(period: string): string {
+  const [year, month] = period.split('-').map(Number) as [number, number];
+  return new Date(Date.UTC(year, month, 1)).toISOString().slice(0, 7);
+}
 
 /** The month's first and last dates (YYYY-MM-DD), for the report's inclusive range. */
 export function monthDates(period: string): { from: string; to: string } {
@@ -71,20 +83,29 @@ export class ClosedPeriods {
   ) {}
 
   async close(period: string, request: PeriodCloseRequest): Promise<ClosedPeriod> {
-    const report = await this.#report(period, request.time_zone);
-    const [startsAt, endsAt] = [new Date(report.period.starts_at), new Date(report.period.ends_at)];
+    monthDates(period);
+    const timeZone = await this.#zoneInOrder(period, request.time_zone);
+    const { report, digest } = await this.reports.reportWithDigest({
+      ...monthDates(period),
+      ...(timeZone === undefined ? {} : { time_zone: timeZone }),
+      limit: 1,
+    });
     const closedAt = this.clock();
-    if (endsAt > closedAt) {
-      throw new GatewayError('conflict', `${period} has not ended yet (${report.period.ends_at})`);
+    const settledAtMs = Date.parse(report.period.ends_at) + PERIOD_CLOSE_GRACE_MS;
+    if (closedAt.getTime() < settledAtMs) {
+      throw new GatewayError(
+        'conflict',
+        `${period} can be closed from ${new Date(settledAtMs).toISOString()} ` +
+          `(its end, ${report.period.ends_at}, and ${PERIOD_CLOSE_GRACE_MS / 60_000} minutes for entries in flight)`,
+      );
     }
-    const entries = await this.store.entriesDigest(startsAt, endsAt);
     const row: ClosedPeriodRow = {
       period,
       time_zone: report.period.time_zone,
-      starts_at: startsAt,
-      ends_at: endsAt,
-      entries_count: entries.count,
-      entries_digest: entries.digest,
+      starts_at: new Date(report.period.starts_at),
+      ends_at: new Date(report.period.ends_at),
+      entries_count: digest.count,
+      entries_digest: digest.digest,
       report: totalsOf(report),
       closed_at: closedAt,
       closed_by: request.closed_by ?? DEFAULT_CLOSER,
@@ -93,6 +114,28 @@ export class ClosedPeriods {
       throw new GatewayError('conflict', `${period} is closed already`);
     }
     return viewOf(row);
+  }
+
+  /**
+   * Closed months follow each other in one zone: the first close starts the books' history; each
+   * later one is the month after the last, in its zone (no gap, no overlap, no reopening).
+   * Returns the zone to close in: the history's, or the one asked for the first close.
+   */
+  async #zoneInOrder(period: string, timeZone: string | undefined): Promise<string | undefined> {
+    const last = (await this.store.list()).at(-1);
+    if (!last) return timeZone;
+    if (timeZone !== undefined && timeZone !== last.time_zone) {
+      throw new GatewayError(
+        'conflict',
+        `closed months are in ${last.time_zone}; ${period} cannot be closed in ${timeZone}`,
+        { param: 'time_zone' },
+      );
+    }
+    if (period <= last.period) throw new GatewayError('conflict', `${period} is closed already`);
+    if (period !== nextMonth(last.period)) {
+      throw new GatewayError('conflict', `close ${nextMonth(last.period)} before ${period}`);
+    }
+    return last.time_zone;
   }
 
   async get(period: string): Promise<ClosedPeriod> {

@@ -259,6 +259,12 @@ describe('the period report over a seeded month', () => {
       'account_id,name,status,opening_micro_dzd,credits_micro_dzd,usage_micro_dzd,refunds_micro_dzd,adjustments_micro_dzd,closing_micro_dzd,difference_micro_dzd',
     );
     expect(lines.at(-1)).toMatch(/^total,,,/);
+    // A download is the whole book: every account, whatever page size the query names.
+    const paged = await billing
+      .call('get', `/admin/ledger/report?${new URLSearchParams({ ...SEPTEMBER, limit: '1' })}`)
+      .set('Accept', 'text/csv');
+    expect(paged.text.trim().split('\r\n')).toHaveLength(lines.length);
+    expect(lines).toHaveLength(1 + 2 + 1);
     const revenue = await billing.call(
       'get',
       `/admin/ledger/report?${new URLSearchParams({ ...SEPTEMBER, format: 'csv', section: 'revenue' })}`,

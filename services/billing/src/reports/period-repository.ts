@@ -23,25 +23,34 @@ export interface ClosedPeriodRow {
   closed_by: string;
 }
 
+/** On the pool, or on a transaction's client (the report's snapshot at a close). */
+export async function entriesDigest(
+  db: pg.Pool | pg.PoolClient,
+  startsAt: Date,
+  endsAt: Date,
+): Promise<EntriesDigest> {
+  const { rows } = await db.query<EntriesDigest>(
+    `SELECT count(*)::text AS count,
+            encode(sha256(convert_to(COALESCE(string_agg(
+              id::text || '|' || transaction_id || '|' || ledger_account || '|' ||
+              amount_micro_dzd::text || '|' ||
+              to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS'),
+              E'\\n' ORDER BY id), ''), 'UTF8')), 'hex') AS digest
+       FROM ledger_entries
+      WHERE created_at >= $1 AND created_at < $2`,
+    [startsAt, endsAt],
+  );
+  return rows[0]!;
+}
+
 const COLUMNS = `period, time_zone, starts_at, ends_at, entries_count::text, entries_digest, report,
                  closed_at, closed_by`;
 
 export class PeriodRepository {
   constructor(private readonly pool: pg.Pool) {}
 
-  async entriesDigest(startsAt: Date, endsAt: Date): Promise<EntriesDigest> {
-    const { rows } = await this.pool.query<EntriesDigest>(
-      `SELECT count(*)::text AS count,
-              encode(sha256(convert_to(COALESCE(string_agg(
-                id::text || '|' || transaction_id || '|' || ledger_account || '|' ||
-                amount_micro_dzd::text || '|' ||
-                to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS'),
-                E'\\n' ORDER BY id), ''), 'UTF8')), 'hex') AS digest
-         FROM ledger_entries
-        WHERE created_at >= $1 AND created_at < $2`,
-      [startsAt, endsAt],
-    );
-    return rows[0]!;
+  entriesDigest(startsAt: Date, endsAt: Date): Promise<EntriesDigest> {
+    return entriesDigest(this.pool, startsAt, endsAt);
   }
 
   /** False when the period was closed already (the first close stands). */

@@ -5,6 +5,7 @@
  * dates and the zone. Amounts come back as digit strings (exact bigint in TypeScript).
  */
 import type pg from 'pg';
+import { entriesDigest, type EntriesDigest } from './period-repository.js';
 
 export interface PeriodBounds {
   startsAt: Date;
@@ -54,6 +55,8 @@ export interface PeriodRows {
   accounts: RollForwardRow[];
   revenue: RevenueRow[];
   openHolds: OpenHoldsRow;
+  /** Asked by a close: the period's entries digest, in the same snapshot as the figures. */
+  digest?: EntriesDigest;
 }
 
 export interface PeriodQuery {
@@ -85,7 +88,7 @@ const AS_TEXT = `opening::text, credits::text, usage::text, refunds::text, adjus
 export class ReportRepository {
   constructor(private readonly pool: pg.Pool) {}
 
-  async periodRows(query: PeriodQuery): Promise<PeriodRows> {
+  async periodRows(query: PeriodQuery, options: { digest?: boolean } = {}): Promise<PeriodRows> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -97,6 +100,9 @@ export class ReportRepository {
         ...(await rollForward(client, range, query)),
         revenue: await revenue(client, range, query.timeZone),
         openHolds: await openHolds(client, bounds.endsAt),
+        ...(options.digest
+          ? { digest: await entriesDigest(client, bounds.startsAt, bounds.endsAt) }
+          : {}),
       };
       await client.query('COMMIT');
       return rows;
