@@ -1,9 +1,17 @@
 /**
- * `node dist/ledger-check-cli.js`: runs the ledger invariant check against DATABASE_URL and
+ * `node dist/ledger-check-cli.js`: runs the check of the books (the ledger's invariants and every
+ * closed period recomputed) against DATABASE_URL and
  * prints the report as JSON. Exit 0 when every invariant holds, 1 on a violation, 2 on error.
  */
-import { createPrismaClient } from './db/client.js';
+import { createPrismaClient, pgPoolOf } from './db/client.js';
 import { createLedgerService } from './ledger/index.js';
+import {
+  checkBooks,
+  ClosedPeriods,
+  PeriodReports,
+  PeriodRepository,
+  ReportRepository,
+} from './reports/index.js';
 
 const databaseUrl = process.env.DATABASE_URL;
 if (!databaseUrl) {
@@ -12,8 +20,12 @@ if (!databaseUrl) {
 }
 const prisma = createPrismaClient(databaseUrl, { maxConnections: 2, statementTimeoutMs: 300_000 });
 try {
-  const ledger = createLedgerService({ prisma, clock: () => new Date() });
-  const report = await ledger.checkInvariants();
+  const clock = () => new Date();
+  const ledger = createLedgerService({ prisma, clock });
+  // Closed periods carry their own zone; the default zone is never used by the check.
+  const reports = new PeriodReports(new ReportRepository(pgPoolOf(prisma)), 'UTC');
+  const periods = new ClosedPeriods(reports, new PeriodRepository(pgPoolOf(prisma)), clock);
+  const report = await checkBooks(ledger, periods);
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   process.exitCode = report.ok ? 0 : 1;
 } catch (error) {

@@ -13,6 +13,7 @@ import { startAlertEngine } from './alerts/alert-wiring.js';
 import { Receipts, ReceiptRepository } from './receipts/index.js';
 import { ResponseRepository, StoredResponses } from './responses/index.js';
 import {
+  checkBooks,
   ClosedPeriods,
   PeriodReports,
   PeriodRepository,
@@ -74,7 +75,16 @@ export async function startBillingService(
     holdPublishGraceMs: config.HOLD_PUBLISH_GRACE_MS,
     settledMicroDzd: settledMicroDzdCounter(shell.metrics.registry),
   });
-  instrumentBilling(shell.metrics.registry, { prisma, ledger });
+  const reports = new PeriodReports(
+    new ReportRepository(pgPoolOf(prisma)),
+    config.REPORT_TIME_ZONE,
+  );
+  const periods = new ClosedPeriods(reports, new PeriodRepository(pgPoolOf(prisma)), clock);
+  // The gauge counts the books' violations: the ledger's and any closed period's.
+  instrumentBilling(shell.metrics.registry, {
+    prisma,
+    ledger: { checkInvariants: () => checkBooks(ledger, periods) },
+  });
 
   const app = createServiceApp({
     logger: shell.logger,
@@ -127,11 +137,6 @@ export async function startBillingService(
     clock,
     retentionDays: config.RESPONSE_RETENTION_DAYS,
   });
-  const reports = new PeriodReports(
-    new ReportRepository(pgPoolOf(prisma)),
-    config.REPORT_TIME_ZONE,
-  );
-  const periods = new ClosedPeriods(reports, new PeriodRepository(pgPoolOf(prisma)), clock);
   mountBillingApi(
     app,
     {

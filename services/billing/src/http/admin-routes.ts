@@ -26,6 +26,7 @@ import {
   type Statement,
 } from '@gateway/contracts';
 import { accountToJson, modelToJson } from '../identity/index.js';
+import { checkBooks } from '../reports/books-check.js';
 import type { BillingServices } from './internal-routes.js';
 import { modelIdParam } from './internal-routes.js';
 import { balanceToJson, optionalDate, requiredString, toOperatorWire } from './wire.js';
@@ -185,10 +186,7 @@ export function adminRoutes({ identity, ledger, periods }: BillingServices): Rou
   });
   // The ledger's invariants, and every closed period recomputed (finance's month-end close).
   router.get('/ledger/check', async (_req, res) => {
-    const ledgerCheck = await ledger.checkInvariants();
-    const closed = await periods.violations();
-    const violations = [...ledgerCheck.violations, ...closed];
-    res.json({ ok: violations.length === 0, violations } satisfies LedgerCheck);
+    res.json((await checkBooks(ledger, periods)) satisfies LedgerCheck);
   });
   return router;
 }
