@@ -5,13 +5,7 @@
  */
 import { createPrismaClient, pgPoolOf } from './db/client.js';
 import { createLedgerService } from './ledger/index.js';
-import {
-  checkBooks,
-  ClosedPeriods,
-  PeriodReports,
-  PeriodRepository,
-  ReportRepository,
-} from './reports/index.js';
+import { checkBooks, createReports } from './reports/index.js';
 
 const databaseUrl = process.env.DATABASE_URL;
 if (!databaseUrl) {
@@ -23,8 +17,7 @@ try {
   const clock = () => new Date();
   const ledger = createLedgerService({ prisma, clock });
   // Closed periods carry their own zone; the default zone is never used by the check.
-  const reports = new PeriodReports(new ReportRepository(pgPoolOf(prisma)), 'UTC');
-  const periods = new ClosedPeriods(reports, new PeriodRepository(pgPoolOf(prisma)), clock);
+  const { periods } = createReports(pgPoolOf(prisma), 'UTC', clock);
   const report = await checkBooks(ledger, periods);
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   process.exitCode = report.ok ? 0 : 1;

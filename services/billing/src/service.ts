@@ -12,13 +12,7 @@ import { AlertRepository, AlertSettings } from './alerts/index.js';
 import { startAlertEngine } from './alerts/alert-wiring.js';
 import { Receipts, ReceiptRepository } from './receipts/index.js';
 import { ResponseRepository, StoredResponses } from './responses/index.js';
-import {
-  checkBooks,
-  ClosedPeriods,
-  PeriodReports,
-  PeriodRepository,
-  ReportRepository,
-} from './reports/index.js';
+import { checkBooks, createReports } from './reports/index.js';
 import { mountBillingApi } from './http/billing-app.js';
 import { RequestIdempotency } from './http/request-idempotency.js';
 import { createIdentity } from './identity/index.js';
@@ -75,11 +69,7 @@ export async function startBillingService(
     holdPublishGraceMs: config.HOLD_PUBLISH_GRACE_MS,
     settledMicroDzd: settledMicroDzdCounter(shell.metrics.registry),
   });
-  const reports = new PeriodReports(
-    new ReportRepository(pgPoolOf(prisma)),
-    config.REPORT_TIME_ZONE,
-  );
-  const periods = new ClosedPeriods(reports, new PeriodRepository(pgPoolOf(prisma)), clock);
+  const { reports, periods } = createReports(pgPoolOf(prisma), config.REPORT_TIME_ZONE, clock);
   // The gauge counts the books' violations: the ledger's and any closed period's.
   instrumentBilling(shell.metrics.registry, {
     prisma,

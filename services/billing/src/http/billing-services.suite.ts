@@ -6,12 +6,7 @@ import { AlertSettings } from '../alerts/alert-settings.js';
 import { AlertRepository } from '../alerts/alert-repository.js';
 import { Receipts, ReceiptRepository } from '../receipts/index.js';
 import { ResponseRepository, StoredResponses } from '../responses/index.js';
-import {
-  ClosedPeriods,
-  PeriodReports,
-  PeriodRepository,
-  ReportRepository,
-} from '../reports/index.js';
+import { createReports } from '../reports/index.js';
 import { pgPoolOf, type PrismaClient } from '../db/client.js';
 import { createDashboard, type DashboardOptions } from '../dashboard/index.js';
 import { createIdentity } from '../identity/index.js';
@@ -54,7 +49,7 @@ export function createTestBillingServices(
       ? {}
       : { entriesStableAfterMs: options.entriesStableAfterMs }),
   });
-  const reports = new PeriodReports(new ReportRepository(pgPoolOf(prisma)), 'Africa/Algiers');
+  const { reports, periods } = createReports(pgPoolOf(prisma), 'Africa/Algiers', clock);
   return {
     identity,
     ledger,
@@ -80,6 +75,6 @@ export function createTestBillingServices(
       retentionDays: 30,
     }),
     reports,
-    periods: new ClosedPeriods(reports, new PeriodRepository(pgPoolOf(prisma)), clock),
+    periods,
   };
 }

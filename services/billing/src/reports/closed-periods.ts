@@ -83,10 +83,10 @@ export class ClosedPeriods {
   ) {}
 
   async close(period: string, request: PeriodCloseRequest): Promise<ClosedPeriod> {
-    monthDates(period);
+    const dates = monthDates(period);
     const timeZone = await this.#zoneInOrder(period, request.time_zone);
     const { report, digest } = await this.reports.reportWithDigest({
-      ...monthDates(period),
+      ...dates,
       ...(timeZone === undefined ? {} : { time_zone: timeZone }),
       limit: 1,
     });

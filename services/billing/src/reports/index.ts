@@ -4,3 +4,4 @@ export { adminReportRoutes } from './report-routes.js';
 export { ClosedPeriods } from './closed-periods.js';
 export { PeriodRepository } from './period-repository.js';
 export { checkBooks } from './books-check.js';
+export { createReports } from './create-reports.js';

@@ -5,7 +5,7 @@
  * any edge replica can continue it.
  */
 import type { Request, RequestHandler, Response } from 'express';
-import { validateResponses } from '@gateway/contracts';
+import { validateResponses, type Caller } from '@gateway/contracts';
 import { asGatewayError } from '@gateway/runtime';
 import type { EdgeDeps } from '../deps.js';
 import { credentialOf, identifier } from '../http/auth.js';
@@ -79,7 +79,7 @@ export function createResponseHandler(deps: EdgeDeps): RequestHandler {
 interface Saving {
   deps: EdgeDeps;
   req: Request;
-  caller: Parameters<typeof readerOf>[0];
+  caller: Caller;
   shell: ResponseShell;
   input: Conversation['input'];
 }

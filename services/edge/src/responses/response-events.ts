@@ -10,6 +10,7 @@ import type { ResponseItemRecord } from '@gateway/contracts';
 import { newFunctionCallId, newMessageId } from './response-ids.js';
 import {
   endingOf,
+  outputTextPart,
   responseObject,
   usageOf,
   type ResponseShell,
@@ -36,9 +37,8 @@ interface OpenCall {
   args: string;
 }
 
-const textPart = (text: string) => ({ type: 'output_text', text, annotations: [], logprobs: [] });
 const partOf = (part: OpenText['parts'][number]) =>
-  part.type === 'refusal' ? { type: 'refusal', refusal: part.value } : textPart(part.value);
+  part.type === 'refusal' ? { type: 'refusal', refusal: part.value } : outputTextPart(part.value);
 
 export class ResponseEvents {
   readonly output: ResponseItemRecord[] = [];

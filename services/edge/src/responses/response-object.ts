@@ -80,6 +80,14 @@ export function responseObject(
   };
 }
 
+/** An assistant text part as the reference answers it (no annotations, no logprobs asked). */
+export const outputTextPart = (text: string) => ({
+  type: 'output_text',
+  text,
+  annotations: [],
+  logprobs: [],
+});
+
 /** A chat finish reason → the response's status (a length stop is `incomplete`). */
 export function endingOf(finishReason: unknown): {
   status: 'completed' | 'incomplete';
@@ -116,7 +124,7 @@ export function outputItemsOf(message: Json | undefined, status: string): Respon
   const items: ResponseItemRecord[] = [];
   const content: Json[] = [];
   if (typeof message.content === 'string' && message.content !== '') {
-    content.push({ type: 'output_text', text: message.content, annotations: [], logprobs: [] });
+    content.push(outputTextPart(message.content));
   }
   if (typeof message.refusal === 'string' && message.refusal !== '') {
     content.push({ type: 'refusal', refusal: message.refusal });
