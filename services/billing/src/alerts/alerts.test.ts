@@ -147,7 +147,9 @@ describe('budget thresholds', () => {
     // A pending hold counts as admission counts it: its reservation fills the budget.
     const pending = await spend(t.key, -1, 0);
     const full = await evaluateTwiceConcurrently(t.accountId);
-    expect(full.map((e) => (e.data as BudgetThresholdData).threshold_percent)).toEqual([80, 100]);
+    // Which evaluator claims which threshold is a race; that each fires once is the rule.
+    const fired = full.map((e) => (e.data as BudgetThresholdData).threshold_percent);
+    expect(fired.sort((a, b) => a - b)).toEqual([80, 100]);
     await ledger.settleHold(pending, { inputTokens: 1_000, outputTokens: 500 });
     expect(await evaluateTwiceConcurrently(t.accountId)).toEqual([]);
     const thresholds = (await eventsOf(t.accountId)).map((e) => Number(e.data.threshold_percent));
