@@ -67,6 +67,8 @@ export const RUNTIME_TABLE_PRIVILEGES: Readonly<Record<string, readonly TablePri
   stored_response_items: ['SELECT', 'INSERT'],
   // Closed periods: written once at the close, read by the report and the check, never changed.
   ledger_periods: ['SELECT', 'INSERT'],
+  // A closed period's carried-forward balances: inserted with it, read by reports and the check.
+  ledger_period_balances: ['SELECT', 'INSERT'],
   // The migrations' bookkeeping: read by readiness (db/schema-check.ts), never written.
   _prisma_migrations: ['SELECT'],
   // The function sources' checksums (the migrator's own): nothing for the runtime.

@@ -36,6 +36,20 @@ const CHECKS: readonly Check[] = [
                 AND e.account_id = t.account_id))`,
   },
   {
+    // Reports read each table for their period by these times (src/reports).
+    name: "every entry at its transaction's time; a settlement at its hold's end",
+    sql: Prisma.sql`
+      SELECT 'entry ' || e.id || ' of transaction ' || e.transaction_id || ' at '
+             || e.created_at || ', its transaction at ' || t.created_at AS line
+        FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
+       WHERE e.created_at <> t.created_at
+      UNION ALL
+      SELECT 'hold ' || h.id || ' ended at ' || COALESCE(h.finalized_at::text, 'no time')
+             || ', its settlement ' || t.id || ' at ' || t.created_at
+        FROM ledger_transactions t JOIN holds h ON h.id = t.hold_id
+       WHERE t.kind = 'hold_settlement' AND h.finalized_at IS DISTINCT FROM t.created_at`,
+  },
+  {
     name: 'only settlements of zero cost have no entries',
     sql: Prisma.sql`
       SELECT 'transaction ' || t.id || ' (' || t.kind || ') has no entries' AS line

@@ -1,5 +1,6 @@
 /**
- * Closing a month of the books: its report as it stands and a digest of its entries, stored once.
+ * Closing a month of the books: its report as it stands, a digest of its entries and every ledger
+ * account's balance at its end (where later reports open from), stored once.
  * A period can be closed once it has ended, and only once. The invariant check recomputes every
  * closed period and names any whose entries or figures would now read differently (the ledger is
  * append-only and entries take the time they are written, so a correction after the close lands
@@ -149,7 +150,10 @@ export class ClosedPeriods {
     return { object: 'list', data: (await this.store.list()).map(viewOf) };
   }
 
-  /** Every closed period whose entries or figures would now read differently, named. */
+  /**
+   * Every closed period whose entries, carried-forward balances or figures would now read
+   * differently, named. Oldest first: each month's balances are proven from the month before.
+   */
   async violations(): Promise<string[]> {
     const found: string[] = [];
     for (const row of await this.store.list()) {
@@ -158,6 +162,14 @@ export class ClosedPeriods {
         found.push(
           `closed period ${row.period}: its entries changed since the close ` +
             `(${row.entries_count} entries then, ${entries.count} now)`,
+        );
+        continue;
+      }
+      const differences = await this.store.balanceDifferences(row);
+      if (differences > 0) {
+        found.push(
+          `closed period ${row.period}: ${differences} carried-forward balances differ from ` +
+            'the previous close and its entries',
         );
         continue;
       }

@@ -16,6 +16,8 @@ import {
  */
 
 const SEPTEMBER = { from: '2026-09-01', to: '2026-09-30', time_zone: 'Africa/Algiers' };
+/** After September, up to a year: where the correction posted now lands. */
+const LATER = { from: '2026-10-01', to: '2027-09-30', time_zone: 'Africa/Algiers' };
 const MODELS = { small: 'acme/report-small', large: 'acme/report-large' } as const;
 
 let billing: BillingApiUnderTest;
@@ -296,6 +298,7 @@ describe('the period report over a seeded month', () => {
 
   it('closes September once: its report and digest kept, the correction after it in the open period', async () => {
     const before = await report();
+    const afterSeptember = await report(LATER);
     const closed = await billing
       .call('post', '/admin/ledger/periods/2026-09/close')
       .send({ closed_by: 'finance@example.com' });
@@ -309,6 +312,23 @@ describe('the period report over a seeded month', () => {
     });
     expect(closed.body.entries_count).toBeGreaterThan(0);
     expect(closed.body.report.customer_liability.total).toEqual(before.customer_liability.total);
+    // Its balances carried forward: the books balance, and a later report opening from them
+    // reads exactly as it read from every entry since the ledger began.
+    const { rows: carried } = await owner.query<{
+      accounts: number;
+      total: string;
+      customers: string;
+    }>(
+      `SELECT count(*)::int AS accounts, sum(closing_micro_dzd)::text AS total,
+              sum(closing_micro_dzd) FILTER (WHERE ledger_account LIKE 'customer:%')::text AS customers
+         FROM ledger_period_balances WHERE period = '2026-09'`,
+    );
+    expect(carried[0]).toEqual({
+      accounts: 4, // Alice, Bob, funding, revenue
+      total: '0',
+      customers: before.customer_liability.total.closing_micro_dzd,
+    });
+    expect(await report(LATER)).toEqual(afterSeptember);
     const again = await billing.call('post', '/admin/ledger/periods/2026-09/close').send({});
     expect([again.status, again.body.error.code]).toEqual([409, 'conflict']);
     const early = await billing.call('post', '/admin/ledger/periods/2099-01/close').send({});
@@ -341,11 +361,40 @@ describe('the period report over a seeded month', () => {
     try {
       const check = await billing.call('get', '/admin/ledger/check');
       expect(check.body.ok).toBe(false);
+      // Moved alone, the entries no longer have their transaction's time either.
       expect(check.body.violations).toEqual([
+        expect.stringMatching(
+          /^every entry at its transaction's time; .*: entry \d+ of transaction /,
+        ),
+        expect.stringMatching(
+          /^every entry at its transaction's time; .*: entry \d+ of transaction /,
+        ),
         expect.stringMatching(/^closed period 2026-09: its entries changed since the close/),
       ]);
     } finally {
       await shift(moved.created_at);
+    }
+    expect((await billing.call('get', '/admin/ledger/check')).body.ok).toBe(true);
+  });
+
+  it('the check names a closed period whose carried-forward balances were changed', async () => {
+    const tamper = (delta: number) =>
+      owner.query(
+        `UPDATE ledger_period_balances SET closing_micro_dzd = closing_micro_dzd + $2
+          WHERE period = '2026-09' AND ledger_account = $1`,
+        [`customer:${alice.accountId}`, delta],
+      );
+    await tamper(1);
+    try {
+      const check = await billing.call('get', '/admin/ledger/check');
+      expect(check.body).toEqual({
+        ok: false,
+        violations: [
+          'closed period 2026-09: 1 carried-forward balances differ from the previous close and its entries',
+        ],
+      });
+    } finally {
+      await tamper(-1);
     }
     expect((await billing.call('get', '/admin/ledger/check')).body.ok).toBe(true);
   });

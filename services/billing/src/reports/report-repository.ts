@@ -5,7 +5,13 @@
  * dates and the zone. Amounts come back as digit strings (exact bigint in TypeScript).
  */
 import type pg from 'pg';
-import { entriesDigest, type EntriesDigest } from './period-repository.js';
+import {
+  anchorAt,
+  entriesDigest,
+  legsSinceAnchor,
+  type Anchor,
+  type EntriesDigest,
+} from './period-repository.js';
 
 export interface PeriodBounds {
   startsAt: Date;
@@ -68,19 +74,22 @@ export interface PeriodQuery {
   after: string | null;
 }
 
-// Customer legs by transaction kind, per account; `closing` is summed apart so an entry of an
-// unknown kind shows as a difference in the roll-forward instead of vanishing.
+// Customer legs by transaction kind, per account, from the last close before the period (its
+// balances are the `opening` legs); `closing` is summed apart so an entry of an unknown kind
+// shows as a difference in the roll-forward instead of vanishing.
 const PER_ACCOUNT = `
   SELECT e.account_id,
          COALESCE(sum(e.amount_micro_dzd) FILTER (WHERE e.created_at < $1), 0) AS opening,
-         COALESCE(sum(e.amount_micro_dzd) FILTER (WHERE e.created_at >= $1 AND t.kind = 'credit'), 0) AS credits,
-         COALESCE(-sum(e.amount_micro_dzd) FILTER (WHERE e.created_at >= $1 AND t.kind = 'hold_settlement'), 0) AS usage,
-         COALESCE(sum(e.amount_micro_dzd) FILTER (WHERE e.created_at >= $1 AND t.kind = 'reversal'), 0) AS refunds,
-         COALESCE(sum(e.amount_micro_dzd) FILTER (WHERE e.created_at >= $1 AND t.kind = 'adjustment'), 0) AS adjustments,
+         COALESCE(sum(e.amount_micro_dzd) FILTER (WHERE e.created_at >= $1 AND e.kind = 'credit'), 0) AS credits,
+         COALESCE(-sum(e.amount_micro_dzd) FILTER (WHERE e.created_at >= $1 AND e.kind = 'hold_settlement'), 0) AS usage,
+         COALESCE(sum(e.amount_micro_dzd) FILTER (WHERE e.created_at >= $1 AND e.kind = 'reversal'), 0) AS refunds,
+         COALESCE(sum(e.amount_micro_dzd) FILTER (WHERE e.created_at >= $1 AND e.kind = 'adjustment'), 0) AS adjustments,
          COALESCE(sum(e.amount_micro_dzd), 0) AS closing
-    FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
-   WHERE e.ledger_account LIKE 'customer:%' AND e.created_at < $2
+    FROM (${legsSinceAnchor({ period: 5, from: 6, to: 2 }, { kind: true })}) AS e
+   WHERE e.ledger_account LIKE 'customer:%'
    GROUP BY e.account_id`;
+
+const REPORT_WORK_MEM = '32MB';
 
 const AS_TEXT = `opening::text, credits::text, usage::text, refunds::text, adjustments::text,
                  closing::text`;
@@ -92,12 +101,16 @@ export class ReportRepository {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      // A month's entries joined to their transactions: hashed in memory instead of in batches
+      // on disk (the default 4 MB). Per sort or hash, for this transaction only; reports are few.
+      await client.query(`SET LOCAL work_mem = '${REPORT_WORK_MEM}'`);
       const bounds = await boundsOf(client, query);
       const range = [bounds.startsAt, bounds.endsAt];
+      const anchor = await anchorAt(client, bounds.startsAt);
       const rows: PeriodRows = {
         bounds,
-        trialBalance: await trialBalance(client, range),
-        ...(await rollForward(client, range, query)),
+        trialBalance: await trialBalance(client, range, anchor),
+        ...(await rollForward(client, range, anchor, query)),
         revenue: await revenue(client, range, query.timeZone),
         openHolds: await openHolds(client, bounds.endsAt),
         ...(options.digest
@@ -125,17 +138,20 @@ async function boundsOf(client: pg.PoolClient, query: PeriodQuery): Promise<Peri
 }
 
 /** System accounts one by one; every customer account as one `customers` line. */
-async function trialBalance(client: pg.PoolClient, range: Date[]): Promise<TrialBalanceRow[]> {
+async function trialBalance(
+  client: pg.PoolClient,
+  range: Date[],
+  anchor: Anchor,
+): Promise<TrialBalanceRow[]> {
   const { rows } = await client.query<TrialBalanceRow>(
     `SELECT CASE WHEN ledger_account LIKE 'customer:%' THEN 'customers' ELSE ledger_account END
               AS ledger_account,
             COALESCE(sum(amount_micro_dzd) FILTER (WHERE created_at < $1), 0)::text AS opening,
             COALESCE(-sum(amount_micro_dzd) FILTER (WHERE created_at >= $1 AND amount_micro_dzd < 0), 0)::text AS debits,
             COALESCE(sum(amount_micro_dzd) FILTER (WHERE created_at >= $1 AND amount_micro_dzd > 0), 0)::text AS credits
-       FROM ledger_entries
-      WHERE created_at < $2
+       FROM (${legsSinceAnchor({ period: 3, from: 4, to: 2 }, { kind: false })}) AS legs
       GROUP BY 1 ORDER BY 1`,
-    range,
+    [...range, anchor.period, anchor.endsAt],
   );
   return rows;
 }
@@ -147,6 +163,7 @@ async function trialBalance(client: pg.PoolClient, range: Date[]): Promise<Trial
 async function rollForward(
   client: pg.PoolClient,
   range: Date[],
+  anchor: Anchor,
   query: PeriodQuery,
 ): Promise<Pick<PeriodRows, 'liabilityTotal' | 'accounts'>> {
   const { rows } = await client.query<RollForwardRow & { is_total: boolean }>(
@@ -161,7 +178,7 @@ async function rollForward(
             COALESCE(sum(usage), 0)::text, COALESCE(sum(refunds), 0)::text,
             COALESCE(sum(adjustments), 0)::text, COALESCE(sum(closing), 0)::text
        FROM per_account`,
-    [...range, query.after, query.limit + 1],
+    [...range, query.after, query.limit + 1, anchor.period, anchor.endsAt],
   );
   const strip = ({ is_total: _total, ...row }: RollForwardRow & { is_total: boolean }) => row;
   return {
@@ -171,8 +188,12 @@ async function rollForward(
 }
 
 /**
- * Settlements by their revenue leg; refunds by the hold they gave back (a reversal carries no
- * hold id: `holds.refunded_at` and its settled amount, as the `finance_daily_revenue` view).
+ * Settlements and refunds by the holds they ended: a settlement's revenue leg is its hold's
+ * settled amount, written at the hold's end (the invariant check proves both), so only the
+ * period's holds are read (by `finalized_at`), not its entries joined to their transactions.
+ * The report's revenue check compares the total with the revenue account's entries. Refunds on
+ * the day they were given (`holds.refunded_at`, as the `finance_daily_revenue` view). A free
+ * settlement has no revenue leg and is not counted, as in the entries.
  */
 async function revenue(
   client: pg.PoolClient,
@@ -186,13 +207,11 @@ async function revenue(
             COALESCE(sum(charged), 0)::text AS charged,
             COALESCE(sum(refunded), 0)::text AS refunded
        FROM (
-         SELECT to_char(t.created_at AT TIME ZONE $3, 'YYYY-MM-DD') AS day, h.model, h.priority,
-                e.amount_micro_dzd AS charged, 0::bigint AS refunded, true AS settlement
-           FROM ledger_entries e
-           JOIN ledger_transactions t ON t.id = e.transaction_id
-           JOIN holds h ON h.id = t.hold_id
-          WHERE e.ledger_account = 'system:revenue' AND t.kind = 'hold_settlement'
-            AND e.created_at >= $1 AND e.created_at < $2
+         SELECT to_char(h.finalized_at AT TIME ZONE $3, 'YYYY-MM-DD') AS day, h.model, h.priority,
+                h.settled_amount_micro_dzd AS charged, 0::bigint AS refunded, true AS settlement
+           FROM holds h
+          WHERE h.status = 'settled' AND h.settled_amount_micro_dzd > 0
+            AND h.finalized_at >= $1 AND h.finalized_at < $2
          UNION ALL
          SELECT to_char(h.refunded_at AT TIME ZONE $3, 'YYYY-MM-DD'), h.model, h.priority,
                 0::bigint, h.settled_amount_micro_dzd, false
