@@ -63,7 +63,7 @@ export interface ClientStack {
   /** The chat request bodies the stand-in model node received, oldest first. */
   nodeChatBodies(): NodeChatBody[];
   /** Every money rule broken by the suite's requests (empty when all is well). */
-  moneyViolations(): Promise<string[]>;
+  moneyViolations(options?: { cancelled?: string[] }): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -187,7 +187,7 @@ export async function startClientStack(suite: string): Promise<ClientStack> {
         .requests()
         .filter((request) => request.path === '/v1/chat/completions')
         .map((request) => request.body as NodeChatBody),
-    moneyViolations: () => moneyViolations(stack, accountIds),
+    moneyViolations: (options) => moneyViolations(stack, accountIds, options?.cancelled ?? []),
     close: () => stack.close(),
   };
 }
@@ -227,8 +227,13 @@ export function costMicroDzd(
  * Every hold of the suite's accounts ended (none pending), was settled (every case that reached
  * admission is one the gateway should answer), charged exactly its usage at the prices snapshot at
  * admission and never above the hold, with a usage record agreeing; the ledger's check is clean.
+ * `cancelled`: holds of requests the suite cancelled, whose usage record says so.
  */
-async function moneyViolations(stack: AbuseStack, accountIds: string[]): Promise<string[]> {
+async function moneyViolations(
+  stack: AbuseStack,
+  accountIds: string[],
+  cancelled: readonly string[],
+): Promise<string[]> {
   const rows = await stack.billingQuery<HoldRow>(
     `SELECT h.id, h.status::text AS status, h.model, h.amount_micro_dzd,
             h.settled_amount_micro_dzd, h.uncapped_cost_micro_dzd,
@@ -268,7 +273,8 @@ async function moneyViolations(stack: AbuseStack, accountIds: string[]): Promise
           `of ${row.amount_micro_dzd} µDZD`,
       );
     }
-    if (BigInt(row.cost_micro_dzd ?? -1) !== settled || row.outcome !== 'succeeded') {
+    const outcome = cancelled.includes(row.id) ? 'cancelled' : 'succeeded';
+    if (BigInt(row.cost_micro_dzd ?? -1) !== settled || row.outcome !== outcome) {
       violations.push(
         `${where}: usage record ${row.outcome} at ${row.cost_micro_dzd} µDZD, hold ${settled}`,
       );

@@ -23,6 +23,8 @@ afterAll(async () => {
 });
 
 const MODEL = MODELS.chat;
+/** Responses the suite cancelled: their usage records say `cancelled`, not `succeeded`. */
+const cancelled: string[] = [];
 const PRICES = STAND_IN_PRICES;
 const client = (apiKey = clients.funded.apiKey) =>
   new OpenAI({ apiKey, baseURL: clients.baseURL, maxRetries: 0 });
@@ -64,6 +66,32 @@ type Service = { cost_dzd: number; balance_dzd: number; hold_id: string };
 const serviceOf = (response: unknown) => (response as { _service: Service })._service;
 const costOf = (usage: { input_tokens: number; output_tokens: number }) =>
   (usage.input_tokens * PRICES.input + usage.output_tokens * PRICES.output) / 1e6;
+
+async function receiptOf(id: string): Promise<Record<string, unknown>> {
+  const answer = await fetch(`${clients.baseURL}/requests/${id}`, {
+    headers: { Authorization: `Bearer ${clients.funded.apiKey}` },
+  });
+  expect(answer.status).toBe(200);
+  return (await answer.json()) as Record<string, unknown>;
+}
+
+/** Polls until `probe` gives something (or true), for at most 20 s. */
+async function waitFor<T>(probe: () => T | Promise<T>): Promise<NonNullable<T>> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const value = await probe();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** A background response once it has ended. */
+const settled = (id: string) =>
+  waitFor(async () => {
+    const response = await client().responses.retrieve(id);
+    return ['queued', 'in_progress'].includes(response.status ?? '') ? null : response;
+  });
 
 async function notFound(promise: Promise<unknown>) {
   const error = await promise.then(
@@ -228,6 +256,7 @@ describe('openai SDK: the Responses API', () => {
     await notFound(theirs.responses.retrieve(mine.id));
     await notFound(theirs.responses.inputItems.list(mine.id));
     await notFound(theirs.responses.delete(mine.id));
+    await notFound(theirs.responses.cancel(mine.id));
     await notFound(
       theirs.responses.create({ model: MODEL, previous_response_id: mine.id, input: 'x' }),
     );
@@ -290,7 +319,102 @@ describe('openai SDK: the Responses API', () => {
     expect(retried.id).toBe(answered.id);
   });
 
+  it('runs a background response: queued at once, in progress, then its result, charged exactly', async () => {
+    clients.stack.node.setOptions({ tokensPerSecond: 40 });
+    try {
+      const queued = await client().responses.create({
+        model: MODEL,
+        input: 'Tell me a story.',
+        background: true,
+      });
+      expect(queued).toMatchObject({ status: 'queued', background: true, output: [], usage: null });
+      const running = await client().responses.retrieve(queued.id);
+      expect(running.status).toBe('in_progress');
+      // Not continued while it runs.
+      await expect(
+        client().responses.create({ model: MODEL, input: 'And?', previous_response_id: queued.id }),
+      ).rejects.toMatchObject({ status: 400, param: 'previous_response_id' });
+      const done = await settled(queued.id);
+      expect(done).toMatchObject({ status: 'completed', background: true });
+      expect(done.output_text.length).toBeGreaterThan(0);
+      const usage = done.usage as OpenAI.Responses.ResponseUsage & { cost_dzd: number };
+      expect(usage.cost_dzd).toBeCloseTo(costOf(usage), 6);
+      expect(await receiptOf(queued.id)).toMatchObject({ status: 'succeeded' });
+      // Its result continues like any other.
+      const next = await client().responses.create({
+        model: MODEL,
+        input: 'Shorter.',
+        previous_response_id: queued.id,
+      });
+      expect(next.status).toBe('completed');
+      // Ended: a cancel answers it as it is.
+      expect(await client().responses.cancel(queued.id)).toMatchObject({ status: 'completed' });
+    } finally {
+      clients.stack.node.setOptions({ tokensPerSecond: 0 });
+    }
+  });
+
+  it('cancels a background response: the job stops, billed for what it produced', async () => {
+    clients.stack.node.setOptions({
+      tokensPerSecond: 20,
+      answerTokensMin: 400,
+      answerTokensMax: 400,
+    });
+    try {
+      const before = clients.nodeChatBodies().length;
+      const queued = await client().responses.create({
+        model: MODEL,
+        input: 'Write at length.',
+        background: true,
+      });
+      // Generating: the node has the request, and some output has been produced.
+      await waitFor(() => clients.nodeChatBodies().length > before);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const answer = await client().responses.cancel(queued.id);
+      expect(answer).toMatchObject({ id: queued.id, status: 'cancelled', background: true });
+      cancelled.push(queued.id);
+      const receipt = await waitFor(async () => {
+        const r = (await receiptOf(queued.id)) as {
+          status: string;
+          settled_dzd: number | null;
+          tokens: { completion: number };
+        };
+        return r.status === 'pending' ? null : r;
+      });
+      // What it produced before the cancel: the prompt and some output, not the whole answer.
+      expect(receipt).toMatchObject({ status: 'cancelled' });
+      expect(receipt.settled_dzd).toBeGreaterThan(0);
+      expect(receipt.tokens.completion).toBeGreaterThan(0);
+      expect(receipt.tokens.completion).toBeLessThan(400);
+      // The job's own end, after the cancel, changes nothing.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await client().responses.retrieve(queued.id)).status).toBe('cancelled');
+    } finally {
+      clients.stack.node.setOptions({
+        tokensPerSecond: 0,
+        answerTokensMin: 30,
+        answerTokensMax: 60,
+      });
+    }
+  });
+
+  it('background is stored and not streamed; only a background response is cancelled (400)', async () => {
+    for (const [body, param] of [
+      [{ stream: true }, 'stream'],
+      [{ store: false }, 'store'],
+    ] as const) {
+      await expect(
+        client().responses.create({ model: MODEL, input: 'x', background: true, ...body }),
+      ).rejects.toMatchObject({ status: 400, param });
+    }
+    const plain = await client().responses.create({ model: MODEL, input: 'Hi' });
+    await expect(client().responses.cancel(plain.id)).rejects.toMatchObject({
+      status: 400,
+      param: 'response_id',
+    });
+  });
+
   it('charged every request exactly its usage, never above its hold (money check)', async () => {
-    expect(await clients.moneyViolations()).toEqual([]);
+    expect(await clients.moneyViolations({ cancelled })).toEqual([]);
   });
 });

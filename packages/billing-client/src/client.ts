@@ -31,6 +31,8 @@ import type {
   ResponseContextRequest,
   ResponseRecord,
   SaveResponseRequest,
+  FinishResponseRequest,
+  FinishedResponse,
   ScopedTokenCreated,
   ScopedTokenInspection,
   StoredResponse,
@@ -145,6 +147,15 @@ export interface BillingClient {
     responseId: string,
     reader: string | null,
   ): Promise<ResponseRecord>;
+  /**
+   * A background response's result replaces it, once; false when it was no longer in progress
+   * (cancelled or finished first: nothing changed).
+   */
+  finishResponse(
+    accountId: string,
+    responseId: string,
+    body: FinishResponseRequest,
+  ): Promise<boolean>;
   /** What a new request continues: its `previous_response_id` chain and item references. */
   responseContext(accountId: string, body: ResponseContextRequest): Promise<ResponseContext>;
   /** Deletes a stored response the reader may read (404 `response_not_found` otherwise). */
@@ -278,6 +289,15 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
       await send({ method: 'PUT', path: response(accountId, responseId), body });
     },
     responseRecord: (accountId, responseId, reader) => get(response(accountId, responseId, reader)),
+    // Retried: a second finish after a lost answer is `finished: false`, and changes nothing.
+    finishResponse: async (accountId, responseId, body) =>
+      (
+        await post<FinishedResponse>(
+          `${account(accountId)}/responses/${pathSegment(responseId)}/finish`,
+          body,
+          true,
+        )
+      ).finished,
     responseContext: (accountId, body) =>
       post(`${account(accountId)}/responses/context`, body, true),
     deleteResponse: (accountId, responseId, reader) =>

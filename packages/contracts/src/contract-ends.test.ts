@@ -308,6 +308,8 @@ const CONTRACTS: Record<string, Entry> = {
   ResponseContextRequest: ends([CLIENT], [BILLING_RESPONSE_ROUTES, BILLING_RESPONSES]),
   ResponseContext: ends([BILLING_RESPONSES, BILLING_RESPONSE_ROUTES], [CLIENT]),
   DeletedResponse: ends([BILLING_RESPONSES, BILLING_RESPONSE_ROUTES], [CLIENT]),
+  FinishResponseRequest: ends([CLIENT], [BILLING_RESPONSE_ROUTES, BILLING_RESPONSES]),
+  FinishedResponse: ends([BILLING_RESPONSES, BILLING_RESPONSE_ROUTES], [CLIENT]),
   ResponseItemRecord: partOf('SaveResponseRequest'),
 };
 

@@ -105,7 +105,7 @@ export const InferenceJobPayloadSchema = Type.Object({
 
 export const InferenceCancelPayloadSchema = Type.Object({
   jobId: Id,
-  reason: StringEnum(['client_disconnected', 'timeout'] as const),
+  reason: StringEnum(['client_disconnected', 'timeout', 'client_cancelled'] as const),
 });
 
 export const InferenceReplyPayloadSchema = Type.Object(

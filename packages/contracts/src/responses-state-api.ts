@@ -52,6 +52,11 @@ export const SaveResponseRequestSchema = Type.Object(
     }),
     /** The response object as answered (its `output` items are what later turns continue). */
     response: OpenObject({ description: 'The Responses API object.' }),
+    /**
+     * A background response, saved when it is queued: its result replaces it once (`finish`).
+     * While it runs, it cannot be continued.
+     */
+    inProgress: Type.Optional(Type.Boolean()),
   },
   { $id: 'SaveResponseRequest', additionalProperties: false },
 );
@@ -69,10 +74,42 @@ export const ResponseRecordSchema = Type.Object(
     expiresAt: Type.String({ format: 'date-time' }),
     inputItems: Type.Array(ResponseItemRecordSchema),
     response: OpenObject(),
+    /**
+     * A background response not finished yet. One whose job ended over
+     * `BACKGROUND_RESPONSE_LOST_AFTER_MS` ago without its result being saved (the edge running
+     * it stopped) reads as finished, `failed`, with the error `response_lost`.
+     */
+    inProgress: Type.Boolean(),
   },
   { $id: 'ResponseRecord', additionalProperties: false },
 );
 export type ResponseRecord = Static<typeof ResponseRecordSchema>;
+
+/**
+ * How long after its job ended a background response still waits for its result: the edge that
+ * ran the job saves it within seconds; past this, that edge is gone.
+ */
+export const BACKGROUND_RESPONSE_LOST_AFTER_MS = 120_000;
+
+/**
+ * `POST /internal/v1/accounts/{accountId}/responses/{responseId}/finish`: a background
+ * response's result (completed, incomplete, failed or cancelled) replaces it, once. `finished`
+ * false: it was not in progress any more (cancelled or finished first), and nothing changed.
+ */
+export const FinishResponseRequestSchema = Type.Object(
+  {
+    reader: TokenDigest,
+    response: OpenObject({ description: 'The Responses API object, ended.' }),
+  },
+  { $id: 'FinishResponseRequest', additionalProperties: false },
+);
+export type FinishResponseRequest = Static<typeof FinishResponseRequestSchema>;
+
+export const FinishedResponseSchema = Type.Object(
+  { finished: Type.Boolean() },
+  { $id: 'FinishedResponse', additionalProperties: false },
+);
+export type FinishedResponse = Static<typeof FinishedResponseSchema>;
 
 /**
  * `POST /internal/v1/accounts/{accountId}/responses/context`: what a new request continues.

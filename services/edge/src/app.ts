@@ -68,9 +68,11 @@ export function buildEdgeApp(options: EdgeAppOptions): Express {
     if (options.dashboardDir) app.use(DASHBOARD_PATH, dashboardSite(options.dashboardDir));
   }
   if (surfaces.has('api')) {
-    const { jobs, idempotency } = deps;
-    if (!jobs || !idempotency) throw new Error('the public API needs the job path (jobs)');
-    mountPublicApi(app, { ...deps, jobs, idempotency });
+    const { jobs, idempotency, background } = deps;
+    if (!jobs || !idempotency || !background) {
+      throw new Error('the public API needs the job path (jobs)');
+    }
+    mountPublicApi(app, { ...deps, jobs, idempotency, background });
   }
   app.use(noSuchRoute);
   if (surfaces.has('api')) app.use('/v1', rateLimitOnErrors(deps.billing, deps.authFailures));

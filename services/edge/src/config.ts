@@ -29,6 +29,9 @@ export const edgeConfigSchema = Type.Object({
   DISPATCHER_INTERNAL_TOKEN: fields.secret(32),
   // A synchronous job with no (next) reply within this fails with 500 GATEWAY_TIMEOUT.
   REPLY_TIMEOUT_MS: fields.durationMs(120_000, 3_600_000),
+  // `/v1/responses` with `background`: runs one edge process reads to their end at once (each
+  // holds a job's replies in memory); one more is 503 before any hold.
+  BACKGROUND_RESPONSES_MAX: Type.Integer({ minimum: 1, maximum: 100_000, default: 1_000 }),
   // Async (webhook) jobs not started by then are failed by the worker; below billing's hold TTL.
   ASYNC_JOB_DEADLINE_MS: fields.durationMs(600_000, 3_600_000),
   // The longest a started job may generate: the worker's JOB_MAX_GENERATION_MS or more. A job's

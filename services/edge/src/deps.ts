@@ -4,6 +4,7 @@ import type { DashboardSettings } from './dashboard/settings.js';
 import type { AuthFailureLimiter } from './http/auth.js';
 import type { Idempotency } from './http/idempotency.js';
 import type { InferenceJobs } from './jobs/inference-jobs.js';
+import type { BackgroundResponses } from './responses/background-response.js';
 
 /** What the dashboard and the operator API use (and the public API too). */
 export interface ConsoleDeps {
@@ -33,6 +34,8 @@ export interface ConsoleDeps {
 export interface InferenceDeps {
   jobs: InferenceJobs;
   idempotency: Idempotency;
+  /** `/v1/responses` with `background`: the runs this process reads to their end. */
+  background: BackgroundResponses;
 }
 
 /** What the routes use; built by the composition root (or a test). */

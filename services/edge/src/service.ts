@@ -8,6 +8,7 @@ import { createDispatcherClient } from './clients/dispatcher-client.js';
 import { resolveDashboardDir } from './dashboard/dashboard-site.js';
 import type { EdgeConfig } from './config.js';
 import { AuthFailureLimiter, identifier } from './http/auth.js';
+import { BackgroundResponses } from './responses/background-response.js';
 import { Idempotency } from './http/idempotency.js';
 import { InferenceJobs, JobPublisher } from './jobs/inference-jobs.js';
 import { ReplyRouter } from './jobs/job-replies.js';
@@ -93,6 +94,7 @@ export async function startEdgeService(
           config.REPLY_TIMEOUT_MS + IDEMPOTENCY_LEASE_MARGIN_MS,
           identifier(billing, authFailures),
         ),
+        background: new BackgroundResponses(billing, config.BACKGROUND_RESPONSES_MAX),
       }),
       limits: {
         jsonBodyBytes: config.JSON_BODY_LIMIT_BYTES,

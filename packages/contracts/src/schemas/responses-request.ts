@@ -37,7 +37,12 @@ export const ResponsesRequestSchema = Type.Object(
     store: Type.Optional(Type.Boolean({ default: true })),
     stream: Type.Optional(Type.Boolean({ default: false })),
     background: Type.Optional(
-      Type.Literal(false, { description: '`true` is not served yet (400).' }),
+      Type.Boolean({
+        default: false,
+        description:
+          'Run it as a job: answered at once with status `queued`; `GET` shows `in_progress`, ' +
+          'then the result; `POST /v1/responses/{id}/cancel` stops it. Needs `store` and no `stream`.',
+      }),
     ),
     tools: Type.Optional(Type.Array(OpenObject(), { maxItems: LIMITS.toolsMaxItems })),
     tool_choice: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), OpenObject()])),

@@ -61,9 +61,10 @@ export const RUNTIME_TABLE_PRIVILEGES: Readonly<Record<string, readonly TablePri
   key_token_windows: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   key_token_returns: ['SELECT', 'INSERT', 'DELETE'],
   // Stored Responses state (sealed customer content): stored, read, deleted by a client and by
-  // the retention purge, never changed. Items are inserted with their response and go with it
-  // (the foreign key's cascade runs as the table's owner).
-  stored_responses: ['SELECT', 'INSERT', 'DELETE'],
+  // the retention purge; a background response's content is replaced once by its result (the
+  // statement only touches one in progress). Items are inserted with their response and go with
+  // it (the foreign key's cascade runs as the table's owner).
+  stored_responses: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   stored_response_items: ['SELECT', 'INSERT'],
   // Closed periods: written once at the close, read by the report and the check, never changed.
   ledger_periods: ['SELECT', 'INSERT'],

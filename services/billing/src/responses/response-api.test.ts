@@ -106,6 +106,7 @@ describe('stored responses through the billing client', () => {
       expiresAt: expect.any(String),
       inputItems,
       response,
+      inProgress: false,
     });
     expect(await billing.responseRecord(accountId, first, null)).toEqual(record);
     const refused = await gatewayErrorOf(billing.responseRecord(accountId, first, TOKEN_B));

@@ -17,6 +17,8 @@ export interface ChainLink {
   readable: boolean;
   /** Content bytes of this link and every newer one. */
   totalBytes: number;
+  /** A background response not finished yet: it has no output to continue. */
+  inProgress: boolean;
 }
 
 export interface ChainBounds {
@@ -28,7 +30,8 @@ export interface ChainBounds {
 
 /**
  * Throws why the chain from `requestedId` cannot be continued: a link the reader may not read
- * (or that does not exist) is 404 naming it, a chain over its bounds 400. `links`: newest first,
+ * (or that does not exist) is 404 naming it, a chain over its bounds or with a background
+ * response still running 400. `links`: newest first,
  * the walk having stopped at the first refusal.
  */
 export function assertChainUsable(
@@ -54,6 +57,13 @@ export function assertChainUsable(
   }
   // The walk found no row for the oldest link's predecessor: gone, or never this account's.
   if (oldest.previousResponseId !== null) throw responseNotFound(oldest.previousResponseId, PARAM);
+  const running = links.find((link) => link.inProgress);
+  if (running) {
+    throw invalidResponseBody(
+      `Response ${running.id} is a background response still in progress; continue it once it has finished`,
+      PARAM,
+    );
+  }
 }
 
 /** The conversation, oldest first: each response's input items, then its output items. */

@@ -22,11 +22,16 @@ const content = (inputs: string[], outputs: string[]): ResponseContent => ({
   response: { object: 'response', output: outputs.map((id) => item(id)) },
 });
 
-const link = (id: string, previousResponseId: string | null, more: Partial<ChainLink> = {}) => ({
+const link = (
+  id: string,
+  previousResponseId: string | null,
+  more: Partial<ChainLink> = {},
+): ChainLink => ({
   id,
   previousResponseId,
   readable: true,
   totalBytes: 10,
+  inProgress: false,
   ...more,
 });
 const BOUNDS = { maxLinks: 3, maxBytes: 100 };
@@ -79,6 +84,14 @@ describe('the previous_response_id chain', () => {
     expect(refusal([link('b', 'a'), link('a', null, { totalBytes: 101 })])).toMatchObject({
       code: 'invalid_request_body',
       message: expect.stringContaining('exceed 100 bytes'),
+    });
+  });
+
+  it('is 400 naming a background response still in progress anywhere in the chain', () => {
+    expect(refusal([link('c', 'b'), link('b', null, { inProgress: true })])).toMatchObject({
+      code: 'invalid_request_body',
+      param: 'previous_response_id',
+      message: expect.stringContaining('Response b is a background response still in progress'),
     });
   });
 

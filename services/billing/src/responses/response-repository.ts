@@ -1,7 +1,7 @@
 /**
  * Stored Responses state in PostgreSQL (plain `pg`, billing's pool): `stored_responses` (sealed
- * content) and `stored_response_items` (which response holds an item id), migration
- * 20270119090000. No business decision here beyond the reader rule, which every read states in
+ * content) and `stored_response_items` (which response holds an item id), migrations
+ * 20270119090000 and 20270122090000 (background responses). No business decision here beyond the reader rule, which every read states in
  * SQL so that a row the reader may not read never leaves the database with its content.
  *
  * Every read takes its parameters in one order: $1 account, $2 id(s), $3 now, $4 reader.
@@ -26,6 +26,25 @@ export interface StoredResponseRow extends SealedColumns {
   previous_response_id: string | null;
   created_at: Date;
   expires_at: Date;
+  /** A background response not finished yet. */
+  in_progress: boolean;
+}
+
+/** A response as `find` reads it: with its job's hold (the same id) while it is in progress. */
+export interface FoundResponseRow extends StoredResponseRow {
+  hold_status: string | null;
+  hold_finalized_at: Date | null;
+}
+
+/** A background response's result: its content replaced, its output item ids added. */
+export interface FinishedStoredResponse {
+  id: string;
+  accountId: string;
+  /** Who stored it: the content stays sealed to the same owner. */
+  tokenDigest: string | null;
+  sealed: SealedValue;
+  contentBytes: number;
+  itemIds: string[];
 }
 
 /** One link of a `previous_response_id` chain; content only when the whole chain may be read. */
@@ -59,6 +78,7 @@ export interface NewStoredResponse {
   expiresAt: Date;
   /** Ids of its input and output items, each once. */
   itemIds: string[];
+  inProgress: boolean;
 }
 
 export type InsertOutcome = 'stored' | 'duplicate' | 'previous_not_readable';
@@ -73,9 +93,10 @@ const readable = (row: string) =>
 const INSERT = `
   WITH stored AS (
     INSERT INTO stored_responses (id, account_id, token_digest, previous_response_id, ciphertext,
-                                  nonce, tag, key_version, content_bytes, created_at, expires_at)
+                                  nonce, tag, key_version, content_bytes, created_at, expires_at,
+                                  in_progress)
     SELECT $1::text, $2::text, $3::text, $4::text, $5::bytea, $6::bytea, $7::bytea, $8::int,
-           $9::int, $10::timestamptz, $11::timestamptz
+           $9::int, $10::timestamptz, $11::timestamptz, $13::boolean
      WHERE $4::text IS NULL OR EXISTS (
            SELECT 1 FROM stored_responses p
             WHERE p.id = $4 AND p.account_id = $2 AND p.expires_at > $10
@@ -88,16 +109,37 @@ const INSERT = `
   )
   SELECT count(*)::int AS stored FROM stored`;
 
-const COLUMNS = `r.id, r.token_digest, r.previous_response_id, r.created_at, r.expires_at`;
+const COLUMNS = `r.id, r.token_digest, r.previous_response_id, r.created_at, r.expires_at,
+                 r.in_progress`;
 const SEALED = `r.ciphertext, r.nonce, r.tag, r.key_version`;
 const sealedWhen = (condition: string) =>
   ['ciphertext', 'nonce', 'tag', 'key_version']
     .map((column) => `CASE WHEN ${condition} THEN r.${column} END AS ${column}`)
     .join(', ');
 
+// A response's job has its id as hold id: while the response runs, the hold says whether the
+// job has ended.
 const FIND = `
-  SELECT ${COLUMNS}, ${SEALED} FROM stored_responses r
+  SELECT ${COLUMNS}, ${SEALED}, h.status::text AS hold_status, h.finalized_at AS hold_finalized_at
+    FROM stored_responses r LEFT JOIN holds h ON r.in_progress AND h.id = r.id
    WHERE r.id = $2 AND r.account_id = $1 AND ${readable('r')}`;
+
+// A background response's result, once: only while it is in progress, sealed to the same owner;
+// its output item ids join the account's (the first response to store an id keeps it).
+const FINISH = `
+  WITH finished AS (
+    UPDATE stored_responses r
+       SET ciphertext = $4, nonce = $5, tag = $6, key_version = $7, content_bytes = $8,
+           in_progress = false
+     WHERE r.id = $2 AND r.account_id = $1 AND r.in_progress
+       AND r.token_digest IS NOT DISTINCT FROM $3::text
+    RETURNING r.id
+  ), items AS (
+    INSERT INTO stored_response_items (account_id, item_id, response_id)
+    SELECT $1, item.id, finished.id FROM finished CROSS JOIN unnest($9::text[]) AS item(id)
+    ON CONFLICT (account_id, item_id) DO NOTHING
+  )
+  SELECT count(*)::int AS finished FROM finished`;
 
 // The chain, newest first, in one query. The walk stops at the first link the reader may not
 // read, one link past $5 (so a longer chain shows), or past $6 bytes; a link that does not exist
@@ -120,7 +162,8 @@ const CHAIN = `
            AS ok
       FROM chain
   )
-  SELECT c.id, c.token_digest, c.previous_response_id, c.created_at, c.expires_at, c.depth,
+  SELECT c.id, c.token_digest, c.previous_response_id, c.created_at, c.expires_at,
+         c.in_progress, c.depth,
          c.readable, c.total_bytes::text AS total_bytes, ${sealedWhen('k.ok')}
     FROM chain c CROSS JOIN complete k JOIN stored_responses r ON r.id = c.id
    ORDER BY c.depth`;
@@ -162,24 +205,29 @@ const isDuplicateId = (error: unknown): boolean => {
   return failure.code === UNIQUE_VIOLATION && failure.constraint === 'stored_responses_pkey';
 };
 
+/** The sealed columns' parameters, in the order INSERT and FINISH take them. */
+const sealedValues = (sealed: SealedValue) => [
+  Buffer.from(sealed.ciphertext),
+  Buffer.from(sealed.nonce),
+  Buffer.from(sealed.tag),
+  sealed.keyVersion,
+];
+
 export class ResponseRepository {
   constructor(private readonly pool: pg.Pool) {}
 
   async insert(row: NewStoredResponse): Promise<InsertOutcome> {
-    const { sealed } = row;
     const values = [
       row.id,
       row.accountId,
       row.tokenDigest,
       row.previousResponseId,
-      Buffer.from(sealed.ciphertext),
-      Buffer.from(sealed.nonce),
-      Buffer.from(sealed.tag),
-      sealed.keyVersion,
+      ...sealedValues(row.sealed),
       row.contentBytes,
       row.createdAt,
       row.expiresAt,
       row.itemIds,
+      row.inProgress,
     ];
     try {
       const { rows } = await this.pool.query<{ stored: number }>(INSERT, values);
@@ -195,9 +243,22 @@ export class ResponseRepository {
     id: string,
     now: Date,
     reader: Reader,
-  ): Promise<StoredResponseRow | null> {
-    const { rows } = await this.pool.query<StoredResponseRow>(FIND, [accountId, id, now, reader]);
+  ): Promise<FoundResponseRow | null> {
+    const { rows } = await this.pool.query<FoundResponseRow>(FIND, [accountId, id, now, reader]);
     return rows[0] ?? null;
+  }
+
+  /** False when the response was not in progress any more (nothing changed). */
+  async finish(row: FinishedStoredResponse): Promise<boolean> {
+    const { rows } = await this.pool.query<{ finished: number }>(FINISH, [
+      row.accountId,
+      row.id,
+      row.tokenDigest,
+      ...sealedValues(row.sealed),
+      row.contentBytes,
+      row.itemIds,
+    ]);
+    return rows[0]?.finished === 1;
   }
 
   /** The chain from `id`, newest first: at most `maxLinks` + 1 links, about `maxBytes`. */

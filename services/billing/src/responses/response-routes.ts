@@ -8,10 +8,13 @@ import express, { type Request, type Router } from 'express';
 import { Type } from '@sinclair/typebox';
 import {
   createBodyValidator,
+  FinishResponseRequestSchema,
   LIMITS,
   ResponseContextRequestSchema,
   SaveResponseRequestSchema,
   type DeletedResponse,
+  type FinishedResponse,
+  type FinishResponseRequest,
   type ResponseContext,
   type ResponseContextRequest,
   type ResponseRecord,
@@ -23,6 +26,7 @@ import type { StoredResponses } from './stored-responses.js';
 
 const validateSave = createBodyValidator<SaveResponseRequest>(SaveResponseRequestSchema);
 const validateContext = createBodyValidator<ResponseContextRequest>(ResponseContextRequestSchema);
+const validateFinish = createBodyValidator<FinishResponseRequest>(FinishResponseRequestSchema);
 // `?reader=`: the contract's digest, given at most once; absent is an API key.
 const validateReader = createBodyValidator<{ reader?: Reader }>(
   Type.Object(
@@ -61,6 +65,16 @@ export function responseRoutes(responses: StoredResponses): Router {
     await responses.save(accountOf(req), responseOf(req), validateSave(req.body));
     res.status(204).end();
   });
+  router.post(
+    '/accounts/:accountId/responses/:responseId/finish',
+    EDGE,
+    ...saveBody,
+    async (req, res) => {
+      const body = validateFinish(req.body);
+      const finished = await responses.finish(accountOf(req), responseOf(req), body);
+      res.json(finished satisfies FinishedResponse);
+    },
+  );
   router.get('/accounts/:accountId/responses/:responseId', EDGE, async (req, res) => {
     const record = await responses.get(accountOf(req), responseOf(req), readerOf(req));
     res.json(record satisfies ResponseRecord);

@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
-import { LIMITS, type SaveResponseRequest } from '@gateway/contracts';
+import {
+  BACKGROUND_RESPONSE_LOST_AFTER_MS,
+  LIMITS,
+  type SaveResponseRequest,
+} from '@gateway/contracts';
 import { pgPoolOf } from '../db/client.js';
 import { gatewayErrorOf, setUpIdentity, type IdentityHarness } from '../identity/fixtures.suite.js';
 import { ResponseRepository } from './response-repository.js';
@@ -96,6 +100,7 @@ describe('saving and reading', () => {
       expiresAt: new Date(h.clock.ms + 30 * DAY_MS).toISOString(),
       inputItems: body('one').inputItems,
       response: body('one').response,
+      inProgress: false,
     });
     const [row] = await rows(
       'SELECT r::text AS raw, ciphertext, key_version FROM stored_responses r WHERE id = $1',
@@ -371,5 +376,80 @@ describe('the repository', () => {
       { id: second, ciphertext: null },
     ]);
     expect(Number(chain[0]!.total_bytes)).toBeGreaterThan(10);
+  });
+});
+
+describe('background responses', () => {
+  const queued = (tag: string) =>
+    body(tag, {
+      inProgress: true,
+      response: { object: 'response', status: 'queued', background: true, output: [] },
+    });
+
+  it('is in progress until its result replaces it, once; meanwhile it cannot be continued', async () => {
+    const id = newId();
+    await responses.save(accountId, id, queued('bg'));
+    const running = await responses.get(accountId, id, null);
+    expect([running.inProgress, running.response.status]).toEqual([true, 'queued']);
+    const continued = await gatewayErrorOf(
+      responses.context(accountId, { reader: null, previousResponseId: id, itemIds: [] }),
+    );
+    expect([continued.code, continued.param, continued.message]).toEqual([
+      'invalid_request_body',
+      'previous_response_id',
+      expect.stringContaining(`${id} is a background response still in progress`),
+    ]);
+    const result = body('bg').response;
+    expect(await responses.finish(accountId, id, { reader: null, response: result })).toEqual({
+      finished: true,
+    });
+    const done = await responses.get(accountId, id, null);
+    expect([done.inProgress, done.response, done.inputItems]).toEqual([
+      false,
+      result,
+      body('bg').inputItems,
+    ]);
+    // Its output items are the account's now, and the chain continues.
+    const context = await responses.context(accountId, {
+      reader: null,
+      previousResponseId: id,
+      itemIds: ['msg_out_bg'],
+    });
+    expect(context.items).toEqual([outputOf('bg')]);
+    // A second result (a cancel after it finished, a retry) changes nothing.
+    const cancelled = { ...result, status: 'cancelled', output: [] };
+    expect(await responses.finish(accountId, id, { reader: null, response: cancelled })).toEqual({
+      finished: false,
+    });
+    expect((await responses.get(accountId, id, null)).response).toEqual(result);
+  });
+
+  it("an API key finishes a token's response, which stays sealed to the token", async () => {
+    const id = newId();
+    await responses.save(accountId, id, { ...queued('tok'), tokenDigest: TOKEN_A });
+    const other = await gatewayErrorOf(
+      responses.finish(accountId, id, { reader: TOKEN_B, response: body('x').response }),
+    );
+    expect(other.code).toBe('response_not_found');
+    const cancelled = { object: 'response', status: 'cancelled', background: true, output: [] };
+    expect(await responses.finish(accountId, id, { reader: null, response: cancelled })).toEqual({
+      finished: true,
+    });
+    expect((await responses.get(accountId, id, TOKEN_A)).response).toEqual(cancelled);
+  });
+
+  it('reads as failed (response_lost) once its job ended long ago with no result saved', async () => {
+    const id = newId();
+    await responses.save(accountId, id, queued('lost'));
+    // No hold of that id: the job never got one, or it ended; either way nothing saves it.
+    h.clock.advance(60_000);
+    expect((await responses.get(accountId, id, null)).inProgress).toBe(true);
+    h.clock.advance(BACKGROUND_RESPONSE_LOST_AFTER_MS);
+    const lost = await responses.get(accountId, id, null);
+    expect([lost.inProgress, lost.response.status, lost.response.error]).toEqual([
+      false,
+      'failed',
+      expect.objectContaining({ code: 'response_lost' }),
+    ]);
   });
 });

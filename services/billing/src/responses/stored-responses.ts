@@ -10,10 +10,13 @@
  */
 import type { Keyring } from '@gateway/crypto';
 import {
+  BACKGROUND_RESPONSE_LOST_AFTER_MS,
   GatewayError,
   LIMITS,
   RESPONSE_ID_PATTERN,
   type DeletedResponse,
+  type FinishedResponse,
+  type FinishResponseRequest,
   type ResponseContext,
   type ResponseContextRequest,
   type ResponseItemRecord,
@@ -25,6 +28,7 @@ import { invalidResponseBody, itemNotFound, responseNotFound } from './response-
 import { itemIdsOf, itemIn, validatedOutputItems } from './response-items.js';
 import type {
   ChainRow,
+  FoundResponseRow,
   ItemHolderRow,
   Reader,
   ResponseRepository,
@@ -89,17 +93,8 @@ export class StoredResponses {
     if (!RESPONSE_ID.test(responseId)) {
       throw invalidResponseBody('A response id is resp_ followed by 32 hex digits', 'id');
     }
-    // Refused before anything is sealed: the history answers output items as item records.
-    validatedOutputItems(body.response);
     const content: ResponseContent = { inputItems: body.inputItems, response: body.response };
-    const plaintext = encodeContent(content);
-    if (plaintext.length > LIMITS.storedResponseMaxBytes) {
-      throw invalidResponseBody(
-        `A stored response holds at most ${LIMITS.storedResponseMaxBytes} bytes of JSON ` +
-          `(input items and response); this one has ${plaintext.length}`,
-        'response',
-      );
-    }
+    const plaintext = plaintextOf(content);
     const owner = { accountId, responseId, tokenDigest: body.tokenDigest };
     const now = this.#deps.clock();
     const outcome = await this.#deps.store.insert({
@@ -112,6 +107,7 @@ export class StoredResponses {
       createdAt: now,
       expiresAt: new Date(now.getTime() + this.#deps.retentionDays * DAY_MS),
       itemIds: itemIdsOf(content),
+      inProgress: body.inProgress ?? false,
     });
     if (outcome === 'duplicate') {
       throw new GatewayError('conflict', `Response ${responseId} is already stored`);
@@ -127,14 +123,53 @@ export class StoredResponses {
       : null;
     if (!row) throw notFound(responseId);
     const content = this.#open(accountId, row, row);
+    const lost = row.in_progress && this.#lost(row);
     return {
       id: row.id,
       previousResponseId: row.previous_response_id,
       createdAt: row.created_at.toISOString(),
       expiresAt: row.expires_at.toISOString(),
       inputItems: content.inputItems,
-      response: content.response,
+      response: lost ? lostResponse(content.response) : content.response,
+      inProgress: row.in_progress && !lost,
     };
+  }
+
+  /**
+   * A background response's result replaces it, once, sealed to whoever stored it (the reader
+   * may be the account's API key finishing a token's response: a cancel).
+   */
+  async finish(
+    accountId: string,
+    responseId: string,
+    body: FinishResponseRequest,
+  ): Promise<FinishedResponse> {
+    const now = this.#deps.clock();
+    const row = RESPONSE_ID.test(responseId)
+      ? await this.#deps.store.find(accountId, responseId, now, body.reader)
+      : null;
+    if (!row) throw notFound(responseId);
+    if (!row.in_progress) return { finished: false };
+    const { inputItems } = this.#open(accountId, row, row);
+    const content: ResponseContent = { inputItems, response: body.response };
+    const plaintext = plaintextOf(content);
+    const tokenDigest = row.token_digest;
+    const finished = await this.#deps.store.finish({
+      id: responseId,
+      accountId,
+      tokenDigest,
+      sealed: sealContent(this.#deps.keyring, { accountId, responseId, tokenDigest }, plaintext),
+      contentBytes: plaintext.length,
+      itemIds: itemIdsOf(content),
+    });
+    return { finished };
+  }
+
+  /** Its job ended a while ago and nobody saved the result: the edge running it is gone. */
+  #lost(row: FoundResponseRow): boolean {
+    if (row.hold_status === 'pending') return false;
+    const endedAt = row.hold_finalized_at ?? row.created_at;
+    return this.#deps.clock().getTime() - endedAt.getTime() > BACKGROUND_RESPONSE_LOST_AFTER_MS;
   }
 
   /** What a new request continues: its chain's history and the items it references. */
@@ -220,6 +255,34 @@ const linkOf = (row: ChainRow) => ({
   previousResponseId: row.previous_response_id,
   readable: row.readable,
   totalBytes: Number(row.total_bytes),
+  inProgress: row.in_progress,
+});
+
+/** What a stored response is sealed as; 400 over the size limit, before anything is sealed. */
+function plaintextOf(content: ResponseContent): Buffer {
+  // The history answers output items as item records.
+  validatedOutputItems(content.response);
+  const plaintext = encodeContent(content);
+  if (plaintext.length > LIMITS.storedResponseMaxBytes) {
+    throw invalidResponseBody(
+      `A stored response holds at most ${LIMITS.storedResponseMaxBytes} bytes of JSON ` +
+        `(input items and response); this one has ${plaintext.length}`,
+      'response',
+    );
+  }
+  return plaintext;
+}
+
+/** A background response whose result was never saved: failed, as the reference says it. */
+const lostResponse = (response: Record<string, unknown>): Record<string, unknown> => ({
+  ...response,
+  status: 'failed',
+  error: {
+    code: 'response_lost',
+    message:
+      'The gateway lost this background response before saving its result; its receipt ' +
+      '(GET /v1/requests/{id}) shows what it was charged.',
+  },
 });
 
 const throwItemNotFound = (itemId: string): never => {

@@ -210,6 +210,15 @@ export class InferenceJobs {
   }
 
   /**
+   * Cancels a job whichever edge started it (a background response's cancel): every worker
+   * hears it; the one running the job stops and bills what was produced, a queued job is dropped
+   * when it arrives. Confirmed by the broker before it resolves.
+   */
+  async cancel(jobId: string): Promise<void> {
+    await this.#options.publisher.publishCancel({ jobId, reason: 'client_cancelled' });
+  }
+
+  /**
    * Billing releases a hold never marked published after its grace (edge died before marking
    * it); marked, it lasts until the job cannot run any more, plus time to settle it.
    */

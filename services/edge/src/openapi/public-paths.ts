@@ -97,7 +97,8 @@ export function publicPaths(): Record<string, unknown> {
       },
     ),
     '/v1/responses': inference(
-      'Responses API: a response (JSON, or SSE events with stream: true), stored by default',
+      'Responses API: a response (JSON, or SSE events with stream: true), stored by default; ' +
+        'with background: true, answered at once as queued',
       'ResponsesRequest',
       {
         ...json(ref('Response')),
@@ -114,6 +115,19 @@ export function publicPaths(): Record<string, unknown> {
         summary: 'Deletes a stored response: its content is removed from the database',
         parameters: [RESPONSE_ID],
         responses: { '200': ok('Deleted', json(ref('ResponseDeleted'))), ...READ_ERRORS },
+      },
+    },
+    '/v1/responses/{response_id}/cancel': {
+      post: {
+        summary:
+          'Cancels a background response: its job stops and is billed for what it produced; ' +
+          'one that ended already is answered as it is (free)',
+        parameters: [RESPONSE_ID],
+        responses: {
+          '200': ok('The response, cancelled or as it ended', json(ref('Response'))),
+          ...errors(400),
+          ...READ_ERRORS,
+        },
       },
     },
     '/v1/responses/{response_id}/input_items': {

@@ -174,7 +174,19 @@ export const ResponseObjectSchema = Type.Object(
     id: Type.String({ description: '`resp_…`; also the job and hold id (its receipt).' }),
     object: Type.Literal('response'),
     created_at: Type.Integer({ description: 'Unix seconds.' }),
-    status: StringEnum(['in_progress', 'completed', 'incomplete', 'failed'] as const),
+    status: StringEnum([
+      'queued',
+      'in_progress',
+      'completed',
+      'incomplete',
+      'failed',
+      'cancelled',
+    ] as const),
+    background: Type.Boolean({
+      description:
+        'Run as a job: `queued` at once, `in_progress` while it runs, then its result or ' +
+        '`cancelled`; `failed` with the error `response_lost` if the gateway lost it.',
+    }),
     incomplete_details: Type.Union([Type.Object({ reason: Type.String() }), Type.Null()]),
     error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()]),
     model: Type.String(),

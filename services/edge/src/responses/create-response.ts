@@ -14,7 +14,9 @@ import { openEventStream, writeFrame } from '../http/event-stream.js';
 import { sendJson, type IdempotencyGuard } from '../http/idempotency.js';
 import type { JobReply, RunningJob } from '../jobs/job-replies.js';
 import { chatPlan } from '../routes/chat-completions.js';
-import { admit, serviceBlock, settleGuard, startJob } from '../routes/inference-flow.js';
+import { admit, settleGuard, startJob } from '../routes/inference-flow.js';
+import { serviceBlock } from '../routes/service-block.js';
+import { assertBackgroundServed, queuedResponse } from './background-response.js';
 import { conversationOf, needsStoredState, readerOf, type Conversation } from './conversation.js';
 import { invalidInput, normalizeInput } from './input-items.js';
 import { rebuiltChatRequest } from './chat-request-of.js';
@@ -35,6 +37,7 @@ export function createResponseHandler(deps: EdgeDeps): RequestHandler {
   const callerOf = identifier(deps.billing, deps.authFailures);
   return async (req, res) => {
     const request = validateResponses(req.body);
+    assertBackgroundServed(request);
     const items = normalizeInput(request.input);
     if (items.length === 0 && request.previous_response_id === undefined) {
       throw invalidInput('input is required (a string or at least one item)', 'input');
@@ -63,11 +66,15 @@ export function createResponseHandler(deps: EdgeDeps): RequestHandler {
         request,
         store: request.store ?? true,
       };
-      const plan = await chatPlan(chat, shell.id);
+      // A background job streams to edge, so a cancel bills the output produced until then.
+      const background = request.background === true;
+      if (background) deps.background.assertRoom();
+      const plan = await chatPlan(background ? { ...chat, stream: true } : chat, shell.id);
       const admission = await admit(deps, req, res, plan);
       job = await startJob(deps, req, res, plan, admission);
       const saving = { deps, req, caller: admission.caller, shell, input: conversation.input };
-      if (plan.stream) await relayResponse(req, res, job, guard, saving);
+      if (background) await answerQueued(res, job, guard, saving);
+      else if (plan.stream) await relayResponse(req, res, job, guard, saving);
       else await answerResponse(res, await job.final(), guard, saving);
     } catch (error) {
       await settleGuard(guard, job);
@@ -99,6 +106,36 @@ async function answerResponse(
     _service: serviceBlock(final),
   };
   await sendJson(res, 200, await saved(saving, response), guard);
+}
+
+/**
+ * A background response: stored queued (in progress) before it is answered, so a `GET` or a
+ * cancel on any edge finds it; then read to its end in the background. Not stored: the job is
+ * cancelled and the request fails (nobody could ever read its result).
+ */
+async function answerQueued(
+  res: Response,
+  job: RunningJob,
+  guard: IdempotencyGuard | null,
+  saving: Saving,
+): Promise<void> {
+  const { deps, req, caller, shell, input } = saving;
+  const owner = { accountId: caller.accountId, reader: readerOf(caller, credentialOf(req)) };
+  const queued = queuedResponse(shell, job.jobId);
+  try {
+    await deps.billing.saveResponse(owner.accountId, shell.id, {
+      tokenDigest: owner.reader,
+      previousResponseId: shell.request.previous_response_id ?? null,
+      inputItems: input,
+      response: queued,
+      inProgress: true,
+    });
+  } catch (error) {
+    job.cancel();
+    throw error;
+  }
+  void deps.background.run(job, shell, owner, logOf(req));
+  await sendJson(res, 200, queued, guard);
 }
 
 /** The response as answered: `store: false` (and a warning) when saving it failed. */

@@ -17,7 +17,8 @@ export interface ResponseShell {
   store: boolean;
 }
 
-export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
+export type ResponseStatus =
+  'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
 
 export interface ResponseUsage {
   input_tokens: number;
@@ -40,14 +41,14 @@ export function responseObject(
   },
 ): Json {
   const { request } = shell;
-  const ended = state.status !== 'in_progress';
+  const ended = state.status !== 'in_progress' && state.status !== 'queued';
   return {
     id: shell.id,
     object: 'response',
     created_at: shell.createdAtS,
     status: state.status,
     completed_at: state.status === 'completed' ? Math.floor(Date.now() / 1000) : null,
-    background: false,
+    background: request.background ?? false,
     error: state.error ?? null,
     incomplete_details: state.incompleteReason == null ? null : { reason: state.incompleteReason },
     instructions: request.instructions ?? null,

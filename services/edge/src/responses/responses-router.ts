@@ -17,6 +17,7 @@ import type { EdgeDeps } from '../deps.js';
 import { credentialOf, credentialRequired } from '../http/auth.js';
 import { callerOf, jsonBody } from '../http/context.js';
 import { methodNotAllowed } from '../http/errors.js';
+import { cancelResponse } from './background-response.js';
 import { readerOf } from './conversation.js';
 import { createResponseHandler } from './create-response.js';
 import { invalidInput } from './input-items.js';
@@ -49,7 +50,9 @@ export function storedResponsesRouter(deps: EdgeDeps): Router {
   router.get('/responses/:responseId', async (req, res) => {
     const { accountId, reader } = who(req, res);
     const record = await deps.billing.responseRecord(accountId, req.params.responseId!, reader);
-    res.json(record.response);
+    // Stored `queued` when it was accepted; from then until its result it reads `in_progress`
+    // (edge does not write each step: the job may still wait in the queue).
+    res.json(record.inProgress ? { ...record.response, status: 'in_progress' } : record.response);
   });
   router.delete('/responses/:responseId', async (req, res) => {
     const { accountId, reader } = who(req, res);
@@ -57,6 +60,10 @@ export function storedResponsesRouter(deps: EdgeDeps): Router {
     res.json({ id: deleted.id, object: 'response', deleted: true });
   });
   router.all('/responses/:responseId', methodNotAllowed(['GET', 'DELETE']));
+  router.post('/responses/:responseId/cancel', async (req, res) => {
+    res.json(await cancelResponse(deps, who(req, res), req.params.responseId!));
+  });
+  router.all('/responses/:responseId/cancel', methodNotAllowed(['POST']));
   router.get('/responses/:responseId/input_items', async (req, res) => {
     const { accountId, reader } = who(req, res);
     const page = pageOf(req.query);

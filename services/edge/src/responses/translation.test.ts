@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { GatewayError, validateChatCompletion, validateResponses } from '@gateway/contracts';
+import { assertBackgroundServed } from './background-response.js';
 import { chatRequestOf, REBUILT_REQUEST_MAX_BYTES, rebuiltChatRequest } from './chat-request-of.js';
 import { readerOf } from './conversation.js';
 import { normalizeInput } from './input-items.js';
@@ -175,10 +176,19 @@ describe('Responses request → chat request', () => {
     expect(refusal(() => chatOf({ input: 'x', frequency_penalty: 1 }))).toMatchObject({
       code: 'invalid_request_body',
     });
-    expect(refusal(() => chatOf({ input: 'x', background: true }))).toMatchObject({
+    const background = (body: Record<string, unknown>) => () =>
+      assertBackgroundServed(
+        validateResponses({ model: 'm', input: 'x', background: true, ...body }),
+      );
+    expect(refusal(background({ stream: true }))).toEqual({
       code: 'invalid_request_body',
-      param: 'background',
+      param: 'stream',
     });
+    expect(refusal(background({ store: false }))).toEqual({
+      code: 'invalid_request_body',
+      param: 'store',
+    });
+    expect(background({})).not.toThrow();
     expect(refusal(() => validateResponses({ input: 'x' }))).toEqual({
       code: 'missing_model',
       param: 'model',

@@ -20,7 +20,8 @@ import { jsonBody, logOf } from '../http/context.js';
 import { methodNotAllowed } from '../http/errors.js';
 import type { JobReply, RunningJob } from '../jobs/job-replies.js';
 import { omit } from '../jobs/inference-jobs.js';
-import { inferenceHandler, serviceBlock, type InferencePlan } from './inference-flow.js';
+import { inferenceHandler, type InferencePlan } from './inference-flow.js';
+import { serviceBlock } from './service-block.js';
 
 /** `POST /v1/chat/completions`: JSON, or SSE with `stream: true`. */
 export function chatCompletionsRouter(deps: EdgeDeps): Router {

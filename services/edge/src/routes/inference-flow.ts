@@ -1,7 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Admission } from '@gateway/billing-client';
-import { GatewayError, holdIdOfJob, microDzdFromWire, microDzdToDzd } from '@gateway/contracts';
-import type { InferenceReplyPayload } from '@gateway/contracts';
+import { GatewayError } from '@gateway/contracts';
 import { currentRequestId } from '@gateway/runtime';
 import type { EdgeDeps } from '../deps.js';
 import { noteAuthentication } from '../http/auth.js';
@@ -113,33 +112,4 @@ export function inferenceHandler<T>(deps: EdgeDeps, route: InferenceRoute<T>): R
       throw error;
     }
   };
-}
-
-export interface ServiceBlock {
-  cost_dzd?: number;
-  balance_dzd?: number;
-  /** The hold (= the job id): `GET /v1/requests/{hold_id}` answers the receipt (issue 25). */
-  hold_id: string;
-  /** `pending`: billing was unreachable; the cost is what the queued settlement will charge. */
-  settlement?: 'pending';
-  warnings?: string[];
-}
-
-/**
- * `_service` of a successful answer: the settled cost and the balance after it, from the worker's
- * final reply (µDZD digit strings → DZD numbers with up to 6 decimals), and the hold's id (the
- * receipt's key). `warnings` only when the external provider's allowlist dropped something
- * (spec: absent otherwise).
- */
-export function serviceBlock(final: InferenceReplyPayload): ServiceBlock {
-  const block: ServiceBlock = { hold_id: holdIdOfJob(final.jobId) };
-  if (final.costMicroDzd !== undefined) {
-    block.cost_dzd = microDzdToDzd(microDzdFromWire(final.costMicroDzd));
-  }
-  if (final.balanceMicroDzd !== undefined) {
-    block.balance_dzd = microDzdToDzd(microDzdFromWire(final.balanceMicroDzd));
-  }
-  if (final.settlementPending === true) block.settlement = 'pending';
-  if (final.warnings && final.warnings.length > 0) block.warnings = [...final.warnings].sort();
-  return block;
 }

@@ -23,7 +23,8 @@ import type {
   VideoRequest,
 } from '../schemas/media.js';
 import { modelBodyValidator } from '../schemas/validate.js';
-import { inferenceHandler, type InferencePlan, serviceBlock } from './inference-flow.js';
+import { inferenceHandler, type InferencePlan } from './inference-flow.js';
+import { serviceBlock } from './service-block.js';
 import { omit } from '../jobs/inference-jobs.js';
 
 /** How one default-models-only JSON route maps to a job. */

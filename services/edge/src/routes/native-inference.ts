@@ -16,13 +16,8 @@ import { credentialRequired } from '../http/auth.js';
 import { jsonBody, logOf } from '../http/context.js';
 import { methodNotAllowed } from '../http/errors.js';
 import { sendJson, type IdempotencyGuard } from '../http/idempotency.js';
-import {
-  admit,
-  settleGuard,
-  inferenceHandler,
-  type InferencePlan,
-  serviceBlock,
-} from './inference-flow.js';
+import { admit, settleGuard, inferenceHandler, type InferencePlan } from './inference-flow.js';
+import { serviceBlock } from './service-block.js';
 import { checkWebhookUrl } from './webhook-url.js';
 import { omit } from '../jobs/inference-jobs.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { finalChunk } from './chat-completions.js';
-import { serviceBlock } from './inference-flow.js';
+import { serviceBlock } from './service-block.js';
 
 const final = { jobId: 'chatcmpl-1', seq: 0, type: 'final' as const };
 

@@ -10,7 +10,8 @@ import { sendJson } from '../http/idempotency.js';
 import { methodNotAllowed } from '../http/errors.js';
 import { TranscriptionRequestSchema, type TranscriptionRequest } from '../schemas/media.js';
 import { modelBodyValidator } from '../schemas/validate.js';
-import { inferenceHandler, serviceBlock } from './inference-flow.js';
+import { inferenceHandler } from './inference-flow.js';
+import { serviceBlock } from './service-block.js';
 import { mediaPlan, type MediaRoute } from './media.js';
 import { omit } from '../jobs/inference-jobs.js';
 

@@ -14,6 +14,7 @@ import { createBillingClient } from '@gateway/billing-client';
 import { createDispatcherClient } from '../clients/dispatcher-client.js';
 import type { DashboardSettings } from '../dashboard/settings.js';
 import { AuthFailureLimiter, identifier } from '../http/auth.js';
+import { BackgroundResponses } from '../responses/background-response.js';
 import { Idempotency } from '../http/idempotency.js';
 import { InferenceJobs, JobPublisher } from '../jobs/inference-jobs.js';
 import { ReplyRouter } from '../jobs/job-replies.js';
@@ -100,6 +101,7 @@ export async function startEdge(
         replyTimeoutMs + 5_000,
         identifier(billingClient, authFailures),
       ),
+      background: new BackgroundResponses(billingClient, 100),
       limits: {
         jsonBodyBytes: options.jsonBodyBytes ?? 1024 * 1024,
         uploadBytes: options.uploadBytes ?? 64 * 1024,
