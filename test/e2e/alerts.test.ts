@@ -19,6 +19,7 @@ import {
   startAbuseStack,
   type AbuseStack,
 } from '../abuse/abuse-stack.js';
+import { loopbackWebhookEnv } from '../support/loopback-webhooks.js';
 import { waitFor } from '../support/worker-harness.js';
 
 /*
@@ -43,15 +44,10 @@ beforeAll(async () => {
   receiver = await startReceiver(certs);
   stack = await startAbuseStack({
     billingEnv: { ALERT_EVALUATE_INTERVAL_MS: '200' },
-    // The receiver is on loopback: edge accepts the URL with the development setting too.
-    edgeEnv: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' },
-    dispatcherEnv: {
-      DISPATCH_INTERVAL_MS: '50',
+    ...loopbackWebhookEnv(certs, {
       RETRY_SCHEDULE_A_MS: SCHEDULE_MS.join(','),
       RETRY_JITTER_RATIO: '0',
-      WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
-      WEBHOOK_CA_FILE: certs.caFile,
-    },
+    }),
   });
   // Every answer is cut at max_tokens: each request costs exactly its hold.
   stack.node.setOptions({ answerTokensMin: 24, answerTokensMax: 24 });

@@ -311,6 +311,9 @@ const CONTRACTS: Record<string, Entry> = {
   FinishResponseRequest: ends([CLIENT], [BILLING_RESPONSE_ROUTES, BILLING_RESPONSES]),
   FinishedResponse: ends([BILLING_RESPONSES, BILLING_RESPONSE_ROUTES], [CLIENT]),
   ResponseItemRecord: partOf('SaveResponseRequest'),
+  ResponseWebhookBody: ends([DISPATCHER_BODIES], ['test/e2e/response-webhook.test.ts']),
+  ResponseWebhookType: partOf('ResponseWebhookBody'),
+  ResponseEndedData: partOf('ResponseWebhookBody'),
 };
 
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');

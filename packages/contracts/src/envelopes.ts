@@ -6,6 +6,7 @@ import { compile, describeViolation } from './ajv.js';
 import { microDzdToWire } from './money.js';
 import { OpenObject, StringEnum } from './schemas/common.js';
 import { ALERT_TYPES, AlertDataSchema } from './alerts-api.js';
+import { RESPONSE_WEBHOOK_TYPES, ResponseEndedDataSchema } from './responses-state-api.js';
 
 /*
  * Queue message envelopes: `{ v, kind, id, createdAtMs, payload }`.
@@ -234,12 +235,28 @@ export const AccountAlertPayloadSchema = Type.Object({
  */
 export const holdIdOfJob = (jobId: string): string => jobId;
 
+/**
+ * A background response ended (issue 32 item 4): billing's outbox → the dispatcher (routing key
+ * `response.ended` on the events exchange), for the webhook its request named. `eventId` is the
+ * response id: one delivery per response, however often the event arrives. `data` is the
+ * webhook body's `data`, as sent.
+ */
+export const ResponseEndedPayloadSchema = Type.Object({
+  eventId: Id,
+  accountId: Id,
+  occurredAtMs: TimestampMs,
+  webhookUrl: Type.String({ format: 'http-url', maxLength: 2048 }),
+  type: StringEnum(RESPONSE_WEBHOOK_TYPES),
+  data: ResponseEndedDataSchema,
+});
+
 export type InferenceJobPayload = Static<typeof InferenceJobPayloadSchema>;
 export type InferenceReplyPayload = Static<typeof InferenceReplyPayloadSchema>;
 export type InferenceCompletedPayload = Static<typeof InferenceCompletedPayloadSchema>;
 export type InferenceCancelPayload = Static<typeof InferenceCancelPayloadSchema>;
 export type BillingSettlementPayload = Static<typeof BillingSettlementPayloadSchema>;
 export type AccountAlertPayload = Static<typeof AccountAlertPayloadSchema>;
+export type ResponseEndedPayload = Static<typeof ResponseEndedPayloadSchema>;
 
 export interface EnvelopePayloads {
   'inference.job': InferenceJobPayload;
@@ -248,6 +265,7 @@ export interface EnvelopePayloads {
   'inference.cancel': InferenceCancelPayload;
   'billing.settlement': BillingSettlementPayload;
   'account.alert': AccountAlertPayload;
+  'response.ended': ResponseEndedPayload;
 }
 export type EnvelopeKind = keyof EnvelopePayloads;
 export const ENVELOPE_KINDS = [
@@ -257,6 +275,7 @@ export const ENVELOPE_KINDS = [
   'inference.cancel',
   'billing.settlement',
   'account.alert',
+  'response.ended',
 ] as const satisfies readonly EnvelopeKind[];
 
 /** Versions this build reads. Producers always write the latest. */
@@ -316,6 +335,9 @@ export const ENVELOPE_SCHEMAS = {
   },
   'account.alert': {
     1: envelopeSchema('account.alert', AccountAlertPayloadSchema, 'AccountAlertEnvelopeV1'),
+  },
+  'response.ended': {
+    1: envelopeSchema('response.ended', ResponseEndedPayloadSchema, 'ResponseEndedEnvelopeV1'),
   },
 } as const satisfies Record<EnvelopeKind, Record<EnvelopeVersion, TSchema>>;
 

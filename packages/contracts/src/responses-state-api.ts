@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
-import { OpenObject } from './schemas/common.js';
+import { OpenObject, StringEnum } from './schemas/common.js';
 import { LIMITS } from './schemas/limits.js';
 
 /*
@@ -16,6 +16,35 @@ import { LIMITS } from './schemas/limits.js';
  * computes from the credential) and by the account's API keys. Anything else is the same 404 as
  * an unknown id.
  */
+
+/**
+ * The webhook event of a background response's end, as the reference names them: one per end
+ * status (a response lost with its edge ends `failed`).
+ */
+export const RESPONSE_WEBHOOK_TYPES = [
+  'response.completed',
+  'response.incomplete',
+  'response.failed',
+  'response.cancelled',
+] as const;
+export type ResponseWebhookType = (typeof RESPONSE_WEBHOOK_TYPES)[number];
+
+/** What the webhook says: which response ended (read it with `GET /v1/responses/{id}`). */
+export const ResponseEndedDataSchema = Type.Object(
+  { id: Type.String({ pattern: '^resp_[0-9a-f]{32}$' }) },
+  { additionalProperties: false },
+);
+
+/** The webhook body, in the Standard Webhooks shape (as account alerts). */
+export const ResponseWebhookBodySchema = Type.Object(
+  {
+    type: StringEnum(RESPONSE_WEBHOOK_TYPES),
+    timestamp: Type.String({ format: 'date-time' }),
+    data: ResponseEndedDataSchema,
+  },
+  { $id: 'ResponseWebhookBody' },
+);
+export type ResponseWebhookBody = Static<typeof ResponseWebhookBodySchema>;
 
 /** `resp_` + 32 hex digits: what edge mints, and all billing stores. */
 export const RESPONSE_ID_PATTERN = '^resp_[0-9a-f]{32}$';
@@ -57,6 +86,11 @@ export const SaveResponseRequestSchema = Type.Object(
      * While it runs, it cannot be continued.
      */
     inProgress: Type.Optional(Type.Boolean()),
+    /**
+     * A background response's `webhook`: told when it ends (a signed `response.*` event, through
+     * billing's outbox and the dispatcher). Only with `inProgress`; kept sealed, with the response.
+     */
+    webhookUrl: Type.Optional(Type.String({ format: 'http-url', maxLength: 2048 })),
   },
   { $id: 'SaveResponseRequest', additionalProperties: false },
 );

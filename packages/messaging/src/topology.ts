@@ -87,6 +87,8 @@ export const ROUTING_KEYS = {
   inferenceCompleted: 'inference.completed',
   /** Account alerts (issue 25): billing's outbox → the dispatcher, on the events exchange. */
   accountAlert: 'account.alert',
+  /** A background response ended (issue 32): billing's outbox → the dispatcher, as alerts. */
+  responseEnded: 'response.ended',
   cancelJob: 'cancel',
 } as const;
 
@@ -171,10 +173,12 @@ export function gatewayTopology(
         name: queues.webhookCompletions,
         kind: 'quorum',
         ...WEBHOOK_QUEUE_LIMITS,
-        // Job results and account alerts: both become signed webhooks, on one consumer.
+        // Job results, account alerts and ended responses: all become signed webhooks, on one
+        // consumer.
         bindings: [
           { exchange: exchanges.events, routingKey: ROUTING_KEYS.inferenceCompleted },
           { exchange: exchanges.events, routingKey: ROUTING_KEYS.accountAlert },
+          { exchange: exchanges.events, routingKey: ROUTING_KEYS.responseEnded },
         ],
       },
       { name: queues.billingSettlements, kind: 'quorum', ...SETTLEMENT_QUEUE_LIMITS },

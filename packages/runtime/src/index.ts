@@ -28,6 +28,7 @@ export {
   type ServiceAppOptions,
 } from './app.js';
 export { createPostgresPool, postgresReadiness } from './postgres.js';
+export { inPoolTransaction } from './pg-transaction.js';
 export { applyRuntimeGrants, type RuntimeGrants, type TablePrivilege } from './postgres-grants.js';
 export {
   loadMigrationDirectories,

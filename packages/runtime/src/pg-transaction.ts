@@ -16,3 +16,27 @@ export async function inTransaction<T>(client: pg.Client, work: () => Promise<T>
     throw error;
   }
 }
+
+/**
+ * Runs `work` on one connection of `pool` in a transaction (`begin` may name its isolation, e.g.
+ * `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`): committed when it resolves, rolled back and
+ * rethrown when it throws, the connection released either way. The services' repositories.
+ */
+export async function inPoolTransaction<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+  begin = 'BEGIN',
+): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query(begin);
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}

@@ -40,7 +40,7 @@ const REPOSITORIES: Readonly<Record<string, readonly string[]>> = {
   // Receipts (issue 25 item 4): a hold, its usage record and its ledger transactions, read.
   receipts: ['receipts/receipt-repository.ts'],
   // Stored Responses state: sealed responses and their item ids.
-  responses: ['responses/response-repository.ts'],
+  responses: ['responses/response-repository.ts', 'responses/response-webhook-repository.ts'],
   // Finance's period report: ledger, holds and accounts, read in one snapshot.
   reports: ['reports/report-repository.ts', 'reports/period-repository.ts'],
 };

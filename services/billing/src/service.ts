@@ -11,7 +11,13 @@ import { Budgets } from './budgets/budgets.js';
 import { AlertRepository, AlertSettings } from './alerts/index.js';
 import { startAlertEngine } from './alerts/alert-wiring.js';
 import { Receipts, ReceiptRepository } from './receipts/index.js';
-import { ResponseRepository, StoredResponses } from './responses/index.js';
+import {
+  ResponseRepository,
+  ResponseWebhookOutbox,
+  ResponseWebhookRepository,
+  StoredResponses,
+  startWebhookOutbox,
+} from './responses/index.js';
 import { checkBooks, createReports } from './reports/index.js';
 import { mountBillingApi } from './http/billing-app.js';
 import { RequestIdempotency } from './http/request-idempotency.js';
@@ -21,6 +27,10 @@ import { createUsageService, UsageStore } from './usage/index.js';
 import { createNodeHealthService } from './nodes/index.js';
 import { instrumentBilling, passwordWorkMetrics, settledMicroDzdCounter } from './metrics.js';
 import { startSettlementConsumer } from './settlements/settlement-consumer.js';
+
+/** How often billing's outbox looks for ended background responses to announce, and how many. */
+const RESPONSE_WEBHOOK_INTERVAL_MS = 1_000;
+const RESPONSE_WEBHOOK_BATCH = 100;
 
 export interface BillingDependencies {
   /** A bus to share (local mode runs every service on one in-process bus); else RabbitMQ. */
@@ -180,6 +190,10 @@ export async function startBillingService(
       .purgeExpired()
       .then((count) => count > 0 && shell.logger.info({ count }, 'expired stored responses purged'))
       .catch((error: unknown) => shell.logger.warn({ err: error }, 'stored response purge failed'));
+    responses
+      .endLost()
+      .then((count) => count > 0 && shell.logger.warn({ count }, 'lost background responses ended'))
+      .catch((error: unknown) => shell.logger.warn({ err: error }, 'lost response sweep failed'));
   }, 60_000);
   pruneTimer.unref();
   // Idempotency records past their retention are deleted, however quiet the traffic.
@@ -193,10 +207,11 @@ export async function startBillingService(
 
   const server = await serveHttp(shell, app, config);
   if (ownsBus) await bus.start();
+  const names = gatewayNames(config.AMQP_PREFIX);
   // Settlements queued by workers while billing did not answer (docs/job-protocol.md §5).
   const settlements = await startSettlementConsumer({
     bus,
-    names: gatewayNames(config.AMQP_PREFIX),
+    names,
     ledger,
     logger: shell.logger,
     prefetch: config.SETTLEMENT_PREFETCH,
@@ -205,6 +220,23 @@ export async function startBillingService(
   // Account alerts (issue 25 item 3): evaluated and published on every replica.
   const alertEngine = startAlertEngine(config, shell, { prisma, keyring: identity.keyring, bus });
   shell.lifecycle.onShutdown('alerts', () => alertEngine.stop());
+  // Background responses' webhooks (issue 32): announced within a second of their end, on every
+  // replica (each claims different rows).
+  const stopWebhooks = startWebhookOutbox(
+    new ResponseWebhookOutbox(
+      new ResponseWebhookRepository(pgPoolOf(prisma)),
+      identity.keyring,
+      bus,
+      { exchange: names.exchanges.events, routingKey: names.routingKeys.responseEnded },
+    ),
+    {
+      intervalMs: RESPONSE_WEBHOOK_INTERVAL_MS,
+      batchSize: RESPONSE_WEBHOOK_BATCH,
+      onPublished: (result) => shell.logger.info(result, 'response webhooks published'),
+      onError: (error) => shell.logger.warn({ err: error }, 'response webhooks not published'),
+    },
+  );
+  shell.lifecycle.onShutdown('response webhooks', stopWebhooks);
   if (ownsBus) shell.lifecycle.onShutdown('rabbitmq', () => bus.close());
   shell.lifecycle.onShutdown('sweeper', async () => {
     clearInterval(pruneTimer);

@@ -44,6 +44,16 @@ export const ResponsesRequestSchema = Type.Object(
           'then the result; `POST /v1/responses/{id}/cancel` stops it. Needs `store` and no `stream`.',
       }),
     ),
+    webhook: Type.Optional(
+      Type.String({
+        format: 'http-url',
+        maxLength: LIMITS.urlMaxLength,
+        description:
+          'With `background`: a signed `response.completed` (`.incomplete`, `.failed`, ' +
+          '`.cancelled`) event is POSTed here when it ends, as job webhooks are signed. The ' +
+          'edge requires https and a public address unless a development setting allows otherwise.',
+      }),
+    ),
     tools: Type.Optional(Type.Array(OpenObject(), { maxItems: LIMITS.toolsMaxItems })),
     tool_choice: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), OpenObject()])),
     parallel_tool_calls: Type.Optional(Type.Boolean()),

@@ -3,6 +3,7 @@
  * sealed), the evaluation's claims and figures, the outbox's inserts, claims and marks.
  */
 import type pg from 'pg';
+import { inPoolTransaction } from '@gateway/runtime';
 import type { SealedValue } from '@gateway/crypto';
 import type { AlertData, AlertType } from '@gateway/contracts';
 
@@ -178,9 +179,7 @@ export class AlertRepository {
     limit: number,
     send: (rows: PendingEventRow[]) => Promise<string[]>,
   ): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await inPoolTransaction(this.pool, async (client) => {
       const { rows } = await client.query<PendingEventRow>(
         `SELECT e.id AS event_id, e.account_id AS event_account_id, e.type, e.data,
                 e.occurred_at, ${S_COLUMNS}
@@ -196,12 +195,6 @@ export class AlertRepository {
         'UPDATE alert_events SET published_at = CURRENT_TIMESTAMP WHERE id = ANY($1::text[])',
         [done],
       );
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 }

@@ -66,6 +66,9 @@ export const RUNTIME_TABLE_PRIVILEGES: Readonly<Record<string, readonly TablePri
   // it (the foreign key's cascade runs as the table's owner).
   stored_responses: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   stored_response_items: ['SELECT', 'INSERT'],
+  // A background response's webhook: inserted with it, ended with it, marked published by the
+  // outbox; it goes with its response (cascade, as the owner).
+  response_webhooks: ['SELECT', 'INSERT', 'UPDATE'],
   // Closed periods: written once at the close, read by the report and the check, never changed.
   ledger_periods: ['SELECT', 'INSERT'],
   // A closed period's carried-forward balances: inserted with it, read by reports and the check.

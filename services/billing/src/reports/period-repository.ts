@@ -4,6 +4,7 @@
  * account, amount, time in UTC to the millisecond), in id order, computed by PostgreSQL.
  */
 import type pg from 'pg';
+import { inPoolTransaction } from '@gateway/runtime';
 import type { PeriodReport } from '@gateway/contracts';
 
 export interface EntriesDigest {
@@ -119,9 +120,7 @@ export class PeriodRepository {
    * closed already (the first close stands).
    */
   async insert(row: ClosedPeriodRow): Promise<boolean> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    return inPoolTransaction(this.pool, async (client) => {
       const { rowCount } = await client.query(
         `INSERT INTO ledger_periods (period, time_zone, starts_at, ends_at, entries_count,
                                      entries_digest, report, closed_at, closed_by)
@@ -140,14 +139,8 @@ export class PeriodRepository {
         ],
       );
       if (rowCount === 1) await insertBalances(client, row);
-      await client.query('COMMIT');
       return rowCount === 1;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /**

@@ -5,6 +5,7 @@
  * dates and the zone. Amounts come back as digit strings (exact bigint in TypeScript).
  */
 import type pg from 'pg';
+import { inPoolTransaction } from '@gateway/runtime';
 import {
   anchorAt,
   entriesDigest,
@@ -97,34 +98,29 @@ const AS_TEXT = `opening::text, credits::text, usage::text, refunds::text, adjus
 export class ReportRepository {
   constructor(private readonly pool: pg.Pool) {}
 
-  async periodRows(query: PeriodQuery, options: { digest?: boolean } = {}): Promise<PeriodRows> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      // A month's entries joined to their transactions: hashed in memory instead of in batches
-      // on disk (the default 4 MB). Per sort or hash, for this transaction only; reports are few.
-      await client.query(`SET LOCAL work_mem = '${REPORT_WORK_MEM}'`);
-      const bounds = await boundsOf(client, query);
-      const range = [bounds.startsAt, bounds.endsAt];
-      const anchor = await anchorAt(client, bounds.startsAt);
-      const rows: PeriodRows = {
-        bounds,
-        trialBalance: await trialBalance(client, range, anchor),
-        ...(await rollForward(client, range, anchor, query)),
-        revenue: await revenue(client, range, query.timeZone),
-        openHolds: await openHolds(client, bounds.endsAt),
-        ...(options.digest
-          ? { digest: await entriesDigest(client, bounds.startsAt, bounds.endsAt) }
-          : {}),
-      };
-      await client.query('COMMIT');
-      return rows;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+  periodRows(query: PeriodQuery, options: { digest?: boolean } = {}): Promise<PeriodRows> {
+    return inPoolTransaction(
+      this.pool,
+      async (client) => {
+        // A month's entries joined to their transactions: hashed in memory instead of in
+        // batches on disk (the default 4 MB). Per sort or hash, this transaction only.
+        await client.query(`SET LOCAL work_mem = '${REPORT_WORK_MEM}'`);
+        const bounds = await boundsOf(client, query);
+        const range = [bounds.startsAt, bounds.endsAt];
+        const anchor = await anchorAt(client, bounds.startsAt);
+        return {
+          bounds,
+          trialBalance: await trialBalance(client, range, anchor),
+          ...(await rollForward(client, range, anchor, query)),
+          revenue: await revenue(client, range, query.timeZone),
+          openHolds: await openHolds(client, bounds.endsAt),
+          ...(options.digest
+            ? { digest: await entriesDigest(client, bounds.startsAt, bounds.endsAt) }
+            : {}),
+        };
+      },
+      'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
+    );
   }
 }
 

@@ -45,7 +45,14 @@ export interface FinishedStoredResponse {
   sealed: SealedValue;
   contentBytes: number;
   itemIds: string[];
+  /** The webhook event its end is (`response.<status>`), when it has a webhook. */
+  webhookType: string;
+  endedAt: Date;
 }
+
+/** A background response whose job ended long ago with no result stored. */
+export type LostResponseRow = Pick<StoredResponseRow, 'id' | 'token_digest'> &
+  SealedColumns & { account_id: string };
 
 /** One link of a `previous_response_id` chain; content only when the whole chain may be read. */
 export type ChainRow = Omit<StoredResponseRow, keyof SealedColumns> &
@@ -79,6 +86,8 @@ export interface NewStoredResponse {
   /** Ids of its input and output items, each once. */
   itemIds: string[];
   inProgress: boolean;
+  /** A background response's webhook URL, sealed (response-webhooks.ts); null: none. */
+  webhook: SealedValue | null;
 }
 
 export type InsertOutcome = 'stored' | 'duplicate' | 'previous_not_readable';
@@ -106,6 +115,11 @@ const INSERT = `
     INSERT INTO stored_response_items (account_id, item_id, response_id)
     SELECT $2, item.id, stored.id FROM stored CROSS JOIN unnest($12::text[]) AS item(id)
     ON CONFLICT (account_id, item_id) DO NOTHING
+  ), webhook AS (
+    INSERT INTO response_webhooks (response_id, account_id, url_ciphertext, url_nonce, url_tag,
+                                   url_key_version)
+    SELECT stored.id, $2, $14::bytea, $15::bytea, $16::bytea, $17::int
+      FROM stored WHERE $14::bytea IS NOT NULL
   )
   SELECT count(*)::int AS stored FROM stored`;
 
@@ -138,8 +152,21 @@ const FINISH = `
     INSERT INTO stored_response_items (account_id, item_id, response_id)
     SELECT $1, item.id, finished.id FROM finished CROSS JOIN unnest($9::text[]) AS item(id)
     ON CONFLICT (account_id, item_id) DO NOTHING
+  ), webhook AS (
+    UPDATE response_webhooks w SET type = $10, ended_at = $11
+      FROM finished WHERE w.response_id = finished.id
   )
   SELECT count(*)::int AS finished FROM finished`;
+
+// Background responses whose job's hold ended before $1 (or that have no hold and were stored
+// before it) with no result stored: the edge running them is gone.
+const LOST = `
+  SELECT r.id, r.account_id, r.token_digest, ${SEALED}
+    FROM stored_responses r LEFT JOIN holds h ON h.id = r.id
+   WHERE r.in_progress AND r.created_at < $1
+     AND (h.id IS NULL OR (h.status <> 'pending' AND h.finalized_at < $1))
+   ORDER BY r.created_at
+   LIMIT $2`;
 
 // The chain, newest first, in one query. The walk stops at the first link the reader may not
 // read, one link past $5 (so a longer chain shows), or past $6 bytes; a link that does not exist
@@ -228,6 +255,7 @@ export class ResponseRepository {
       row.expiresAt,
       row.itemIds,
       row.inProgress,
+      ...(row.webhook ? sealedValues(row.webhook) : [null, null, null, null]),
     ];
     try {
       const { rows } = await this.pool.query<{ stored: number }>(INSERT, values);
@@ -257,8 +285,15 @@ export class ResponseRepository {
       ...sealedValues(row.sealed),
       row.contentBytes,
       row.itemIds,
+      row.webhookType,
+      row.endedAt,
     ]);
     return rows[0]?.finished === 1;
+  }
+
+  /** Background responses lost with their edge (their job ended before `before`), oldest first. */
+  async lost(before: Date, limit: number): Promise<LostResponseRow[]> {
+    return (await this.pool.query<LostResponseRow>(LOST, [before, limit])).rows;
   }
 
   /** The chain from `id`, newest first: at most `maxLinks` + 1 links, about `maxBytes`. */

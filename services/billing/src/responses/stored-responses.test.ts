@@ -4,11 +4,15 @@ import type pg from 'pg';
 import {
   BACKGROUND_RESPONSE_LOST_AFTER_MS,
   LIMITS,
+  parseEnvelope,
   type SaveResponseRequest,
 } from '@gateway/contracts';
+import type { MessageBus } from '@gateway/messaging';
 import { pgPoolOf } from '../db/client.js';
 import { gatewayErrorOf, setUpIdentity, type IdentityHarness } from '../identity/fixtures.suite.js';
 import { ResponseRepository } from './response-repository.js';
+import { ResponseWebhookRepository } from './response-webhook-repository.js';
+import { ResponseWebhookOutbox } from './response-webhooks.js';
 import { StoredResponses } from './stored-responses.js';
 
 /*
@@ -451,5 +455,87 @@ describe('background responses', () => {
       'failed',
       expect.objectContaining({ code: 'response_lost' }),
     ]);
+  });
+});
+
+describe("a background response's webhook", () => {
+  const URL_OF_HOOK = 'https://hooks.example.com/responses?token=secret';
+  const route = { exchange: 'gateway.events', routingKey: 'response.ended' };
+  const published: unknown[] = [];
+  let outbox: ResponseWebhookOutbox;
+
+  beforeAll(() => {
+    const bus = {
+      publish: async (_to: unknown, body: unknown) => void published.push(body),
+    } as unknown as MessageBus;
+    outbox = new ResponseWebhookOutbox(
+      new ResponseWebhookRepository(pgPoolOf(h.prisma)),
+      h.keyring,
+      bus,
+      route,
+    );
+  });
+
+  const queuedWithHook = (tag: string) =>
+    body(tag, {
+      inProgress: true,
+      webhookUrl: URL_OF_HOOK,
+      response: { object: 'response', status: 'queued', background: true, output: [] },
+    });
+  const events = () => published.map((message) => parseEnvelope('response.ended', message).payload);
+
+  it('is announced once when the response ends, the URL sealed until then', async () => {
+    const id = newId();
+    await responses.save(accountId, id, queuedWithHook('hook'));
+    const [row] = await rows(
+      'SELECT r::text AS raw FROM response_webhooks r WHERE response_id = $1',
+      [id],
+    );
+    expect(row.raw).not.toContain('hooks.example.com');
+    // Not ended: nothing to announce.
+    await outbox.publishPending(100);
+    expect(events().filter((event) => event.eventId === id)).toEqual([]);
+    const result = { ...body('hook').response, status: 'incomplete' };
+    await responses.finish(accountId, id, { reader: null, response: result });
+    expect((await outbox.publishPending(100)).published).toBeGreaterThanOrEqual(1);
+    expect(events().filter((event) => event.eventId === id)).toEqual([
+      {
+        eventId: id,
+        accountId,
+        occurredAtMs: h.clock.ms,
+        webhookUrl: URL_OF_HOOK,
+        type: 'response.incomplete',
+        data: { id },
+      },
+    ]);
+    // Published once: the next run has nothing of it.
+    await outbox.publishPending(100);
+    expect(events().filter((event) => event.eventId === id)).toHaveLength(1);
+  });
+
+  it('announces a response lost with its edge as failed, ended by the sweep', async () => {
+    const id = newId();
+    await responses.save(accountId, id, queuedWithHook('swept'));
+    await responses.endLost();
+    expect((await responses.get(accountId, id, null)).inProgress).toBe(true);
+    h.clock.advance(BACKGROUND_RESPONSE_LOST_AFTER_MS + 1_000);
+    expect(await responses.endLost()).toBeGreaterThanOrEqual(1);
+    const record = await responses.get(accountId, id, null);
+    expect([record.inProgress, record.response.status]).toEqual([false, 'failed']);
+    await outbox.publishPending(100);
+    expect(events().find((event) => event.eventId === id)?.type).toBe('response.failed');
+  });
+
+  it('is refused on a response that is not in the background, and a result must have ended', async () => {
+    const refused = await gatewayErrorOf(
+      responses.save(accountId, newId(), { ...body('x'), webhookUrl: URL_OF_HOOK }),
+    );
+    expect([refused.code, refused.param]).toEqual(['invalid_request_body', 'webhookUrl']);
+    const id = newId();
+    await responses.save(accountId, id, queuedWithHook('bad'));
+    const notEnded = await gatewayErrorOf(
+      responses.finish(accountId, id, { reader: null, response: { status: 'queued', output: [] } }),
+    );
+    expect([notEnded.code, notEnded.param]).toEqual(['invalid_request_body', 'response.status']);
   });
 });

@@ -14,6 +14,7 @@ import {
   GatewayError,
   LIMITS,
   RESPONSE_ID_PATTERN,
+  RESPONSE_WEBHOOK_TYPES,
   type DeletedResponse,
   type FinishedResponse,
   type FinishResponseRequest,
@@ -21,6 +22,7 @@ import {
   type ResponseContextRequest,
   type ResponseItemRecord,
   type ResponseRecord,
+  type ResponseWebhookType,
   type SaveResponseRequest,
 } from '@gateway/contracts';
 import { assertChainUsable, historyOf, type ChainBounds } from './response-chain.js';
@@ -38,10 +40,14 @@ import {
   encodeContent,
   openContent,
   sealContent,
+  type ContentOwner,
   type ResponseContent,
 } from './response-sealing.js';
+import { sealWebhookUrl } from './response-webhooks.js';
 
 const DAY_MS = 86_400_000;
+/** Lost background responses ended per sweep (each is a few statements). */
+const LOST_SWEEP_ROWS = 100;
 const RESPONSE_ID = new RegExp(RESPONSE_ID_PATTERN);
 /** Longest id echoed in a 404 (a malformed one may be anything). */
 const ECHOED_ID_MAX_LENGTH = 64;
@@ -93,6 +99,9 @@ export class StoredResponses {
     if (!RESPONSE_ID.test(responseId)) {
       throw invalidResponseBody('A response id is resp_ followed by 32 hex digits', 'id');
     }
+    if (body.webhookUrl !== undefined && body.inProgress !== true) {
+      throw invalidResponseBody('Only a background response has a webhook', 'webhookUrl');
+    }
     const content: ResponseContent = { inputItems: body.inputItems, response: body.response };
     const plaintext = plaintextOf(content);
     const owner = { accountId, responseId, tokenDigest: body.tokenDigest };
@@ -108,6 +117,10 @@ export class StoredResponses {
       expiresAt: new Date(now.getTime() + this.#deps.retentionDays * DAY_MS),
       itemIds: itemIdsOf(content),
       inProgress: body.inProgress ?? false,
+      webhook:
+        body.webhookUrl === undefined
+          ? null
+          : sealWebhookUrl(this.#deps.keyring, { accountId, responseId }, body.webhookUrl),
     });
     if (outcome === 'duplicate') {
       throw new GatewayError('conflict', `Response ${responseId} is already stored`);
@@ -149,20 +162,58 @@ export class StoredResponses {
       ? await this.#deps.store.find(accountId, responseId, now, body.reader)
       : null;
     if (!row) throw notFound(responseId);
+    const webhookType = webhookTypeOf(body.response);
     if (!row.in_progress) return { finished: false };
     const { inputItems } = this.#open(accountId, row, row);
-    const content: ResponseContent = { inputItems, response: body.response };
+    const owner = { accountId, responseId, tokenDigest: row.token_digest };
+    const finished = await this.#storeResult(owner, inputItems, body.response, webhookType, now);
+    return { finished };
+  }
+
+  /**
+   * Ends, as `failed` (`response_lost`), background responses whose job ended over
+   * `BACKGROUND_RESPONSE_LOST_AFTER_MS` ago with no result stored (so their webhook says so, and
+   * the state is not left to reads); at most `limit` a run. Returns how many it ended.
+   */
+  async endLost(limit = LOST_SWEEP_ROWS): Promise<number> {
+    const now = this.#deps.clock();
+    const before = new Date(now.getTime() - BACKGROUND_RESPONSE_LOST_AFTER_MS);
+    let ended = 0;
+    for (const row of await this.#deps.store.lost(before, limit)) {
+      const owner = {
+        accountId: row.account_id,
+        responseId: row.id,
+        tokenDigest: row.token_digest,
+      };
+      const content = openContent(this.#deps.keyring, owner, row);
+      const response = lostResponse(content.response);
+      if (await this.#storeResult(owner, content.inputItems, response, 'response.failed', now)) {
+        ended += 1;
+      }
+    }
+    return ended;
+  }
+
+  /** A background response's result, sealed to whoever stored it; false if it had ended. */
+  async #storeResult(
+    owner: ContentOwner,
+    inputItems: ResponseItemRecord[],
+    response: Record<string, unknown>,
+    webhookType: ResponseWebhookType,
+    now: Date,
+  ): Promise<boolean> {
+    const content: ResponseContent = { inputItems, response };
     const plaintext = plaintextOf(content);
-    const tokenDigest = row.token_digest;
-    const finished = await this.#deps.store.finish({
-      id: responseId,
-      accountId,
-      tokenDigest,
-      sealed: sealContent(this.#deps.keyring, { accountId, responseId, tokenDigest }, plaintext),
+    return this.#deps.store.finish({
+      id: owner.responseId,
+      accountId: owner.accountId,
+      tokenDigest: owner.tokenDigest,
+      sealed: sealContent(this.#deps.keyring, owner, plaintext),
       contentBytes: plaintext.length,
       itemIds: itemIdsOf(content),
+      webhookType,
+      endedAt: now,
     });
-    return { finished };
   }
 
   /** Its job ended a while ago and nobody saved the result: the edge running it is gone. */
@@ -271,6 +322,18 @@ function plaintextOf(content: ResponseContent): Buffer {
     );
   }
   return plaintext;
+}
+
+/** A result's webhook event: `response.<status>`; a result must have ended (400 otherwise). */
+function webhookTypeOf(response: Record<string, unknown>): ResponseWebhookType {
+  const type = `response.${String(response.status)}`;
+  if (!(RESPONSE_WEBHOOK_TYPES as readonly string[]).includes(type)) {
+    throw invalidResponseBody(
+      'A result is completed, incomplete, failed or cancelled',
+      'response.status',
+    );
+  }
+  return type as ResponseWebhookType;
 }
 
 /** A background response whose result was never saved: failed, as the reference says it. */

@@ -3,6 +3,8 @@ import {
   type AccountAlertPayload,
   type AlertWebhookBody,
   type InferenceCompletedPayload,
+  type ResponseEndedPayload,
+  type ResponseWebhookBody,
 } from '@gateway/contracts';
 import type { WebhookFormat } from '../signing/signature-headers.js';
 
@@ -70,6 +72,16 @@ export function renderBody(
 /** An account alert (issue 25): the Standard Webhooks shape `{type, timestamp, data}`. */
 export function alertBody(event: AccountAlertPayload): Buffer {
   const body: AlertWebhookBody = {
+    type: event.type,
+    timestamp: new Date(event.occurredAtMs).toISOString(),
+    data: event.data,
+  };
+  return Buffer.from(JSON.stringify(body), 'utf8');
+}
+
+/** A background response ended (issue 32): `{type, timestamp, data: {id}}`, as alerts. */
+export function responseEndedBody(event: ResponseEndedPayload): Buffer {
+  const body: ResponseWebhookBody = {
     type: event.type,
     timestamp: new Date(event.occurredAtMs).toISOString(),
     data: event.data,

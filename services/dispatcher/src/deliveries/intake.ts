@@ -3,6 +3,7 @@ import {
   parseEnvelope,
   type AccountAlertPayload,
   type InferenceCompletedPayload,
+  type ResponseEndedPayload,
 } from '@gateway/contracts';
 import type { Handler } from '@gateway/messaging';
 import { injectTraceContext, tracingEnabled, type Logger } from '@gateway/observability';
@@ -10,7 +11,7 @@ import { newDeliveryId } from '../crypto/ids.js';
 import type { Keyring } from '@gateway/crypto';
 import { rowAad } from '../crypto/row-aad.js';
 import type { WebhookFormat } from '../signing/signature-headers.js';
-import { alertBody, renderBody } from './bodies.js';
+import { alertBody, renderBody, responseEndedBody } from './bodies.js';
 import { COMPLETION_EVENT, type DeliveryRepository } from './delivery-repository.js';
 import { firstDelayMs, type RetryPolicy } from './schedule.js';
 
@@ -51,6 +52,21 @@ export class DeliveryIntake {
   async acceptAlert(event: AccountAlertPayload): Promise<{ deliveryId: string; created: boolean }> {
     const deliveryId = newDeliveryId();
     const body = alertBody(event).toString('utf8');
+    return this.store(deliveryId, 'A', event.type, event.eventId, event.accountId, {
+      url: event.webhookUrl,
+      body,
+    });
+  }
+
+  /**
+   * A background response's end (issue 32): signed and retried as format A, its body in the
+   * Standard Webhooks shape, as alerts. Idempotent on the response id.
+   */
+  async acceptResponseEnded(
+    event: ResponseEndedPayload,
+  ): Promise<{ deliveryId: string; created: boolean }> {
+    const deliveryId = newDeliveryId();
+    const body = responseEndedBody(event).toString('utf8');
     return this.store(deliveryId, 'A', event.type, event.eventId, event.accountId, {
       url: event.webhookUrl,
       body,
@@ -115,9 +131,12 @@ export function completionHandler(
   logger: Logger,
   onQueued: () => void = () => {},
 ): Handler<unknown> {
-  const alerts = alertHandler(intake, logger, onQueued);
+  const alerts = eventHandler('account.alert', intake, logger, onQueued);
+  const responses = eventHandler('response.ended', intake, logger, onQueued);
   return async (message) => {
-    if (kindOf(message.body) === 'account.alert') return alerts(message);
+    const kind = kindOf(message.body);
+    if (kind === 'account.alert') return alerts(message);
+    if (kind === 'response.ended') return responses(message);
     let event: InferenceCompletedPayload;
     try {
       event = parseEnvelope('inference.completed', message.body).payload;
@@ -145,32 +164,40 @@ export function completionHandler(
   };
 }
 
-function alertHandler(
+/**
+ * An account alert or an ended response: both `{eventId, accountId, type, webhookUrl}` events,
+ * one delivery per event id.
+ */
+function eventHandler(
+  kind: 'account.alert' | 'response.ended',
   intake: DeliveryIntake,
   logger: Logger,
   onQueued: () => void,
 ): Handler<unknown> {
   return async (message) => {
-    let event: AccountAlertPayload;
+    let event: AccountAlertPayload | ResponseEndedPayload;
     try {
-      event = parseEnvelope('account.alert', message.body).payload;
+      event = parseEnvelope(kind, message.body).payload;
     } catch (error) {
       if (!(error instanceof EnvelopeError)) throw error;
-      logger.warn({ messageId: message.messageId, reason: error.message }, 'bad alert event');
+      logger.warn({ messageId: message.messageId, kind, reason: error.message }, 'bad event');
       return 'dead-letter';
     }
-    const ids = { alertId: event.eventId, type: event.type, accountId: event.accountId };
+    const ids = { eventId: event.eventId, type: event.type, accountId: event.accountId };
     try {
-      const { deliveryId, created } = await intake.acceptAlert(event);
+      const { deliveryId, created } =
+        kind === 'account.alert'
+          ? await intake.acceptAlert(event as AccountAlertPayload)
+          : await intake.acceptResponseEnded(event as ResponseEndedPayload);
       if (created) {
-        logger.info({ ...ids, deliveryId }, 'alert delivery queued');
+        logger.info({ ...ids, deliveryId }, 'event delivery queued');
         onQueued();
       } else {
-        logger.info(ids, 'alert already stored');
+        logger.info(ids, 'event already stored');
       }
       return 'ack';
     } catch (error) {
-      logger.error({ ...ids, err: error }, 'storing alert failed; retry later');
+      logger.error({ ...ids, err: error }, 'storing event failed; retry later');
       return 'retry';
     }
   };

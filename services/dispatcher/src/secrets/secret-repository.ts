@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { inTransaction } from '../db/transaction.js';
+import { inPoolTransaction } from '@gateway/runtime';
 import type { SealedValue } from '@gateway/crypto';
 
 /** A stored secret, still sealed. */
@@ -65,7 +65,7 @@ export class SecretRepository {
    * first secret, and two rotations never interleave.
    */
   withAccountLock<T>(accountId: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return inTransaction(this.pool, async (client) => {
+    return inPoolTransaction(this.pool, async (client) => {
       await client.query("SELECT pg_advisory_xact_lock(hashtextextended('whsec:' || $1, 0))", [
         accountId,
       ]);

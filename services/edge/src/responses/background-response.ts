@@ -27,7 +27,12 @@ type Json = Record<string, unknown>;
 
 /** A background response is stored (its result is read later) and not streamed. */
 export function assertBackgroundServed(request: ResponsesRequest): void {
-  if (request.background !== true) return;
+  if (request.background !== true) {
+    if (request.webhook !== undefined) {
+      throw invalidInput('A webhook announces a background response: set background', 'webhook');
+    }
+    return;
+  }
   if (request.store === false) {
     throw invalidInput('A background response is stored: background needs store: true', 'store');
   }

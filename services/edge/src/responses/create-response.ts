@@ -12,6 +12,7 @@ import { credentialOf, identifier } from '../http/auth.js';
 import { logOf } from '../http/context.js';
 import { openEventStream, writeFrame } from '../http/event-stream.js';
 import { sendJson, type IdempotencyGuard } from '../http/idempotency.js';
+import { checkWebhookUrl } from '../routes/webhook-url.js';
 import type { JobReply, RunningJob } from '../jobs/job-replies.js';
 import { chatPlan } from '../routes/chat-completions.js';
 import { admit, settleGuard, startJob } from '../routes/inference-flow.js';
@@ -38,6 +39,10 @@ export function createResponseHandler(deps: EdgeDeps): RequestHandler {
   return async (req, res) => {
     const request = validateResponses(req.body);
     assertBackgroundServed(request);
+    const webhookUrl =
+      request.webhook === undefined
+        ? undefined
+        : checkWebhookUrl(request.webhook, deps.limits.webhookAllowInsecure);
     const items = normalizeInput(request.input);
     if (items.length === 0 && request.previous_response_id === undefined) {
       throw invalidInput('input is required (a string or at least one item)', 'input');
@@ -73,7 +78,7 @@ export function createResponseHandler(deps: EdgeDeps): RequestHandler {
       const admission = await admit(deps, req, res, plan);
       job = await startJob(deps, req, res, plan, admission);
       const saving = { deps, req, caller: admission.caller, shell, input: conversation.input };
-      if (background) await answerQueued(res, job, guard, saving);
+      if (background) await answerQueued(res, job, guard, { ...saving, webhookUrl });
       else if (plan.stream) await relayResponse(req, res, job, guard, saving);
       else await answerResponse(res, await job.final(), guard, saving);
     } catch (error) {
@@ -117,9 +122,9 @@ async function answerQueued(
   res: Response,
   job: RunningJob,
   guard: IdempotencyGuard | null,
-  saving: Saving,
+  saving: Saving & { webhookUrl: string | undefined },
 ): Promise<void> {
-  const { deps, req, caller, shell, input } = saving;
+  const { deps, req, caller, shell, input, webhookUrl } = saving;
   const owner = { accountId: caller.accountId, reader: readerOf(caller, credentialOf(req)) };
   const queued = queuedResponse(shell, job.jobId);
   try {
@@ -129,6 +134,7 @@ async function answerQueued(
       inputItems: input,
       response: queued,
       inProgress: true,
+      ...(webhookUrl === undefined ? {} : { webhookUrl }),
     });
   } catch (error) {
     job.cancel();

@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Stripe from 'stripe';
 import { Webhook } from 'standardwebhooks';
-import { makeEnvelope, type AccountAlertPayload } from '@gateway/contracts';
+import {
+  makeEnvelope,
+  type AccountAlertPayload,
+  type ResponseEndedPayload,
+} from '@gateway/contracts';
 import {
   createGatewayBus,
   gatewayNames,
@@ -18,14 +22,15 @@ import { settled, startHarness, waitFor, type Harness } from '../testing/harness
 import { completionHandler } from './intake.js';
 
 /*
- * Account alerts (issue 25 item 3) on the dispatcher's machinery: an `account.alert` event from
- * billing's outbox becomes one signed delivery per alert id (however often it arrives), its
- * body in the Standard Webhooks shape, `webhook-id` the alert's id, listed with its type.
+ * Account alerts (issue 25 item 3) and ended background responses (issue 32) on the dispatcher's
+ * machinery: an `account.alert` or `response.ended` event from billing's outbox becomes one
+ * signed delivery per event id (however often it arrives), its body in the Standard Webhooks
+ * shape, `webhook-id` the event's id, listed with its type.
  */
 
 const stripe = new Stripe('sk_test_unused');
 
-describe('account alert → signed webhook', () => {
+describe('account alert or ended response → signed webhook', () => {
   let certs: TestCertificates;
   let receiver: Receiver;
   let harness: Harness;
@@ -110,6 +115,36 @@ describe('account alert → signed webhook', () => {
         secret!.secret,
         300,
       ),
+    ).not.toThrow();
+  });
+
+  it('sends one signed delivery per ended response, naming it and nothing of its content', async () => {
+    const responseId = `resp_${randomUUID().replaceAll('-', '')}`;
+    const event: ResponseEndedPayload = {
+      eventId: responseId,
+      accountId: 'usr_alerts',
+      occurredAtMs: Date.parse('2030-01-01T11:00:00Z'),
+      webhookUrl: receiver.url('/response'),
+      type: 'response.completed',
+      data: { id: responseId },
+    };
+    const route = { exchange: names.exchanges.events, routingKey: names.routingKeys.responseEnded };
+    await bus.publish(route, makeEnvelope('response.ended', event));
+    await bus.publish(route, makeEnvelope('response.ended', event));
+    await settled(harness.pool, responseId);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const requests = receiver.requestsTo('/response');
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!.headers['webhook-id']).toBe(responseId);
+    const body = requests[0]!.body.toString('utf8');
+    expect(JSON.parse(body)).toEqual({
+      type: 'response.completed',
+      timestamp: '2030-01-01T11:00:00.000Z',
+      data: { id: responseId },
+    });
+    const [secret] = await harness.dispatcher.secrets.active('usr_alerts');
+    expect(() =>
+      new Webhook(secret!.secret).verify(body, requests[0]!.headers as Record<string, string>),
     ).not.toThrow();
   });
 
