@@ -427,9 +427,14 @@ export type DashboardWebhookSettings = Static<typeof DashboardWebhookSettingsSch
 export const DashboardWebhookDeliverySchema = Type.Object(
   {
     id: Type.String(),
-    job_id: Type.String({ description: "The job's id; an account alert's id for an alert." }),
+    job_id: Type.String({
+      description:
+        "The job's id; an account alert's id for an alert; the response id for a response.",
+    }),
     event_type: Type.String({
-      description: '`inference.completed` (a job) or the alert type (issue 25).',
+      description:
+        '`inference.completed` (a job), the alert type, or `response.completed` (`.incomplete`, ' +
+        '`.failed`, `.cancelled`) for a background response.',
     }),
     status: Type.String(),
     attempts: Type.Integer(),

@@ -60,9 +60,12 @@ export interface WebhookDeliveryAttempt {
 /** One delivery with its attempts (`POST .../redeliver` answers it: 202, `status` queued). */
 export interface WebhookDelivery {
   id: string;
-  /** The job's id; for an account alert (issue 25), the alert's event id. */
+  /** The job's id; for an account alert, the alert's event id; for a response, its id. */
   job_id: string;
-  /** `inference.completed` for a job's result, else the alert's type (`budget.threshold`, …). */
+  /**
+   * `inference.completed` for a job's result, the alert's type (`budget.threshold`, …), or
+   * `response.<status>` for a background response's end.
+   */
   event_type: string;
   status: WebhookDeliveryStatus;
   /** The payload format (decisions: A or B). */

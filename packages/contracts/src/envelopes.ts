@@ -236,7 +236,7 @@ export const AccountAlertPayloadSchema = Type.Object({
 export const holdIdOfJob = (jobId: string): string => jobId;
 
 /**
- * A background response ended (issue 32 item 4): billing's outbox → the dispatcher (routing key
+ * A background response ended: billing's outbox → the dispatcher (routing key
  * `response.ended` on the events exchange), for the webhook its request named. `eventId` is the
  * response id: one delivery per response, however often the event arrives. `data` is the
  * webhook body's `data`, as sent.

@@ -87,7 +87,7 @@ export const ROUTING_KEYS = {
   inferenceCompleted: 'inference.completed',
   /** Account alerts (issue 25): billing's outbox → the dispatcher, on the events exchange. */
   accountAlert: 'account.alert',
-  /** A background response ended (issue 32): billing's outbox → the dispatcher, as alerts. */
+  /** A background response ended: billing's outbox → the dispatcher, as alerts. */
   responseEnded: 'response.ended',
   cancelJob: 'cancel',
 } as const;

@@ -80,10 +80,11 @@ export async function startBillingService(
     settledMicroDzd: settledMicroDzdCounter(shell.metrics.registry),
   });
   const { reports, periods } = createReports(pgPoolOf(prisma), config.REPORT_TIME_ZONE, clock);
-  // The gauge counts the books' violations: the ledger's and any closed period's.
+  // The gauge counts the books' violations: the ledger's and the last closed month's (each check
+  // of every closed month costs a report a month; the operator's check and the CLI do them all).
   instrumentBilling(shell.metrics.registry, {
     prisma,
-    ledger: { checkInvariants: () => checkBooks(ledger, periods) },
+    ledger: { checkInvariants: () => checkBooks(ledger, periods, { latestPeriods: 1 }) },
   });
 
   const app = createServiceApp({
@@ -136,6 +137,7 @@ export async function startBillingService(
     keyring: identity.keyring,
     clock,
     retentionDays: config.RESPONSE_RETENTION_DAYS,
+    refundHold: (holdId) => ledger.refundHold(holdId),
   });
   mountBillingApi(
     app,
@@ -192,7 +194,12 @@ export async function startBillingService(
       .catch((error: unknown) => shell.logger.warn({ err: error }, 'stored response purge failed'));
     responses
       .endLost()
-      .then((count) => count > 0 && shell.logger.warn({ count }, 'lost background responses ended'))
+      .then((sweep) => {
+        if (sweep.ended > 0) shell.logger.warn({ count: sweep.ended }, 'lost responses ended');
+        if (sweep.failed.length > 0) {
+          shell.logger.error({ responseIds: sweep.failed }, 'lost responses not ended');
+        }
+      })
       .catch((error: unknown) => shell.logger.warn({ err: error }, 'lost response sweep failed'));
   }, 60_000);
   pruneTimer.unref();
@@ -220,7 +227,7 @@ export async function startBillingService(
   // Account alerts (issue 25 item 3): evaluated and published on every replica.
   const alertEngine = startAlertEngine(config, shell, { prisma, keyring: identity.keyring, bus });
   shell.lifecycle.onShutdown('alerts', () => alertEngine.stop());
-  // Background responses' webhooks (issue 32): announced within a second of their end, on every
+  // Background responses' webhooks: announced within a second of their end, on every
   // replica (each claims different rows).
   const stopWebhooks = startWebhookOutbox(
     new ResponseWebhookOutbox(

@@ -60,6 +60,7 @@ export async function startEdgeService(
     connections: config.DASHBOARD_BILLING_CONNECTIONS,
   });
   const jobPath = surfaces.has('api') ? buildJobPath(config, shell, billing, dependencies) : null;
+  const background = new BackgroundResponses(billing, config.BACKGROUND_RESPONSES_MAX);
   const authFailures = new AuthFailureLimiter({
     failuresPerMinute: config.AUTH_FAILURES_PER_MINUTE,
   });
@@ -94,7 +95,7 @@ export async function startEdgeService(
           config.REPLY_TIMEOUT_MS + IDEMPOTENCY_LEASE_MARGIN_MS,
           identifier(billing, authFailures),
         ),
-        background: new BackgroundResponses(billing, config.BACKGROUND_RESPONSES_MAX),
+        background,
       }),
       limits: {
         jsonBodyBytes: config.JSON_BODY_LIMIT_BYTES,
@@ -112,6 +113,11 @@ export async function startEdgeService(
   });
 
   const server = await serveHttp(shell, app, config);
+  // Background responses still running get a part of the budget to store their result (before
+  // their replies and billing go); one that does not is ended by billing as lost, and refunded.
+  shell.lifecycle.onShutdown('background responses', () =>
+    background.drain(config.SHUTDOWN_TIMEOUT_MS / 4),
+  );
   if (jobPath) shell.lifecycle.onShutdown('replies', () => jobPath.replies.stop());
   shell.lifecycle.onShutdown('internal-http', async () => {
     await Promise.all([billing.close(), dashboardBilling.close(), dispatcher.close()]);

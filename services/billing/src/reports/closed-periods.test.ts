@@ -82,3 +82,26 @@ describe('closing a month', () => {
     expect(nextMonth('2026-09')).toBe('2026-10');
   });
 });
+
+describe('checking closed months', () => {
+  it('recomputes every closed month, or only the last ones when asked (the minute gauge)', async () => {
+    const store = storeStub();
+    const periods = new ClosedPeriods(reportsStub(), store, at('2027-06-01T00:00:00Z'));
+    for (const month of ['2026-09', '2026-10', '2026-11']) await periods.close(month, {});
+    const checked: string[] = [];
+    Object.assign(store, {
+      entriesDigest: async (startsAt: Date) => {
+        checked.push(startsAt.toISOString().slice(0, 7));
+        return { count: '1', digest: 'f'.repeat(64) };
+      },
+    });
+    const all = await periods.violations();
+    expect(checked).toHaveLength(3);
+    expect(all).toHaveLength(3); // every digest now differs from the stub's zeros
+    checked.length = 0;
+    expect(await periods.violations({ latestPeriods: 1 })).toEqual([
+      expect.stringMatching(/^closed period 2026-11: its entries changed/),
+    ]);
+    expect(checked).toHaveLength(1);
+  });
+});

@@ -213,7 +213,8 @@ const ITEM_HOLDERS = `
 
 // Items go with their response (ON DELETE CASCADE).
 const DELETE = `
-  DELETE FROM stored_responses r WHERE r.id = $2 AND r.account_id = $1 AND ${readable('r')}`;
+  DELETE FROM stored_responses r
+   WHERE r.id = $2 AND r.account_id = $1 AND NOT r.in_progress AND ${readable('r')}`;
 
 // Without FOR UPDATE SKIP LOCKED, which would need UPDATE on the table: replicas purging at
 // once wait for each other's short statement and find those rows gone.

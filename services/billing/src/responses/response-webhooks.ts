@@ -78,9 +78,11 @@ export class ResponseWebhookOutbox {
     return { published, undeliverable };
   }
 
-  /** The event, or null when its URL no longer opens (never quoted: it may hold a secret). */
+  /**
+   * The event, or null when it can never be made: its URL no longer opens, or the event breaks
+   * its schema (neither is quoted: the URL may hold a secret).
+   */
   #envelopeOf(row: PendingWebhookRow): Envelope<'response.ended'> | null {
-    let url: string;
     try {
       const sealed = {
         ciphertext: row.url_ciphertext,
@@ -89,18 +91,18 @@ export class ResponseWebhookOutbox {
         keyVersion: row.url_key_version,
       };
       const owner = { accountId: row.account_id, responseId: row.response_id };
-      url = this.keyring.open(sealed, webhookAad(owner)).toString('utf8');
+      const url = this.keyring.open(sealed, webhookAad(owner)).toString('utf8');
+      return makeEnvelope('response.ended', {
+        eventId: row.response_id,
+        accountId: row.account_id,
+        occurredAtMs: row.ended_at.getTime(),
+        webhookUrl: url,
+        type: row.type,
+        data: { id: row.response_id },
+      });
     } catch {
       return null;
     }
-    return makeEnvelope('response.ended', {
-      eventId: row.response_id,
-      accountId: row.account_id,
-      occurredAtMs: row.ended_at.getTime(),
-      webhookUrl: url,
-      type: row.type,
-      data: { id: row.response_id },
-    });
   }
 }
 

@@ -428,6 +428,15 @@ describe('background responses', () => {
     expect((await responses.get(accountId, id, null)).response).toEqual(result);
   });
 
+  it('is not deleted while it runs (409: cancel it first); once ended it is', async () => {
+    const id = newId();
+    await responses.save(accountId, id, queued('running'));
+    const refused = await gatewayErrorOf(responses.delete(accountId, id, null));
+    expect(refused.code).toBe('conflict');
+    await responses.finish(accountId, id, { reader: null, response: body('running').response });
+    expect(await responses.delete(accountId, id, null)).toEqual({ id, deleted: true });
+  });
+
   it("an API key finishes a token's response, which stays sealed to the token", async () => {
     const id = newId();
     await responses.save(accountId, id, { ...queued('tok'), tokenDigest: TOKEN_A });
@@ -519,7 +528,19 @@ describe("a background response's webhook", () => {
     await responses.endLost();
     expect((await responses.get(accountId, id, null)).inProgress).toBe(true);
     h.clock.advance(BACKGROUND_RESPONSE_LOST_AFTER_MS + 1_000);
-    expect(await responses.endLost()).toBeGreaterThanOrEqual(1);
+    const refunded: string[] = [];
+    const sweeping = new StoredResponses({
+      store: repository,
+      keyring: h.keyring,
+      clock: h.clock.now,
+      retentionDays: 30,
+      refundHold: async (holdId) => void refunded.push(holdId),
+    });
+    const sweep = await sweeping.endLost();
+    expect(sweep.failed).toEqual([]);
+    expect(sweep.ended).toBeGreaterThanOrEqual(1);
+    // Its answer reached nobody: the job's hold (the response's id) is refunded.
+    expect(refunded).toContain(id);
     const record = await responses.get(accountId, id, null);
     expect([record.inProgress, record.response.status]).toEqual([false, 'failed']);
     await outbox.publishPending(100);

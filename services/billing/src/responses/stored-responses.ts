@@ -32,6 +32,7 @@ import type {
   ChainRow,
   FoundResponseRow,
   ItemHolderRow,
+  LostResponseRow,
   Reader,
   ResponseRepository,
   SealedColumns,
@@ -71,6 +72,17 @@ export interface StoredResponsesDeps {
   clock: () => Date;
   /** A response is deleted this long after it was stored (RESPONSE_RETENTION_DAYS). */
   retentionDays: number;
+  /**
+   * Gives a lost background response's charge back (the ledger's refund of an undelivered
+   * answer: idempotent, nothing when its hold was not settled). Absent: nothing is refunded.
+   */
+  refundHold?: (holdId: string) => Promise<unknown>;
+}
+
+/** What one lost-response sweep did: ended ones, and ids it could not end (retried next run). */
+export interface LostSweep {
+  ended: number;
+  failed: string[];
 }
 
 const sealedOf = (row: { [K in keyof SealedColumns]: SealedColumns[K] | null }): SealedColumns => {
@@ -172,26 +184,32 @@ export class StoredResponses {
 
   /**
    * Ends, as `failed` (`response_lost`), background responses whose job ended over
-   * `BACKGROUND_RESPONSE_LOST_AFTER_MS` ago with no result stored (so their webhook says so, and
-   * the state is not left to reads); at most `limit` a run. Returns how many it ended.
+   * `BACKGROUND_RESPONSE_LOST_AFTER_MS` ago with no result stored: their answer reached nobody,
+   * so their hold is refunded, and their webhook says so. At most `limit` a run; one that cannot
+   * be ended (say, content that no longer opens) is named and does not stop the others.
    */
-  async endLost(limit = LOST_SWEEP_ROWS): Promise<number> {
+  async endLost(limit = LOST_SWEEP_ROWS): Promise<LostSweep> {
     const now = this.#deps.clock();
     const before = new Date(now.getTime() - BACKGROUND_RESPONSE_LOST_AFTER_MS);
-    let ended = 0;
+    const sweep: LostSweep = { ended: 0, failed: [] };
     for (const row of await this.#deps.store.lost(before, limit)) {
-      const owner = {
-        accountId: row.account_id,
-        responseId: row.id,
-        tokenDigest: row.token_digest,
-      };
-      const content = openContent(this.#deps.keyring, owner, row);
-      const response = lostResponse(content.response);
-      if (await this.#storeResult(owner, content.inputItems, response, 'response.failed', now)) {
-        ended += 1;
+      try {
+        if (await this.#endLost(row, now)) sweep.ended += 1;
+      } catch {
+        sweep.failed.push(row.id);
       }
     }
-    return ended;
+    return sweep;
+  }
+
+  async #endLost(row: LostResponseRow, now: Date): Promise<boolean> {
+    const owner = { accountId: row.account_id, responseId: row.id, tokenDigest: row.token_digest };
+    const content = openContent(this.#deps.keyring, owner, row);
+    // The job's hold has the response's id; refunded first, so a result that fails to store
+    // leaves the refund done (it is idempotent) rather than a charge for nothing.
+    if (this.#deps.refundHold) await this.#deps.refundHold(row.id).catch(refundRefused);
+    const response = lostResponse(content.response);
+    return this.#storeResult(owner, content.inputItems, response, 'response.failed', now);
   }
 
   /** A background response's result, sealed to whoever stored it; false if it had ended. */
@@ -235,13 +253,27 @@ export class StoredResponses {
     return { history: historyOf(chain.contents), items };
   }
 
-  /** Deletes the response (its content and item ids go with the row). */
+  /**
+   * Deletes the response (its content and item ids go with the row). A background response still
+   * running is 409: its job would run on, charged, with nowhere to store its result; cancel it
+   * first.
+   */
   async delete(accountId: string, responseId: string, reader: Reader): Promise<DeletedResponse> {
+    const now = this.#deps.clock();
     const deleted =
       RESPONSE_ID.test(responseId) &&
-      (await this.#deps.store.delete(accountId, responseId, this.#deps.clock(), reader));
-    if (!deleted) throw notFound(responseId);
-    return { id: responseId, deleted: true };
+      (await this.#deps.store.delete(accountId, responseId, now, reader));
+    if (deleted) return { id: responseId, deleted: true };
+    const running = RESPONSE_ID.test(responseId)
+      ? await this.#deps.store.find(accountId, responseId, now, reader)
+      : null;
+    if (running?.in_progress) {
+      throw new GatewayError(
+        'conflict',
+        `Response ${responseId} is a background response still in progress; cancel it first`,
+      );
+    }
+    throw notFound(responseId);
   }
 
   /** Deletes responses past their retention, in bounded batches; returns how many. */
@@ -324,6 +356,16 @@ function plaintextOf(content: ResponseContent): Buffer {
   return plaintext;
 }
 
+/**
+ * A refund the ledger refuses changes nothing to ending the response: no hold (the job never got
+ * one), or one settled over the refund window ago (billing was away that long). Other failures
+ * (the database) fail the row, which the next sweep retries.
+ */
+function refundRefused(error: unknown): void {
+  const code = (error as { code?: unknown }).code;
+  if (code !== 'conflict' && code !== 'resource_not_found') throw error;
+}
+
 /** A result's webhook event: `response.<status>`; a result must have ended (400 otherwise). */
 function webhookTypeOf(response: Record<string, unknown>): ResponseWebhookType {
   const type = `response.${String(response.status)}`;
@@ -343,8 +385,8 @@ const lostResponse = (response: Record<string, unknown>): Record<string, unknown
   error: {
     code: 'response_lost',
     message:
-      'The gateway lost this background response before saving its result; its receipt ' +
-      '(GET /v1/requests/{id}) shows what it was charged.',
+      'The gateway lost this background response before saving its result; its charge was ' +
+      'given back (GET /v1/requests/{id}).',
   },
 });
 

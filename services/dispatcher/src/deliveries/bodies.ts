@@ -79,7 +79,7 @@ export function alertBody(event: AccountAlertPayload): Buffer {
   return Buffer.from(JSON.stringify(body), 'utf8');
 }
 
-/** A background response ended (issue 32): `{type, timestamp, data: {id}}`, as alerts. */
+/** A background response ended: `{type, timestamp, data: {id}}`, as alerts. */
 export function responseEndedBody(event: ResponseEndedPayload): Buffer {
   const body: ResponseWebhookBody = {
     type: event.type,

@@ -22,7 +22,7 @@ import { settled, startHarness, waitFor, type Harness } from '../testing/harness
 import { completionHandler } from './intake.js';
 
 /*
- * Account alerts (issue 25 item 3) and ended background responses (issue 32) on the dispatcher's
+ * Account alerts and ended background responses on the dispatcher's
  * machinery: an `account.alert` or `response.ended` event from billing's outbox becomes one
  * signed delivery per event id (however often it arrives), its body in the Standard Webhooks
  * shape, `webhook-id` the event's id, listed with its type.

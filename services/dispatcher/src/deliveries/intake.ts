@@ -59,7 +59,7 @@ export class DeliveryIntake {
   }
 
   /**
-   * A background response's end (issue 32): signed and retried as format A, its body in the
+   * A background response's end: signed and retried as format A, its body in the
    * Standard Webhooks shape, as alerts. Idempotent on the response id.
    */
   async acceptResponseEnded(

@@ -149,6 +149,7 @@ export class RunningJob {
   #holdFinal: () => void = () => {};
   #finished = false;
   #cancelledByClient = false;
+  #kept = false;
   #chargeAfterGivingUp: ChargeAfterGivingUp | undefined;
 
   constructor(options: RunningJobOptions) {
@@ -230,9 +231,17 @@ export class RunningJob {
     }
   }
 
+  /**
+   * The job no longer belongs to its HTTP request (a stored background response owns it): the
+   * client's departure does not cancel it any more.
+   */
+  keepAfterClientLeaves(): void {
+    this.#kept = true;
+  }
+
   /** The client went away: the worker stops and settles only what was generated. */
   cancel(): void {
-    if (this.#finished) return;
+    if (this.#finished || this.#kept) return;
     this.#cancelledByClient = true;
     this.dispose();
     void this.#publishCancel('client_disconnected');

@@ -125,3 +125,15 @@ describe('RunningJob when edge gives up waiting (issue 15, defect 4)', () => {
     expect(job.chargeAfterGivingUp).toBe('maybe');
   });
 });
+
+describe('a job kept past its client (a stored background response)', () => {
+  it("is not cancelled by the client's departure, and still reads its replies", async () => {
+    const { job, cancels } = setUp();
+    job.keepAfterClientLeaves();
+    job.cancel();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([cancels, job.cancelledByClient]).toEqual([[], false]);
+    job.push(final('a', 0));
+    await expect(job.next()).resolves.toMatchObject({ type: 'final' });
+  });
+});

@@ -8,11 +8,11 @@
  *
  * Why edge runs it rather than the async (webhook) path: that path ends at the dispatcher with
  * the native endpoint's result shape, while a response must be translated back and stored, which
- * edge does. The cost: if the edge replica running it stops, the job's answer reaches nobody (the
- * worker refunds an undelivered answer) and the response reads `failed` (`response_lost`) once
- * billing sees its job ended (responses-state-api.ts, BACKGROUND_RESPONSE_LOST_AFTER_MS).
+ * edge does. The cost: if the edge process running it stops (shutdown waits a little for running
+ * ones), its answer reaches nobody; billing then ends the response `failed` (`response_lost`) and
+ * refunds its hold (responses-state-api.ts, BACKGROUND_RESPONSE_LOST_AFTER_MS).
  */
-import { GatewayError, type ResponsesRequest } from '@gateway/contracts';
+import { GatewayError, holdIdOfJob, type ResponsesRequest } from '@gateway/contracts';
 import type { BillingClient } from '@gateway/billing-client';
 import type { Logger } from '@gateway/observability';
 import { asGatewayError } from '@gateway/runtime';
@@ -57,15 +57,20 @@ export interface BackgroundOwner {
   reader: string | null;
 }
 
+/** Gives a reserved run's slot back (once; later calls do nothing). */
+export type ReleaseSlot = () => void;
+
 /**
  * Background runs of this edge process, bounded: each holds a job's replies in memory until it
  * ends (`BACKGROUND_RESPONSES_MAX`; one more is 503 before any hold).
  */
 export class BackgroundResponses {
   #running = 0;
+  #closed = false;
+  #idle: (() => void)[] = [];
 
   constructor(
-    private readonly billing: Pick<BillingClient, 'finishResponse'>,
+    private readonly billing: Pick<BillingClient, 'finishResponse' | 'refund'>,
     private readonly maxRunning: number,
   ) {}
 
@@ -73,32 +78,88 @@ export class BackgroundResponses {
     return this.#running;
   }
 
-  /** Checked before admission: a run refused here has no hold to release. */
-  assertRoom(): void {
-    if (this.#running >= this.maxRunning) {
+  /**
+   * A slot for one run, taken before admission, so a burst cannot pass the bound together; the
+   * run gives it back when it ends, the request if it fails first.
+   */
+  reserve(): ReleaseSlot {
+    if (this.#closed || this.#running >= this.maxRunning) {
       throw new GatewayError(
         'service_unavailable',
         'Too many background responses are running on this gateway; retry shortly',
         { details: { retryAfterS: 5 } },
       );
     }
+    this.#running += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#running -= 1;
+      if (this.#running === 0) for (const wake of this.#idle.splice(0)) wake();
+    };
+  }
+
+  /**
+   * Shutdown: takes no new run and waits up to `timeoutMs` for the running ones to store their
+   * result. One still running is lost with this process: billing ends it `failed`
+   * (`response_lost`) and refunds its answer, which reached nobody.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    this.#closed = true;
+    if (this.#running === 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.#idle.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /** Reads the job to its end and stores its result; never throws (it runs detached). */
-  async run(job: RunningJob, shell: ResponseShell, owner: BackgroundOwner, log: Logger) {
-    this.#running += 1;
+  async run(
+    job: RunningJob,
+    shell: ResponseShell,
+    owner: BackgroundOwner,
+    log: Logger,
+    release: ReleaseSlot,
+  ): Promise<void> {
     try {
-      const response = { ...(await resultOf(job, shell)), background: true };
-      const finished = await this.billing.finishResponse(owner.accountId, shell.id, {
-        reader: owner.reader,
-        response,
-      });
-      // Cancelled first: the cancel's answer stands (the job was billed for what it produced).
-      if (!finished) log.info({ responseId: shell.id }, 'background response ended elsewhere');
+      const result = await resultOf(job, shell);
+      if (await this.#store(owner, shell.id, { ...result, background: true })) return;
+      // Cancelled first. A job that answered anyway was charged for an answer nobody will
+      // read: refunded, as an undelivered answer is. A cancelled one keeps what it produced.
+      log.info({ responseId: shell.id }, 'background response cancelled before its result');
+      if (result.status !== 'failed') await this.billing.refund(holdIdOfJob(job.jobId));
     } catch (error) {
       log.error({ err: error, responseId: shell.id }, 'background response result not stored');
     } finally {
-      this.#running -= 1;
+      release();
+    }
+  }
+
+  /**
+   * Stores the result once; false when the response was no longer in progress. A result
+   * billing refuses as it is (over the stored size) is stored `failed`, saying why.
+   */
+  async #store(owner: BackgroundOwner, responseId: string, response: Json): Promise<boolean> {
+    const finish = (result: Json) =>
+      this.billing.finishResponse(owner.accountId, responseId, {
+        reader: owner.reader,
+        response: result,
+      });
+    try {
+      return await finish(response);
+    } catch (error) {
+      const refusal = asGatewayError(error);
+      if (refusal.status !== 400) throw error;
+      return finish({
+        ...response,
+        status: 'failed',
+        output: [],
+        error: { code: 'response_not_stored', message: refusal.message },
+      });
     }
   }
 }
@@ -123,9 +184,11 @@ async function resultOf(job: RunningJob, shell: ResponseShell): Promise<Json> {
 }
 
 /**
- * `POST /v1/responses/{id}/cancel`: the job cancelled, then the response stored `cancelled`
- * (whichever result is stored first stands). One that ended already is answered as it is; one
- * that was not created in the background cannot be cancelled (400).
+ * `POST /v1/responses/{id}/cancel`: the response stored `cancelled` first (whichever end is
+ * stored first stands: the job's own result after it changes nothing), then the job cancelled,
+ * which bills what it produced. A cancel that could not be published is published again by the
+ * client's retry. One that ended otherwise is answered as it is; one that was not created in the
+ * background cannot be cancelled (400).
  */
 export async function cancelResponse(
   deps: {
@@ -140,12 +203,17 @@ export async function cancelResponse(
   if (record.response.background !== true) {
     throw invalidInput('Only a background response can be cancelled', 'response_id');
   }
-  if (!record.inProgress) return record.response;
-  // Cancelled before it is stored so: a cancel that could not be published changes nothing.
-  await deps.jobs.cancel(responseId);
-  const cancelled = { ...record.response, status: 'cancelled' };
-  if (await deps.billing.finishResponse(accountId, responseId, { reader, response: cancelled })) {
-    return cancelled;
+  let response = record.response;
+  if (record.inProgress) {
+    const cancelled = { ...record.response, status: 'cancelled' };
+    const stored = await deps.billing.finishResponse(accountId, responseId, {
+      reader,
+      response: cancelled,
+    });
+    response = stored
+      ? cancelled
+      : (await deps.billing.responseRecord(accountId, responseId, reader)).response;
   }
-  return (await deps.billing.responseRecord(accountId, responseId, reader)).response;
+  if (response.status === 'cancelled') await deps.jobs.cancel(responseId);
+  return response;
 }

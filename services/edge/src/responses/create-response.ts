@@ -5,7 +5,7 @@
  * any edge replica can continue it.
  */
 import type { Request, RequestHandler, Response } from 'express';
-import { validateResponses, type Caller } from '@gateway/contracts';
+import { holdIdOfJob, validateResponses, type Caller } from '@gateway/contracts';
 import { asGatewayError } from '@gateway/runtime';
 import type { EdgeDeps } from '../deps.js';
 import { credentialOf, identifier } from '../http/auth.js';
@@ -17,7 +17,7 @@ import type { JobReply, RunningJob } from '../jobs/job-replies.js';
 import { chatPlan } from '../routes/chat-completions.js';
 import { admit, settleGuard, startJob } from '../routes/inference-flow.js';
 import { serviceBlock } from '../routes/service-block.js';
-import { assertBackgroundServed, queuedResponse } from './background-response.js';
+import { assertBackgroundServed, queuedResponse, type ReleaseSlot } from './background-response.js';
 import { conversationOf, needsStoredState, readerOf, type Conversation } from './conversation.js';
 import { invalidInput, normalizeInput } from './input-items.js';
 import { rebuiltChatRequest } from './chat-request-of.js';
@@ -52,7 +52,10 @@ export function createResponseHandler(deps: EdgeDeps): RequestHandler {
     const guard = await deps.idempotency.begin(req, res, req.body);
     if (guard === 'replayed') return;
     let job: RunningJob | undefined;
+    // A background run's slot, taken before admission; the run owns it once it is stored.
+    const background = request.background === true ? { release: noSlot, stored: false } : null;
     try {
+      if (background) background.release = deps.background.reserve();
       let conversation: Conversation = { history: [], input: items };
       if (needsStoredState(request.previous_response_id, items)) {
         const caller = await callerOf(req, res);
@@ -72,16 +75,16 @@ export function createResponseHandler(deps: EdgeDeps): RequestHandler {
         store: request.store ?? true,
       };
       // A background job streams to edge, so a cancel bills the output produced until then.
-      const background = request.background === true;
-      if (background) deps.background.assertRoom();
       const plan = await chatPlan(background ? { ...chat, stream: true } : chat, shell.id);
       const admission = await admit(deps, req, res, plan);
       job = await startJob(deps, req, res, plan, admission);
       const saving = { deps, req, caller: admission.caller, shell, input: conversation.input };
-      if (background) await answerQueued(res, job, guard, { ...saving, webhookUrl });
+      if (background) await answerQueued(res, job, guard, { ...saving, webhookUrl, background });
       else if (plan.stream) await relayResponse(req, res, job, guard, saving);
       else await answerResponse(res, await job.final(), guard, saving);
     } catch (error) {
+      if (background?.stored) throw error;
+      background?.release();
       await settleGuard(guard, job);
       throw error;
     }
@@ -113,18 +116,25 @@ async function answerResponse(
   await sendJson(res, 200, await saved(saving, response), guard);
 }
 
+const noSlot: ReleaseSlot = () => {};
+
 /**
  * A background response: stored queued (in progress) before it is answered, so a `GET` or a
- * cancel on any edge finds it; then read to its end in the background. Not stored: the job is
- * cancelled and the request fails (nobody could ever read its result).
+ * cancel on any edge finds it; then read to its end in the background, whatever the client does
+ * meanwhile. Not stored: the job is cancelled, its hold voided, and the request fails (nobody
+ * could ever read its result). Stored but not answered: the key is spent, never released (a
+ * retry must not start a second one).
  */
 async function answerQueued(
   res: Response,
   job: RunningJob,
   guard: IdempotencyGuard | null,
-  saving: Saving & { webhookUrl: string | undefined },
+  saving: Saving & {
+    webhookUrl: string | undefined;
+    background: { release: ReleaseSlot; stored: boolean };
+  },
 ): Promise<void> {
-  const { deps, req, caller, shell, input, webhookUrl } = saving;
+  const { deps, req, caller, shell, input, webhookUrl, background } = saving;
   const owner = { accountId: caller.accountId, reader: readerOf(caller, credentialOf(req)) };
   const queued = queuedResponse(shell, job.jobId);
   try {
@@ -138,10 +148,22 @@ async function answerQueued(
     });
   } catch (error) {
     job.cancel();
+    await deps.billing
+      .void(holdIdOfJob(job.jobId), { outcome: 'cancelled' })
+      .catch((voidError: unknown) => logOf(req).warn({ err: voidError }, 'hold not voided'));
     throw error;
   }
-  void deps.background.run(job, shell, owner, logOf(req));
-  await sendJson(res, 200, queued, guard);
+  job.keepAfterClientLeaves();
+  background.stored = true;
+  void deps.background.run(job, shell, owner, logOf(req), background.release);
+  try {
+    await sendJson(res, 200, queued, guard);
+  } catch (error) {
+    await guard
+      ?.spend(`Response ${shell.id} was created; read it with GET /v1/responses/${shell.id}.`)
+      .catch(() => undefined);
+    throw error;
+  }
 }
 
 /** The response as answered: `store: false` (and a warning) when saving it failed. */

@@ -8,7 +8,7 @@ import type { InferenceReplyPayload } from '@gateway/contracts';
 export interface ServiceBlock {
   cost_dzd?: number;
   balance_dzd?: number;
-  /** The hold (= the job id): `GET /v1/requests/{hold_id}` answers the receipt (issue 25). */
+  /** The hold (= the job id): `GET /v1/requests/{hold_id}` answers the receipt. */
   hold_id: string;
   /** `pending`: billing was unreachable; the cost is what the queued settlement will charge. */
   settlement?: 'pending';
