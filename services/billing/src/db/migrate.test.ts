@@ -132,6 +132,45 @@ describe('migrateDatabase', () => {
     ]);
   });
 
+  it('carries balances forward for months closed before carried balances existed', async () => {
+    const url = await emptyDatabase();
+    // The database as closed periods first shipped: every migration up to them.
+    const before = mkdtempSync(path.join(scratch, 'closed-periods-'));
+    for (const id of loadMigrations().map((migration) => migration.id)) {
+      if (id > '20270120090000_closed_periods') break;
+      cpSync(path.join(MIGRATIONS_DIR, id), path.join(before, id), { recursive: true });
+    }
+    await migrateDatabase(url, { migrationsDir: before, functionsDir: null });
+    await query(
+      url,
+      `INSERT INTO accounts (id, name) VALUES ('usr_a', 'A');
+       INSERT INTO ledger_transactions (id, kind, account_id, created_at) VALUES
+         ('txn_aug', 'credit', 'usr_a', '2026-08-10T10:00:00Z'),
+         ('txn_oct', 'credit', 'usr_a', '2026-10-10T10:00:00Z');
+       INSERT INTO ledger_entries (transaction_id, ledger_account, account_id, amount_micro_dzd,
+                                   created_at) VALUES
+         ('txn_aug', 'customer:usr_a', 'usr_a', 5000000, '2026-08-10T10:00:00Z'),
+         ('txn_aug', 'system:funding', NULL, -5000000, '2026-08-10T10:00:00Z'),
+         ('txn_oct', 'customer:usr_a', 'usr_a', 7000000, '2026-10-10T10:00:00Z'),
+         ('txn_oct', 'system:funding', NULL, -7000000, '2026-10-10T10:00:00Z');
+       INSERT INTO ledger_periods (period, time_zone, starts_at, ends_at, entries_count,
+                                   entries_digest, report, closed_at, closed_by)
+       VALUES ('2026-09', 'UTC', '2026-09-01T00:00:00Z', '2026-10-01T00:00:00Z', 0,
+               '${'0'.repeat(64)}', '{}', '2026-10-02T00:00:00Z', 'test');`,
+    );
+    await migrateDatabase(url);
+    const rows = await query<{ ledger_account: string; closing: string }>(
+      url,
+      `SELECT ledger_account, closing_micro_dzd::text AS closing FROM ledger_period_balances
+        WHERE period = '2026-09' ORDER BY ledger_account`,
+    );
+    // August's credit, not October's: the balances at September's end.
+    expect(rows).toEqual([
+      { ledger_account: 'customer:usr_a', closing: '5000000' },
+      { ledger_account: 'system:funding', closing: '-5000000' },
+    ]);
+  });
+
   it('fingerprints the migrations', () => {
     const dir = migrationsWith({ '99990101000000_extra': 'SELECT 1;\n' });
     expect(migrationsFingerprint()).toMatch(/^[0-9a-f]{12}$/);
