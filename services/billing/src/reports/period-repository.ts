@@ -75,13 +75,7 @@ export function legsSinceAnchor(
 function balancesAt(at: { period: number; from: number; to: number }): string {
   return `
     SELECT ledger_account, min(account_id) AS account_id, sum(amount_micro_dzd) AS closing
-      FROM (SELECT ledger_account, account_id, closing_micro_dzd AS amount_micro_dzd
-              FROM ledger_period_balances WHERE period = $${at.period}::text
-            UNION ALL
-            SELECT ledger_account, account_id, amount_micro_dzd
-              FROM ledger_entries
-             WHERE created_at >= $${at.from}::timestamptz AND created_at < $${at.to}::timestamptz
-           ) AS legs
+      FROM (${legsSinceAnchor(at, { kind: false })}) AS legs
      GROUP BY ledger_account`;
 }
 

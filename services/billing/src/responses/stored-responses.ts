@@ -143,9 +143,7 @@ export class StoredResponses {
   }
 
   async get(accountId: string, responseId: string, reader: Reader): Promise<ResponseRecord> {
-    const row = RESPONSE_ID.test(responseId)
-      ? await this.#deps.store.find(accountId, responseId, this.#deps.clock(), reader)
-      : null;
+    const row = await this.#find(accountId, responseId, this.#deps.clock(), reader);
     if (!row) throw notFound(responseId);
     const content = this.#open(accountId, row, row);
     const lost = row.in_progress && this.#lost(row);
@@ -170,9 +168,7 @@ export class StoredResponses {
     body: FinishResponseRequest,
   ): Promise<FinishedResponse> {
     const now = this.#deps.clock();
-    const row = RESPONSE_ID.test(responseId)
-      ? await this.#deps.store.find(accountId, responseId, now, body.reader)
-      : null;
+    const row = await this.#find(accountId, responseId, now, body.reader);
     if (!row) throw notFound(responseId);
     const webhookType = webhookTypeOf(body.response);
     if (!row.in_progress) return { finished: false };
@@ -234,6 +230,12 @@ export class StoredResponses {
     });
   }
 
+  /** The response the reader may read, or null (a malformed id names none). */
+  #find(accountId: string, responseId: string, now: Date, reader: Reader) {
+    if (!RESPONSE_ID.test(responseId)) return Promise.resolve(null);
+    return this.#deps.store.find(accountId, responseId, now, reader);
+  }
+
   /** Its job ended a while ago and nobody saved the result: the edge running it is gone. */
   #lost(row: FoundResponseRow): boolean {
     if (row.hold_status === 'pending') return false;
@@ -264,9 +266,7 @@ export class StoredResponses {
       RESPONSE_ID.test(responseId) &&
       (await this.#deps.store.delete(accountId, responseId, now, reader));
     if (deleted) return { id: responseId, deleted: true };
-    const running = RESPONSE_ID.test(responseId)
-      ? await this.#deps.store.find(accountId, responseId, now, reader)
-      : null;
+    const running = await this.#find(accountId, responseId, now, reader);
     if (running?.in_progress) {
       throw new GatewayError(
         'conflict',
