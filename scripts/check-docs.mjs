@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Docs check (issue 23, item 4): fails when a Markdown file names a SQL function, an HTTP route,
+ * Docs check: fails when a Markdown file names a SQL function, an HTTP route,
  * a repository file or directory, or a workspace package that does not exist.
  *
  *   node scripts/check-docs.mjs               every Markdown file (pnpm check:docs, pnpm test)

@@ -1,12 +1,12 @@
 // Jest loads global setup outside its module mapper, so this imports the built testing and
 // messaging packages; `pnpm test:jest` builds before running Jest.
-import { BROKER_SERVICES, brokerDefinitions } from '../packages/messaging/dist/index.js';
+import { BROKER_SERVICES, brokerDefinitions } from '../../packages/messaging/dist/index.js';
 import {
   TEST_ENV,
   TEST_PREFIX_PATTERN,
   addTestBrokerUsers,
   startTestInfrastructure,
-} from '../packages/testing/dist/index.js';
+} from '../../packages/testing/dist/index.js';
 
 /**
  * Starts the real servers once for the whole Jest run. Failure to start fails the run:

@@ -26,8 +26,8 @@
  *                           BENCH_WEBHOOK_SECONDS - 20 s if that is less]
  *   BENCH_LEDGER_SECONDS    ledger: seconds per run of holds.mjs (16 accounts, then one) [10]
  *   BENCH_DIR               cache, logs and results directory (git-ignored) [.bench]
- *   BENCH_KEY_BUDGET        1: the bench key has a daily budget (issue 25), checked on every admission
- *   BENCH_KEY_LIMITS        1: the bench key has its own requests and tokens per minute (issue 25),
+ *   BENCH_KEY_BUDGET        1: the bench key has a daily budget, checked on every admission
+ *   BENCH_KEY_LIMITS        1: the bench key has its own requests and tokens per minute,
  *                           counted on every admission and given back on every settlement
  *   BENCH_CPU_PROF          1: every service writes <BENCH_DIR>/profiles/<service>.cpuprofile
  *                           (node --cpu-prof); the services are stopped after the last phase so

@@ -221,7 +221,7 @@ export async function provision(
   );
   await admin(services, 'PATCH', `/accounts/${account.id}`, { rate_limit_per_minute: 100_000 });
   if (keyBudget) {
-    // BENCH_KEY_BUDGET=1: the key has a daily budget (issue 25) far above what a run spends, so
+    // BENCH_KEY_BUDGET=1: the key has a daily budget far above what a run spends, so
     // every admission checks and reserves it and every settlement releases it.
     await admin(services, 'PUT', `/accounts/${account.id}/api-keys/bench/budget`, {
       limit_dzd: 500_000,
@@ -229,7 +229,7 @@ export async function provision(
     });
   }
   if (keyLimits) {
-    // BENCH_KEY_LIMITS=1: the key has its own requests and tokens per minute (issue 25) far above
+    // BENCH_KEY_LIMITS=1: the key has its own requests and tokens per minute far above
     // what a run uses, so every admission counts both windows and every settlement gives back.
     await admin(services, 'PUT', `/accounts/${account.id}/api-keys/bench/rate-limit`, {
       requests_per_minute: 1_000_000,

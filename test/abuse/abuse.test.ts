@@ -12,10 +12,11 @@ import {
 } from './abuse-stack.js';
 
 /*
- * Issue 13, item by item, against the deployed shape (four processes, real PostgreSQL and
- * RabbitMQ): each case was reproduced against the previous code (a stall, a 500, a leak, an
- * internal route reached) and must now be refused in the documented shape, with nothing left
- * behind: the ledger's invariant check is clean and no hold is pending at the end.
+ * Abuse cases one by one (see the limits of docs/security.md), against the deployed shape (four
+ * processes, real PostgreSQL and RabbitMQ): each case was reproduced against the previous code
+ * (a stall, a 500, a leak, an internal route reached) and must now be refused in the documented
+ * shape, with nothing left behind: the ledger's invariant check is clean and no hold is pending
+ * at the end.
  */
 
 let stack: AbuseStack;
@@ -82,7 +83,7 @@ describe('1. token counting cannot stall edge', () => {
       post('/v1/chat/completions', body),
     );
     // Before: 200,000 × "a" blocked the event loop for 46 s; a 1 MiB body, minutes. Edge's own
-    // event-loop delay histogram measures the stall (issue 22: a CPU hog beside the suite made the
+    // event-loop delay histogram measures the stall (a CPU hog beside the suite made the
     // old probe's wall time 5 s while edge never blocked); counting yields every 5 ms.
     expect(stallMs).toBeLessThan(STALL_BOUND_MS);
     // Admitted and answered, refused for balance, or refused by the node's 32k context (a 4xx in

@@ -14,7 +14,7 @@ import {
 } from './abuse-stack.js';
 
 /*
- * Issue 25, "Done means": budgets enforced across the deployed shape (billing, dispatcher,
+ * Budgets enforced across the deployed shape (billing, dispatcher,
  * worker and two edge replicas as processes, real PostgreSQL and RabbitMQ). Budgets are set
  * through edge's operator API. Every way a hold ends must give its budget share back: a
  * settlement, a cancelled stream, an expiry, a refund of an answer nobody read.

@@ -13,7 +13,7 @@ import {
 } from './abuse-stack.js';
 
 /*
- * Issue 25 item 2: a key's own requests and tokens per minute, beside the account's, enforced
+ * A key's own requests and tokens per minute, beside the account's, enforced
  * across the deployed shape (billing, worker, dispatcher and two edge replicas as processes, real
  * PostgreSQL and RabbitMQ), set through edge's operator API; `X-RateLimit-*` report the tightest.
  */

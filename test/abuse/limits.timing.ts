@@ -10,10 +10,11 @@ import {
 } from './abuse-stack.js';
 
 /*
- * Issue 22, items 1 and 2, against the deployed shape (four processes, real PostgreSQL and
- * RabbitMQ). A timing test (`pnpm test:timing`): it runs alone, after the main run. Edge runs as behind the Kubernetes ingress: every connection comes from one proxy
- * (127.0.0.1, named in TRUSTED_PROXIES) and the client is the address that proxy writes into
- * X-Forwarded-For, so these tests speak for many clients from one machine.
+ * A sign-in flood and the failed-authentication limit behind a proxy, against the deployed
+ * shape (four processes, real PostgreSQL and RabbitMQ). A timing test (`pnpm test:timing`): it
+ * runs alone, after the main run. Edge runs as behind the Kubernetes ingress: every connection
+ * comes from one proxy (127.0.0.1, named in TRUSTED_PROXIES) and the client is the address that
+ * proxy writes into X-Forwarded-For, so these tests speak for many clients from one machine.
  *
  * Before the fix: a flood of 400 sign-ins from one address got 21 × 401 and 379 × 503, none 429,
  * and a paying client's chat completion took 64.6 s instead of 23 ms; after 30 wrong keys from

@@ -3,7 +3,7 @@ import type { AlertSettingsView } from '@gateway/contracts';
 import { adminCall, open, ownerWithKey, useDashboardStack } from './dashboard-harness.js';
 
 /*
- * Account alerts in the dashboard (issue 25 item 3): an owner sets them on the Webhooks page,
+ * Account alerts in the dashboard: an owner sets them on the Webhooks page,
  * the operator API reads exactly what was typed (the threshold as exact µDZD), the page shows
  * them again after a reload, and Remove deletes them.
  */

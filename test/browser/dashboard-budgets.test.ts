@@ -15,7 +15,7 @@ import {
 } from './dashboard-harness.js';
 
 /*
- * Budgets in the dashboard (issue 25 item 5), in Chromium against the real stack: an operator
+ * Budgets in the dashboard, in Chromium against the real stack: an operator
  * sets a key's and a scoped token's budget on the account's page, the owner's key spends
  * against it, and the owner's usage page shows the spend (figures and bar) and the API keys
  * page the key's budget; the owner caps the key to what it spent and the next request is

@@ -165,7 +165,7 @@ async function catalogModel(): Promise<Record<string, unknown> | undefined> {
 describe('dashboard pages, operators', () => {
   it('an operator sees and edits the catalog, the ledger check and account controls', async () => {
     const { accountId, key } = await ownerWithKey('controlled-owner');
-    await chat(key); // the worker then reports its node healthy (issue 16)
+    await chat(key); // the worker then reports its node healthy
     const page = await operatorViewer('ops2@gateway.test', 'operator');
 
     await open(page, 'Catalog');

@@ -14,7 +14,7 @@ import {
 } from './dashboard-harness.js';
 
 /*
- * Per-key rate limits in the dashboard (issue 25 item 5), in Chromium against the real stack:
+ * Per-key rate limits in the dashboard, in Chromium against the real stack:
  * an operator sets a key's requests per minute on the account's page, the key is refused 429
  * once it made that many requests in the minute (its limit in `X-RateLimit-Limit`), the owner
  * sees the limit on the API keys page and removes it, and the next request passes.

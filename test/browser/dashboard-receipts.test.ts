@@ -6,7 +6,7 @@ import { screenshots } from './browser.js';
 import { amountOf, chat, open, ownerWithKey, useDashboardStack } from './dashboard-harness.js';
 
 /*
- * Issue 25 item 4 in Chromium against the real stack: each row of the owner's request log links
+ * Receipts in Chromium against the real stack: each row of the owner's request log links
  * to its receipt, which shows what the request cost (the `_service.cost_dzd` the API answered)
  * and its hold, ledger entries and tokens.
  */

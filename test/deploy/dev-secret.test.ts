@@ -8,8 +8,8 @@ import { secretValues } from './support/k8s-env.js';
 import { buildKustomization } from './support/kustomize.js';
 
 /*
- * Issue 24: the dev overlay shipped the base's published admin token and master key. It ships
- * no Secret now; k8s/overlays/dev/create-secret.sh makes gateway-secrets with random tokens and
+ * The dev overlay must not ship the base's published admin token and master key: it ships no
+ * Secret; k8s/overlays/dev/create-secret.sh makes gateway-secrets with random tokens and
  * keys. Run here against a stand-in for kubectl that records its arguments.
  */
 

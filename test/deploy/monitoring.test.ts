@@ -16,7 +16,7 @@ import {
 } from './support/promql.js';
 
 /*
- * Issue 24, monitoring: the optional component k8s/components/monitoring (PodMonitor and
+ * Monitoring: the optional component k8s/components/monitoring (PodMonitor and
  * PrometheusRule for the Prometheus Operator) added to each overlay, validated against the
  * operator's published CRD schemas; the alerts keep the namespace and say when billing is not
  * scraped; the dashboard's data source is a variable and every query is filtered by namespace.

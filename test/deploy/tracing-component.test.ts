@@ -9,7 +9,7 @@ import { buildKustomization, type Manifest } from './support/kustomize.js';
 import { knownKeys } from './support/schemas.js';
 
 /*
- * Issue 24 item 4: the optional component k8s/components/tracing turns the services' traces on
+ * The optional component k8s/components/tracing turns the services' traces on
  * (the standard OTEL_* variables in each service's ConfigMap) and lets every gateway pod reach
  * the collector's OTLP/HTTP port, and nothing more. Without it, no process exports anything.
  */

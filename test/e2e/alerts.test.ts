@@ -23,7 +23,7 @@ import { loopbackWebhookEnv } from '../support/loopback-webhooks.js';
 import { waitFor } from '../support/worker-harness.js';
 
 /*
- * Issue 25, "Done means" for alerts, every hop real: edge, billing (its alerts loop), the worker
+ * Account alerts end to end, every hop real: edge, billing (its alerts loop), the worker
  * and the dispatcher as processes, PostgreSQL, RabbitMQ, and an HTTPS receiver trusting only the
  * test CA. Alerts are set through edge's operator API; each arrives once per window and
  * threshold, verifies with the `standardwebhooks` package, and a receiver that is down gets

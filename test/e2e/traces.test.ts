@@ -22,7 +22,7 @@ import {
 import { waitFor } from '../support/worker-harness.js';
 
 /*
- * Issue 24 item 4: one connected trace per request across the processes. Edge, billing, the
+ * One connected trace per request across the processes. Edge, billing, the
  * worker and the dispatcher run as the deployment runs them (a process each, RabbitMQ between
  * them) with tracing turned on by the standard variables, exporting OTLP/HTTP to a collector
  * stand-in; a stand-in model node records the `traceparent` the worker sent it.

@@ -14,7 +14,7 @@ import { startFaultStack, type FaultStack } from './fault-stack.js';
 import { renderTable } from './fault-table.js';
 
 /*
- * Issue 15's fault suite: each scenario sends FAULTS_CONCURRENCY requests at once (one per
+ * The fault suite: each scenario sends FAULTS_CONCURRENCY requests at once (one per
  * funded account), injects its fault while they run, waits for the jobs to end and checks money,
  * model calls and webhooks against what every client got. `pnpm test:faults`; the table of
  * test/faults/README.md is printed at the end.
@@ -247,7 +247,7 @@ async function firstNewWebhook(s: FaultStack): Promise<void> {
 const timeoutMs = (repetitions: number) =>
   repetitions * FAULTS.repetitionScale * (FAULTS.settleWaitMs + FAULTS.billingPauseMs + 30_000);
 
-describe('fault suite (issue 15)', () => {
+describe('fault suite', () => {
   for (const { title, name, repetitions, plan } of SCENARIOS) {
     it(title, () => scenario(name, repetitions, plan), timeoutMs(repetitions));
   }

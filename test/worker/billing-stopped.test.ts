@@ -23,9 +23,10 @@ import { JobClient, startWorker, waitFor } from '../support/worker-harness.js';
 import { chatModel, contentOf, expectedCost, PRICES } from './worker-fixture.suite.js';
 
 /*
- * Issue 15, defect 6 against the real billing process: stopped (SIGSTOP) while the worker
- * settles, the job is still answered once and the model called once; resumed (SIGCONT), billing
- * applies the queued settlement itself (its own consumer of billing.settlements), once.
+ * Billing unreachable when the worker settles, against the real billing process: stopped
+ * (SIGSTOP) while the worker settles, the job is still answered once and the model called once;
+ * resumed (SIGCONT), billing applies the queued settlement itself (its own consumer of
+ * billing.settlements), once.
  */
 
 const billingEntry = path.resolve('services', 'billing', 'dist', 'main.js');

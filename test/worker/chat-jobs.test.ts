@@ -143,7 +143,7 @@ describe('worker: chat completion jobs on model nodes', () => {
     expect(sent).toEqual({ model: 'stand-in-model', messages, ...allowed, max_tokens: 4096 });
   });
 
-  // Issue 21: open models' chat templates know `system`, not `developer`; the reference API's
+  // Open models' chat templates know `system`, not `developer`; the reference API's
   // cost-free parameters are accepted by edge but mean nothing to a node.
   it('sends a node developer messages as system, the rest of the history as is, and no cost-free parameters', async () => {
     await f.putModel('acme/chat', chatModel([f.node.url]));

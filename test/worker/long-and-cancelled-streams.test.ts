@@ -5,7 +5,7 @@ import { waitFor } from '../support/worker-harness.js';
 import { chatModel, expectedCost, streamedText, useWorkerFixture } from './worker-fixture.suite.js';
 
 /*
- * Issue 15, defects 1 and 2: a job's deadline bounds its wait in the queue, not its generation;
+ * A job's deadline bounds its wait in the queue, not its generation;
  * a cancelled job is charged the input the node processed and every kind of output it produced.
  */
 

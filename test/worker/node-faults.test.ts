@@ -16,7 +16,7 @@ const messages = [{ role: 'user', content: 'Describe the Hoggar mountains.' }];
 describe('worker: node failover, faults and cancellation', () => {
   const f = useWorkerFixture({ timeouts: { firstByteMs: 2_000, idleMs: 2_000 } });
   const extra: StandInModelNode[] = [];
-  // Issue 22: the first job of a cold worker and a cold stand-in once took longer than the
+  // The first job of a cold worker and a cold stand-in once took longer than the
   // first-byte timeout on a loaded machine, so the first failover case ended in an error. One
   // job through a healthy node warms both before any case; the cases then measure failover, not
   // start-up.

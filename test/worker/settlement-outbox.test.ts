@@ -7,7 +7,7 @@ import { startSettlementConsumerFor } from './settlement-consumer.suite.js';
 import { chatModel, contentOf, expectedCost, useWorkerFixture } from './worker-fixture.suite.js';
 
 /*
- * Issue 15, defect 6: billing unreachable when the worker settles. The answer exists, so its
+ * Billing unreachable when the worker settles. The answer exists, so its
  * settlement is queued (billing.settlements) and the job ends: the model runs once, and billing
  * applies the settlement, exactly once, when it is back.
  */
@@ -53,7 +53,7 @@ describe('worker: settlement outbox (billing unreachable when settling)', () => 
     const { end } = await fixture.client.waitForEnd(jobId, 20_000);
     expect(end.type).toBe('final');
     expect(contentOf(end.data).length).toBeGreaterThan(0);
-    // Issue 22, item 9: the cost is known from the hold's prices (what billing will settle); the
+    // The cost is known from the hold's prices (what billing will settle); the
     // balance is not, and the answer says the settlement is pending.
     expect(pricing).toBeDefined();
     expect(end.costMicroDzd).toBe(String(expectedCost(end.usage!)));
@@ -173,7 +173,7 @@ describe('worker: settlement outbox (billing unreachable when settling)', () => 
     await consumer.bus.publish(unreadQueue, reply(answered, 'chunk', 0));
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await fixture.billing.refunded(answered)).toBe(false);
-    // Issue 22, item 5: a stream's final reply follows its chunks (seq > 0), which were relayed
+    // A stream's final reply follows its chunks (seq > 0), which were relayed
     // and are charged by the stream billing policy; only the usage chunk went unread.
     await consumer.bus.publish(unreadQueue, reply(streamed, 'chunk', 0));
     await consumer.bus.publish(unreadQueue, reply(streamed, 'final', 1));

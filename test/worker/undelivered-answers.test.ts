@@ -5,7 +5,7 @@ import { startSettlementConsumerFor, type BillingConsumer } from './settlement-c
 import { chatModel, useWorkerFixture } from './worker-fixture.suite.js';
 
 /*
- * Issue 15, defect 4: a final reply nobody can receive (edge's reply queue is gone: edge died,
+ * A final reply nobody can receive (edge's reply queue is gone: edge died,
  * or its connection dropped) is not charged. Settled first (the reply carries the cost), the
  * charge is refunded; when billing was away, the queued end of the hold is a void.
  */

@@ -173,7 +173,7 @@ export interface BillingClient {
   claimIdempotencyKey(ref: IdempotencyRef, leaseMs: number): Promise<IdempotencyClaim>;
   completeIdempotencyKey(ref: IdempotencyRef, response: StoredResponse): Promise<void>;
   releaseIdempotencyKey(ref: IdempotencyRef): Promise<void>;
-  /** The worker's node observations (issue 16); idempotent (last observation wins). */
+  /** The worker's node observations; idempotent (last observation wins). */
   reportNodeHealth(report: NodeHealthReport): Promise<void>;
   /**
    * Edge's `/admin/v1` proxy only: an operator's request passed through verbatim (path relative

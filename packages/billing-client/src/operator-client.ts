@@ -129,12 +129,12 @@ export interface OperatorClient {
   usage(query: URLSearchParams): Promise<UsageList>;
   usageRequests(query: URLSearchParams): Promise<UsageLogPage>;
   usageRequestsCsv(query: URLSearchParams): Promise<Buffer>;
-  /** Budgets (issue 25): 404 `resource_not_found` for an unknown account, key, token or budget. */
+  /** Budgets: 404 `resource_not_found` for an unknown account, key, token or budget. */
   listBudgets(id: string): Promise<BudgetList>;
   getBudget(id: string, owner: BudgetOwnerRef): Promise<BudgetView>;
   putBudget(id: string, owner: BudgetOwnerRef, body: BudgetPutRequest): Promise<BudgetView>;
   removeBudget(id: string, owner: BudgetOwnerRef): Promise<void>;
-  /** Per-key rate limits (issue 25): 404 for an unknown account, key or token. */
+  /** Per-key rate limits: 404 for an unknown account, key or token. */
   listKeyRateLimits(id: string): Promise<KeyRateLimitList>;
   getKeyRateLimit(id: string, owner: BudgetOwnerRef): Promise<KeyRateLimitView>;
   putKeyRateLimit(
@@ -143,9 +143,9 @@ export interface OperatorClient {
     body: KeyRateLimitPutRequest,
   ): Promise<KeyRateLimitView>;
   removeKeyRateLimit(id: string, owner: BudgetOwnerRef): Promise<void>;
-  /** A request's receipt (issue 25): 404 for an unknown account or request. */
+  /** A request's receipt: 404 for an unknown account or request. */
   receipt(id: string, requestId: string): Promise<Receipt>;
-  /** Account alerts (issue 25): 404 for an unknown account, or (get, remove) no settings. */
+  /** Account alerts: 404 for an unknown account, or (get, remove) no settings. */
   getAlerts(id: string): Promise<AlertSettingsView>;
   putAlerts(id: string, body: AlertSettingsPutRequest): Promise<AlertSettingsView>;
   removeAlerts(id: string): Promise<void>;

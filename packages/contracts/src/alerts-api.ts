@@ -3,7 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import { StringEnum, dzdAmountSchema } from './schemas/common.js';
 
 /*
- * Account alerts (issue 25 item 3): signed webhooks when an account's balance runs low, when a
+ * Account alerts: signed webhooks when an account's balance runs low, when a
  * key's or token's budget reaches a share of its limit, and when the balance is projected to run
  * out. Configured per account through the operator API (`/admin/v1/accounts/{id}/alerts`) and
  * the dashboard (`/dashboard/api/alerts`); billing evaluates, the dispatcher delivers (signed

@@ -34,15 +34,15 @@ export const HoldIdSchema = Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$' })
 
 /**
  * The one representation of a rate-limit decision: one request counted against the account's
- * current window and, when they have limits of their own, the key's and the scoped token's
- * (issue 25 item 2), with the numbers for the headers (`rateLimitHeaders`): the tightest.
+ * current window and, when they have limits of their own, the key's and the scoped token's,
+ * with the numbers for the headers (`rateLimitHeaders`): the tightest.
  */
-/** Whose request limit the headers report (issue 25 item 2: the tightest that applies). */
+/** Whose request limit the headers report (the tightest that applies). */
 export const RATE_LIMIT_SCOPES = ['account', 'api_key', 'scoped_token'] as const;
 export type RateLimitScope = (typeof RATE_LIMIT_SCOPES)[number];
 
 /**
- * A tokens-per-minute window of a key or scoped token (issue 25 item 2): the tightest that
+ * A tokens-per-minute window of a key or scoped token: the tightest that
  * applies, after this request's tokens were counted (`X-RateLimit-*-Tokens`).
  */
 export const TokenRateLimitSchema = Type.Object({
@@ -127,7 +127,7 @@ export const AdmissionRequestSchema = Type.Object(
     /** The first parameter default models refuse: 400 for a model of provider `node`. */
     nodeUnsupportedParameter: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     /**
-     * Chat content beyond text (issue 21): each kind with its first part, refused with 400
+     * Chat content beyond text: each kind with its first part, refused with 400
      * naming the part unless the model declares it; every image adds the model's per-image
      * token ceiling to the hold.
      */
@@ -149,7 +149,7 @@ export const AdmissionRequestSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    /** Kept on the hold for the request's usage record (issue 16). */
+    /** Kept on the hold for the request's usage record. */
     endpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
     requestId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
   },
@@ -174,7 +174,7 @@ export const AdmissionResponseSchema = Type.Object({
   replayed: Type.Boolean(),
   /**
    * The prices the hold snapshotted (µDZD per million tokens), so the worker can state the cost
-   * of an answer whose settlement had to be queued (issue 22, item 9). Absent on a replayed
+   * of an answer whose settlement had to be queued. Absent on a replayed
    * admission, whose hold may have snapshotted other prices.
    */
   prices: Type.Optional(Type.Object({ inputMicroDzdPerM: MicroDzd, outputMicroDzdPerM: MicroDzd })),
@@ -262,8 +262,8 @@ export const PublishMarksResponseSchema = Type.Object({ published: Type.Array(Ho
 export type PublishMarksResponse = Static<typeof PublishMarksResponseSchema>;
 
 /**
- * `POST /holds/{id}/refund`: the settled hold's answer was delivered to nobody (issue 15,
- * defect 4); `not_settled` when the hold charged nothing (pending, voided, expired).
+ * `POST /holds/{id}/refund`: the settled hold's answer was delivered to nobody;
+ * `not_settled` when the hold charged nothing (pending, voided, expired).
  */
 export const RefundResponseSchema = Type.Object({
   holdId: Type.String(),
@@ -371,7 +371,7 @@ export type IdempotencyRef = Static<typeof IdempotencyRefSchema>;
 export type IdempotencyClaim =
   { outcome: 'claimed' } | { outcome: 'replay'; response: StoredResponse };
 
-/** Issue 16: what a worker last observed of its model nodes (bounded batch). */
+/** What a worker last observed of its model nodes (bounded batch). */
 export const NODE_HEALTH_BATCH_MAX = 200;
 export const NODE_HEALTH_ERROR_KINDS = [
   'unreachable',

@@ -3,7 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import { StringEnum, dzdAmountSchema } from './schemas/common.js';
 
 /*
- * Budgets (issue 25 item 1): a spending cap per API key (covering the scoped tokens it signs)
+ * Budgets: a spending cap per API key (covering the scoped tokens it signs)
  * or per scoped token, per window. Set through the operator API
  * (`PUT /admin/v1/accounts/{id}/api-keys/{name}/budget`,
  * `PUT /admin/v1/accounts/{id}/scoped-tokens/{token_id}/budget`), read there and by the caller

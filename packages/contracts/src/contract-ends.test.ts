@@ -147,7 +147,7 @@ const CONTRACTS: Record<string, Entry> = {
   NodeHealthErrorKind: partOf('NodeHealthReport'),
   NodeHealthView: ends([BILLING_NODES], [EDGE_CONSOLE]),
 
-  // budgets-api.ts: budgets (issue 25) through the operator API, and `GET /v1/key`
+  // budgets-api.ts: budgets through the operator API, and `GET /v1/key`
   BudgetPutRequest: ends(
     [CLIENT_OPERATOR, CTL_BUDGETS],
     [EDGE_ADMIN, BILLING_BUDGET_ROUTES, BILLING_BUDGETS],
@@ -163,7 +163,7 @@ const CONTRACTS: Record<string, Entry> = {
   ),
   KeyInfo: ends([BILLING_BUDGET_ROUTES], [CLIENT]),
 
-  // key-limits-api.ts: per-key rate limits (issue 25 item 2) through the operator API
+  // key-limits-api.ts: per-key rate limits through the operator API
   KeyRateLimitPutRequest: ends(
     [CTL_KEY_LIMITS, CLIENT_OPERATOR, APP_KEY_LIMITS],
     [EDGE_ADMIN, EDGE_KEY_LIMITS, BILLING_KEY_LIMIT_ROUTES, BILLING_KEY_LIMITS],
@@ -181,7 +181,7 @@ const CONTRACTS: Record<string, Entry> = {
   ApiKeyModelsPutRequest: ends([CTL_KEY_MODELS], [EDGE_ADMIN, BILLING_ADMIN]),
   ApiKeyModelsView: ends([BILLING_ADMIN], [EDGE_ADMIN, CTL_KEY_MODELS]),
 
-  // alerts-api.ts: account alerts (issue 25) through the operator API and the dashboard, and
+  // alerts-api.ts: account alerts through the operator API and the dashboard, and
   // the webhook body the dispatcher sends (its receiver: the end-to-end test)
   AlertSettingsPutRequest: ends(
     [CLIENT_OPERATOR, CTL_ALERTS, APP_ALERTS],
@@ -289,7 +289,7 @@ const CONTRACTS: Record<string, Entry> = {
   UsageLogEntry: partOf('UsageLogPage'),
   UsageOutcome: partOf('UsageLogEntry'),
 
-  // receipts-api.ts: billing → edge → clients, the app and the CLI (issue 25)
+  // receipts-api.ts: billing → edge → clients, the app and the CLI
   // Finance's period report (the month-end close).
   PeriodReport: ends([BILLING_REPORT], [EDGE_ADMIN, CTL_REPORT]),
   ReportCsvSection: partOf('PeriodReport'),

@@ -22,7 +22,7 @@ import { StringEnum, dzdAmountSchema } from './schemas/common.js';
 
 export const DASHBOARD_API_PREFIX = '/dashboard/api';
 /**
- * The session cookie (issue 22, item 8). `__Host-`: the browser accepts it only with `Secure`,
+ * The session cookie. `__Host-`: the browser accepts it only with `Secure`,
  * `Path=/` and no `Domain`, so no sibling subdomain or plain-HTTP page can set or shadow it.
  * `DASHBOARD_DEV_SESSION_COOKIE` is the plain-HTTP loopback development cookie (local mode,
  * Compose), which cannot be `Secure` and so cannot carry the prefix.
@@ -230,7 +230,7 @@ export const DashboardIssuedApiKeySchema = Type.Object(
 export type DashboardIssuedApiKey = Static<typeof DashboardIssuedApiKeySchema>;
 
 /*
- * Budgets (issue 25), with the operator API's shapes (budgets-api.ts):
+ * Budgets, with the operator API's shapes (budgets-api.ts):
  * - owners: `GET /dashboard/api/budgets` (`BudgetList`: the account's keys' and tokens');
  *   `PUT /dashboard/api/api-keys/{name}/budget` (`BudgetPutRequest` → `BudgetView`) and
  *   `DELETE` of it (204): an owner caps their own keys (never another account's: 404).

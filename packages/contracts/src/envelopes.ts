@@ -196,10 +196,10 @@ export const InferenceCompletedPayloadSchema = Type.Object(
 export const INFERENCE_FAILED_MESSAGE = 'Inference failed.';
 
 /**
- * The settlement outbox (issue 15, defect 6): the worker queues the end of a hold when billing
+ * The settlement outbox: the worker queues the end of a hold when billing
  * did not answer, and billing applies it when it can. `producedAtMs`: when the worker decided
  * it (logs; a hold final before it was settled by someone else). `refund`: a settled answer
- * whose final reply nobody could receive (issue 15, defect 4). `completed`: an async job's
+ * whose final reply nobody could receive. `completed`: an async job's
  * success event without its cost, which billing publishes once the settlement priced it.
  */
 export const BillingSettlementPayloadSchema = Type.Object({
@@ -214,7 +214,7 @@ export const BillingSettlementPayloadSchema = Type.Object({
 });
 
 /**
- * An account alert (issue 25 item 3), from billing's outbox to the dispatcher (routing key
+ * An account alert, from billing's outbox to the dispatcher (routing key
  * `account.alert` on the events exchange). `eventId` is deterministic (account, kind, scope,
  * threshold, window): the dispatcher stores one delivery per event id, however often it arrives.
  * `data` is the webhook body's `data`, as sent.

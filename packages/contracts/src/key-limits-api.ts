@@ -3,7 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import { StringEnum } from './schemas/common.js';
 
 /*
- * Per-key rate limits (issue 25 item 2): an API key's (covering the scoped tokens it signs) or a
+ * Per-key rate limits: an API key's (covering the scoped tokens it signs) or a
  * registered scoped token's own requests and tokens per minute, beside the account's requests
  * per minute. Set through the operator API
  * (`PUT /admin/v1/accounts/{id}/api-keys/{name}/rate-limit`,

@@ -6,7 +6,7 @@ import type { RateLimitDecision } from './billing-api.js';
  * (whole seconds) when the request was refused for it. Billing sends them on its refusals and
  * edge on its responses; each sets them on its own response. `Limit`/`Remaining` are the tightest
  * requests-per-minute limit (the account's, the key's or the scoped token's); the `-Tokens`
- * headers the tightest tokens-per-minute limit, when one applies (issue 25 item 2).
+ * headers the tightest tokens-per-minute limit, when one applies.
  */
 export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
   const headers: Record<string, string> = {

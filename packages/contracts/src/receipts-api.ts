@@ -3,7 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import { StringEnum } from './schemas/common.js';
 
 /*
- * Receipts (issue 25 item 4): one request traced to its money. `GET /v1/requests/{request_id}`
+ * Receipts: one request traced to its money. `GET /v1/requests/{request_id}`
  * (any API key of the account) and the operators' `GET /admin/v1/accounts/{id}/requests/{request_id}`;
  * billing builds the body from the hold, its usage record and the ledger, edge passes it on.
  * `{request_id}` is the `X-Request-Id` of the request or its job id (`chatcmpl-…`, the hold id).

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 
 /*
- * Usage records (issue 16): the public answers of `GET /v1/usage` and `GET /admin/v1/usage`, and
+ * Usage records: the public answers of `GET /v1/usage` and `GET /admin/v1/usage`, and
  * the request log billing serves to edge (and later the dashboard). Billing builds these bodies;
  * edge passes them through. Keys are snake_case like the rest of the public API; DZD amounts are
  * JSON numbers with up to 6 decimals.
@@ -25,7 +25,7 @@ export const USAGE_LIMITS = {
   /** The request log as CSV (one download): at most this many rows, newest first. */
   csvMaxRows: 10_000,
   /**
-   * Groups in one summary (issue 22, item 6): an operator's account × day × model summary over a
+   * Groups in one summary: an operator's account × day × model summary over a
    * year of a large tenant base is refused beyond this (400 naming what to narrow) instead of
    * answered unbounded.
    */
@@ -49,7 +49,7 @@ export const UsageGroupSchema = Type.Object({
   requests: Type.Integer(),
   prompt_tokens: Type.Integer(),
   completion_tokens: Type.Integer(),
-  cost_dzd: Type.Number({ description: 'Net: what was charged, less refunds (issue 25).' }),
+  cost_dzd: Type.Number({ description: 'Net: what was charged, less refunds.' }),
   refunded_dzd: Type.Number({ description: 'Refunds of answers delivered to nobody.' }),
 });
 export type UsageGroup = Static<typeof UsageGroupSchema>;
@@ -77,7 +77,7 @@ export interface UsageLogEntry {
   prompt_tokens: number;
   completion_tokens: number;
   reasoning_tokens: number;
-  /** Net: the settled cost less its refund (issue 25). */
+  /** Net: the settled cost less its refund. */
   cost_dzd: number;
   /** The settled cost given back because the answer reached nobody; 0 otherwise. */
   refunded_dzd: number;

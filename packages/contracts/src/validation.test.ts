@@ -78,7 +78,7 @@ describe('validateChatCompletion: accepted', () => {
         })),
       },
     ],
-    // Issue 21: what agents send at their second turn, as the client libraries send it.
+    // What agents send at their second turn, as the client libraries send it.
     [
       'a tool round trip (AI SDK: content null; LangChain: content "" and a named tool result)',
       {

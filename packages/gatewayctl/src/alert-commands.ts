@@ -49,7 +49,7 @@ function settingsFrom(ctx: CommandContext): AlertSettingsPutRequest {
   };
 }
 
-/** Account alerts (issue 25): signed webhooks on balance, budgets and projected exhaustion. */
+/** Account alerts: signed webhooks on balance, budgets and projected exhaustion. */
 export const ALERT_COMMANDS: Record<string, Command> = {
   'alerts set': {
     usage:

@@ -31,7 +31,7 @@ const budgetPath = (ctx: CommandContext) => keyOrTokenPath(ctx, 'budget');
 const isPeriod = (value: string | undefined): value is BudgetPutRequest['period'] =>
   (BUDGET_PERIODS as readonly (string | undefined)[]).includes(value);
 
-/** Budgets per API key and per scoped token (issue 25): set, read, remove, list. */
+/** Budgets per API key and per scoped token: set, read, remove, list. */
 export const BUDGET_COMMANDS: Record<string, Command> = {
   'budgets set': {
     usage: `budgets set ${OWNER_USAGE} --limit-dzd N --period day|week|month|total [--time-zone ZONE]`,

@@ -30,7 +30,7 @@ function limitOption(ctx: CommandContext, name: string): number | null | undefin
   return Number(value);
 }
 
-/** Per-key rate limits (issue 25 items 2 and 5): set, read, remove, list. */
+/** Per-key rate limits: set, read, remove, list. */
 export const KEY_LIMIT_COMMANDS: Record<string, Command> = {
   'rate-limits set': {
     usage: `rate-limits set ${OWNER_USAGE} [--rpm N|none] [--tpm N|none]`,

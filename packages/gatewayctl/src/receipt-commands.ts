@@ -18,7 +18,7 @@ function flat(value: object, prefix = ''): Record<string, unknown> {
   return out;
 }
 
-/** Receipts (issue 25): one request traced to its money. */
+/** Receipts: one request traced to its money. */
 export const RECEIPT_COMMANDS: Record<string, Command> = {
   receipt: {
     usage: 'receipt <account> <request_id | job_id>',

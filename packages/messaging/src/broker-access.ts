@@ -79,7 +79,7 @@ const ROLES: Record<BrokerService, ServiceRole> = {
     sendsTo: [{ stem: REPLY_STEM }, { queue: 'billingSettlements' }],
   },
   // Applies queued settlements and refunds unread answers; publishes the completion events it
-  // held back, and account alerts (issue 25).
+  // held back, and account alerts.
   billing: {
     publishes: ['events'],
     consumes: ['billingSettlements', 'unreadReplies'],

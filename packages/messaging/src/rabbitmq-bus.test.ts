@@ -207,7 +207,7 @@ describe('RabbitMQ dead-letter retention', () => {
   }, 30_000);
 });
 
-describe('a reply queue that outlives its connection (issue 15, defect 4)', () => {
+describe('a reply queue that outlives its connection', () => {
   it('keeps replies across a closed connection, and dead-letters one nobody read in time', async () => {
     const prefix = uniquePrefix('lasting');
     const { queues } = gatewayNames(prefix);

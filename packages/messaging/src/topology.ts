@@ -85,7 +85,7 @@ export const ROUTING_KEYS = {
   defaultJob: 'default',
   priorityJob: 'priority',
   inferenceCompleted: 'inference.completed',
-  /** Account alerts (issue 25): billing's outbox → the dispatcher, on the events exchange. */
+  /** Account alerts: billing's outbox → the dispatcher, on the events exchange. */
   accountAlert: 'account.alert',
   /** A background response ended: billing's outbox → the dispatcher, as alerts. */
   responseEnded: 'response.ended',

@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { httpReadiness, opsRoutes } from './ops-routes.js';
 
 /*
- * Issue 24: edge checked billing's /healthz, so on a first install edge said billing was "ok"
- * while billing could not use its database. A dependency counts as ready only when its own
- * /readyz says so.
+ * A dependency counts as ready only when its own /readyz says so: had edge checked billing's
+ * /healthz, it would say billing was "ok" on a first install while billing could not use its
+ * database.
  */
 
 let billingReady = false;

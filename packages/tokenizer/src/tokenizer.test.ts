@@ -35,7 +35,7 @@ describe('tokenizer', () => {
     );
   });
 
-  // Issue 21: the hold is an upper bound of everything a model reads at an agent's second turn.
+  // The hold is an upper bound of everything a model reads at an agent's second turn.
   it('counts tool calls, tool results and every other message field', () => {
     const args = JSON.stringify({ city: 'Algiers', units: 'celsius', days: [1, 2, 3] });
     const call = {

@@ -54,14 +54,14 @@ export const billingConfigSchema = Type.Object({
     maximum: 30 * DAY_MS,
     default: 3 * DAY_MS,
   }),
-  // Dashboard sign-ins per email and hour before 429, the right password included (issue 22:
-  // counted in the database, so one limit across every edge and billing replica).
+  // Dashboard sign-ins per email and hour before 429, the right password included
+  // (counted in the database, so one limit across every edge and billing replica).
   DASHBOARD_SIGN_IN_FAILURES_PER_HOUR: Type.Integer({ minimum: 1, maximum: 10_000, default: 10 }),
   // Dashboard password hashes (sign-in, invitation) run at once per process, and how many more
   // may wait for a turn; beyond that 503 at once. One hash: 32 MiB and ~0.1 s of a core.
   DASHBOARD_PASSWORD_HASHES_AT_ONCE: Type.Integer({ minimum: 1, maximum: 16, default: 1 }),
   DASHBOARD_PASSWORD_HASH_QUEUE: Type.Integer({ minimum: 0, maximum: 1_000, default: 4 }),
-  // Account alerts (issue 25 item 3): how often accounts are evaluated and the outbox published,
+  // Account alerts: how often accounts are evaluated and the outbox published,
   // and how many accounts (and events) one tick takes at most.
   ALERT_EVALUATE_INTERVAL_MS: Type.Integer({ minimum: 50, maximum: 3_600_000, default: 15_000 }),
   ALERT_EVALUATE_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 10_000, default: 500 }),

@@ -4,7 +4,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /*
- * One persistence story (issue 23): SQL, ORM calls and database drivers live in each area's
+ * One persistence story: SQL, ORM calls and database drivers live in each area's
  * repository module, nowhere else in billing's source. A source scan, so a new query outside a
  * repository fails here rather than in review. Tests and test support are not scanned.
  */
@@ -35,9 +35,9 @@ const REPOSITORIES: Readonly<Record<string, readonly string[]>> = {
   nodes: ['nodes/node-health-repository.ts'],
   dashboard: ['dashboard/dashboard-repository.ts'],
   budgets: ['budgets/budget-repository.ts'],
-  // Account alerts (issue 25 item 3): settings, evaluation's claims and figures, the outbox.
+  // Account alerts: settings, evaluation's claims and figures, the outbox.
   alerts: ['alerts/alert-repository.ts'],
-  // Receipts (issue 25 item 4): a hold, its usage record and its ledger transactions, read.
+  // Receipts: a hold, its usage record and its ledger transactions, read.
   receipts: ['receipts/receipt-repository.ts'],
   // Stored Responses state: sealed responses and their item ids.
   responses: ['responses/response-repository.ts', 'responses/response-webhook-repository.ts'],

@@ -224,7 +224,7 @@ export async function startBillingService(
     prefetch: config.SETTLEMENT_PREFETCH,
   });
   shell.lifecycle.onShutdown('settlements', () => settlements.cancel());
-  // Account alerts (issue 25 item 3): evaluated and published on every replica.
+  // Account alerts: evaluated and published on every replica.
   const alertEngine = startAlertEngine(config, shell, { prisma, keyring: identity.keyring, bus });
   shell.lifecycle.onShutdown('alerts', () => alertEngine.stop());
   // Background responses' webhooks: announced within a second of their end, on every

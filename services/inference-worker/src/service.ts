@@ -16,7 +16,7 @@ import { hostname } from 'node:os';
 import { billingBatchSizes } from '@gateway/observability';
 
 const PUBLISH_WAIT_MS = 60_000;
-/** Node health reports to billing (issue 16): on change at most once a second, else every 30 s. */
+/** Node health reports to billing: on change at most once a second, else every 30 s. */
 const HEALTH_REPORT_TICK_MS = 1_000;
 const HEALTH_REPORT_REFRESH_MS = 30_000;
 
@@ -36,7 +36,7 @@ export async function startWorkerService(
 ): Promise<{ port: number }> {
   const ownsBus = dependencies.bus === undefined;
   // A reply or settlement waits out a broker restart (a minute) rather than fail: the answer
-  // exists, and failing would make its job run again (issue 15).
+  // exists, and failing would make its job run again.
   const bus =
     dependencies.bus ??
     createGatewayBus(config, shell.logger, {

@@ -3,7 +3,7 @@ import { ApiError, api } from './client';
 import type { AlertSettingsPutRequest, AlertSettingsView } from './contract';
 import { useChange } from './queries';
 
-/* Account alerts (issue 25): the session's account's settings, `null` until they are set. */
+/* Account alerts: the session's account's settings, `null` until they are set. */
 
 const alertsKey = ['alerts'] as const;
 

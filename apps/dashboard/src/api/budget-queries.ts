@@ -4,7 +4,7 @@ import type { BudgetList, BudgetPutRequest, BudgetView } from './contract';
 import { segment, useChange } from './queries';
 
 /*
- * Budgets (issue 25): an owner's own account (`account` null: the session's) or, for
+ * Budgets: an owner's own account (`account` null: the session's) or, for
  * operators, the account whose detail page is open.
  */
 

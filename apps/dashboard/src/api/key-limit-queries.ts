@@ -4,7 +4,7 @@ import type { KeyRateLimitList, KeyRateLimitPutRequest, KeyRateLimitView } from 
 import { segment, useChange } from './queries';
 
 /*
- * Per-key rate limits (issue 25): an owner's own account (`account` null: the session's) or,
+ * Per-key rate limits: an owner's own account (`account` null: the session's) or,
  * for operators, the account whose detail page is open.
  */
 

@@ -134,7 +134,7 @@ export const useRequestLog = (range: Range, scope = OWN_USAGE) =>
     50,
   );
 
-/** A request's receipt (issue 25), by its job id or X-Request-Id: the owner's own requests. */
+/** A request's receipt, by its job id or X-Request-Id: the owner's own requests. */
 export const useReceipt = (id: string) =>
   useQuery({
     queryKey: ['usage', 'receipt', id],

@@ -99,7 +99,7 @@ function ReceiptView({ receipt }: { receipt: Receipt }) {
   );
 }
 
-/** `/usage/requests/:requestId`: one request of the log, traced to its money (issue 25). */
+/** `/usage/requests/:requestId`: one request of the log, traced to its money. */
 export function ReceiptPage() {
   const { requestId = '' } = useParams();
   const receipt = useReceipt(requestId);

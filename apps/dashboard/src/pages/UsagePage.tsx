@@ -169,7 +169,7 @@ function LogRow({ entry, withAccount }: { entry: UsageLogEntry; withAccount: boo
         {withAccount ? (
           formatDzd(entry.cost_dzd)
         ) : (
-          // The owner's own requests link to their receipt (issue 25).
+          // The owner's own requests link to their receipt.
           <Anchor
             component={Link}
             to={`/usage/requests/${encodeURIComponent(entry.job_id)}`}

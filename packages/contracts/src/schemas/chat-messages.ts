@@ -4,7 +4,7 @@ import { StringEnum } from './common.js';
 import { LIMITS } from './limits.js';
 
 /*
- * The reference chat message schema (issue 21): every role and content shape the widely used
+ * The reference chat message schema: every role and content shape the widely used
  * chat completions API takes, so agents built on the AI SDK, LangChain or the Agents SDK can send
  * tool results back. Messages and parts keep unknown fields (they are forwarded and counted in
  * the hold like any other field a model may read); what is declared is checked.

@@ -57,7 +57,7 @@ export const LIMITS = {
   /** Webhook URL length. */
   urlMaxLength: 2048,
   /**
-   * API keys per account (issue 22, item 6): far above any team's use, and it bounds the key
+   * API keys per account: far above any team's use, and it bounds the key
    * listing, which is answered whole.
    */
   apiKeysPerAccountMax: 100,

@@ -1,6 +1,6 @@
 -- billing_admit_v4: its live definition. To change it: README.md in this directory.
 --
--- billing_admit_v3 (budgets) with per-key rate limits (issue 25 item 2): an API key's and a
+-- billing_admit_v3 (budgets) with per-key rate limits: an API key's and a
 -- registered scoped token's own requests per minute, counted beside the account's in the same
 -- step, and tokens per minute: the request's tokens (what the hold is sized for) must fit in
 -- the key's and the token's one-minute windows, and are counted there with the hold; the part a

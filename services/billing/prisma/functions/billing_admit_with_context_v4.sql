@@ -1,7 +1,7 @@
 -- billing_admit_with_context_v4: its live definition. To change it: README.md in this directory.
 --
 -- billing_admit_with_context (migration 20270107090000) over billing_admit_v4 (per-key rate
--- limits, issue 25 item 2).
+-- limits).
 CREATE OR REPLACE FUNCTION "billing_admit_with_context_v4"(
     p_key_digest TEXT, p_account_id TEXT, p_signing_key_id TEXT, p_signing_key_digest TEXT,
     p_token_digest TEXT, p_token_models TEXT[], p_token_limit BIGINT,

@@ -1,7 +1,7 @@
 -- billing_count_key_request: its live definition. To change it: README.md in this directory.
 --
--- Counts one request in an API key's or a scoped token's own one-minute window (issue 25 item
--- 2) and returns the window's count. The owner's older windows go when its first request of a
+-- Counts one request in an API key's or a scoped token's own one-minute window and returns
+-- the window's count. The owner's older windows go when its first request of a
 -- new window arrives, so an active owner has at most two rows (quiet ones: the prune job).
 CREATE OR REPLACE FUNCTION "billing_count_key_request"(
     p_owner_id TEXT, p_window_start_ms BIGINT

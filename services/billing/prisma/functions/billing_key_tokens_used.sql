@@ -1,6 +1,6 @@
 -- billing_key_tokens_used: its live definition. To change it: README.md in this directory.
 --
--- The tokens an API key or a scoped token used in a one-minute window (issue 25 item 2): what
+-- The tokens an API key or a scoped token used in a one-minute window: what
 -- admissions counted there, less what ended holds gave back (key_token_returns). Creates the
 -- window's row when it has none (and drops the owner's older windows and returns), then locks
 -- it, so the caller's check and its count later in the same transaction cannot interleave with

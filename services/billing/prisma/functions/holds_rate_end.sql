@@ -1,6 +1,6 @@
 -- holds_rate_end: its live definition. To change it: README.md in this directory.
 --
--- When a hold counted against tokens-per-minute windows ends (issue 25 item 2), the tokens it
+-- When a hold counted against tokens-per-minute windows ends, the tokens it
 -- did not use go back to those windows: all of them for a hold that charged nothing (voided,
 -- expired), the reservation less the reported prompt and completion tokens for a settled one.
 -- A deferred constraint trigger, run at commit, when the settlement's usage record already

@@ -25,7 +25,7 @@ BEGIN
         outcome := 'replayed';
     ELSE
         UPDATE holds SET refunded_at = refund_at WHERE id = refund_hold_id;
-        -- The request's usage record and receipt show the refund (issue 25): same transaction.
+        -- The request's usage record and receipt show the refund: same transaction.
         UPDATE usage_records u
            SET refunded_micro_dzd = h.cost, refunded_at = refund_at,
                refund_transaction_id = CASE WHEN h.cost > 0

@@ -1,5 +1,5 @@
 /**
- * The alerts loop (issue 25 item 3): every `intervalMs` (counted from the end of the previous
+ * The alerts loop: every `intervalMs` (counted from the end of the previous
  * tick) it claims up to `batchSize` accounts whose alerts are on and were not evaluated for an
  * interval, evaluates them, then publishes pending events. Every replica runs it: the claim is
  * `FOR UPDATE SKIP LOCKED` and stamps `evaluated_at`, so replicas share the accounts, and the

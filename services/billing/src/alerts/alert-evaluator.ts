@@ -1,5 +1,5 @@
 /**
- * Evaluates one account's alerts (issue 25 item 3) and inserts each crossing into the outbox
+ * Evaluates one account's alerts and inserts each crossing into the outbox
  * (`alert_events`), `ON CONFLICT DO NOTHING` on the alert's deterministic id: evaluating twice,
  * or on several replicas at once, stores one event per alert. What "once per window" means:
  *

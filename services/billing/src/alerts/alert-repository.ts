@@ -1,5 +1,5 @@
 /**
- * Every statement of account alerts (issue 25 item 3), plain `pg`: the settings rows (URL
+ * Every statement of account alerts, plain `pg`: the settings rows (URL
  * sealed), the evaluation's claims and figures, the outbox's inserts, claims and marks.
  */
 import type pg from 'pg';

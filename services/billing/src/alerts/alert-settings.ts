@@ -1,5 +1,5 @@
 /**
- * Account alert settings (issue 25 item 3): one row per account, set whole by PUT, read, removed.
+ * Account alert settings: one row per account, set whole by PUT, read, removed.
  * The endpoint URL is sealed with MASTER_KEY (AAD `<accountId>:alerts`): a receiver's URL often
  * carries its own token, and the database must not show it.
  */

@@ -18,7 +18,7 @@ import { AlertRepository } from './alert-repository.js';
 import { AlertSettings, openSettings } from './alert-settings.js';
 
 /*
- * Account alerts (issue 25 item 3) against real PostgreSQL: each threshold fires once per window
+ * Account alerts against real PostgreSQL: each threshold fires once per window
  * however often and on however many evaluators it is evaluated; a new budget window re-arms the
  * budget's thresholds, a credit lifting the balance above its threshold re-arms the balance
  * alert; the outbox publishes each event once the broker confirmed it.

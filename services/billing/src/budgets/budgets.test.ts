@@ -12,7 +12,7 @@ import { BudgetRepository } from './budget-repository.js';
 import { Budgets } from './budgets.js';
 
 /*
- * Budgets per API key and per scoped token (issue 25 item 1) against real PostgreSQL: checked
+ * Budgets per API key and per scoped token against real PostgreSQL: checked
  * and reserved by admission in its one statement, released and counted when the hold ends,
  * windows that start over at the period's boundary in the budget's zone, a change that starts a
  * new window at once. Every file ends with the ledger's invariant check, which covers budgets.

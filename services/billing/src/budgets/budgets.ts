@@ -1,5 +1,5 @@
 /**
- * Budgets per API key and per scoped token (issue 25 item 1): setting, reading and removing
+ * Budgets per API key and per scoped token: setting, reading and removing
  * them. Enforcement is not here: admission checks and reserves in its one statement
  * (prisma/functions/billing_admit_v3.sql) and the holds_budget_end trigger releases and counts.
  */

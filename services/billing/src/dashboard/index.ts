@@ -26,15 +26,15 @@ export interface DashboardOptions {
   onPasswordWork?: (event: PasswordWorkEvent) => void;
 }
 
-/** The dashboard's users and sessions (issue 16), owned by billing. */
+/** The dashboard's users and sessions, owned by billing. */
 export interface Dashboard {
   clock: Clock;
   sessions: DashboardSessions;
   users: DashboardUsers;
   scopedTokens: DashboardScopedTokens;
-  /** Sign-ins per email (issue 22). */
+  /** Sign-ins per email. */
   signInLimits: SignInLimits;
-  /** Every password hash runs here (issue 22). */
+  /** Every password hash runs here. */
   passwords: PasswordWork;
 }
 

@@ -13,7 +13,7 @@ export const DEFAULT_PASSWORD_WORK_LIMITS: PasswordWorkLimits = { atOnce: 1, que
 export type PasswordWorkEvent = 'hashed' | 'refused';
 
 /**
- * The bulkhead around dashboard password work (issue 22). One scrypt hash takes 32 MiB and about
+ * The bulkhead around dashboard password work. One scrypt hash takes 32 MiB and about
  * 0.1 s of a core (on libuv's thread pool, 4 threads shared with the rest of billing): unbounded,
  * a flood of sign-ins queued hundreds of hashes and every call behind them waited. Here at most
  * `atOnce` pieces of password work run, at most `queue` wait for a turn, and anything more is

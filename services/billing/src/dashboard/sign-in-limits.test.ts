@@ -7,7 +7,7 @@ import { createDashboard, type Dashboard, type DashboardOptions } from './index.
 import { PasswordWork } from './password-work.js';
 
 /*
- * Issue 22, items 1 and 3, at billing: sign-ins per email are limited exactly under concurrency
+ * Dashboard sign-ins at billing: sign-ins per email are limited exactly under concurrency
  * and across replicas (the count is one row in PostgreSQL, its point taken in one statement
  * before the hash), and password work runs in a bulkhead that refuses at once when full.
  */

@@ -17,7 +17,7 @@ export interface SignInPoint {
 }
 
 /**
- * Dashboard sign-ins per email (issue 22), in PostgreSQL so that every edge and billing replica
+ * Dashboard sign-ins per email, in PostgreSQL so that every edge and billing replica
  * shares one count. Before a password is checked, one statement takes a point from the email's
  * window (an hour from its first attempt): it is granted while fewer than `perHour` points are
  * taken, and the row lock of `INSERT … ON CONFLICT DO UPDATE` makes concurrent attempts queue

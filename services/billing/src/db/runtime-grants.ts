@@ -32,30 +32,30 @@ export const RUNTIME_TABLE_PRIVILEGES: Readonly<Record<string, readonly TablePri
   idempotency_records: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   // INSERT … ON CONFLICT DO UPDATE … RETURNING; old windows pruned with DELETE.
   rate_limit_windows: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
-  // Dashboard (issue 16): users are created and get their password set; invitations are used
+  // Dashboard: users are created and get their password set; invitations are used
   // once; sessions are touched, signed out and purged after expiry.
   owner_users: ['SELECT', 'INSERT', 'UPDATE'],
   operator_users: ['SELECT', 'INSERT'],
   owner_invitations: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   dashboard_sessions: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
-  // Sign-ins per email (issue 22): a point taken with INSERT … ON CONFLICT DO UPDATE, given back
+  // Sign-ins per email: a point taken with INSERT … ON CONFLICT DO UPDATE, given back
   // with UPDATE, windows past their end purged.
   dashboard_sign_in_limits: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   // Written by a trigger when a hold ends and completed by the settle/void wrappers; deleted past
   // USAGE_RETENTION_DAYS (their sums kept in usage_purged_totals). Never written otherwise.
   usage_records: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   usage_purged_totals: ['SELECT', 'INSERT', 'UPDATE'],
-  // Node health (issue 16): upserted by worker reports; pruned (gone from the catalog, or a day old).
+  // Node health: upserted by worker reports; pruned (gone from the catalog, or a day old).
   node_health: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
-  // Budgets (issue 25): set, changed and removed by the operator API and the dashboard; their
+  // Budgets: set, changed and removed by the operator API and the dashboard; their
   // windows rolled and reservations taken by admission, released by the holds_budget_end trigger.
   budgets: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
-  // Account alerts (issue 25 item 3): settings set and removed by the operator API and the
+  // Account alerts: settings set and removed by the operator API and the
   // dashboard, claimed for evaluation (evaluated_at) and re-armed (balance_low_episode); events
   // inserted by the evaluator and marked published by the outbox, never deleted.
   alert_settings: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   alert_events: ['SELECT', 'INSERT', 'UPDATE'],
-  // Per-key rate limits (issue 25 item 2): windows counted by admission (INSERT … ON CONFLICT
+  // Per-key rate limits: windows counted by admission (INSERT … ON CONFLICT
   // DO UPDATE) and pruned with DELETE; returns inserted by the holds_rate_end trigger.
   key_request_windows: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   key_token_windows: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],

@@ -1,5 +1,5 @@
 /**
- * Account alert settings over HTTP (issue 25 item 3), mounted with the operator API
+ * Account alert settings over HTTP, mounted with the operator API
  * (`/internal/v1/admin`, edge's credential only). Edge exposes them as
  * `/admin/v1/accounts/{id}/alerts` and, for the account's owner, `/dashboard/api/alerts`.
  */

@@ -45,13 +45,13 @@ export function mountBillingApi(
   // Stored Responses state: edge's alone, with body limits of its own (a stored response is large).
   app.use('/internal/v1', responseRoutes(services.responses));
   app.use('/internal/v1', ...jsonBodyParser({ limitBytes: JSON_BODY_LIMIT_BYTES }));
-  // Usage (issue 16): edge's alone, like the operator API below.
+  // Usage: edge's alone, like the operator API below.
   app.use('/internal/v1/admin', edgeOnly, adminUsageRoutes(usage, services.identity));
   app.use('/internal/v1', accountUsageRoutes(usage));
-  // Receipts (issue 25): edge's alone, for one account or for operators.
+  // Receipts: edge's alone, for one account or for operators.
   app.use('/internal/v1/admin', edgeOnly, adminReceiptRoutes(services.receipts, services.identity));
   app.use('/internal/v1', accountReceiptRoutes(services.receipts));
-  // Node health (issue 16): the worker reports, operators (through edge) read.
+  // Node health: the worker reports, operators (through edge) read.
   app.use('/internal/v1', nodeHealthReportRoutes(nodeHealth));
   app.use('/internal/v1/admin', edgeOnly, nodeHealthAdminRoutes(nodeHealth));
   // The operator API is edge's alone: the worker's credential cannot grant credits.

@@ -1,5 +1,5 @@
 /**
- * Budgets over HTTP (issue 25 item 1): the operator API's budget routes (edge exposes them under
+ * Budgets over HTTP: the operator API's budget routes (edge exposes them under
  * `/admin/v1`) and `POST /key`, the calling credential's own view behind edge's `GET /v1/key`.
  */
 import express, { type Router } from 'express';

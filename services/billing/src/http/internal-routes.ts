@@ -64,19 +64,19 @@ import { balanceToJson, requiredString } from './wire.js';
 export interface BillingServices {
   identity: Identity;
   ledger: LedgerService;
-  /** Usage records (issue 16). */
+  /** Usage records. */
   usage: UsageService;
   /** Edge's Idempotency-Key store. */
   requestIdempotency: RequestIdempotency;
   /** Dashboard users and sessions. */
   dashboard: Dashboard;
-  /** Node health reports (issue 16). */
+  /** Node health reports. */
   nodeHealth: NodeHealthService;
-  /** Budgets per API key and scoped token (issue 25). */
+  /** Budgets per API key and scoped token. */
   budgets: Budgets;
-  /** Account alert settings (issue 25 item 3). */
+  /** Account alert settings. */
   alerts: AlertSettings;
-  /** Receipts: one request traced to its money (issue 25). */
+  /** Receipts: one request traced to its money. */
   receipts: Receipts;
   /** Stored Responses API state (`/v1/responses`), edge's alone. */
   responses: StoredResponses;
@@ -197,7 +197,7 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
   });
 
   // The answer of a settled hold reached nobody (its reply was unroutable, or edge gave up
-  // waiting): the charge is given back (issue 15, defect 4).
+  // waiting): the charge is given back.
   router.post('/holds/:holdId/refund', EDGE_OR_WORKER, async (req, res) => {
     res.json(refundToWire(await ledger.refundHold(param(req.params.holdId))));
   });

@@ -4,7 +4,7 @@ import { startBillingApi, type BillingApiUnderTest } from './billing-api.suite.j
 
 /*
  * The list of an account's key and token rate limits in the operator API
- * (`GET /internal/v1/admin/accounts/{id}/rate-limits`, edge's `/admin/v1/...`; issue 25 item 5)
+ * (`GET /internal/v1/admin/accounts/{id}/rate-limits`, edge's `/admin/v1/...`)
  * over a real database: only the keys and registered tokens with a limit of their own, keys by
  * name then tokens, never another account's.
  */

@@ -1,7 +1,7 @@
 /**
- * Per-key rate limits over HTTP (issue 25 item 2): the operator API's routes, which edge exposes
+ * Per-key rate limits over HTTP: the operator API's routes, which edge exposes
  * under `/admin/v1` (`.../api-keys/{name}/rate-limit`, `.../scoped-tokens/{id}/rate-limit`), and
- * the account's list of them (`.../rate-limits`, issue 25 item 5).
+ * the account's list of them (`.../rate-limits`).
  */
 import express, { type Router } from 'express';
 import {

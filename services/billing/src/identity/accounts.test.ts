@@ -161,7 +161,7 @@ describe('API keys', () => {
     expect((await accounts().listApiKeys(id)).map((k) => k.name)).toEqual(['auto', 'ci.build-2_x']);
   });
 
-  // Issue 22, item 6: keys per account are bounded, exactly, even when creations race.
+  // Keys per account are bounded, exactly, even when creations race.
   it(`caps an account at ${LIMITS.apiKeysPerAccountMax} keys under concurrent creation`, async () => {
     const { id } = await accounts().create({ name: 'Many keys' });
     const attempts = LIMITS.apiKeysPerAccountMax + 20;

@@ -50,14 +50,14 @@ export interface AdmitRow {
   model_input_modalities: InputModality[] | null;
   model_image_tokens: number | null;
   model_remote_images: boolean | null;
-  /** `budget_exhausted` by a budget (issue 25): whose, its numbers and when it resets. */
+  /** `budget_exhausted` by a budget: whose, its numbers and when it resets. */
   budget_scope: 'api_key' | 'scoped_token' | null;
   budget_limit: Int8;
   budget_spent: Int8;
   budget_reserved: Int8;
   budget_period: string | null;
   budget_resets_at: Date | null;
-  /** Per-key rate limits (issue 25 item 2): the key's and token's limits and window counts. */
+  /** Per-key rate limits: the key's and token's limits and window counts. */
   key_requests_per_minute: number | null;
   key_window_count: number | null;
   token_requests_per_minute: number | null;

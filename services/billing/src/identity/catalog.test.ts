@@ -91,7 +91,7 @@ describe('catalog', () => {
     expect(await catalog().get(id)).toEqual(replaced);
   });
 
-  it('stores what a model reads besides text (issue 21)', async () => {
+  it('stores what a model reads besides text', async () => {
     const id = 'org/vision';
     const put = await catalog().put(
       id,

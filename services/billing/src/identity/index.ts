@@ -42,7 +42,7 @@ export interface Identity {
   scopedTokens: ScopedTokenService;
   authenticator: Authenticator;
   rateLimiter: RateLimiter;
-  /** A key's and a scoped token's own rate limits (issue 25 item 2). */
+  /** A key's and a scoped token's own rate limits. */
   keyRateLimits: KeyRateLimits;
   catalog: Catalog;
   /** The request path's admission: credential to hold in one PostgreSQL round trip. */

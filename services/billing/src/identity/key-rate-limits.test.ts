@@ -10,7 +10,7 @@ import {
 import { rateSubjectOf } from './rate-limit.js';
 
 /*
- * Per-key rate limits (issue 25 item 2) against real PostgreSQL: a scoped token's own requests
+ * Per-key rate limits against real PostgreSQL: a scoped token's own requests
  * and tokens per minute beside its key's and the account's, in admission's one statement and on
  * the routes that place no hold; concurrent admissions from two billing wirings; the tokens a
  * hold did not use given back when it ends, whichever way it ends. (The key's own limits across

@@ -194,7 +194,7 @@ describe('admission in one round trip', () => {
     expect(after.admission.hold.amountMicroDzd).toBe(2_000_000n);
   });
 
-  // Issue 21: content beyond text is refused before any hold unless the model declares it.
+  // Content beyond text is refused before any hold unless the model declares it.
   it('refuses content the model does not declare, naming the part, and holds nothing', async () => {
     const t = await fundedAccount(h);
     const image = { kind: 'image' as const, param: 'messages[1].content[2]' };

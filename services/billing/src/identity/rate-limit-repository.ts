@@ -1,6 +1,6 @@
 /**
  * The rate limits' statements, through Prisma: the account's one-minute windows
- * (`rate_limit_windows`) and, since issue 25 item 2, an API key's or scoped token's own limits
+ * (`rate_limit_windows`) and an API key's or scoped token's own limits
  * (columns of their rows) and windows (`key_request_windows`, `key_token_windows` less
  * `key_token_returns`; migration 20270115090000). Admission counts in its own statement
  * (billing_admit_v5); these serve the routes that place no hold, `GET /v1/key`, the operator API

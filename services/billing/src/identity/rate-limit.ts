@@ -35,7 +35,7 @@ export interface TokenDecision {
  * Fixed one-minute windows, counted in PostgreSQL with atomic upserts (`INSERT ... ON CONFLICT
  * DO UPDATE ... RETURNING`), so counts are exact however many billing replicas (and edges behind
  * them) serve the account: the account's window, and an API key's or scoped token's own when it
- * has a limit (issue 25 item 2; a key's limits cover the tokens it signs). Every request counts
+ * has a limit (a key's limits cover the tokens it signs). Every request counts
  * in every window that applies, rejected ones included. Window boundaries come from the injected
  * clock (replicas are expected to keep their clocks in sync, e.g. NTP; skew only shifts which
  * window a request near a boundary falls in).

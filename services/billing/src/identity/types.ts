@@ -98,7 +98,7 @@ export interface CatalogModel {
   outputPriceMicroDzdPerM: bigint;
   maxOutputTokens: number;
   nodes: ModelNode[];
-  /** What the model reads besides text (issue 21); always includes `text`. */
+  /** What the model reads besides text; always includes `text`. */
   inputModalities: InputModality[];
   /** The hold's token ceiling per image part. */
   imageTokens: number;
@@ -179,7 +179,7 @@ export interface AdmitRequest {
    */
   nodeUnsupportedParameter?: string;
   /**
-   * Chat content beyond text (issue 21): a kind the model does not declare is refused with 400
+   * Chat content beyond text: a kind the model does not declare is refused with 400
    * naming its first part, at the same step; every image adds the model's `imageTokens` to the
    * input of the worst case.
    */

@@ -390,7 +390,7 @@ describe('admitting a hold', () => {
 });
 
 /**
- * Issue 15 defect 4: a settled answer delivered to nobody is refunded — once, with a reversal
+ * A settled answer delivered to nobody is refunded — once, with a reversal
  * transaction (the settlement stays: the ledger is append-only), the scoped token's spend given
  * back, and nothing for a hold that charged nothing. The invariant check runs in finish().
  */
@@ -450,7 +450,7 @@ describe('refundHold', () => {
     });
   });
 
-  // Issue 22, item 7: a refund credential (edge's, the worker's) reaches recent settlements only.
+  // A refund credential (edge's, the worker's) reaches recent settlements only.
   it('refuses a refund more than REFUND_WINDOW_MS after the settlement', async () => {
     const accountId = await h.fundedAccount(5n * DZD);
     const place = () => admit({ accountId, amountMicroDzd: DZD });

@@ -143,7 +143,7 @@ export async function settleHoldWith(
   }
 }
 
-/** The usage record's part of a settlement (issue 16): checked, never priced. */
+/** The usage record's part of a settlement: checked, never priced. */
 function usageRecordFields(
   usage: Usage,
 ): Pick<SettleRequest, 'reasoningTokens' | 'cancelled' | 'startedAt' | 'generationMs'> {

@@ -158,7 +158,7 @@ const CHECKS: readonly Check[] = [
           OR s.spent_micro_dzd <> COALESCE(x.spent, 0)`,
   },
   {
-    // Issue 25: what admission reserved and the trigger released and counted, recomputed from
+    // Budgets: what admission reserved and the trigger released and counted, recomputed from
     // the holds: pending ones reserve; settled, unrefunded ones admitted in the current window
     // are spent. (A window admission has not rolled yet still shows its old spend: the same as
     // the row.)

@@ -8,7 +8,7 @@ import {
 } from './ledger-test-support.suite.js';
 
 /*
- * Rounds are bounded in count and in time (issue 22: on a machine shared with other work the
+ * Rounds are bounded in count and in time (on a machine shared with other work the
  * 50 rounds once took over a minute): as many as fit in the budget, at least the minimum. Each
  * round is the full race; more rounds only make a rare interleaving likelier to show.
  */

@@ -9,7 +9,7 @@ import {
 } from './ledger-test-support.suite.js';
 
 /**
- * Issue 15 defect 8: a hold whose job was never published is released after the publish grace,
+ * A hold whose job was never published is released after the publish grace,
  * not its TTL; a published hold lives until its job's end, and the sweeper's release and the
  * publish mark (then the settlement) exclude each other on the hold row.
  */

@@ -6,7 +6,7 @@ import type { RefundResult } from './types.js';
 import { requireId } from './validation.js';
 
 /**
- * How long after its settlement a hold may be refunded (issue 22, item 7). Every legitimate
+ * How long after its settlement a hold may be refunded. Every legitimate
  * refund follows its settlement within seconds to minutes: the worker's final reply found no
  * queue, edge gave up waiting, edge's reply queue dead-lettered the reply after 30 s, or the
  * refund waited in `billing.settlements` while billing was away. The window bounds what a
@@ -16,7 +16,7 @@ import { requireId } from './validation.js';
 export const REFUND_WINDOW_MS = 60 * 60_000;
 
 /**
- * Refunds a settled hold whose answer was delivered to nobody (issue 15, defect 4): a
+ * Refunds a settled hold whose answer was delivered to nobody: a
  * `reversal` transaction gives the settled cost back; the hold stays `settled` and is marked
  * refunded. Idempotent on the hold id. A hold that is not settled charged nothing: answered
  * `not_settled`, nothing moves. A hold settled more than `REFUND_WINDOW_MS` ago is refused (409

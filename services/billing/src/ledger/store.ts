@@ -59,7 +59,7 @@ export interface SettleRequest extends RunReport {
   inputTokens: bigint;
   outputTokens: bigint;
   transactionId: string;
-  /** For the usage record only (issue 16). */
+  /** For the usage record only. */
   reasoningTokens?: bigint;
   cancelled?: boolean;
 }

@@ -64,7 +64,7 @@ export interface Usage {
   inputTokens: number | bigint;
   /** Includes reasoning tokens. */
   outputTokens: number | bigint;
-  /** For the usage record (issue 16): reasoning tokens among outputTokens, a cancellation. */
+  /** For the usage record: reasoning tokens among outputTokens, a cancellation. */
   reasoningTokens?: number | bigint;
   cancelled?: boolean;
   /** Unix ms when the worker picked the job; how long the generation took. */

@@ -3,7 +3,7 @@ import { createTestDatabase } from '@gateway/testing';
 import { billingDatabaseTemplate, createPrismaClient, pgPoolOf } from '../db/client.js';
 import { createNodeHealthService, NODE_HEALTH_FORGET_AFTER_MS } from './node-health.js';
 
-describe('node health rows are bounded (issue 16)', () => {
+describe('node health rows are bounded', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   let prisma: ReturnType<typeof createPrismaClient>;
   beforeAll(async () => {

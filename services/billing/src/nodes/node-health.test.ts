@@ -6,7 +6,7 @@ import {
   type BillingApiUnderTest,
 } from '../http/billing-api.suite.js';
 
-describe('node health (issue 16)', () => {
+describe('node health', () => {
   let billing: BillingApiUnderTest;
   const secretNode = 'http://user:s3cret@127.0.0.1:9/v1?api_key=k3y';
   const report = (nodes: unknown[], as: 'edge' | 'worker' = 'worker') =>

@@ -1,5 +1,5 @@
 /**
- * Node health (issue 16): workers report what they observed of each model node (batched, at a
+ * Node health: workers report what they observed of each model node (batched, at a
  * bounded rate); operators read it beside the catalog. Keyed by node URL, last report wins; a
  * report older than `staleAfterMs` reads as `unknown`. Its statements: node-health-repository.ts.
  */

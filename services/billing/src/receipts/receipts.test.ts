@@ -19,7 +19,7 @@ import { ReceiptRepository } from './receipt-repository.js';
 import { Receipts } from './receipts.js';
 
 /*
- * Issue 25 item 4: a refund shows in the usage record (set with the refund, in its
+ * A refund shows in the usage record (set with the refund, in its
  * transaction), usage sums report the net cost, the invariant check reconciles refunds with the
  * ledger's reversals (through retention too), and a receipt traces one request to its money:
  * hold, settlement and refund with their ledger entries, found by job id or request id, never

@@ -1,5 +1,5 @@
 /**
- * Receipts (issue 25 item 4): one request traced to its money, in the public shape of
+ * Receipts: one request traced to its money, in the public shape of
  * @gateway/contracts (receipts-api.ts). Money stays integer µDZD until the answer is rendered.
  */
 import {

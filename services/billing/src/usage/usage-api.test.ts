@@ -6,7 +6,7 @@ import {
 } from '../http/billing-api.suite.js';
 
 /*
- * Issue 16 over billing's internal API: admission keeps the request's context for its usage
+ * Usage records over billing's internal API: admission keeps the request's context for its usage
  * record, settle and void take the record's optional fields (validated by the contract), and
  * only edge reads usage.
  */

@@ -3,7 +3,7 @@
  * each record mirrors its final hold (account, status, cost = the settled amount), every final
  * hold has its record (unless purged by retention), and per account and in total the records'
  * costs plus what retention purged equal the settlements posted to the ledger; their refunds
- * (issue 25) equal the refund reversals.
+ * equal the refund reversals.
  */
 import { Prisma } from '../db/client.js';
 

@@ -25,7 +25,7 @@ const HEADER = [
   'status',
   'queue_latency_ms',
   'generation_latency_ms',
-  // Issue 25: appended, so readers of the earlier columns by position are unaffected.
+  // Appended, so readers of the earlier columns by position are unaffected.
   'refunded_dzd',
 ];
 

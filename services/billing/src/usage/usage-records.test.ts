@@ -18,7 +18,7 @@ import { createUsageService, type UsageService } from './usage-service.js';
 import { UsageStore } from './usage-store.js';
 
 /*
- * Issue 16: one usage record per ended hold, written in the transaction that ends it, its cost
+ * One usage record per ended hold, written in the transaction that ends it, its cost
  * the settlement's ledger amount; the invariant check reconciles records with the ledger and
  * notices a tampered record; retention keeps the reconciliation exact.
  */
@@ -315,7 +315,7 @@ describe('the usage API over the records', () => {
     expect(sneaky.data).toEqual([]);
   });
 
-  // Issue 22, item 6: an operator's account × day × model summary is bounded.
+  // An operator's account × day × model summary is bounded.
   it('refuses a summary with more groups than its bound, naming what to narrow', async () => {
     const accounts = [await h.fundedAccount(10n * DZD), await h.fundedAccount(10n * DZD)];
     for (const accountId of accounts) {

@@ -69,7 +69,7 @@ export function renderBody(
   return Buffer.from(JSON.stringify(body), 'utf8');
 }
 
-/** An account alert (issue 25): the Standard Webhooks shape `{type, timestamp, data}`. */
+/** An account alert: the Standard Webhooks shape `{type, timestamp, data}`. */
 export function alertBody(event: AccountAlertPayload): Buffer {
   const body: AlertWebhookBody = {
     type: event.type,

@@ -46,7 +46,7 @@ export class DeliveryIntake {
   }
 
   /**
-   * An account alert (issue 25): signed and retried as format A, its body in the Standard
+   * An account alert: signed and retried as format A, its body in the Standard
    * Webhooks shape. Idempotent on the alert's event id (stored as the delivery's `job_id`).
    */
   async acceptAlert(event: AccountAlertPayload): Promise<{ deliveryId: string; created: boolean }> {

@@ -15,7 +15,7 @@ import {
 } from '../testing/harness.suite.js';
 
 /*
- * Issue 22 item 4: signing secrets no longer pile up. 25 rotations leave two active secrets
+ * Signing secrets do not pile up. 25 rotations leave two active secrets
  * (the current one and the previous one) and a delivery carries two signatures; the rotation
  * limit answers 429 with Retry-After; "expire the previous secret now" leaves one signature,
  * the current secret's. Real PostgreSQL, the internal API, an HTTPS receiver on 127.0.0.1.

@@ -344,7 +344,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
   ...alertRoutes('/accounts/:id/alerts'),
 ];
 
-/** Account alerts (issue 25 item 3): signed webhooks on balance, budgets and projected exhaustion. */
+/** Account alerts: signed webhooks on balance, budgets and projected exhaustion. */
 function alertRoutes(path: string): AdminRoute[] {
   return [
     {
@@ -374,7 +374,7 @@ function alertRoutes(path: string): AdminRoute[] {
   ];
 }
 
-/** Per-key rate limits (issue 25 item 2): an API key's and a scoped token's own. */
+/** Per-key rate limits: an API key's and a scoped token's own. */
 function keyLimitRoutes(path: string, owner: string): AdminRoute[] {
   return [
     {
@@ -402,7 +402,7 @@ function keyLimitRoutes(path: string, owner: string): AdminRoute[] {
   ];
 }
 
-/** Budgets (issue 25): the same three routes for an API key's and a scoped token's. */
+/** Budgets: the same three routes for an API key's and a scoped token's. */
 function budgetRoutes(path: string, owner: string): AdminRoute[] {
   return [
     {

@@ -11,7 +11,7 @@ import { checkWebhookUrl } from '../routes/webhook-url.js';
 import { ownerAccountId } from './owner-routes.js';
 
 /*
- * Account alerts in the dashboard (issue 25 item 3): `/dashboard/api/alerts`, the session's
+ * Account alerts in the dashboard: `/dashboard/api/alerts`, the session's
  * account only, through the same billing client method and contract as the operator API
  * (`/admin/v1/accounts/{id}/alerts`). GET is 404 `resource_not_found` until alerts are set.
  */

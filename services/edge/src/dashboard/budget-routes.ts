@@ -13,7 +13,7 @@ import { accountIdOf } from './operator-routes.js';
 import { ownerAccountId } from './owner-routes.js';
 
 /*
- * Budgets in the dashboard (issue 25 item 5), through the same billing client methods as the
+ * Budgets in the dashboard, through the same billing client methods as the
  * operator API (`/admin/v1/accounts/{id}/…/budget`), so the same contract validates both.
  */
 

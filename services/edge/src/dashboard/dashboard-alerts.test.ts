@@ -14,7 +14,7 @@ import {
 import { startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 
 /*
- * Account alert settings through edge (issue 25 item 3): the operator API
+ * Account alert settings through edge: the operator API
  * (`/admin/v1/accounts/{id}/alerts`) and the owner's dashboard API (`/dashboard/api/alerts`),
  * both validated by the contract before billing, the owner's always the session's account.
  */

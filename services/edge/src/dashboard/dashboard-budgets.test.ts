@@ -15,7 +15,7 @@ import {
 import { startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 
 /*
- * Budgets in the dashboard's API through edge (issue 25 item 5): owners read their account's
+ * Budgets in the dashboard's API through edge: owners read their account's
  * budgets and cap their own keys, never another account's; operators set and remove key and
  * token budgets of any account, finance reads only. Real billing: spend comes from admissions
  * and settlements.

@@ -15,7 +15,7 @@ import {
 import { startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 
 /*
- * Per-key rate limits in the dashboard's API through edge (issue 25 item 5): owners read their
+ * Per-key rate limits in the dashboard's API through edge: owners read their
  * account's key and token limits and limit their own keys, never another account's; operators
  * set and remove key and token limits of any account, finance reads only. Real billing.
  */

@@ -15,7 +15,7 @@ import {
 import { startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 
 /*
- * The dashboard's usage API through edge (issue 16): the session's account's usage and request
+ * The dashboard's usage API through edge: the session's account's usage and request
  * log (JSON pages and CSV), the operators' view across accounts, and that an owner never sees
  * another account's requests whatever the URL says. Usage records come from real admissions and
  * settlements in billing.

@@ -118,7 +118,7 @@ describe('invitation, session and API keys', () => {
     expect(cookieMustBeSecure(req('10.0.0.7'), true)).toBe(true);
   });
 
-  // Issue 22, item 8: outside loopback development the cookie carries the `__Host-` prefix, and
+  // Outside loopback development the cookie carries the `__Host-` prefix, and
   // only that cookie is read (a plain-named cookie planted by a sibling host counts for nothing).
   it('uses a __Host- cookie (Secure, Path=/) wherever the cookie must be Secure', async () => {
     await ownerOf(tenantA, 'host.prefix@example.com');

@@ -13,7 +13,7 @@ import { accountIdOf } from './operator-routes.js';
 import { ownerAccountId } from './owner-routes.js';
 
 /*
- * Per-key rate limits in the dashboard (issue 25 item 5), through the same billing client
+ * Per-key rate limits in the dashboard, through the same billing client
  * methods as the operator API (`/admin/v1/accounts/{id}/…/rate-limit`), so the same contract
  * validates both. The account's own requests per minute stays the operator's (account page).
  */

@@ -86,7 +86,7 @@ export function operatorConsoleRoutes(deps: ConsoleDeps): Router {
   return router;
 }
 
-/** Each node of the model gains its last observed health (issue 16; `unknown` when none). */
+/** Each node of the model gains its last observed health (`unknown` when none). */
 function withNodeHealth(
   model: CatalogModel,
   health: readonly NodeHealthView[],

@@ -38,7 +38,7 @@ export function ownerUsageRoutes(deps: ConsoleDeps): Router {
     );
     res.json(page);
   });
-  // A request's receipt (issue 25): the session's account's, like `GET /v1/requests/{id}`.
+  // A request's receipt: the session's account's, like `GET /v1/requests/{id}`.
   router.get('/requests/:requestId', async (req, res) => {
     const receipt: Receipt = await deps.billing.receipt(accountOf(res), req.params.requestId);
     res.json(receipt);

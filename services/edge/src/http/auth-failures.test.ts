@@ -10,7 +10,7 @@ import {
 import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 import { AuthFailureLimiter, KnownCredentials, clientKey } from './auth.js';
 
-/** Failed authentication is limited per client address (issue 13, item 6; issue 22). */
+/** Failed authentication is limited per client address. */
 
 let billing: BillingUnderTest;
 let edge: EdgeUnderTest;

@@ -125,7 +125,7 @@ export const requireApiKey: RequestHandler = (_req, res, next) => {
 };
 
 /**
- * Failed authentication, limited per client address (issues 13 and 22): guessing keys,
+ * Failed authentication, limited per client address: guessing keys,
  * replaying dead tokens, hammering without credentials or guessing dashboard passwords costs a
  * client address at most `failuresPerMinute` refusals a minute.
  *

@@ -51,7 +51,7 @@ beforeAll(async () => {
     if (content === 'flaky' && attempt === 1) return [{ type: 'error', code: 'GATEWAY_TIMEOUT' }];
     if (content === 'slow') return [{ wait: 500 }, { type: 'final', data: chatCompletion(job) }];
     if (job.stream) return [{ type: 'final', data: chatChunk(job, null, true) }];
-    // Settled, then lost with edge's reply queue (issue 15, defect 4).
+    // Settled, then lost with edge's reply queue.
     const lost = content === 'lost' && attempt === 1;
     return [{ type: 'final', data: chatCompletion(job, `answer ${attempt}`), lost }];
   });

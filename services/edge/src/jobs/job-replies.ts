@@ -36,7 +36,7 @@ const REPLY_QUEUE_EXPIRES_MS = 10 * 60_000;
  * ONE reply queue per edge process: every synchronous job names it as `replyTo`, and replies
  * are handed to the request waiting for that job id. A reply nobody waits for any more (the
  * client left, edge timed out) is dropped: the money was already finalised by the worker.
- * The queue outlives edge's connection and a broker restart (issue 15, defect 4): replies sent
+ * The queue outlives edge's connection and a broker restart: replies sent
  * meanwhile wait until edge has reconnected, so its waiting requests still get their answers.
  * A reply left unread for `REPLY_UNREAD_TTL_MS` (this edge died) is dead-lettered to
  * `billing.unread-replies`, where billing refunds a final one: an answer nobody received is not
@@ -123,7 +123,7 @@ export interface RunningJobOptions {
 }
 
 /**
- * What the job cost after edge gave up waiting (issue 15, defect 4): `nothing` once the hold is
+ * What the job cost after edge gave up waiting: `nothing` once the hold is
  * known voided or refunded (the Idempotency-Key may be used again), `maybe` when billing did not
  * say or a stream's chunks reached the client (the key stays spent: never run twice).
  */

@@ -108,7 +108,7 @@ function answerComponents(schemas: readonly TSchema[]): Record<string, unknown> 
 
 const header = (description: string) => ({ description, schema: { type: 'integer' } });
 
-/** The tightest of the account's, the key's and the scoped token's limits (issue 25 item 2). */
+/** The tightest of the account's, the key's and the scoped token's limits. */
 export const RATE_LIMIT_HEADERS = {
   'X-RateLimit-Limit': header(
     "Requests allowed in the current window: the tightest of the account's, the key's and the scoped token's.",

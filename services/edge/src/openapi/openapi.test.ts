@@ -98,7 +98,7 @@ describe('OpenAPI document', () => {
     expect(validate(base)).toBe(true);
     expect(validate({ ...base, temperature: 2.5 })).toBe(false);
     expect(validate({ ...base, stop: ['a', 'b', 'c', 'd', 'e'] })).toBe(false);
-    // Issue 21: the full message schema, tool round trips included.
+    // The full message schema, tool round trips included.
     const call = { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } };
     const roundTrip = [
       { role: 'developer', content: [{ type: 'text', text: 'be brief' }] },

@@ -26,8 +26,7 @@ export const ServiceBlockSchema = Type.Object(
       Dzd('Account balance after settlement, in DZD; absent while the settlement is pending.'),
     ),
     hold_id: Type.String({
-      description:
-        'The hold (= the job id): `GET /v1/requests/{hold_id}` answers the receipt (issue 25).',
+      description: 'The hold (= the job id): `GET /v1/requests/{hold_id}` answers the receipt.',
     }),
     settlement: Type.Optional(
       StringEnum(['pending'] as const, {

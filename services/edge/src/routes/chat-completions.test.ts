@@ -85,7 +85,7 @@ describe('JSON', () => {
       choices: [{ message: { role: 'assistant', content: 'Hello!' }, finish_reason: 'stop' }],
     });
     // 10 input and 5 output tokens: (10 × 1000 + 5 × 2000) / 10^6 DZD.
-    // The hold id (= the job id) is the receipt's key (issue 25).
+    // The hold id (= the job id) is the receipt's key.
     expect(response.body._service).toEqual({
       cost_dzd: 0.02,
       balance_dzd: 9.98,
@@ -154,7 +154,7 @@ describe('JSON', () => {
       .set(bearer(tenant.key))
       .send({ model: 'acme/chat', messages, seed: 1, top_logprobs: 2, logprobs: true, user: 'u' });
     expect(accepted.status).toBe(200);
-    // Issue 21: the reference API's cost-free parameters (the worker does not forward them).
+    // The reference API's cost-free parameters (the worker does not forward them).
     const costFree = {
       store: true,
       metadata: { team: 'a' },
@@ -222,7 +222,7 @@ describe('SSE', () => {
     expect(events.at(-1)).toBe('[DONE]');
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
     expect(chunks.map((c) => c.choices[0]?.delta?.content ?? null)).toEqual(['Hel', 'lo', null]);
-    // Issue 25: the final usage carries the settled cost, as peers extend the usage object.
+    // The final usage carries the settled cost, as peers extend the usage object.
     expect(chunks.at(-1)).toMatchObject({
       object: 'chat.completion.chunk',
       choices: [],

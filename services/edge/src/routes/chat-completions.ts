@@ -124,7 +124,7 @@ export async function relayStream(
 }
 
 /**
- * The final chunk, its `usage` extended with the request's cost (issue 25, as peers extend the
+ * The final chunk, its `usage` extended with the request's cost (as peers extend the
  * usage object): `cost_dzd` is what the settlement charged, or, with `settlement: 'pending'`
  * (billing was unreachable), what the queued settlement will charge; the hold id makes the
  * receipt findable. A final reply without a cost (or without usage) is relayed as it is.

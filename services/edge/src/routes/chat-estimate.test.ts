@@ -4,7 +4,7 @@ import { validateChatCompletion } from '@gateway/contracts';
 import { chatPlan } from './chat-completions.js';
 
 /*
- * Issue 21: the hold stays an upper bound of what a model bills, for every message shape agents
+ * The hold stays an upper bound of what a model bills, for every message shape agents
  * send, and not a wild one. Edge's estimate (plus billing's per-image ceiling, as admission adds
  * it) is compared with the prompt tokens a model node reports for the same request: the stand-in
  * node bills like a real one (chat framing, tool calls and their arguments, tool results, text

@@ -17,7 +17,7 @@ import {
 } from '../test-support/fake-worker.suite.js';
 
 /**
- * Issue 15 defect 7: a client that leaves while its request is being admitted or its job
+ * A client that leaves while its request is being admitted or its job
  * published. Its socket's 'close' fires before the job exists, so a listener attached after the
  * publish never ran: the job was not cancelled and the whole generation was charged.
  */

@@ -11,7 +11,7 @@ import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suit
 import { KEY_READS_PER_MINUTE } from './key.js';
 
 /*
- * `GET /v1/key` (issue 25) and the operator API's budget routes through edge, with the real
+ * `GET /v1/key` and the operator API's budget routes through edge, with the real
  * billing behind it.
  */
 

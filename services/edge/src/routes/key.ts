@@ -43,7 +43,7 @@ function keyReadLimit(): RequestHandler {
 }
 
 /**
- * `GET /v1/key` (issue 25): the calling API key or scoped token as billing sees it — its budgets
+ * `GET /v1/key`: the calling API key or scoped token as billing sees it — its budgets
  * with spent, reserved, remaining and resets_at, a token's spending limit and spend, the
  * account's rate limit. Mounted before `authenticate`: billing checks the credential itself and
  * counts nothing, so a client watching its budget does not use up its requests. Failed

@@ -6,7 +6,7 @@ import { callerOf } from '../http/context.js';
 import { methodNotAllowed } from '../http/errors.js';
 
 /**
- * `GET /v1/requests/{request_id}` (issue 25): the receipt of one of the account's requests, by
+ * `GET /v1/requests/{request_id}`: the receipt of one of the account's requests, by
  * its `X-Request-Id` or its job id (`chatcmpl-…`), built by billing. Any API key of the account
  * may read any of its requests; a scoped token may not (401 `invalid_api_key`, as for
  * `GET /v1/usage`): the account's money is the key holder's business. Another account's id is

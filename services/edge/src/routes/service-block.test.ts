@@ -13,7 +13,7 @@ describe('serviceBlock', () => {
     });
   });
 
-  // Issue 22, item 9: billing unreachable, the settlement queued; the cost is still exact.
+  // Billing unreachable, the settlement queued; the cost is still exact.
   it('says the settlement is pending, with the cost and without a balance', () => {
     expect(serviceBlock({ ...final, costMicroDzd: '1500', settlementPending: true })).toEqual({
       cost_dzd: 0.0015,
@@ -30,7 +30,7 @@ describe('serviceBlock', () => {
   });
 });
 
-// Issue 25: the stream's last chunk carries the cost in its `usage`, as peers extend it.
+// The stream's last chunk carries the cost in its `usage`, as peers extend it.
 describe('finalChunk', () => {
   const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
   const data = { object: 'chat.completion.chunk', choices: [], usage };

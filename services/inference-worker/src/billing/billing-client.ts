@@ -29,7 +29,7 @@ export interface BillingClient {
   refund(holdId: string): Promise<RefundOutcome>;
   /** Whether the hold is still pending (a redelivered job checks before calling a model). */
   holdStatus(holdId: string): Promise<'pending' | 'settled' | 'voided' | 'expired'>;
-  /** What this worker observed of its model nodes (issue 16). */
+  /** What this worker observed of its model nodes. */
   reportNodeHealth(report: NodeHealthReport): Promise<void>;
   close(): Promise<void>;
 }

@@ -257,7 +257,7 @@ async function unanswered<T>(call: () => Promise<T>): Promise<T | { kind: 'unans
 }
 
 /**
- * What billing will charge when it applies a queued settlement (issue 22, item 9): the usage at
+ * What billing will charge when it applies a queued settlement: the usage at
  * the hold's snapshotted prices, capped at the hold, by the one cost function billing's own
  * worst case and settlement agree with. Undefined when the job does not carry its pricing (an
  * admission that was a replay).

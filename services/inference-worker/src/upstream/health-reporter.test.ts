@@ -5,7 +5,7 @@ import { createNodeRegistry, startHealthReporter } from './node-pool.js';
 
 type Reported = NodeHealthReport['nodes'][number];
 
-describe('node health reports (issue 16)', () => {
+describe('node health reports', () => {
   const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

@@ -124,7 +124,7 @@ export function createNodeRegistry(probePath = '/health'): NodeRegistry {
 }
 
 /**
- * Reports what this worker observes of its model nodes to billing (issue 16), for the operators'
+ * Reports what this worker observes of its model nodes to billing, for the operators'
  * catalog. Bounded: at most one report per tick (`intervalMs`), sent only when a node changed
  * (up/down, error kind) or when `refreshMs` passed since the last one (so billing's "stale after
  * 2 min" never hides a live node); at most NODE_HEALTH_BATCH_MAX nodes per call. URLs are

@@ -6,7 +6,7 @@ import { readSseEvents } from './http.js';
 
 /*
  * A job aborted while the worker is not reading (it is publishing the previous chunk) must close
- * the node's connection at once, or the node generates to the end (issue 15 fault suite: after an
+ * the node's connection at once, or the node generates to the end (the fault suite: after an
  * edge restart, up to 15 of 16 model calls of clients that left mid-stream ran to the end when
  * the worker used fetch).
  */
