@@ -198,7 +198,7 @@ describe.each(['base', 'dev', 'prod'])('k8s %s', (layer) => {
   });
 
   it('gives the migration containers only variables of their service', () => {
-    // (The broker-users Job is checked in broker-users.test.ts.)
+    // (The broker-users Job is checked in broker-users.integration.test.ts.)
     const jobs = containers.filter((c) => isReleaseJob(c.manifest, 'gateway-migrate'));
     expect(jobs.length).toBe(2);
     for (const { container } of jobs) {

@@ -15,7 +15,7 @@ import {
 /*
  * Every YAML file of the repository parses (duplicate keys are errors, as for kubectl), the
  * JSON under infra/ parses, and the dashboard and alert rules are well formed. Whether their
- * metrics exist is checked against the running services in compose-stack.test.ts.
+ * metrics exist is checked against the running services in compose-stack.integration.test.ts.
  */
 
 const SKIPPED_DIRS = new Set(['node_modules', 'dist', '.git', '.data', '.tmp', 'coverage']);

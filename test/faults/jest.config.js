@@ -1,4 +1,4 @@
-import base from '../../jest.config.js';
+import { standalone } from '../jest/projects.js';
 
 /**
  * The fault suite (`pnpm test:faults`): a separate run from `pnpm test`. It starts its own
@@ -6,8 +6,7 @@ import base from '../../jest.config.js';
  * @type {import('jest').Config}
  */
 export default {
-  ...base,
-  rootDir: '../..',
+  ...standalone,
   roots: ['<rootDir>/test/faults'],
   testMatch: ['<rootDir>/test/faults/**/*.fault.ts'],
   globalSetup: undefined,

@@ -1,4 +1,4 @@
-import base from '../../jest.config.js';
+import { standalone, withServers } from '../jest/projects.js';
 
 /**
  * The timing suite (`pnpm test:timing`, after `pnpm test` in infra/local/test.sh): tests that
@@ -10,8 +10,9 @@ import base from '../../jest.config.js';
  * @type {import('jest').Config}
  */
 export default {
-  ...base,
-  rootDir: '../..',
+  ...standalone,
+  ...withServers,
   testMatch: ['<rootDir>/test/**/*.timing.ts'],
   maxWorkers: 1,
+  testTimeout: 60000,
 };

@@ -56,7 +56,7 @@ CREATE TABLE IF NOT EXISTS ${name} (
   if (changed.length === 0 && gone.length === 0) return [];
   await inTransaction(client, async () => {
     // As pg_dump's restores do: a body may call a function a later file defines. Each file's
-    // body is checked on its own by the services' tests (billing's functions.test.ts).
+    // body is checked on its own by the services' tests (billing's functions.integration.test.ts).
     await client.query('SET LOCAL check_function_bodies = off');
     for (const source of changed) await applyOne(client, name, source);
     if (gone.length > 0) await client.query(`DELETE FROM ${name} WHERE name = ANY($1)`, [gone]);

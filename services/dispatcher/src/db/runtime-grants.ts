@@ -5,7 +5,7 @@
  * create or change no trigger or function, and TRUNCATE nothing.
  *
  * Kept next to the migrations: a migration that adds a table or sequence adds its line here
- * (src/db/runtime-role.test.ts fails until it does).
+ * (src/db/runtime-role.integration.test.ts fails until it does).
  */
 import type { RuntimeGrants } from '@gateway/runtime';
 

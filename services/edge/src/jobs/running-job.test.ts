@@ -1,11 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import type { InferenceCancelPayload, InferenceReplyPayload } from '@gateway/contracts';
 import { createLogger } from '@gateway/observability';
-import { silentStream } from '../test-support/billing.suite.js';
+import { silentStream } from '../test-support/silent-log.suite.js';
 import type { JobPublisher } from './inference-jobs.js';
 import { RunningJob } from './job-replies.js';
 
-/** A job redelivered after its worker died answers again, as another attempt (issue 15, 5). */
+/** A job redelivered after its worker died answers again, as another attempt. */
 
 const log = createLogger({ service: 'edge', destination: silentStream });
 
@@ -99,7 +99,7 @@ describe('RunningJob and the attempts of a job', () => {
   });
 });
 
-describe('RunningJob when edge gives up waiting (issue 15, defect 4)', () => {
+describe('RunningJob when edge gives up waiting', () => {
   it('releases a hold still pending by voiding it: nothing was charged', async () => {
     const { job, voided, refunded } = setUp();
     await expect(job.final()).rejects.toMatchObject({ code: 'GATEWAY_TIMEOUT' });

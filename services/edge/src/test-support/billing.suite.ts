@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Writable } from 'node:stream';
+import { silentStream } from './silent-log.suite.js';
 import { createLogger, createServiceMetrics } from '@gateway/observability';
 import { createServiceApp, finishApp, listen, type RunningServer } from '@gateway/runtime';
 import { createTestDatabase } from '@gateway/testing';
@@ -13,8 +13,6 @@ import { mountBillingApi } from '../../../billing/src/http/billing-app.js';
 import { createTestBillingServices } from '../../../billing/src/http/billing-services.suite.js';
 import type { DashboardOptions } from '../../../billing/src/dashboard/index.js';
 import type { LedgerService } from '../../../billing/src/ledger/index.js';
-
-export const silentStream = new Writable({ write: (_c, _e, cb) => cb() });
 
 /** Billing running in this process on a loopback port, as edge reaches it in production. */
 export interface BillingUnderTest {

@@ -18,7 +18,8 @@ import { BackgroundResponses } from '../responses/background-response.js';
 import { Idempotency } from '../http/idempotency.js';
 import { InferenceJobs, JobPublisher } from '../jobs/inference-jobs.js';
 import { ReplyRouter } from '../jobs/job-replies.js';
-import { silentStream, type BillingUnderTest } from './billing.suite.js';
+import type { BillingUnderTest } from './billing.suite.js';
+import { silentStream } from './silent-log.suite.js';
 
 export interface EdgeOptions {
   prefix?: string;

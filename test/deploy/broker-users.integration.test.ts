@@ -20,7 +20,7 @@ import { GATEWAY_SERVICES } from './support/schemas.js';
  * environment they give it, against a stand-in for RabbitMQ's management API on loopback. Each
  * service's user must be the one of its own AMQP_URL, with that password and exactly the
  * permissions of broker-access.ts. (The test broker's users get the same permissions from
- * Jest's global setup; packages/messaging/src/broker-access.test.ts checks them on RabbitMQ.)
+ * Jest's global setup; packages/messaging/src/broker-access.integration.test.ts checks them on RabbitMQ.)
  */
 
 const CLI_IN_IMAGE = 'node_modules/@gateway/messaging/dist/broker-users-cli.js';

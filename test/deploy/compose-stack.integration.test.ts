@@ -114,7 +114,7 @@ beforeAll(async () => {
   const dispatcherDb = await createTestDatabase();
   databases.push(billingDb, dispatcherDb);
   // Each service as its own broker user (compose's `rabbitmq-users` creates them with these
-  // permissions; test/deploy/broker-users.test.ts runs it).
+  // permissions; test/deploy/broker-users.integration.test.ts runs it).
   const prefix = uniquePrefix('compose');
   const amqp = (service: GatewayService) => ({
     AMQP_URL: testServiceAmqpUrl(service),

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { toFile } from 'openai';
 import { countTextTokens } from '@gateway/tokenizer';
-import { balanceOf } from '../test-support/billing.suite.js';
-import { useRealStack } from '../test-support/real-stack.suite.js';
+import { balanceOf } from '../../services/edge/src/test-support/billing.suite.js';
+import { useRealStack } from '../../services/edge/src/test-support/real-stack.suite.js';
 
 /**
  * The media routes with the official `openai` SDK, through the real worker to a stand-in model

@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import OpenAI from 'openai';
 import { countTextTokens } from '@gateway/tokenizer';
-import { balanceOf, createTenant } from '../test-support/billing.suite.js';
-import { useRealStack } from '../test-support/real-stack.suite.js';
-import { clientToken, nowS } from '../test-support/tokens.suite.js';
+import { balanceOf, createTenant } from '../../services/edge/src/test-support/billing.suite.js';
+import { useRealStack } from '../../services/edge/src/test-support/real-stack.suite.js';
+import { clientToken, nowS } from '../../services/edge/src/test-support/tokens.suite.js';
 
 /**
  * End to end with the official `openai` SDK: edge → RabbitMQ → the real inference worker (built,
@@ -71,7 +71,7 @@ describe('openai SDK against the gateway', () => {
     expect(service.cost_dzd).toBeCloseTo(costDzd, 6);
   });
 
-  // Issue 21: an agent's second turn, as the SDK's own types build it.
+  // An agent's second turn, as the SDK's own types build it.
   it('completes a tool round trip: the tool result is sent back and reaches the model', async () => {
     const sdk = client(stack.tenant.key);
     const tools: OpenAI.ChatCompletionTool[] = [

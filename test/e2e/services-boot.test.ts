@@ -10,9 +10,9 @@ import {
   waitForStatus,
   type ServiceProcess,
 } from '@gateway/testing';
-import { billingDatabaseTemplate } from '../services/billing/src/db/client.js';
-import { migrateDatabase } from '../services/billing/src/db/migrate.js';
-import { dispatcherDatabaseTemplate } from '../services/dispatcher/src/db/migrate.js';
+import { billingDatabaseTemplate } from '../../services/billing/src/db/client.js';
+import { migrateDatabase } from '../../services/billing/src/db/migrate.js';
+import { dispatcherDatabaseTemplate } from '../../services/dispatcher/src/db/migrate.js';
 
 const entry = (service: string) => path.resolve('services', service, 'dist', 'main.js');
 const SHUTDOWN_LIMIT_MS = 10_000;

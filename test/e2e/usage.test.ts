@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { createTenant, type Tenant } from '../test-support/billing.suite.js';
-import { bearer } from '../test-support/edge.suite.js';
-import { useRealStack } from '../test-support/real-stack.suite.js';
-import { clientToken, nowS } from '../test-support/tokens.suite.js';
+import { createTenant, type Tenant } from '../../services/edge/src/test-support/billing.suite.js';
+import { bearer } from '../../services/edge/src/test-support/edge.suite.js';
+import { useRealStack } from '../../services/edge/src/test-support/real-stack.suite.js';
+import { clientToken, nowS } from '../../services/edge/src/test-support/tokens.suite.js';
 
 /**
- * Issue 16 end to end: edge → RabbitMQ → the real worker → a stand-in node, with the real
+ * Usage records end to end: edge → RabbitMQ → the real worker → a stand-in node, with the real
  * billing. Every request that reached admission leaves one usage record when its hold ends,
  * with what it cost the ledger; `GET /v1/usage` and `GET /admin/v1/usage` sum them exactly.
  */
@@ -236,7 +236,7 @@ describe('GET /v1/usage', () => {
       prompt_tokens: Number(prompt),
       completion_tokens: Number(completion),
       cost_dzd: dzd(cost as bigint),
-      // Nothing here is refunded (issue 25: cost_dzd is net of refunds, receipts.test.ts).
+      // Nothing here is refunded (cost_dzd is net of refunds: receipts.test.ts).
       refunded_dzd: 0,
     }));
   }

@@ -1,13 +1,13 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import type { Receipt } from '@gateway/contracts';
-import { createTenant, type Tenant } from '../test-support/billing.suite.js';
-import { bearer } from '../test-support/edge.suite.js';
-import { useRealStack } from '../test-support/real-stack.suite.js';
-import { clientToken, nowS } from '../test-support/tokens.suite.js';
+import { createTenant, type Tenant } from '../../services/edge/src/test-support/billing.suite.js';
+import { bearer } from '../../services/edge/src/test-support/edge.suite.js';
+import { useRealStack } from '../../services/edge/src/test-support/real-stack.suite.js';
+import { clientToken, nowS } from '../../services/edge/src/test-support/tokens.suite.js';
 
 /**
- * Issue 25 item 4, "receipts reconcile", end to end: edge → RabbitMQ → the real worker → a
+ * Receipts reconcile, end to end: edge → RabbitMQ → the real worker → a
  * stand-in node, with the real billing. For every request of the run (two models, streamed and
  * not, one refunded, one stream the client cancelled, one failed): the receipt's cost = the usage
  * record's net cost = the settlement's ledger amount − the refund's; what the client was told
