@@ -67,7 +67,8 @@ export async function startSettlementConsumer(
  * answer, which reached nobody, so its charge is refunded (idempotent; `not_settled` when
  * nothing was charged). A stream's final reply comes after its chunks (`seq` > 0 in the
  * attempt): they were relayed and stay charged, as the stream billing policy says
- * (docs/decisions.md); only the closing usage chunk went unread. Chunks and error replies need
+ * (docs/adr/0026-billing-policy-for-failure-paths.md); only the closing usage chunk went unread.
+ * Chunks and error replies need
  * nothing.
  */
 async function handleUnread(

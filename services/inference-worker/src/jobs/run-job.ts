@@ -206,7 +206,7 @@ function toGatewayError(error: unknown, cause: AbortCause | undefined): GatewayE
 
 /**
  * Settles, then answers. A final reply nobody can receive (edge's reply queue is gone: edge
- * died or lost its connection) is not charged (issue 15, defect 4): a settled non-streamed
+ * died or lost its connection) is not charged: a settled non-streamed
  * answer is refunded; a stream keeps its charge (its chunks reached the client, billing policy).
  * When billing does not answer, the reply goes first and the settlement — or the void, if the
  * reply found nobody — is queued for billing with an async job's completion event.
@@ -271,7 +271,7 @@ const ABORT_MESSAGES: Record<AbortCause, string> = {
 
 /**
  * The client went away, or the generation cap was reached: charge the input the node processed
- * and the output it produced (docs/decisions.md, billing policy for failure paths). Nothing is
+ * and the output it produced (docs/adr/0026-billing-policy-for-failure-paths.md). Nothing is
  * charged only when no node accepted the request and nothing was produced.
  */
 async function cancel(
