@@ -29,6 +29,23 @@ export default tseslint.config(
     },
   },
   {
+    // Type-aware: a promise nobody awaits or handles is an unhandled rejection waiting to
+    // happen, and one passed where a callback's result is ignored (an Express handler, an
+    // event listener) loses its errors.
+    files: ['**/*.ts', '**/*.tsx'],
+    languageOptions: {
+      parserOptions: {
+        // prisma.config.ts is read by the Prisma CLI only, outside every tsconfig.
+        projectService: { allowDefaultProject: ['services/billing/prisma.config.ts'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
+  },
+  {
     files: ['**/*.test.ts', '**/test/**/*.ts', 'scripts/**', '**/*.mjs'],
     rules: { 'no-console': 'off' },
   },

@@ -14,7 +14,7 @@ function run(args: string[]) {
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   const listening = new Promise<Record<string, unknown>>((resolve, reject) => {
-    exited.then((code) => reject(new Error(`exited with ${code} before listening`)));
+    void exited.then((code) => reject(new Error(`exited with ${code} before listening`)));
     createInterface({ input: child.stdout }).on('line', (line) => {
       const entry = JSON.parse(line) as Record<string, unknown>;
       if (entry.msg === 'listening') resolve(entry);
