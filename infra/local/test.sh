@@ -3,7 +3,7 @@
 # every unit and integration test against real PostgreSQL and RabbitMQ started by the tests;
 # then the timing suite (test/**/*.timing.ts, alone: latencies compared within one run); then
 # the fault suite (test/faults: processes killed, paused and restarted, about 5 minutes); then
-# the images (test/images: the five images built with podman from the Dockerfiles and the
+# the images (test/images: the five images built with podman from the Dockerfile and the
 # compose topology run from them, two edges and two workers; needs root, installs podman with
 # apt when missing, about 4 minutes cold).
 set -euo pipefail

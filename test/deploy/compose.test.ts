@@ -3,12 +3,21 @@ import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { parse } from 'yaml';
 import { loadCompose } from './support/compose.js';
+import {
+  DOCKERFILE,
+  chainEnv,
+  chainInstructions,
+  copiedFrom,
+  lastOf,
+  parseDockerfile,
+  stageChain,
+} from './support/dockerfile.js';
 import { readDashboard, allPanels } from './support/promql.js';
 import { GATEWAY_SERVICES, MIGRATED_SERVICES, defaultPort } from './support/schemas.js';
 
 /*
  * docker-compose.yml and the images, checked without a Docker engine: what `docker compose up`
- * would start, in which order, from which Dockerfiles, and how each image is built and run.
+ * would start, in which order, from which Dockerfile targets, and how each image is built and run.
  */
 
 const compose = loadCompose();
@@ -19,24 +28,12 @@ const service = (name: string) => {
   return found;
 };
 
-/** A Dockerfile's instructions (continuation lines joined, comments dropped), by stage. */
-function dockerfileStages(file: string): { from: string; instructions: string[] }[] {
-  const lines = readFileSync(file, 'utf8')
-    .replace(/\\\n/g, ' ')
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line && !line.startsWith('#'));
-  const stages: { from: string; instructions: string[] }[] = [];
-  for (const line of lines) {
-    if (/^FROM\s/i.test(line)) stages.push({ from: line, instructions: [] });
-    else stages.at(-1)?.instructions.push(line);
-  }
-  return stages;
-}
+const { global: dockerfileGlobal, stages } = parseDockerfile();
 
-const DOCKERFILES: [string, string][] = [
-  ...GATEWAY_SERVICES.map((name) => [name, `services/${name}/Dockerfile`] as [string, string]),
-  ['stand-ins', 'infra/docker/stand-ins.Dockerfile'],
+/** Each image, the Dockerfile's target that builds it. */
+const IMAGES: [string, string][] = [
+  ...GATEWAY_SERVICES.map((name) => [name, name] as [string, string]),
+  ['stand-ins', 'stand-ins'],
 ];
 
 describe('docker-compose.yml', () => {
@@ -71,16 +68,18 @@ describe('docker-compose.yml', () => {
     expect(service('postgres').image).toMatch(/^postgres:\d+/);
   });
 
-  it('builds every gateway service from its own Dockerfile, the repository as context', () => {
+  it("builds every gateway service from the Dockerfile's target of its name, the repository as context", () => {
     for (const name of GATEWAY_SERVICES) {
-      expect(service(name).build).toEqual({
-        context: '.',
-        dockerfile: `services/${name}/Dockerfile`,
-      });
+      expect(service(name).build).toEqual({ context: '.', dockerfile: DOCKERFILE, target: name });
       expect(service(name).image).toBe(`inference-gateway/${name}:local`);
     }
-    for (const definition of Object.values(services)) {
-      if (definition.build) expect(existsSync(definition.build.dockerfile)).toBe(true);
+    // Whatever builds an image names the target that image is made from.
+    for (const [name, definition] of Object.entries(services)) {
+      if (!definition.build) continue;
+      expect([name, existsSync(definition.build.dockerfile)]).toEqual([name, true]);
+      const target = definition.build.target!;
+      expect([name, stages.some((s) => s.name === target)]).toEqual([name, true]);
+      expect([name, definition.image]).toEqual([name, `inference-gateway/${target}:local`]);
     }
   });
 
@@ -239,7 +238,7 @@ describe('docker-compose.yml', () => {
     for (const standIn of [node, provider]) {
       expect(standIn.network_mode).toBe('service:inference-worker');
       expect(argument(standIn.command!, '--host')).toBe('127.0.0.1');
-      expect(standIn.build?.dockerfile).toBe('infra/docker/stand-ins.Dockerfile');
+      expect(standIn.build).toEqual({ context: '.', dockerfile: DOCKERFILE, target: 'stand-ins' });
     }
     expect(node.command![0]).toBe('node');
     expect(provider.command![0]).toBe('provider');
@@ -260,63 +259,95 @@ describe('docker-compose.yml', () => {
   });
 });
 
-describe.each(DOCKERFILES)('the %s image', (name, file) => {
-  const stages = dockerfileStages(file);
-  const runtime = stages.at(-1)!;
-  const build = stages[0]!;
+describe.each(IMAGES)('the %s image (Dockerfile target %s)', (name, target) => {
+  const chain = stageChain(stages, target);
+  const image = chainInstructions(stages, target);
+  const sources = copiedFrom(stages, target);
+  const files = sources[0]!;
 
   it('is built in stages on a Node LTS pinned by digest, and ships the build output only', () => {
-    expect(stages.length).toBeGreaterThanOrEqual(2);
-    expect(readFileSync(file, 'utf8')).toMatch(
-      /^ARG NODE_IMAGE=node:(22|24)(\.[\d.]+)?-bookworm-slim@sha256:[0-9a-f]{64}$/m,
+    const base = dockerfileGlobal.find((i) => i.startsWith('ARG NODE_IMAGE='));
+    expect(base).toMatch(
+      /^ARG NODE_IMAGE=node:(22|24)(\.[\d.]+)?-bookworm-slim@sha256:[0-9a-f]{64}$/,
     );
-    for (const stage of stages) expect(stage.from).toMatch(/^FROM \$\{NODE_IMAGE\}/);
+    // The image and the stage it copies from both rest on that base, nothing else.
+    expect(chain[0]!.base).toBe('${NODE_IMAGE}');
+    expect(stageChain(stages, files)[0]!.base).toBe('${NODE_IMAGE}');
     // The seed one-shot runs on the same pinned Node (no second, unpinned base to scan).
-    const base = /^ARG NODE_IMAGE=(\S+)$/m.exec(readFileSync(file, 'utf8'))![1];
-    expect(compose.services.seed!.image).toBe(base);
-    expect(runtime.instructions).toContain('COPY --from=build /out ./');
-    expect(runtime.instructions.some((i) => /^RUN\s/.test(i))).toBe(false);
+    expect(compose.services.seed!.image).toBe(base!.slice('ARG NODE_IMAGE='.length));
+    // One directory from a build stage, and no command run in the image itself.
+    expect(sources).toEqual([files]);
+    expect(image.filter((i) => i.startsWith('COPY ') || i.startsWith('ADD '))).toEqual([
+      `COPY --from=${files} /out ./`,
+    ]);
+    expect(image.some((i) => /^RUN\s/.test(i))).toBe(false);
   });
 
-  it('installs from the lockfile and deploys production dependencies only', () => {
-    const run = build.instructions.join('\n');
-    expect(run).toMatch(/pnpm install --offline --frozen-lockfile/);
-    const pkg = name === 'stand-ins' ? '@gateway/stand-ins' : `@gateway/${name}`;
-    expect(run).toContain(`pnpm --filter ${pkg} deploy --prod --offline /out`);
-    if (name === 'billing') expect(run).toContain('pnpm --filter @gateway/billing run generate');
+  it('installs from the lockfile and deploys its own package with production dependencies only', () => {
+    const build = chainInstructions(stages, files);
+    expect(build).toContain('RUN pnpm install --offline --frozen-lockfile');
+    const pkg = `@gateway/${name}`;
+    const deploys = build.filter((i) => / deploy --prod /.test(i));
+    expect(deploys).toEqual([
+      `RUN pnpm --filter ${pkg} deploy --prod --offline /out && cd /out && rm -rf $DEPLOY_DROP`,
+    ]);
+    // Sources and tooling are dropped from the deployed package.
+    expect(chainEnv(stages, files).DEPLOY_DROP!.split(' ')).toEqual(
+      expect.arrayContaining(['src', 'tsconfig.json', 'pnpm-lock.yaml']),
+    );
+    if (name === 'billing')
+      expect(build.join('\n')).toContain('pnpm --filter @gateway/billing run generate');
   });
 
   it('runs as a non-root user, in production mode, with Node as PID 1', () => {
-    const env = runtime.instructions.filter((i) => i.startsWith('ENV ')).join(' ');
-    expect(env).toMatch(/\bNODE_ENV=production\b/);
-    const user = runtime.instructions.filter((i) => i.startsWith('USER ')).at(-1);
-    expect(user).toMatch(/^USER [1-9]\d*(:[1-9]\d*)?$/);
-    const entrypoint = runtime.instructions.find((i) => i.startsWith('ENTRYPOINT '));
-    const args = JSON.parse(entrypoint!.slice('ENTRYPOINT '.length)) as string[];
+    const env = chainEnv(stages, target);
+    expect(env.NODE_ENV).toBe('production');
+    expect(lastOf(stages, target, 'USER')).toMatch(/^[1-9]\d*(:[1-9]\d*)?$/);
+    expect(lastOf(stages, target, 'WORKDIR')).toBe('/app');
+    const args = JSON.parse(lastOf(stages, target, 'ENTRYPOINT')!) as string[];
     expect(args[0]).toBe('node');
     const entry = args[1]!.replace(/^dist\//, 'src/').replace(/\.js$/, '.ts');
     const dir = name === 'stand-ins' ? 'packages/stand-ins' : `services/${name}`;
     expect(existsSync(path.join(dir, entry))).toBe(true);
-    if (name !== 'stand-ins') {
+    const exposed = image.filter((i) => i.startsWith('EXPOSE '));
+    if (name === 'stand-ins') {
+      expect(args).toEqual(['node', 'dist/cli.js']);
+      expect(lastOf(stages, target, 'CMD')).toBe('["node"]');
+      expect(exposed).toEqual([]);
+    } else {
       expect(args).toEqual(['node', 'dist/main.js']);
-      expect(env).toMatch(/\bHOST=0\.0\.0\.0\b/);
-      expect(env).toContain(`PORT=${defaultPort(name as never)}`);
-      expect(runtime.instructions).toContain(`EXPOSE ${defaultPort(name as never)}`);
+      expect(env.HOST).toBe('0.0.0.0');
+      expect(env.PORT).toBe(String(defaultPort(name as never)));
+      expect(exposed).toEqual([`EXPOSE ${defaultPort(name as never)}`]);
     }
+  });
+
+  it("carries another image's extras only if it is that image (edge's dashboard, billing's pruning)", () => {
+    const build = chainInstructions(stages, files).join('\n');
+    expect(build.includes('pnpm --filter @gateway/dashboard run build')).toBe(name === 'edge');
+    expect('DASHBOARD_DIR' in chainEnv(stages, target)).toBe(name === 'edge');
+    expect(build.includes('infra/docker/prune-deploy.mjs /out prisma')).toBe(name === 'billing');
   });
 });
 
 describe('the edge image', () => {
   it('ships the built dashboard and points DASHBOARD_DIR at it', () => {
-    const stages = dockerfileStages('services/edge/Dockerfile');
-    const build = stages[0]!.instructions.join('\n');
+    const build = chainInstructions(stages, copiedFrom(stages, 'edge')[0]!).join('\n');
     expect(build).toContain('pnpm --filter @gateway/dashboard run build');
     expect(build).toContain('cp -r apps/dashboard/dist /out/dashboard');
-    const env = stages
-      .at(-1)!
-      .instructions.filter((i) => i.startsWith('ENV '))
-      .join(' ');
-    expect(env).toMatch(/\bDASHBOARD_DIR=\/app\/dashboard\b/);
+    expect(chainEnv(stages, 'edge').DASHBOARD_DIR).toBe('/app/dashboard');
+  });
+});
+
+describe('the billing image', () => {
+  it('drops the Prisma CLI and the client runtimes of other databases after deploy', () => {
+    const build = chainInstructions(stages, copiedFrom(stages, 'billing')[0]!);
+    const deploy = build.findIndex((i) => / deploy --prod /.test(i));
+    const prune = build.findIndex((i) => i.includes('infra/docker/prune-deploy.mjs /out prisma'));
+    expect(deploy).toBeGreaterThanOrEqual(0);
+    expect(prune).toBeGreaterThan(deploy);
+    expect(build[prune]).toContain("-name '*mysql*'");
+    expect(existsSync('infra/docker/prune-deploy.mjs')).toBe(true);
   });
 });
 

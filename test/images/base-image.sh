@@ -2,7 +2,7 @@
 # TEST SUBSTITUTE for the official Node base image, which cannot be pulled where no container
 # registry is reachable: Debian bookworm (debootstrap minbase, from the mirror apt uses) plus
 # this machine's Node and npm, user `node` 1000:1000, imported as $1. It stands in for
-# node:<lts>-bookworm-slim in tests only; real builds use the digest-pinned image (Dockerfiles).
+# node:<lts>-bookworm-slim in tests only; real builds use the digest-pinned image (Dockerfile).
 # The machine's CA bundle goes in because outbound TLS here is re-signed by the machine's own CA
 # (the build stage fetches pnpm and packages from the npm registry).
 set -euo pipefail

@@ -1,58 +1,82 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
+import {
+  DOCKERFILE,
+  copiedFrom,
+  dockerfileText,
+  imageTargets,
+  parseDockerfile,
+  stageChain,
+} from '../deploy/support/dockerfile.js';
 
 /*
  * What keeps the images buildable everywhere and their builds short, checked without building
  * them (`pnpm test:images` builds and runs them): no frontend image to fetch, one pinned base,
- * the same build stage in all five Dockerfiles (so they share its layers), and the budgets the
- * README states being the ones the image test enforces.
+ * one build stage that every image's files come from (so they share its layers), one target per
+ * image the image test builds, and the budgets the README states being the ones it enforces.
+ * Each image's own properties (port, user, entrypoint, extras): test/deploy/compose.test.ts.
  */
 
-const DOCKERFILES = [
-  'services/billing/Dockerfile',
-  'services/dispatcher/Dockerfile',
-  'services/inference-worker/Dockerfile',
-  'services/edge/Dockerfile',
-  'infra/docker/stand-ins.Dockerfile',
-];
 const read = (file: string) => readFileSync(file, 'utf8');
+const { global, stages } = parseDockerfile();
+/** Not searched for Dockerfiles: dependencies, build output, version control, local state. */
+const SKIPPED = new Set([
+  'node_modules',
+  'dist',
+  '.git',
+  '.tmp',
+  '.data',
+  '.artifacts',
+  '.bench',
+  '.faults',
+]);
 
-/** Instructions (continuation lines joined, comments dropped). */
-const instructions = (file: string) =>
-  read(file)
-    .replace(/\\\n/g, ' ')
-    .split('\n')
-    .map((line) => line.replace(/\s+/g, ' ').trim())
-    .filter((line) => line && !line.startsWith('#'));
+/** The images test/images/run.sh builds (each the Dockerfile's target of that name) and budgets. */
+const enforced = [...read('test/images/run.sh').matchAll(/^ {2}"([\w-]+) (\d+)"$/gm)].map(
+  ([, name, mb]) => [name!, Number(mb)] as const,
+);
+const TARGETS = enforced.map(([name]) => name);
 
-/** The instructions before the image's own `pnpm --filter <pkg> deploy`. */
-function sharedBuild(file: string): string[] {
-  const all = instructions(file);
-  const own = all.findIndex((line) => / deploy --prod /.test(line));
-  if (own < 0) throw new Error(`${file} has no pnpm deploy step`);
-  return all.slice(0, own);
-}
-
-describe('the Dockerfiles', () => {
-  it('need no frontend image: no `# syntax` directive (BuildKit fetches it from Docker Hub)', () => {
-    for (const file of DOCKERFILES)
-      expect([file, /^#\s*syntax\s*=/im.test(read(file))]).toEqual([file, false]);
+describe('the Dockerfile', () => {
+  it('needs no frontend image: no `# syntax` directive (BuildKit fetches it from Docker Hub)', () => {
+    expect(/^#\s*syntax\s*=/im.test(dockerfileText())).toBe(false);
   });
 
-  it('all build on the same digest-pinned Node LTS base', () => {
-    const bases = DOCKERFILES.map((file) =>
-      instructions(file).find((i) => i.startsWith('ARG NODE_IMAGE=')),
+  it('builds every stage on one digest-pinned Node LTS base, or on an earlier stage', () => {
+    const args = global.filter((i) => i.startsWith('ARG NODE_IMAGE='));
+    expect(args).toHaveLength(1);
+    expect(args[0]).toMatch(/^ARG NODE_IMAGE=node:(22|24)[\w.-]*@sha256:[0-9a-f]{64}$/);
+    for (const [i, stage] of stages.entries()) {
+      const earlier = stages.slice(0, i).map((s) => s.name);
+      expect([stage.name, stage.base === '${NODE_IMAGE}' || earlier.includes(stage.base)]).toEqual([
+        stage.name,
+        true,
+      ]);
+    }
+    expect(new Set(stages.map((s) => s.name)).size).toBe(stages.length);
+  });
+
+  it('has one target per image the image test builds, and no other final stage', () => {
+    expect(TARGETS).toEqual(['billing', 'dispatcher', 'inference-worker', 'edge', 'stand-ins']);
+    expect([...imageTargets(stages)].sort()).toEqual([...TARGETS].sort());
+  });
+
+  it("takes every image's files from the one build stage, which compiles every image", () => {
+    const build = stages[0]!;
+    expect(build.name).toBe('build');
+    for (const target of TARGETS) {
+      const [files, ...more] = copiedFrom(stages, target);
+      expect([target, more]).toEqual([target, []]);
+      expect([target, stageChain(stages, files!)[0]!.name]).toEqual([target, 'build']);
+    }
+    // The lockfile alone before the sources: the fetched packages stay cached until it changes.
+    const order = ['COPY pnpm-lock.yaml pnpm-workspace.yaml ./', 'RUN pnpm fetch', 'COPY . .'].map(
+      (i) => build.instructions.indexOf(i),
     );
-    expect(new Set(bases).size).toBe(1);
-    expect(bases[0]).toMatch(/^ARG NODE_IMAGE=node:(22|24)[\w.-]*@sha256:[0-9a-f]{64}$/);
-  });
-
-  it('start with the same build stage, which compiles every image, so they share its layers', () => {
-    const [first, ...rest] = DOCKERFILES.map(sharedBuild);
-    for (const [i, other] of rest.entries())
-      expect([DOCKERFILES[i + 1], other]).toEqual([DOCKERFILES[i + 1], first]);
-    expect(first).toContain('COPY . .');
-    const compile = first!.find((line) => line.includes('tsc -b'))!;
+    expect(order[0]).toBeGreaterThanOrEqual(0);
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    const compile = build.instructions.find((line) => line.includes('tsc -b'))!;
     for (const project of [
       'services/billing',
       'services/dispatcher',
@@ -62,6 +86,22 @@ describe('the Dockerfiles', () => {
     ]) {
       expect(compile.split(' ')).toContain(project);
     }
+    // Nothing image-specific in it: no deploy, no dashboard build, no pruning.
+    expect(build.instructions.join('\n')).not.toMatch(/ deploy | run build|prune-deploy/);
+  });
+
+  it('is the only Dockerfile in the repository: no copy to keep in step', () => {
+    const found: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        if (SKIPPED.has(entry.name)) continue;
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) walk(file);
+        else if (/(^|\.)(Dockerfile|Containerfile)$/.test(entry.name)) found.push(file);
+      }
+    };
+    walk('.');
+    expect(found).toEqual([DOCKERFILE]);
   });
 });
 
@@ -76,13 +116,10 @@ describe('.dockerignore', () => {
 
 describe('image budgets', () => {
   it('are the same in the README and in test/images/run.sh', () => {
-    const enforced = [...read('test/images/run.sh').matchAll(/^ {2}"([\w-]+) \S+ (\d+)"$/gm)].map(
-      ([, name, mb]) => [name, Number(mb)],
-    );
     const stated = [
       ...read('README.md').matchAll(/^\| `([\w-]+)`\s*\| \d+ MB\s*\| (\d+) MB \|$/gm),
     ].map(([, name, mb]) => [name, Number(mb)]);
-    expect(enforced).toHaveLength(DOCKERFILES.length);
+    expect(enforced).toHaveLength(TARGETS.length);
     expect(stated).toEqual(enforced);
   });
 });

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `pnpm test:images`: builds every image with podman from the real Dockerfiles, prints their sizes
-# (failing over budget), then runs the compose topology from them (test/images/stack.mjs).
+# `pnpm test:images`: builds every image with podman from the real Dockerfile (one target each),
+# prints their sizes (failing over budget), then runs the compose topology from them
+# (test/images/stack.mjs).
 # Needs root (podman's overlay storage and runc here; it installs podman when missing).
 # Where no container registry is reachable, the Node base image is a local TEST SUBSTITUTE
 # (test/images/base-image.sh). Set IMAGES_REBUILD_BASE=1 to make it again.
@@ -25,13 +26,14 @@ export CONTAINERS_CONF="$PWD/test/images/containers.conf"
 BASE=localhost/gateway-node-base:test
 TAG=test
 export IMAGES_TAG="$TAG"
-# name, Dockerfile, budget in MB (README.md, "Images": keep the two in step).
+# The Dockerfile's target (the image's name) and its budget in MB (README.md, "Images": keep the
+# two in step).
 IMAGES=(
-  "billing services/billing/Dockerfile 295"
-  "dispatcher services/dispatcher/Dockerfile 285"
-  "inference-worker services/inference-worker/Dockerfile 315"
-  "edge services/edge/Dockerfile 320"
-  "stand-ins infra/docker/stand-ins.Dockerfile 275"
+  "billing 295"
+  "dispatcher 285"
+  "inference-worker 315"
+  "edge 320"
+  "stand-ins 275"
 )
 
 started=$(date +%s)
@@ -47,14 +49,15 @@ if [ "${IMAGES_REBUILD_BASE:-0}" = 1 ] || ! podman image exists "$BASE"; then
   nice -n 10 bash test/images/base-image.sh "$BASE"
 fi
 for entry in "${IMAGES[@]}"; do
-  read -r name file _ <<<"$entry"
+  read -r name _ <<<"$entry"
   t0=$(date +%s)
-  # The first build compiles the workspace; the others reuse its layers (identical build stage).
+  # The first build compiles the workspace; the others reuse its layers (the shared build stage).
   if ! nice -n 10 podman build --pull=never --network host --layers \
-    --build-arg NODE_IMAGE="$BASE" -f "$context/$file" -t "localhost/inference-gateway/$name:$TAG" "$context" \
+    --build-arg NODE_IMAGE="$BASE" -f "$context/Dockerfile" --target "$name" \
+    -t "localhost/inference-gateway/$name:$TAG" "$context" \
     >"/tmp/gateway-image-build-$name.log" 2>&1; then
     tail -40 "/tmp/gateway-image-build-$name.log" >&2
-    fail "building $name ($file)"
+    fail "building $name (Dockerfile, --target $name)"
   fi
   log "built $name in $(($(date +%s) - t0)) s"
 done
@@ -63,7 +66,7 @@ log "all images built in $(($(date +%s) - started)) s"
 over=0
 printf '[images] %-18s %9s %9s\n' image size budget
 for entry in "${IMAGES[@]}"; do
-  read -r name _ budget <<<"$entry"
+  read -r name budget <<<"$entry"
   bytes=$(podman image inspect --format '{{.Size}}' "localhost/inference-gateway/$name:$TAG")
   mb=$(((bytes + 999999) / 1000000))
   flag=''

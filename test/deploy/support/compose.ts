@@ -11,7 +11,7 @@ export const COMPOSE_FILE = 'docker-compose.yml';
 
 export interface ComposeService {
   image?: string;
-  build?: { context: string; dockerfile: string };
+  build?: { context: string; dockerfile: string; target?: string };
   entrypoint?: string[];
   command?: string[];
   environment: Record<string, string>;
