@@ -26,6 +26,8 @@ export const FAULTS = {
   // Above the dispatcher's 30 s redelivery of a completion it could not store (PostgreSQL down).
   settleWaitMs: intFrom('FAULTS_SETTLE_WAIT_MS', 45_000, 1_000, 180_000),
   holdPublishGraceMs: 3_000,
+  /** How long a killed RabbitMQ node of the cluster stays down. */
+  brokerNodeDownMs: 3_000,
   /** Most jobs (1.5 s) outlive it, so faults land on marked and unmarked holds alike. */
   holdPublishMarkDelayMs: 1_000,
   holdSweepIntervalMs: 1_000,

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { BROKER_SERVICES, brokerDefinitions } from '@gateway/messaging';
@@ -12,10 +13,13 @@ import {
   createTestDatabase,
   freeLoopbackPort,
   spawnService,
+  startPostgresCluster,
+  startRabbitMqCluster,
   startTestInfrastructure,
   testServiceAmqpUrl,
   uniquePrefix,
   waitForStatus,
+  type RabbitMqCluster,
   type ServiceProcess,
   type TestCertificates,
   type TestInfrastructure,
@@ -129,6 +133,8 @@ export interface Lane {
 
 export interface FaultStack {
   infra: TestInfrastructure;
+  /** With `brokerNodes: 3`: the cluster, the services connected through its one address. */
+  brokerCluster?: RabbitMqCluster;
   services: Record<ServiceName, Service>;
   node: StandInModelNode;
   receiver: Receiver;
@@ -205,13 +211,52 @@ async function servicesFor(
   return { services, billingOwnerUrl: billingDb.url };
 }
 
-export async function startFaultStack(): Promise<FaultStack> {
-  const infra = await startTestInfrastructure();
+/**
+ * PostgreSQL and a three-node RabbitMQ cluster. `infra.rabbitmq` is the cluster's first node
+ * (what the single-node scenarios restart is not used here); the services get the cluster's
+ * balancing address.
+ */
+async function startClusterInfrastructure(): Promise<{
+  infra: TestInfrastructure;
+  cluster: RabbitMqCluster;
+}> {
+  const baseDir = mkdtempSync(path.join(os.tmpdir(), 'gateway-faults-'));
+  chmodSync(baseDir, 0o755);
+  const postgres = await startPostgresCluster({ baseDir: path.join(baseDir, 'pg') });
+  const cluster = await startRabbitMqCluster({ baseDir: path.join(baseDir, 'rabbitmq') }).catch(
+    async (error: unknown) => {
+      await postgres.stop();
+      throw error;
+    },
+  );
+  const infra: TestInfrastructure = {
+    postgres,
+    rabbitmq: cluster.nodes[0]!,
+    baseDir,
+    stop: async () => {
+      await Promise.allSettled([postgres.stop(), cluster.destroy()]);
+      rmSync(baseDir, { recursive: true, force: true });
+    },
+  };
+  return { infra, cluster };
+}
+
+export interface FaultStackOptions {
+  /** 1: one broker node (default); 3: a cluster behind one address. */
+  brokerNodes?: 1 | 3;
+}
+
+export async function startFaultStack(options: FaultStackOptions = {}): Promise<FaultStack> {
+  const { infra, cluster } =
+    options.brokerNodes === 3
+      ? await startClusterInfrastructure()
+      : { infra: await startTestInfrastructure(), cluster: undefined };
+  const broker = cluster ?? infra.rabbitmq;
   // createTestDatabase and friends read these, as in the normal suite's workers.
   process.env[TEST_ENV.postgresAdminUrl] = infra.postgres.adminUrl;
-  process.env[TEST_ENV.amqpUrl] = infra.rabbitmq.url;
+  process.env[TEST_ENV.amqpUrl] = broker.url;
   process.env[TEST_ENV.baseDir] = infra.baseDir;
-  const serviceUrls = await addTestBrokerUsers(infra.rabbitmq, BROKER_SERVICES, (users) =>
+  const serviceUrls = await addTestBrokerUsers(broker, BROKER_SERVICES, (users) =>
     brokerDefinitions({ users, prefixPattern: TEST_PREFIX_PATTERN }),
   );
   process.env[TEST_ENV.amqpServiceUrls] = JSON.stringify(serviceUrls);
@@ -242,6 +287,7 @@ export async function startFaultStack(): Promise<FaultStack> {
   sql.on('error', () => undefined);
   return {
     infra,
+    ...(cluster && { brokerCluster: cluster }),
     services,
     node,
     receiver,
@@ -252,9 +298,10 @@ export async function startFaultStack(): Promise<FaultStack> {
     close: async () => {
       await Promise.allSettled(Object.values(services).map((service) => service.stop()));
       // The services' logs, for whoever reads a failure (git-ignored).
-      mkdirSync(LOG_DIR, { recursive: true });
+      const logDir = cluster ? path.join(LOG_DIR, 'cluster') : LOG_DIR;
+      mkdirSync(logDir, { recursive: true });
       for (const service of Object.values(services)) {
-        writeFileSync(path.join(LOG_DIR, `${service.name}.log`), service.output());
+        writeFileSync(path.join(logDir, `${service.name}.log`), service.output());
       }
       await sql.end().catch(() => undefined);
       await node.close();

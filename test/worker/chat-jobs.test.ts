@@ -200,6 +200,41 @@ describe('worker: chat completion jobs on model nodes', () => {
     expect(generationCalls()).toBe(callsBefore);
   });
 
+  it('runs a job delivered twice while it runs (its first channel died with a broker node) once: one generation, one settlement', async () => {
+    await f.putModel('acme/chat', chatModel([f.node.url]));
+    const holdId = await f.hold('acme/chat');
+    const generationCalls = () => f.node.stats().byPath['/v1/chat/completions'] ?? 0;
+    const callsBefore = generationCalls();
+    f.node.setOptions({ firstTokenLatencyMs: 800 });
+    try {
+      const job = {
+        jobId: `job-twice-${holdId}`,
+        accountId: f.account.accountId,
+        holdId,
+        model: 'acme/chat',
+        modelKind: 'chat' as const,
+        endpoint: 'chat.completions' as const,
+        request: { model: 'acme/chat', messages },
+      };
+      await f.client.publish(job);
+      // The second copy arrives while the first is still waiting for its first token.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await f.client.publish(job);
+      const { end } = await f.client.waitForEnd(job.jobId);
+      expect(end.type).toBe('final');
+      const cost = expectedCost(end.usage!);
+      expect(await f.billing.hold(holdId)).toMatchObject({ status: 'settled', settled: cost });
+      // Both copies were acked (nothing is redelivered later) and the model ran once.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(generationCalls()).toBe(callsBefore + 1);
+      expect(f.client.repliesOf(job.jobId).filter((reply) => reply.type !== 'chunk')).toHaveLength(
+        1,
+      );
+    } finally {
+      f.node.setOptions({ firstTokenLatencyMs: 0 });
+    }
+  });
+
   it('answers model_not_found and voids the hold when the model left the catalog', async () => {
     await f.putModel('acme/chat', chatModel([f.node.url]));
     const holdId = await f.hold('acme/chat');

@@ -42,6 +42,10 @@ export interface ConsumeOptions {
   prefetch: number;
 }
 
+export interface DeclareQueueOptions {
+  onLost?(): void;
+}
+
 export interface Consumer {
   /** Stops new deliveries and waits (bounded) for in-flight handlers; the rest are redelivered. */
   cancel(): Promise<void>;
@@ -50,8 +54,13 @@ export interface Consumer {
 export interface MessageBus {
   /** Connects and declares the topology. */
   start(): Promise<void>;
-  /** Declares an extra queue (e.g. a transient reply queue); re-declared after a reconnect. */
-  declareQueue(spec: QueueSpec): Promise<void>;
+  /**
+   * Declares an extra queue (e.g. a transient reply queue); re-declared after a reconnect. A
+   * transient queue that outlives its connection lives on one broker node: when that node is
+   * down at a reconnect (a cluster), the queue is given up (no longer declared, its consumers
+   * cancelled) and `onLost` is called, so that its owner can declare another.
+   */
+  declareQueue(spec: QueueSpec, options?: DeclareQueueOptions): Promise<void>;
   /** Publishes a persistent JSON message; resolves once the broker confirmed it (bounded wait). */
   publish(to: Destination, body: unknown, options?: PublishOptions): Promise<void>;
   /** Manual-ack consumer; survives reconnects. */

@@ -6,6 +6,7 @@ export {
   type BusLogger,
   type ConsumeOptions,
   type Consumer,
+  type DeclareQueueOptions,
   type Delivery,
   type Destination,
   type Handler,

@@ -5,7 +5,7 @@ import { DEFAULT_DEAD_LETTER_RETENTION, gatewayTopology } from './topology.js';
 import type { ChannelModel, RecoveringChannelModel } from 'amqplib';
 import { BusError, DEFAULT_DRAIN_TIMEOUT_MS } from './bus.js';
 import type { BusLogger, ConsumeOptions, Destination, Handler, MessageBus } from './bus.js';
-import type { PublishOptions } from './bus.js';
+import type { DeclareQueueOptions, PublishOptions } from './bus.js';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
   checkDestination,
@@ -70,12 +70,34 @@ export function createRabbitMqBus(options: RabbitMqBusOptions): MessageBus {
   let state: 'new' | 'started' | 'closed' = 'new';
   let starting: Promise<void> | null = null;
 
+  const onLost = new Map<string, () => void>();
+
+  /** A queue whose node is gone: forgotten, its consumers cancelled, its owner told. */
+  const giveUp = (name: string): void => {
+    queues.delete(name);
+    for (const consumer of consumers) {
+      if (consumer.queue !== name) continue;
+      consumers.delete(consumer);
+      void consumer.cancel();
+    }
+    logger.warn({ queue: name }, "queue's broker node is down: queue given up");
+    const lost = onLost.get(name);
+    onLost.delete(name);
+    // After the setup that found it lost: the owner's new queue needs the connection ready.
+    if (lost) setImmediate(lost);
+  };
+
+  const declareAll = async (model: ChannelModel): Promise<void> => {
+    const lost = await declareTopology(model, plan.exchanges, [...queues.values()]);
+    lost.forEach(giveUp);
+  };
+
   const context: ConsumerContext = {
     session,
     publisher,
     logger,
     queueInfo: (name) => queues.get(name),
-    redeclare: (model) => declareTopology(model, plan.exchanges, [...queues.values()]),
+    redeclare: declareAll,
     drainTimeoutMs: options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS,
     publishConfirmTimeoutMs: settings.publishConfirmTimeoutMs,
     reconnect: settings.reconnect,
@@ -83,7 +105,7 @@ export function createRabbitMqBus(options: RabbitMqBusOptions): MessageBus {
 
   const setup = async (model: ChannelModel): Promise<void> => {
     watchConnection(model, session, logger);
-    await declareTopology(model, plan.exchanges, [...queues.values()]);
+    await declareAll(model);
     await publisher.attach(model);
     session.set(model);
     await Promise.all(
@@ -136,7 +158,7 @@ export function createRabbitMqBus(options: RabbitMqBusOptions): MessageBus {
       return starting;
     },
 
-    async declareQueue(spec: QueueSpec) {
+    async declareQueue(spec: QueueSpec, declareOptions: DeclareQueueOptions = {}) {
       requireStarted();
       const decls = planQueue(spec, options.topology, plan.exchanges);
       for (const decl of decls) {
@@ -153,6 +175,7 @@ export function createRabbitMqBus(options: RabbitMqBusOptions): MessageBus {
         const bindings = [...(queues.get(decl.name)?.bindings ?? []), ...decl.bindings];
         queues.set(decl.name, { ...decl, bindings: uniqueBindings(bindings) });
       }
+      if (declareOptions.onLost) onLost.set(spec.name, declareOptions.onLost);
     },
 
     async publish(to: Destination, body: unknown, publishOptions: PublishOptions = {}) {

@@ -6,18 +6,47 @@ import { QUEUE_NAME_EXCHANGE } from './topology.js';
 import { queueOptions } from './topology-plan.js';
 import type { QueueDeclaration } from './topology-plan.js';
 
-/** Declares exchanges, then queues and their bindings; safe to repeat on every reconnect. */
+/**
+ * Declares exchanges, then queues and their bindings; safe to repeat on every reconnect.
+ * Resolves with the transient queues that outlive their connection but could not be declared
+ * because the one broker node holding them is down (a cluster): they are lost to this
+ * connection, not a reason to fail it.
+ */
 export async function declareTopology(
   model: ChannelModel,
   exchanges: readonly string[],
   queues: readonly QueueDeclaration[],
-): Promise<void> {
+): Promise<string[]> {
+  const pinned = queues.filter((queue) => queue.kind === 'transient' && queue.outlivesConnection);
   await withChannel(model, async (channel) => {
     for (const name of exchanges) {
       await channel.assertExchange(name, 'direct', { durable: true, autoDelete: false });
     }
-    await assertQueues(channel, queues);
+    await assertQueues(
+      channel,
+      queues.filter((queue) => !pinned.includes(queue)),
+    );
   });
+  const lost: string[] = [];
+  // Each on a channel of its own: a refusal closes the channel it came on.
+  for (const queue of pinned) {
+    try {
+      await withChannel(model, (channel) => assertQueues(channel, [queue]));
+    } catch (error) {
+      if (!isHomeNodeDown(error)) throw error;
+      lost.push(queue.name);
+    }
+  }
+  return lost;
+}
+
+/**
+ * RabbitMQ answers 404 for a durable classic queue whose node is down ("home node ... of
+ * durable queue ... is down or inaccessible"); it can only come back with that node.
+ */
+function isHomeNodeDown(error: unknown): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return code === 404 && typeof message === 'string' && message.includes('home node');
 }
 
 export async function declareQueues(

@@ -65,7 +65,7 @@ export function traceBus(bus: MessageBus): MessageBus {
   if (!tracingEnabled()) return bus;
   return {
     start: () => bus.start(),
-    declareQueue: (spec) => bus.declareQueue(spec),
+    declareQueue: (spec, declareOptions) => bus.declareQueue(spec, declareOptions),
     publish: (to, body, options) => publishTraced(bus, to, body, options),
     consume: (queue, handler, options) =>
       bus.consume(queue, consumeTraced(queue, handler), options),

@@ -10,13 +10,13 @@ export interface TestBrokerUser<S extends string = string> {
 }
 
 /**
- * One user per service on the node (`test-<service>`, a random password), created with the
+ * One user per service on the node or cluster (`test-<service>`, a random password), created with the
  * definitions `definitionsFor` builds from them (their permissions: `brokerDefinitions` of
  * `@gateway/messaging`, which this package cannot import). One `rabbitmqctl` call.
  * Resolves with each service's AMQP URL.
  */
 export async function addTestBrokerUsers<S extends string>(
-  node: RabbitMqNode,
+  node: Pick<RabbitMqNode, 'url' | 'importDefinitions'>,
   services: readonly S[],
   definitionsFor: (users: TestBrokerUser<S>[]) => object,
 ): Promise<Record<S, string>> {

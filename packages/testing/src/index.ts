@@ -12,6 +12,12 @@ export { freeLoopbackPort, freeLoopbackPortBlock, waitForTcp } from './ports.js'
 export { startPostgresCluster, type PostgresCluster } from './postgres.js';
 export { startRabbitMqNode, type RabbitMqNode } from './rabbitmq.js';
 export {
+  startRabbitMqCluster,
+  type RabbitMqCluster,
+  type StartRabbitMqClusterOptions,
+} from './rabbitmq-cluster.js';
+export { startTcpBalancer, type TcpBalancer } from './tcp-balancer.js';
+export {
   TEST_ENV,
   TEST_PREFIX_PATTERN,
   createTestDatabase,

@@ -21,6 +21,10 @@ export interface RabbitMqNode {
   stop(): Promise<void>;
   /** Starts the stopped broker again on the same port with the same state. */
   start(): Promise<void>;
+  /** Kills the broker's processes at once (SIGKILL, no shutdown); `start()` brings it back. */
+  kill(): Promise<void>;
+  /** The Erlang node name (`name@localhost`), for `join_cluster`. */
+  readonly nodeName: string;
   /** Runs `rabbitmqctl` against this node (e.g. `close_connection`); resolves with its output. */
   ctl(...args: string[]): Promise<string>;
   /** Imports a definitions document (users, permissions...) with one `rabbitmqctl` call. */
@@ -37,6 +41,11 @@ export interface StartRabbitMqOptions {
   nodeName?: string;
   /** How long the broker may take to answer AMQP before the start fails (60 s). */
   startTimeoutMs?: number;
+  /**
+   * Cluster members share one epmd (nodes find each other through it) and one Erlang cookie;
+   * a member never stops the shared epmd, its cluster does. Alone, a node has an epmd of its own.
+   */
+  cluster?: { epmdPort: number; erlangCookie: string };
 }
 
 const START_TIMEOUT_MS = 60_000;
@@ -53,7 +62,16 @@ const epmdBinary = () => findExecutable('epmd', ['/usr/lib/erlang/bin']);
 export async function startRabbitMqNode(options: StartRabbitMqOptions): Promise<RabbitMqNode> {
   mkdirSync(options.baseDir, { recursive: true });
   const port = options.port ?? (await freeLoopbackPort());
-  const [distPort, epmdPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
+  const distPort = await freeLoopbackPort();
+  const epmdPort = options.cluster?.epmdPort ?? (await freeLoopbackPort());
+  const ownEpmd = options.cluster === undefined;
+  if (options.cluster) {
+    // rabbitmqctl and the server both read the cookie from $HOME (the base directory).
+    writeFileSync(path.join(options.baseDir, '.erlang.cookie'), options.cluster.erlangCookie, {
+      mode: 0o400,
+    });
+  }
+  const nodeName = options.nodeName ?? `gwtest${randomBytes(4).toString('hex')}@localhost`;
   const configBase = path.join(options.baseDir, 'rabbitmq');
   writeFileSync(
     `${configBase}.conf`,
@@ -72,7 +90,7 @@ export async function startRabbitMqNode(options: StartRabbitMqOptions): Promise<
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     HOME: options.baseDir,
-    RABBITMQ_NODENAME: options.nodeName ?? `gwtest${randomBytes(4).toString('hex')}@localhost`,
+    RABBITMQ_NODENAME: nodeName,
     RABBITMQ_NODE_IP_ADDRESS: '127.0.0.1',
     RABBITMQ_NODE_PORT: String(port),
     RABBITMQ_DIST_PORT: String(distPort),
@@ -114,10 +132,30 @@ export async function startRabbitMqNode(options: StartRabbitMqOptions): Promise<
     child = undefined;
     if (running?.pid !== undefined && running.exitCode === null) {
       const gone = new Promise<void>((resolve) => running.once('exit', () => resolve()));
-      for (const pid of [...descendantsOf(running.pid), running.pid]) killQuietly(pid);
+      for (const pid of [...descendantsOf(running.pid), running.pid]) {
+        if (ownEpmd || !isEpmd(pid)) killQuietly(pid);
+      }
       await gone;
     }
-    await run(epmdBinary(), ['-port', String(epmdPort), '-kill'], { env }).catch(() => undefined);
+    if (ownEpmd) await killEpmd();
+  };
+
+  const killEpmd = () =>
+    run(epmdBinary(), ['-port', String(epmdPort), '-kill'], { env }).then(
+      () => undefined,
+      () => undefined,
+    );
+
+  /** SIGKILL to the wrapper and the Erlang VM below it (epmd is not among them). */
+  const kill = async () => {
+    const running = child;
+    child = undefined;
+    if (running?.pid === undefined || running.exitCode !== null) return;
+    const gone = new Promise<void>((resolve) => running.once('exit', () => resolve()));
+    for (const pid of [...descendantsOf(running.pid), running.pid]) {
+      if (!isEpmd(pid)) killQuietly(pid);
+    }
+    await gone;
   };
 
   const stop = async () => {
@@ -135,8 +173,10 @@ export async function startRabbitMqNode(options: StartRabbitMqOptions): Promise<
   return {
     url: `amqp://guest:guest@127.0.0.1:${port}`,
     port,
+    nodeName,
     start,
     stop,
+    kill,
     ctl: (...args) => run(rabbitBinary('rabbitmqctl'), args, { env }),
     importDefinitions: async (definitions) => {
       const file = path.join(options.baseDir, `definitions-${randomBytes(4).toString('hex')}.json`);
@@ -149,9 +189,16 @@ export async function startRabbitMqNode(options: StartRabbitMqOptions): Promise<
     },
     destroy: async () => {
       await stop();
-      await run(epmdBinary(), ['-port', String(epmdPort), '-kill'], { env }).catch(() => undefined);
+      if (ownEpmd) await killEpmd();
     },
   };
+}
+
+/** Stops the epmd at `port` (a cluster's, once its nodes are stopped). */
+export async function stopEpmd(port: number): Promise<void> {
+  await run(epmdBinary(), ['-port', String(port), '-kill'], {
+    env: { ...process.env, ERL_EPMD_PORT: String(port), ERL_EPMD_ADDRESS: '127.0.0.1' },
+  }).catch(() => undefined);
 }
 
 /** Every process below `pid`, children first found (Linux /proc; no external tool). */
@@ -178,6 +225,15 @@ function descendantsOf(pid: number): number[] {
   };
   visit(pid);
   return found;
+}
+
+/** epmd is started by the first Erlang VM that needs it, as that VM's child. */
+function isEpmd(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'epmd';
+  } catch {
+    return false;
+  }
 }
 
 function killQuietly(pid: number): void {

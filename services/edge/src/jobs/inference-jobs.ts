@@ -169,7 +169,7 @@ export class InferenceJobs {
       log,
     });
     // Listen before publishing: a fast worker's first reply must not find nobody waiting.
-    job.attach(replies.listen(plan.jobId, (reply) => job.push(reply)));
+    job.attach(replies.listen(plan.jobId, job));
     const deadlineAtMs = this.#now() + replyTimeoutMs;
     const payload = {
       ...jobPayload(plan, admission, deadlineAtMs, requestId),

@@ -15,7 +15,12 @@ import type { Consumer, Delivery, MessageBus, Outcome } from '@gateway/messaging
 import type { Logger } from '@gateway/observability';
 import type { BillingClient } from '@gateway/billing-client';
 
-export type ReplyListener = (reply: InferenceReplyPayload) => void;
+/** A job waiting for its replies (`RunningJob`). */
+export interface ReplyListener {
+  push(reply: InferenceReplyPayload): void;
+  /** Its replies were to come through a queue that was lost: stop waiting now. */
+  replyPathLost(): void;
+}
 
 export interface ReplyRouterOptions {
   bus: MessageBus;
@@ -43,14 +48,20 @@ const REPLY_QUEUE_EXPIRES_MS = 10 * 60_000;
  * charged.
  */
 export class ReplyRouter {
-  readonly queue: string;
+  #queue: string;
   readonly #options: ReplyRouterOptions;
-  readonly #listeners = new Map<string, ReplyListener>();
+  /** Waiting jobs by id, each with the queue its replies were told to go to. */
+  readonly #listeners = new Map<string, { listener: ReplyListener; queue: string }>();
   #consumer: Consumer | null = null;
 
   constructor(options: ReplyRouterOptions) {
     this.#options = options;
-    this.queue = replyQueueName(options.prefix, randomUUID());
+    this.#queue = replyQueueName(options.prefix, randomUUID());
+  }
+
+  /** Where a job published now must send its replies. */
+  get queue(): string {
+    return this.#queue;
   }
 
   get ready(): boolean {
@@ -64,18 +75,47 @@ export class ReplyRouter {
 
   async start(): Promise<void> {
     const { bus } = this.#options;
-    await bus.declareQueue({
-      name: this.queue,
-      kind: 'transient',
-      outlivesConnection: {
-        expiresMs: REPLY_QUEUE_EXPIRES_MS,
-        messageTtlMs: REPLY_UNREAD_TTL_MS,
-        deadLetterQueue: gatewayNames(this.#options.prefix).queues.unreadReplies,
+    const queue = this.#queue;
+    await bus.declareQueue(
+      {
+        name: queue,
+        kind: 'transient',
+        outlivesConnection: {
+          expiresMs: REPLY_QUEUE_EXPIRES_MS,
+          messageTtlMs: REPLY_UNREAD_TTL_MS,
+          deadLetterQueue: gatewayNames(this.#options.prefix).queues.unreadReplies,
+        },
       },
-    });
-    this.#consumer = await bus.consume(this.queue, (delivery) => this.#route(delivery), {
+      { onLost: () => void this.#replace(queue) },
+    );
+    this.#consumer = await bus.consume(queue, (delivery) => this.#route(delivery), {
       prefetch: this.#options.prefetch ?? DEFAULT_PREFETCH,
     });
+  }
+
+  /**
+   * The queue's broker node is down (a cluster): replies sent to it are refused or wait for
+   * that node, perhaps for good. New jobs get a new queue at once; the jobs that named the old
+   * one stop waiting (each voids or refunds its hold and cancels its job, as on a timeout), so
+   * their clients can retry now instead of after the reply timeout.
+   */
+  async #replace(lost: string): Promise<void> {
+    if (this.#queue !== lost) return;
+    const { logger } = this.#options;
+    this.#queue = replyQueueName(this.#options.prefix, randomUUID());
+    this.#consumer = null;
+    const stranded = [...this.#listeners.values()].filter((entry) => entry.queue === lost);
+    logger.warn({ waiting: stranded.length }, 'reply queue lost with its broker node: replaced');
+    for (const { listener } of stranded) listener.replyPathLost();
+    for (let attempt = 1; this.#consumer === null; attempt += 1) {
+      try {
+        await this.start();
+      } catch (error) {
+        // The connection may be going again; the next attempt comes with it (bounded backoff).
+        logger.warn({ err: error, attempt }, 'replacement reply queue not declared yet');
+        await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 200 * 2 ** attempt)));
+      }
+    }
   }
 
   async stop(): Promise<void> {
@@ -86,9 +126,10 @@ export class ReplyRouter {
 
   /** Routes the replies of `jobId` to `listener` until the returned function is called. */
   listen(jobId: string, listener: ReplyListener): () => void {
-    this.#listeners.set(jobId, listener);
+    const entry = { listener, queue: this.#queue };
+    this.#listeners.set(jobId, entry);
     return () => {
-      if (this.#listeners.get(jobId) === listener) this.#listeners.delete(jobId);
+      if (this.#listeners.get(jobId) === entry) this.#listeners.delete(jobId);
     };
   }
 
@@ -101,8 +142,8 @@ export class ReplyRouter {
       this.#options.logger.warn({ reason: error.reason, err: error.message }, 'bad reply dropped');
       return 'dead-letter';
     }
-    const listener = this.#listeners.get(reply.jobId);
-    if (listener) listener(reply);
+    const listener = this.#listeners.get(reply.jobId)?.listener;
+    if (listener) listener.push(reply);
     else this.#options.logger.debug({ jobId: reply.jobId, seq: reply.seq }, 'late reply dropped');
     return 'ack';
   }
@@ -150,6 +191,7 @@ export class RunningJob {
   #finished = false;
   #cancelledByClient = false;
   #kept = false;
+  #replyPathLost = false;
   #chargeAfterGivingUp: ChargeAfterGivingUp | undefined;
 
   constructor(options: RunningJobOptions) {
@@ -206,12 +248,23 @@ export class RunningJob {
     void this.#publishCancel('timeout');
   }
 
+  /** The reply queue this job named was lost with its broker node: give up now. */
+  replyPathLost(): void {
+    this.#replyPathLost = true;
+    this.#replies.expire();
+  }
+
   /** The next chunk or the final reply. Throws the job's error, or GATEWAY_TIMEOUT. */
   async next(): Promise<JobReply> {
     const reply = await this.#replies.next(this.#options.replyTimeoutMs);
     if (reply === 'timeout') {
       await this.#giveUp();
-      throw new GatewayError('GATEWAY_TIMEOUT', 'The model did not answer in time');
+      throw new GatewayError(
+        'GATEWAY_TIMEOUT',
+        this.#replyPathLost
+          ? 'The answer was lost with a message broker node; retry'
+          : 'The model did not answer in time',
+      );
     }
     if (reply.type === 'chunk') return reply as JobReply;
     this.dispose();
@@ -272,7 +325,8 @@ export class RunningJob {
   async #giveUp(): Promise<void> {
     this.dispose();
     const { log, jobId } = this.#options;
-    log.warn({ jobId }, 'no reply in time: cancelling the job and voiding its hold');
+    const why = this.#replyPathLost ? 'reply queue lost' : 'no reply in time';
+    log.warn({ jobId }, `${why}: cancelling the job and voiding its hold`);
     await this.#publishCancel('timeout');
     this.#chargeAfterGivingUp = await this.#release().then(
       (charge) => {
@@ -327,6 +381,8 @@ export class ReplySequence {
   readonly #heldBack = new Map<number, InferenceReplyPayload>();
   readonly #ready: InferenceReplyPayload[] = [];
   #waiter: Waiter | null = null;
+  /** Set by `expire`: every wait ends at once, as if timed out. */
+  #expired = false;
   /** Set once closed: builds the reason (an Error is built only if someone is told). */
   #closed: (() => Error) | null = null;
 
@@ -349,6 +405,7 @@ export class ReplySequence {
     const ready = this.#ready.shift();
     if (ready) return Promise.resolve(ready);
     if (this.#waiter) return Promise.reject(new Error('one reader at a time'));
+    if (this.#expired) return Promise.resolve('timeout');
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#waiter = null;
@@ -356,6 +413,17 @@ export class ReplySequence {
       }, timeoutMs);
       this.#waiter = { resolve, reject, timer };
     });
+  }
+
+  /** No more replies will come: a waiting and every later `next` times out at once. */
+  expire(): void {
+    this.#expired = true;
+    const waiter = this.#waiter;
+    this.#waiter = null;
+    if (waiter) {
+      clearTimeout(waiter.timer);
+      waiter.resolve('timeout');
+    }
   }
 
   /**

@@ -9,7 +9,7 @@ import { RunningJob } from './job-replies.js';
 
 const log = createLogger({ service: 'edge', destination: silentStream });
 
-function setUp(holdSettled = false) {
+function setUp(holdSettled = false, replyTimeoutMs = 200) {
   const cancels: InferenceCancelPayload[] = [];
   const voided: string[] = [];
   const refunded: string[] = [];
@@ -21,7 +21,7 @@ function setUp(holdSettled = false) {
   const job = new RunningJob({
     jobId: 'chatcmpl-1',
     holdId: 'hold_1',
-    replyTimeoutMs: 200,
+    replyTimeoutMs,
     publisher,
     billing: {
       void: async (holdId: string) => {
@@ -135,5 +135,33 @@ describe('a job kept past its client (a stored background response)', () => {
     expect([cancels, job.cancelledByClient]).toEqual([[], false]);
     job.push(final('a', 0));
     await expect(job.next()).resolves.toMatchObject({ type: 'final' });
+  });
+});
+
+describe('RunningJob when its reply queue is lost with a broker node', () => {
+  it('gives up at once, not after the reply timeout: hold voided, job cancelled, a retryable error', async () => {
+    // A reply timeout far beyond the test: only the loss can end the wait.
+    const { job: slow, cancels, voided } = setUp(false, 60_000);
+    const waiting = slow.next();
+    const startedMs = Date.now();
+    slow.replyPathLost();
+    await expect(waiting).rejects.toMatchObject({
+      code: 'GATEWAY_TIMEOUT',
+      message: 'The answer was lost with a message broker node; retry',
+    });
+    expect(Date.now() - startedMs).toBeLessThan(1_000);
+    expect(voided).toEqual(['hold_1']);
+    expect(cancels).toEqual([{ jobId: 'chatcmpl-1', reason: 'timeout' }]);
+    expect(slow.chargeAfterGivingUp).toBe('nothing');
+  });
+
+  it('refunds a hold the worker already settled (its answer went to the lost queue)', async () => {
+    const { job, voided, refunded } = setUp(true);
+    const waiting = job.next();
+    job.replyPathLost();
+    await expect(waiting).rejects.toMatchObject({ code: 'GATEWAY_TIMEOUT' });
+    expect(voided).toEqual(['hold_1']);
+    expect(refunded).toEqual(['hold_1']);
+    expect(job.chargeAfterGivingUp).toBe('nothing');
   });
 });

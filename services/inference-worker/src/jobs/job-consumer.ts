@@ -54,7 +54,7 @@ export async function startJobConsumers(options: JobConsumerOptions): Promise<Co
     },
     { prefetch: 64 },
   );
-  const handler = jobHandler(options);
+  const handler = jobHandler(options, new Map());
   const priority = await bus.consume(names.queues.inferenceJobsPriority, handler, {
     prefetch: options.prefetch.priority,
   });
@@ -68,7 +68,13 @@ function maxDeliveriesOf(prefix: string, queue: string): number {
   return gatewayTopology(prefix).queues.find((spec) => spec.name === queue)?.maxDeliveries ?? 1;
 }
 
-function jobHandler(options: JobConsumerOptions) {
+/**
+ * Jobs this process is running, by id: whether each reached a durable outcome, once it has. At
+ * most the two queues' prefetch.
+ */
+type RunsHere = Map<string, Promise<boolean>>;
+
+function jobHandler(options: JobConsumerOptions, runsHere: RunsHere) {
   const { logger } = options;
   return async (delivery: Delivery): Promise<Outcome> => {
     let job: InferenceJobPayload;
@@ -84,14 +90,49 @@ function jobHandler(options: JobConsumerOptions) {
     }
     // Billing calls made for the job send its request id; every log line of the job names both.
     return withRequestId(job.requestId, () =>
-      runDelivery(
+      runOnce(
         job,
         delivery,
         options,
         logger.child({ jobId: job.jobId, requestId: job.requestId }),
+        runsHere,
       ),
     );
   };
+}
+
+/**
+ * A second delivery of a job this process is still running (the first delivery's channel died
+ * with its broker node, and the queue handed the job out again at once) joins the first run
+ * instead of generating a second time; it is acked once the first run's outcome is durable, or
+ * run if that run failed to make it so.
+ */
+async function runOnce(
+  job: InferenceJobPayload,
+  delivery: Delivery,
+  options: JobConsumerOptions,
+  log: Logger,
+  runsHere: RunsHere,
+): Promise<Outcome> {
+  const first = runsHere.get(job.jobId);
+  if (first !== undefined && (await first)) {
+    options.metrics.jobs.inc({ endpoint: job.endpoint, tier: job.serviceTier, result: 'joined' });
+    log.info({ deliveryCount: delivery.deliveryCount }, 'job already run here: delivery joined');
+    return 'ack';
+  }
+  let durable!: (value: boolean) => void;
+  const run = new Promise<boolean>((resolve) => (durable = resolve));
+  runsHere.set(job.jobId, run);
+  try {
+    const outcome = await runDelivery(job, delivery, options, log);
+    durable(outcome === 'ack' || outcome === 'dead-letter');
+    return outcome;
+  } catch (error) {
+    durable(false);
+    throw error;
+  } finally {
+    if (runsHere.get(job.jobId) === run) runsHere.delete(job.jobId);
+  }
 }
 
 async function runDelivery(
