@@ -19,12 +19,13 @@ export const BILLING_REPOSITORIES = {
   // Infrastructure: the client, its pool and ping, the schema readiness check. Migrations
   // (db/migrate.ts) run through @gateway/runtime's shared runner and hold no SQL of their own.
   db: ['db/client.ts', 'db/schema-check.ts'],
-  // Prisma's queries; the request path's prepared statements (admission, signing key, last use).
-  identity: [
-    'identity/identity-repository.ts',
-    'identity/admission-repository.ts',
-    'identity/rate-limit-repository.ts',
-  ],
+  // Accounts, keys, scoped tokens and the catalog, through Prisma.
+  identity: ['identity/identity-repository.ts'],
+  // The request path's prepared statements: the batch admission, a token's signing key, the
+  // key's last use.
+  admission: ['admission/admission-repository.ts'],
+  // The requests and tokens windows of accounts, keys and scoped tokens.
+  'rate-limits': ['rate-limits/rate-limit-repository.ts'],
   // The hot path's prepared statements, the Prisma queries, the invariant check, and the
   // store's transactions (retry on deadlock, read-only snapshots).
   ledger: [

@@ -42,7 +42,7 @@ const BILLING_KEY_STORE = 'services/billing/src/http/request-idempotency.ts';
 const BILLING_ADMIN = 'services/billing/src/http/admin-routes.ts';
 const BILLING_DASHBOARD = 'services/billing/src/dashboard/routes.ts';
 const BILLING_USAGE = 'services/billing/src/usage/usage-service.ts';
-const BILLING_CATALOG = 'services/billing/src/identity/catalog.ts';
+const BILLING_CATALOG = 'services/billing/src/catalog/catalog.ts';
 const BILLING_ACCOUNTS = 'services/billing/src/identity/accounts.ts';
 const BILLING_SCOPED_TOKENS = 'services/billing/src/identity/scoped-tokens.ts';
 const BILLING_USERS = 'services/billing/src/dashboard/users.ts';
@@ -74,7 +74,7 @@ const BILLING_REPORT = 'services/billing/src/reports/period-report.ts';
 const BILLING_REPORT_ROUTES = 'services/billing/src/reports/report-routes.ts';
 const BILLING_CLOSED_PERIODS = 'services/billing/src/reports/closed-periods.ts';
 const CTL_KEY_MODELS = 'packages/gatewayctl/src/key-model-commands.ts';
-const BILLING_KEY_LIMITS = 'services/billing/src/identity/key-rate-limits.ts';
+const BILLING_KEY_LIMITS = 'services/billing/src/rate-limits/key-rate-limits.ts';
 const BILLING_KEY_LIMIT_ROUTES = 'services/billing/src/http/key-limit-routes.ts';
 const CTL_RECEIPTS = 'packages/gatewayctl/src/receipt-commands.ts';
 // Edge

@@ -11,7 +11,7 @@ import {
   type KeyRateLimitPutRequest,
   type KeyRateLimitView,
 } from '@gateway/contracts';
-import type { KeyLimitOwner } from '../identity/key-rate-limits.js';
+import type { KeyLimitOwner } from '../rate-limits/key-rate-limits.js';
 import type { BillingServices } from './internal-routes.js';
 
 const validatePut = createBodyValidator<KeyRateLimitPutRequest>(KeyRateLimitPutRequestSchema);

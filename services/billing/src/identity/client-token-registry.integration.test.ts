@@ -6,7 +6,7 @@ import {
   setUpIdentity,
   type IdentityHarness,
 } from './fixtures.suite.js';
-import type { CredentialAdmitRequest } from './admission.js';
+import type { CredentialAdmitRequest } from '../admission/admission.js';
 import { sha256Hex } from './secrets.js';
 
 /*

@@ -2,14 +2,14 @@ import type { Keyring } from '@gateway/crypto';
 import { pgPoolOf, type PrismaClient } from '../db/client.js';
 import { AccountService } from './accounts.js';
 import { Authenticator } from './authenticate.js';
-import { Catalog } from './catalog.js';
+import { Catalog } from '../catalog/catalog.js';
 import { DEFAULT_TOKEN_PREFIX, validTokenPrefix } from './jwt.js';
-import { ApiKeyLastUsed } from './admission-repository.js';
-import { PgAdmission } from './admission.js';
+import { ApiKeyLastUsed } from '../admission/admission-repository.js';
+import { PgAdmission } from '../admission/admission.js';
 import { IdentityRepository } from './identity-repository.js';
-import { RateLimiter } from './rate-limit.js';
-import { RateLimitRepository } from './rate-limit-repository.js';
-import { KeyRateLimits } from './key-rate-limits.js';
+import { RateLimiter } from '../rate-limits/rate-limit.js';
+import { RateLimitRepository } from '../rate-limits/rate-limit-repository.js';
+import { KeyRateLimits } from '../rate-limits/key-rate-limits.js';
 import { ScopedTokenService, TokenVerifier } from './scoped-tokens.js';
 import { SigningKeyCache } from './signing-keys.js';
 import { systemClock, type Clock } from './types.js';
@@ -112,17 +112,17 @@ export function createIdentity(options: IdentityOptions): Identity {
 export { AccountService, accountToJson } from './accounts.js';
 export type { AccountPage, AccountPatch } from './accounts.js';
 export { Authenticator, isoSeconds } from './authenticate.js';
-export { Catalog, modelToJson } from './catalog.js';
+export { Catalog, modelToJson } from '../catalog/catalog.js';
 export { DEFAULT_TOKEN_PREFIX } from './jwt.js';
-export { PgAdmission } from './admission.js';
+export { PgAdmission } from '../admission/admission.js';
 export type {
   AdmissionItem,
   AdmissionResult,
   Admitted,
   CredentialAdmitRequest,
-} from './admission.js';
+} from '../admission/admission.js';
 export { IdentityRepository } from './identity-repository.js';
 export type { PrismaTx } from './identity-repository.js';
-export { RateLimiter, rateLimitError, rateSubjectOf } from './rate-limit.js';
+export { RateLimiter, rateLimitError, rateSubjectOf } from '../rate-limits/rate-limit.js';
 export { ScopedTokenService, TokenVerifier } from './scoped-tokens.js';
 export * from './types.js';

@@ -1,6 +1,6 @@
 import type { Keyring } from '@gateway/crypto';
 import type pg from 'pg';
-import { findSigningKeyRow } from './admission-repository.js';
+import { findSigningKeyRow } from '../admission/admission-repository.js';
 import { apiKeySecretAad } from './secrets.js';
 
 /** A scoped token's signing key, decrypted: the row it came from and its HS256 secret. */

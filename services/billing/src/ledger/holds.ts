@@ -1,5 +1,5 @@
 /**
- * Holds: placed by admission (identity/admission.ts, one SQL function) → settle | void | expire
+ * Holds: placed by admission (admission/admission.ts, one SQL function) → settle | void | expire
  * (sweeper.ts). Rules: services/billing/README.md. The refusals admission shares with the
  * ledger's wording (budgetExhausted, holdIdTaken) are here. Settle and void are one statement
  * each in the store; concurrent settlements are grouped into one statement by a Batcher

@@ -1,6 +1,6 @@
 /**
  * The ledger's queries through Prisma (raw SQL on the ORM's connection): credits, the sweeper
- * and the finance exports (holds are placed by admission's SQL function, identity/admission.ts). Settle, void and
+ * and the finance exports (holds are placed by admission's SQL function, admission/admission.ts). Settle, void and
  * getHold do not come here: they are one prepared statement each (pg-hot-path.ts). Each step
  * is one statement with explicit row locks (READ COMMITTED + `SELECT … FOR UPDATE`), and all
  * legs of a journal transaction go into the database in ONE statement (the balanced-entries

@@ -13,7 +13,7 @@ import type { Logger } from '@gateway/observability';
 import { asGatewayError } from '@gateway/runtime';
 import { estimateChatRequestTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
-import { sendJson } from '../http/idempotency.js';
+import { sendJson } from '../http/send-answer.js';
 import { credentialRequired } from '../http/auth.js';
 import { openEventStream, writeFrame } from '../http/event-stream.js';
 import { jsonBody, logOf } from '../http/context.js';

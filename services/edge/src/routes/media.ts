@@ -6,7 +6,8 @@ import type { EdgeDeps } from '../deps.js';
 import { jsonBody } from '../http/context.js';
 import { credentialRequired } from '../http/auth.js';
 import { methodNotAllowed } from '../http/errors.js';
-import { sendBytes, sendJson, type IdempotencyGuard } from '../http/idempotency.js';
+import { sendBytes, sendJson } from '../http/send-answer.js';
+import type { IdempotencyGuard } from '../http/idempotency.js';
 import type { JobReply } from '../jobs/job-replies.js';
 import {
   EmbeddingsRequestSchema,

@@ -2,7 +2,7 @@ import express, { type Request, type Router } from 'express';
 import { GatewayError, validateScopedTokenCreate } from '@gateway/contracts';
 import type { EdgeDeps } from '../deps.js';
 import { requireApiKey } from '../http/auth.js';
-import { sendJson } from '../http/idempotency.js';
+import { sendJson } from '../http/send-answer.js';
 import { callerOf, jsonBody } from '../http/context.js';
 import { methodNotAllowed } from '../http/errors.js';
 

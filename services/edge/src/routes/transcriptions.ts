@@ -6,7 +6,7 @@ import { GatewayError } from '@gateway/contracts';
 import { estimateTextTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
 import { credentialRequired } from '../http/auth.js';
-import { sendJson } from '../http/idempotency.js';
+import { sendJson } from '../http/send-answer.js';
 import { methodNotAllowed } from '../http/errors.js';
 import { TranscriptionRequestSchema, type TranscriptionRequest } from '../schemas/media.js';
 import { modelBodyValidator } from '../schemas/validate.js';

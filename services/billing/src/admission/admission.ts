@@ -35,31 +35,31 @@ import {
   refusalBeforeCount,
   withRateLimit,
 } from './admission-refusals.js';
-import { checkTokenLifetime } from './authenticate.js';
-import { SCOPED_TOKEN_PREFIX } from './jwt.js';
+import { checkTokenLifetime } from '../identity/authenticate.js';
+import { SCOPED_TOKEN_PREFIX } from '../identity/jwt.js';
 import {
   rateLimitError,
   requestWindows,
   tokenRateLimitMessage,
   tokenWindows,
   type RateLimiter,
-} from './rate-limit.js';
+} from '../rate-limits/rate-limit.js';
 import {
   BAD_SIGNATURE,
   DEFAULT_CLOCK_SKEW_S,
   parseScopedToken,
   verifyParsedToken,
   type ParsedScopedToken,
-} from './scoped-tokens.js';
+} from '../identity/scoped-tokens.js';
 import {
   bearerCredential,
   looksLikeApiKey,
   newId,
   newScopedTokenId,
   sha256Hex,
-} from './secrets.js';
-import type { SigningKey, SigningKeyCache } from './signing-keys.js';
-import type { Admission, AdmitRequest, Clock, Principal } from './types.js';
+} from '../identity/secrets.js';
+import type { SigningKey, SigningKeyCache } from '../identity/signing-keys.js';
+import type { Admission, AdmitRequest, Clock, Principal } from '../identity/types.js';
 
 /**
  * The request without a principal: admission authenticates the credential itself. `endpoint`

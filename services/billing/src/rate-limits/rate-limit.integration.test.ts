@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GatewayError } from '@gateway/contracts';
-import { gatewayErrorOf, setUpIdentity, type IdentityHarness } from './fixtures.suite.js';
+import { gatewayErrorOf, setUpIdentity, type IdentityHarness } from '../identity/fixtures.suite.js';
 import { rateLimitError } from './rate-limit.js';
 
 let h: IdentityHarness;

@@ -7,10 +7,10 @@ import { GatewayError, formatDzd } from '@gateway/contracts';
 import type { MediaUse, RateLimitDecision } from '@gateway/contracts';
 import { budgetExhausted, holdIdTaken, INSUFFICIENT_BALANCE_MESSAGE } from '../ledger/index.js';
 import type { AdmitRow } from './admission-repository.js';
-import { modelNotFound } from './catalog.js';
-import { BAD_SIGNATURE } from './scoped-tokens.js';
-import { constantTimeEqual } from './secrets.js';
-import type { AdmitRequest, CatalogModel } from './types.js';
+import { modelNotFound } from '../catalog/catalog.js';
+import { BAD_SIGNATURE } from '../identity/scoped-tokens.js';
+import { constantTimeEqual } from '../identity/secrets.js';
+import type { AdmitRequest, CatalogModel } from '../identity/types.js';
 
 export const invalidKey = (message: string) => new GatewayError('invalid_api_key', message);
 

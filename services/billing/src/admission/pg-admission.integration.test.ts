@@ -10,8 +10,8 @@ import {
   setUpIdentity,
   type IdentityHarness,
   putStandardChatModel,
-} from './fixtures.suite.js';
-import { sha256Hex } from './secrets.js';
+} from '../identity/fixtures.suite.js';
+import { sha256Hex } from '../identity/secrets.js';
 
 /*
  * Admission in one PostgreSQL round trip (billing_admit_v2), against real PostgreSQL: its

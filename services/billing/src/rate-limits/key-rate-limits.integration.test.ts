@@ -6,7 +6,7 @@ import {
   setUpIdentity,
   type IdentityHarness,
   putStandardChatModel,
-} from './fixtures.suite.js';
+} from '../identity/fixtures.suite.js';
 import { rateSubjectOf } from './rate-limit.js';
 
 /*

@@ -7,7 +7,7 @@
  */
 import type { InputModality, MediaKind, RateLimitDecision } from '@gateway/contracts';
 import type pg from 'pg';
-import type { Admission, CatalogModel, Clock, ModelNode, Principal } from './types.js';
+import type { Admission, CatalogModel, Clock, ModelNode, Principal } from '../identity/types.js';
 
 type Int8 = string | null;
 

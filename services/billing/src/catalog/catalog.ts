@@ -10,8 +10,8 @@ import {
   ModelPutRequestSchema,
 } from '@gateway/contracts';
 import type { ModelPutRequest, CatalogModel as OperatorCatalogModel } from '@gateway/contracts';
-import type { IdentityRepository } from './identity-repository.js';
-import type { CatalogModel } from './types.js';
+import type { IdentityRepository } from '../identity/identity-repository.js';
+import type { CatalogModel } from '../identity/types.js';
 
 const validateModelPut = createBodyValidator<ModelPutRequest>(ModelPutRequestSchema);
 

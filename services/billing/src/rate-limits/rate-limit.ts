@@ -1,6 +1,6 @@
 import { GatewayError } from '@gateway/contracts';
 import type { RateLimitDecision, RateLimitScope, TokenRateLimit } from '@gateway/contracts';
-import type { Clock, Principal } from './types.js';
+import type { Clock, Principal } from '../identity/types.js';
 import type {
   RateSubject,
   RateLimitRepository,

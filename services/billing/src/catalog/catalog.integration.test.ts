@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { modelToJson } from './catalog.js';
-import { gatewayErrorOf, setUpIdentity, type IdentityHarness } from './fixtures.suite.js';
+import { gatewayErrorOf, setUpIdentity, type IdentityHarness } from '../identity/fixtures.suite.js';
 
 let h: IdentityHarness;
 const catalog = () => h.identity.catalog;

@@ -8,8 +8,8 @@ import {
   setUpIdentity,
   type IdentityHarness,
   putStandardChatModel,
-} from './fixtures.suite.js';
-import { sha256Hex } from './secrets.js';
+} from '../identity/fixtures.suite.js';
+import { sha256Hex } from '../identity/secrets.js';
 
 /*
  * Admissions in batches (one statement, one transaction), against real PostgreSQL: each item's
