@@ -13,12 +13,13 @@ import {
   createTestDatabase,
   freeLoopbackPort,
   spawnService,
-  startPostgresCluster,
+  startPostgresWithStandby,
   startRabbitMqCluster,
   startTestInfrastructure,
   testServiceAmqpUrl,
   uniquePrefix,
   waitForStatus,
+  type PostgresWithStandby,
   type RabbitMqCluster,
   type ServiceProcess,
   type TestCertificates,
@@ -133,8 +134,9 @@ export interface Lane {
 
 export interface FaultStack {
   infra: TestInfrastructure;
-  /** With `brokerNodes: 3`: the cluster, the services connected through its one address. */
+  /** The `ha` shape's broker cluster and PostgreSQL pair, the services behind their addresses. */
   brokerCluster?: RabbitMqCluster;
+  postgresStandby?: PostgresWithStandby;
   services: Record<ServiceName, Service>;
   node: StandInModelNode;
   receiver: Receiver;
@@ -212,17 +214,18 @@ async function servicesFor(
 }
 
 /**
- * PostgreSQL and a three-node RabbitMQ cluster. `infra.rabbitmq` is the cluster's first node
- * (what the single-node scenarios restart is not used here); the services get the cluster's
- * balancing address.
+ * The high-availability shape: PostgreSQL as a primary with a synchronous standby and RabbitMQ
+ * as a three-node cluster, each behind one address. `infra.rabbitmq` is the cluster's first
+ * node (what the single-node scenarios restart is not used here).
  */
-async function startClusterInfrastructure(): Promise<{
+async function startHaInfrastructure(): Promise<{
   infra: TestInfrastructure;
   cluster: RabbitMqCluster;
+  postgres: PostgresWithStandby;
 }> {
   const baseDir = mkdtempSync(path.join(os.tmpdir(), 'gateway-faults-'));
   chmodSync(baseDir, 0o755);
-  const postgres = await startPostgresCluster({ baseDir: path.join(baseDir, 'pg') });
+  const postgres = await startPostgresWithStandby(path.join(baseDir, 'pg'));
   const cluster = await startRabbitMqCluster({ baseDir: path.join(baseDir, 'rabbitmq') }).catch(
     async (error: unknown) => {
       await postgres.stop();
@@ -238,19 +241,22 @@ async function startClusterInfrastructure(): Promise<{
       rmSync(baseDir, { recursive: true, force: true });
     },
   };
-  return { infra, cluster };
+  return { infra, cluster, postgres };
 }
 
 export interface FaultStackOptions {
-  /** 1: one broker node (default); 3: a cluster behind one address. */
-  brokerNodes?: 1 | 3;
+  /**
+   * `single` (default): one PostgreSQL server, one broker node. `ha`: PostgreSQL with a
+   * synchronous standby and a three-node RabbitMQ cluster, each behind one address.
+   */
+  shape?: 'single' | 'ha';
 }
 
 export async function startFaultStack(options: FaultStackOptions = {}): Promise<FaultStack> {
-  const { infra, cluster } =
-    options.brokerNodes === 3
-      ? await startClusterInfrastructure()
-      : { infra: await startTestInfrastructure(), cluster: undefined };
+  const { infra, cluster, postgres } =
+    options.shape === 'ha'
+      ? await startHaInfrastructure()
+      : { infra: await startTestInfrastructure(), cluster: undefined, postgres: undefined };
   const broker = cluster ?? infra.rabbitmq;
   // createTestDatabase and friends read these, as in the normal suite's workers.
   process.env[TEST_ENV.postgresAdminUrl] = infra.postgres.adminUrl;
@@ -288,6 +294,7 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
   return {
     infra,
     ...(cluster && { brokerCluster: cluster }),
+    ...(postgres && { postgresStandby: postgres }),
     services,
     node,
     receiver,

@@ -10,7 +10,7 @@ import {
   type RoundPlan,
 } from './fault-round.js';
 import { FAULTS } from './fault-settings.js';
-import { startFaultStack, type FaultStack } from './fault-stack.js';
+import { startFaultStack, type FaultStack, type Lane } from './fault-stack.js';
 import { renderTable } from './fault-table.js';
 
 /*
@@ -260,21 +260,23 @@ describe('fault suite', () => {
 });
 
 /*
- * The same deployed shape on a three-node RabbitMQ cluster, the services connected through one
- * balancing address (a Kubernetes Service in production): one node killed (kill -9) while jobs
- * run, restarted seconds later. Quorum queues keep a majority; a client on the lost node
- * reconnects through the address to another.
+ * The high-availability shape: PostgreSQL with a synchronous standby and RabbitMQ as a
+ * three-node cluster, the services reaching each through one address (Kubernetes Services in
+ * production). A broker node killed (kill -9) while jobs run and restarted seconds later: quorum
+ * queues keep a majority, a client on the lost node reconnects to another. Then PostgreSQL fails
+ * over: the primary crashes, the standby is promoted, the address moves; the services recover
+ * without a restart and no acknowledged commit is lost.
  */
-describe('fault suite, RabbitMQ cluster', () => {
-  let clusterStack: FaultStack;
+describe('fault suite, high availability', () => {
+  let haStack: FaultStack;
   let round = 0;
 
   beforeAll(async () => {
-    clusterStack = await startFaultStack({ brokerNodes: 3 });
+    haStack = await startFaultStack({ shape: 'ha' });
   }, 240_000);
 
   afterAll(async () => {
-    await clusterStack?.close();
+    await haStack?.close();
   }, 60_000);
 
   const killBrokerNode = async (s: FaultStack) => {
@@ -285,20 +287,42 @@ describe('fault suite, RabbitMQ cluster', () => {
     await node.start();
   };
 
-  const repetitions = 3;
+  const mixed = (id: string, lane: Lane) =>
+    lane.index % 2 === 0 ? chat(id) : asyncRequest(haStack)(id);
+
   it(
     'one of three RabbitMQ nodes killed with jobs in flight, restarted (clients retry with their key)',
     () =>
       scenario(
         'rabbitmq-node-kill',
-        repetitions,
-        () => ({
-          request: (id, lane) => (lane.index % 2 === 0 ? chat(id) : asyncRequest(clusterStack)(id)),
-          retryWithKey: true,
-          fault: at(700, killBrokerNode),
-        }),
-        () => clusterStack,
+        3,
+        () => ({ request: mixed, retryWithKey: true, fault: at(700, killBrokerNode) }),
+        () => haStack,
       ),
-    timeoutMs(repetitions),
+    timeoutMs(3),
+  );
+
+  // Last: a failover leaves no standby behind, so later repetitions (FAULTS_REPETITION_SCALE)
+  // run on the promoted server without a fault.
+  let failedOver = false;
+  const failOver = async (s: FaultStack) => {
+    if (failedOver) return;
+    failedOver = true;
+    await s.postgresStandby!.failover();
+  };
+  it(
+    'PostgreSQL failed over to its synchronous standby with jobs in flight (clients retry with their key)',
+    () =>
+      scenario(
+        'postgres-failover',
+        1,
+        () => ({
+          request: mixed,
+          retryWithKey: true,
+          fault: at(700, failOver),
+        }),
+        () => haStack,
+      ),
+    timeoutMs(1),
   );
 });

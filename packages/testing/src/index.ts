@@ -10,6 +10,7 @@ export { addTestBrokerUsers, type TestBrokerUser } from './broker-users.js';
 export { startTestInfrastructure, type TestInfrastructure } from './infra.js';
 export { freeLoopbackPort, freeLoopbackPortBlock, waitForTcp } from './ports.js';
 export { startPostgresCluster, type PostgresCluster } from './postgres.js';
+export { startPostgresWithStandby, type PostgresWithStandby } from './postgres-standby.js';
 export { startRabbitMqNode, type RabbitMqNode } from './rabbitmq.js';
 export {
   startRabbitMqCluster,

@@ -13,6 +13,10 @@ export interface PostgresCluster {
   /** Stops the server at once (`immediate`: open connections are cut) and starts it again. */
   restart(): Promise<void>;
   stop(): Promise<void>;
+  /** Stops the server at once (`immediate`), like a crash: no checkpoint, connections cut. */
+  crash(): Promise<void>;
+  /** A standby becomes a primary (`pg_ctl promote`); resolves once it accepts writes. */
+  promote(): Promise<void>;
 }
 
 export interface StartPostgresOptions {
@@ -27,6 +31,8 @@ export interface StartPostgresOptions {
    * Off by default: tests need no statement statistics and keep the server lean.
    */
   statementStatistics?: boolean;
+  /** More server settings (`name=value`), after the defaults: they win. */
+  settings?: readonly string[];
 }
 
 const PG_START_TIMEOUT_MS = 30_000;
@@ -83,6 +89,7 @@ export async function startPostgresCluster(
       : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off']),
     '-c max_connections=300',
     ...(options.statementStatistics ? ['-c shared_preload_libraries=pg_stat_statements'] : []),
+    ...(options.settings ?? []).map((setting) => `-c ${setting}`),
   ].join(' ');
   try {
     await run(
@@ -112,7 +119,29 @@ export async function startPostgresCluster(
       const mode = options.durable ? 'fast' : 'immediate';
       await run(pgBinary('pg_ctl'), ['-D', dataDir, '-m', mode, '-w', 'stop'], { asUser });
     },
+    crash: async () => {
+      await run(pgBinary('pg_ctl'), ['-D', dataDir, '-m', 'immediate', '-w', 'stop'], { asUser });
+    },
+    promote: async () => {
+      await run(pgBinary('pg_ctl'), ['-D', dataDir, '-w', '-t', '30', 'promote'], {
+        asUser,
+        timeoutMs: PG_START_TIMEOUT_MS,
+      });
+    },
   };
+}
+
+/** `pg_basebackup` of a running primary into `dataDir`, as a streaming standby of it (`-R`). */
+export async function basebackupStandby(primaryPort: number, baseDir: string): Promise<void> {
+  const owner = clusterOwner();
+  mkdirSync(baseDir, { recursive: true });
+  if (owner) chownSync(baseDir, owner.uid, owner.gid);
+  const args = ['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'postgres'];
+  await run(
+    pgBinary('pg_basebackup'),
+    [...args, '-D', path.join(baseDir, 'data'), '-R', '-X', 'stream', '-c', 'fast', '--no-sync'],
+    { asUser: owner?.name, timeoutMs: 120_000 },
+  );
 }
 
 function safeRead(file: string): string {

@@ -4,6 +4,11 @@ export interface TcpBalancer {
   readonly port: number;
   /** Connections open through it now. */
   readonly openConnections: number;
+  /**
+   * Sends new connections to these upstreams from now on and cuts the open ones, as a
+   * Kubernetes Service does when its endpoint moves (a database's primary after a failover).
+   */
+  repoint(upstreamPorts: readonly number[]): void;
   close(): Promise<void>;
 }
 
@@ -16,7 +21,8 @@ const CONNECT_TIMEOUT_MS = 2_000;
  * stands in for what carries a client to a broker cluster in production (a Kubernetes Service,
  * HAProxy), so that tests can kill the node a client is on and watch it reconnect to another.
  */
-export async function startTcpBalancer(upstreamPorts: readonly number[]): Promise<TcpBalancer> {
+export async function startTcpBalancer(initialPorts: readonly number[]): Promise<TcpBalancer> {
+  let upstreamPorts = [...initialPorts];
   let next = 0;
   const sockets = new Set<net.Socket>();
   const track = (socket: net.Socket) => {
@@ -65,6 +71,11 @@ export async function startTcpBalancer(upstreamPorts: readonly number[]): Promis
     port: (server.address() as net.AddressInfo).port,
     get openConnections() {
       return sockets.size;
+    },
+    repoint: (ports) => {
+      upstreamPorts = [...ports];
+      next = 0;
+      for (const socket of sockets) socket.destroy();
     },
     close: async () => {
       for (const socket of sockets) socket.destroy();
