@@ -136,7 +136,10 @@ function judge(sent: Sent, holds: HoldRow[], completed: number, hooks: Delivery[
     null;
   const doubled =
     (settled.length > 1 && `${settled.length} settlements`) ||
-    (completed > 1 && `${completed} complete generations at the node`) ||
+    // Each attempt of the client may run the model once: a retry after an error (the answer
+    // was lost, nothing charged, the Idempotency-Key released) is a run the docs promise.
+    (completed > Math.max(1, sent.outcomes.length) &&
+      `${completed} complete generations at the node for ${sent.outcomes.length} attempt(s)`) ||
     (new Set(hooks.map((hook) => hook.id)).size > 1 && 'several webhook deliveries') ||
     (cost !== undefined &&
       chargedMicro > cost &&
