@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { BROKER_SERVICES, brokerDefinitions } from '@gateway/messaging';
@@ -13,8 +12,6 @@ import {
   createTestDatabase,
   freeLoopbackPort,
   spawnService,
-  startPostgresWithStandby,
-  startRabbitMqCluster,
   startTestInfrastructure,
   testServiceAmqpUrl,
   uniquePrefix,
@@ -213,37 +210,6 @@ async function servicesFor(
   return { services, billingOwnerUrl: billingDb.url };
 }
 
-/**
- * The high-availability shape: PostgreSQL as a primary with a synchronous standby and RabbitMQ
- * as a three-node cluster, each behind one address. `infra.rabbitmq` is the cluster's first
- * node (what the single-node scenarios restart is not used here).
- */
-async function startHaInfrastructure(): Promise<{
-  infra: TestInfrastructure;
-  cluster: RabbitMqCluster;
-  postgres: PostgresWithStandby;
-}> {
-  const baseDir = mkdtempSync(path.join(os.tmpdir(), 'gateway-faults-'));
-  chmodSync(baseDir, 0o755);
-  const postgres = await startPostgresWithStandby(path.join(baseDir, 'pg'));
-  const cluster = await startRabbitMqCluster({ baseDir: path.join(baseDir, 'rabbitmq') }).catch(
-    async (error: unknown) => {
-      await postgres.stop();
-      throw error;
-    },
-  );
-  const infra: TestInfrastructure = {
-    postgres,
-    rabbitmq: cluster.nodes[0]!,
-    baseDir,
-    stop: async () => {
-      await Promise.allSettled([postgres.stop(), cluster.destroy()]);
-      rmSync(baseDir, { recursive: true, force: true });
-    },
-  };
-  return { infra, cluster, postgres };
-}
-
 export interface FaultStackOptions {
   /**
    * `single` (default): one PostgreSQL server, one broker node. `ha`: PostgreSQL with a
@@ -253,10 +219,8 @@ export interface FaultStackOptions {
 }
 
 export async function startFaultStack(options: FaultStackOptions = {}): Promise<FaultStack> {
-  const { infra, cluster, postgres } =
-    options.shape === 'ha'
-      ? await startHaInfrastructure()
-      : { infra: await startTestInfrastructure(), cluster: undefined, postgres: undefined };
+  const infra = await startTestInfrastructure({ highAvailability: options.shape === 'ha' });
+  const { brokerCluster: cluster, postgresStandby: postgres } = infra;
   const broker = cluster ?? infra.rabbitmq;
   // createTestDatabase and friends read these, as in the normal suite's workers.
   process.env[TEST_ENV.postgresAdminUrl] = infra.postgres.adminUrl;

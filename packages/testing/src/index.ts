@@ -7,7 +7,11 @@ export {
 } from './databases.js';
 export { rolePrivileges, sortedPrivileges, type RolePrivileges } from './role-privileges.js';
 export { addTestBrokerUsers, type TestBrokerUser } from './broker-users.js';
-export { startTestInfrastructure, type TestInfrastructure } from './infra.js';
+export {
+  startTestInfrastructure,
+  type TestInfrastructure,
+  type TestInfrastructureOptions,
+} from './infra.js';
 export { freeLoopbackPort, freeLoopbackPortBlock, waitForTcp } from './ports.js';
 export { startPostgresCluster, type PostgresCluster } from './postgres.js';
 export { startPostgresWithStandby, type PostgresWithStandby } from './postgres-standby.js';

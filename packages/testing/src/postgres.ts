@@ -104,6 +104,9 @@ export async function startPostgresCluster(
     throw new Error(`PostgreSQL did not start: ${(error as Error).message}\n${safeRead(logFile)}`);
   }
   const urlFor = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`;
+  const stopAs = async (mode: 'fast' | 'immediate') => {
+    await run(pgBinary('pg_ctl'), ['-D', dataDir, '-m', mode, '-w', 'stop'], { asUser });
+  };
   return {
     adminUrl: urlFor('postgres'),
     port,
@@ -115,13 +118,8 @@ export async function startPostgresCluster(
         timeoutMs: PG_START_TIMEOUT_MS,
       });
     },
-    stop: async () => {
-      const mode = options.durable ? 'fast' : 'immediate';
-      await run(pgBinary('pg_ctl'), ['-D', dataDir, '-m', mode, '-w', 'stop'], { asUser });
-    },
-    crash: async () => {
-      await run(pgBinary('pg_ctl'), ['-D', dataDir, '-m', 'immediate', '-w', 'stop'], { asUser });
-    },
+    stop: () => stopAs(options.durable ? 'fast' : 'immediate'),
+    crash: () => stopAs('immediate'),
     promote: async () => {
       await run(pgBinary('pg_ctl'), ['-D', dataDir, '-w', '-t', '30', 'promote'], {
         asUser,

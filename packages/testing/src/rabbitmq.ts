@@ -128,25 +128,11 @@ export async function startRabbitMqNode(options: StartRabbitMqOptions): Promise<
    * waiting on them for good).
    */
   const killAll = async () => {
-    const running = child;
-    child = undefined;
-    if (running?.pid !== undefined && running.exitCode === null) {
-      const gone = new Promise<void>((resolve) => running.once('exit', () => resolve()));
-      for (const pid of [...descendantsOf(running.pid), running.pid]) {
-        if (ownEpmd || !isEpmd(pid)) killQuietly(pid);
-      }
-      await gone;
-    }
-    if (ownEpmd) await killEpmd();
+    await kill();
+    if (ownEpmd) await stopEpmd(epmdPort);
   };
 
-  const killEpmd = () =>
-    run(epmdBinary(), ['-port', String(epmdPort), '-kill'], { env }).then(
-      () => undefined,
-      () => undefined,
-    );
-
-  /** SIGKILL to the wrapper and the Erlang VM below it (epmd is not among them). */
+  /** SIGKILL to the wrapper and the Erlang VM below it, sparing epmd (it may be shared). */
   const kill = async () => {
     const running = child;
     child = undefined;
@@ -189,7 +175,7 @@ export async function startRabbitMqNode(options: StartRabbitMqOptions): Promise<
     },
     destroy: async () => {
       await stop();
-      if (ownEpmd) await killEpmd();
+      if (ownEpmd) await stopEpmd(epmdPort);
     },
   };
 }
