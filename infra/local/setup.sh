@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what this project needs on a fresh Debian machine, and nothing when it is there:
-# pnpm, the locked dependencies, RabbitMQ and PostgreSQL server binaries and Chromium (for the
-# dashboard's browser tests; Playwright drives Debian's build, never downloads one) from Debian.
+# pnpm, the locked dependencies, RabbitMQ and PostgreSQL server binaries, libfaketime (the
+# nemesis's clock skew) and Chromium (for the dashboard's browser tests; Playwright drives
+# Debian's build, never downloads one) from Debian.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -30,6 +31,12 @@ fi
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
   log "installing postgresql"
   apt_install postgresql
+fi
+
+if ! ls /usr/lib/*/faketime/libfaketimeMT.so.1 >/dev/null 2>&1; then
+  # The nemesis moves one process's wall clock with it (packages/testing/src/skewable-clock.ts).
+  log "installing libfaketime"
+  apt_install libfaketime
 fi
 
 if [ ! -x /usr/bin/chromium ]; then

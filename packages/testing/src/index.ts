@@ -41,3 +41,4 @@ export {
   type SpawnServiceOptions,
 } from './service-process.js';
 export { RECEIVER_HOST, createTestCertificates, type TestCertificates } from './test-ca.js';
+export { faketimeLibrary, skewableClock, type SkewableClock } from './skewable-clock.js';

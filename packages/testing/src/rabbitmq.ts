@@ -23,6 +23,12 @@ export interface RabbitMqNode {
   start(): Promise<void>;
   /** Kills the broker's processes at once (SIGKILL, no shutdown); `start()` brings it back. */
   kill(): Promise<void>;
+  /**
+   * Freezes the broker's processes (SIGSTOP) as a stalled VM or host would: connections stay
+   * open and nothing answers, until `resume()` (SIGCONT).
+   */
+  pause(): void;
+  resume(): void;
   /** The Erlang node name (`name@localhost`), for `join_cluster`. */
   readonly nodeName: string;
   /** Runs `rabbitmqctl` against this node (e.g. `close_connection`); resolves with its output. */
@@ -138,16 +144,21 @@ export async function startRabbitMqNode(options: StartRabbitMqOptions): Promise<
     child = undefined;
     if (running?.pid === undefined || running.exitCode !== null) return;
     const gone = new Promise<void>((resolve) => running.once('exit', () => resolve()));
-    for (const pid of [...descendantsOf(running.pid), running.pid]) {
-      if (!isEpmd(pid)) killQuietly(pid);
-    }
+    signalNode(running.pid, 'SIGKILL');
     await gone;
+  };
+
+  /** The signal to the wrapper and the Erlang VM below it (not epmd, which may be shared). */
+  const signalRunning = (signal: NodeJS.Signals) => {
+    if (child?.pid !== undefined && child.exitCode === null) signalNode(child.pid, signal);
   };
 
   const stop = async () => {
     const running = child;
     if (!running || running.exitCode !== null) return;
     const exited = new Promise<void>((resolve) => running.once('exit', () => resolve()));
+    // A paused node would not act on SIGTERM until continued.
+    if (running.pid !== undefined) signalNode(running.pid, 'SIGCONT');
     running.kill('SIGTERM');
     const timer = setTimeout(() => running.kill('SIGKILL'), STOP_TIMEOUT_MS);
     await exited;
@@ -163,6 +174,8 @@ export async function startRabbitMqNode(options: StartRabbitMqOptions): Promise<
     start,
     stop,
     kill,
+    pause: () => signalRunning('SIGSTOP'),
+    resume: () => signalRunning('SIGCONT'),
     ctl: (...args) => run(rabbitBinary('rabbitmqctl'), args, { env }),
     importDefinitions: async (definitions) => {
       const file = path.join(options.baseDir, `definitions-${randomBytes(4).toString('hex')}.json`);
@@ -222,11 +235,15 @@ function isEpmd(pid: number): boolean {
   }
 }
 
-function killQuietly(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // Already gone.
+/** Sends `signal` to `pid` and every process below it except epmd, children first. */
+function signalNode(pid: number, signal: NodeJS.Signals): void {
+  for (const target of [...descendantsOf(pid), pid]) {
+    if (isEpmd(target)) continue;
+    try {
+      process.kill(target, signal);
+    } catch {
+      // Already gone.
+    }
   }
 }
 
