@@ -66,8 +66,9 @@ interface Delivery {
   status: string;
 }
 
-const priced = (usage: Usage) =>
-  BigInt(usage.prompt_tokens * PRICES.input + usage.completion_tokens * PRICES.output);
+/** What an answer with this usage costs at the suite's prices, µDZD. */
+export const priced = (usage: Usage) =>
+  BigInt(usage.prompt_tokens * PRICES.input + (usage.completion_tokens ?? 0) * PRICES.output);
 
 async function holdsSince(stack: FaultStack, since: Date): Promise<HoldRow[]> {
   const { rows } = await stack.sql.query<HoldRow>(

@@ -12,11 +12,12 @@ export type OutcomeKind = 'answer' | 'accepted' | 'error' | 'cut' | 'left';
 
 export interface Usage {
   prompt_tokens: number;
-  completion_tokens: number;
+  /** Absent on an embeddings answer. */
+  completion_tokens?: number;
 }
 
 export interface ClientOutcome {
-  /** answer: a complete answer (JSON with choices, or a stream ending in [DONE] with usage and
+  /** answer: a complete answer (JSON with choices or an embeddings list, or a stream ending in [DONE] with usage and
    * no error event); accepted: an async job's acknowledgement; error: an HTTP error status or an
    * SSE error event; cut: the connection broke first; left: the client left on purpose. */
   kind: OutcomeKind;
@@ -38,6 +39,8 @@ export interface ClientRequest {
   path: string;
   body: unknown;
   idempotencyKey?: string;
+  /** Sent as `X-Request-Id`: edge keeps it, and billing records it on the request's holds. */
+  requestId?: string;
   leave?: Leave;
 }
 
@@ -113,14 +116,15 @@ function readEvents(state: StreamState, text: string): void {
 }
 
 function jsonOutcome(status: number, body: string): ClientOutcome {
-  let parsed: { choices?: unknown; usage?: Usage; id?: unknown } = {};
+  let parsed: { choices?: unknown; object?: unknown; usage?: Usage; id?: unknown } = {};
   try {
     parsed = JSON.parse(body) as typeof parsed;
   } catch {
     return { kind: 'cut', status, relayed: 0, body };
   }
   if (status !== 200) return { kind: 'error', status, relayed: 0, body };
-  if (Array.isArray(parsed.choices)) {
+  // A chat answer, or an embeddings list.
+  if (Array.isArray(parsed.choices) || parsed.object === 'list') {
     return {
       kind: 'answer',
       status,
@@ -181,6 +185,7 @@ export function send(request: ClientRequest): Promise<ClientOutcome> {
           Authorization: `Bearer ${request.apiKey}`,
           'Content-Type': 'application/json',
           ...(request.idempotencyKey && { 'Idempotency-Key': request.idempotencyKey }),
+          ...(request.requestId && { 'X-Request-Id': request.requestId }),
         },
       },
       onResponse,

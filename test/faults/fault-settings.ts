@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
  * Defaults fit the whole suite in about six minutes on two shared cores.
  */
 
-function intFrom(name: string, fallback: number, min: number, max: number): number {
+/** An integer setting from the environment, or `fallback`; out of range is an error. */
+export function intFrom(name: string, fallback: number, min: number, max: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);

@@ -12,6 +12,8 @@ import {
   createTestDatabase,
   freeLoopbackPort,
   spawnService,
+  skewableClock,
+  startTcpBalancer,
   startTestInfrastructure,
   testServiceAmqpUrl,
   uniquePrefix,
@@ -19,6 +21,8 @@ import {
   type PostgresWithStandby,
   type RabbitMqCluster,
   type ServiceProcess,
+  type SkewableClock,
+  type TcpBalancer,
   type TestCertificates,
   type TestInfrastructure,
 } from '@gateway/testing';
@@ -72,6 +76,10 @@ export class Service {
     readonly name: ServiceName,
     readonly port: number,
     private readonly env: NodeJS.ProcessEnv,
+    /** Names a replica (`edge-2`) in logs and reports. */
+    readonly label: string = name,
+    /** The wall clock its processes read, when the stack was asked for movable clocks. */
+    readonly clock?: SkewableClock,
   ) {}
 
   get baseUrl(): string {
@@ -81,13 +89,14 @@ export class Service {
   async start(): Promise<void> {
     if (this.process !== undefined) this.earlier.push(this.process.output());
     const entry = path.resolve('services', ENTRY[this.name], 'dist', 'main.js');
-    this.process = await spawnService({ entry, env: { ...this.env, PORT: String(this.port) } });
+    const env = { ...this.env, ...this.clock?.env, PORT: String(this.port) };
+    this.process = await spawnService({ entry, env });
     await waitForStatus(`${this.baseUrl}/readyz`, 200, 60_000);
   }
 
   get pid(): number {
     const pid = this.process?.child.pid;
-    if (pid === undefined) throw new Error(`${this.name} is not running`);
+    if (pid === undefined) throw new Error(`${this.label} is not running`);
     return pid;
   }
 
@@ -134,7 +143,17 @@ export interface FaultStack {
   /** The `ha` shape's broker cluster and PostgreSQL pair, the services behind their addresses. */
   brokerCluster?: RabbitMqCluster;
   postgresStandby?: PostgresWithStandby;
+  /** The first process of each service (the only one unless replicas were asked for). */
   services: Record<ServiceName, Service>;
+  /** Every process: the services and their replicas. */
+  replicas: Service[];
+  edges: Service[];
+  workers: Service[];
+  /**
+   * With `proxied`: fault-injecting TCP proxies on the paths to billing (from edges and
+   * workers) and to the model node (from workers).
+   */
+  paths?: { billing: TcpBalancer; model: TcpBalancer };
   node: StandInModelNode;
   receiver: Receiver;
   lanes: Lane[];
@@ -147,15 +166,23 @@ export interface FaultStack {
 
 const secret = () => randomBytes(32).toString('hex');
 
+interface Topology {
+  edges: number;
+  workers: number;
+  /** The address edges and workers reach billing at (a proxy, or billing itself). */
+  billingUrl(billingPort: number): string;
+  env: Partial<Record<ServiceName, NodeJS.ProcessEnv>>;
+  /** Where each process's movable clock keeps its offset; none when undefined. */
+  clockDir?: string;
+}
+
 async function servicesFor(
-  infra: TestInfrastructure,
   certs: TestCertificates,
-): Promise<{ services: Record<ServiceName, Service>; billingOwnerUrl: string }> {
+  topology: Topology,
+): Promise<{ replicas: Service[]; billingOwnerUrl: string }> {
   const billingDb = await createTestDatabase(billingDatabaseTemplate);
   const dispatcherDb = await createTestDatabase(dispatcherDatabaseTemplate);
-  const [billingPort, dispatcherPort, workerPort, edgePort] = await Promise.all(
-    [0, 1, 2, 3].map(() => freeLoopbackPort()),
-  );
+  const [billingPort, dispatcherPort] = await Promise.all([0, 1].map(() => freeLoopbackPort()));
   const tokens = { edge: secret(), worker: secret(), dispatcher: secret() };
   // Each service as its own broker user (created on this node by startFaultStack).
   const prefix = uniquePrefix('faults');
@@ -163,9 +190,9 @@ async function servicesFor(
     AMQP_URL: testServiceAmqpUrl(service),
     AMQP_PREFIX: prefix,
   });
-  const billingUrl = `http://127.0.0.1:${billingPort}`;
-  const services = {
-    billing: new Service('billing', billingPort!, {
+  const billingUrl = topology.billingUrl(billingPort!);
+  const envOf: Record<ServiceName, NodeJS.ProcessEnv> = {
+    billing: {
       ...amqp('billing'),
       DATABASE_URL: billingDb.runtimeUrl,
       EDGE_INTERNAL_TOKEN: tokens.edge,
@@ -174,8 +201,9 @@ async function servicesFor(
       // Orphaned holds (edge died before publishing) are released within seconds, not 30 s.
       HOLD_PUBLISH_GRACE_MS: String(FAULTS.holdPublishGraceMs),
       HOLD_SWEEP_INTERVAL_MS: String(FAULTS.holdSweepIntervalMs),
-    }),
-    dispatcher: new Service('dispatcher', dispatcherPort!, {
+      ...topology.env.billing,
+    },
+    dispatcher: {
       ...amqp('dispatcher'),
       DATABASE_URL: dispatcherDb.runtimeUrl,
       INTERNAL_TOKEN: tokens.dispatcher,
@@ -185,14 +213,16 @@ async function servicesFor(
       ATTEMPT_TIMEOUT_MS: '3000',
       WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
       WEBHOOK_CA_FILE: certs.caFile,
-    }),
-    worker: new Service('worker', workerPort!, {
+      ...topology.env.dispatcher,
+    },
+    worker: {
       ...amqp('inference-worker'),
       BILLING_URL: billingUrl,
       BILLING_INTERNAL_TOKEN: tokens.worker,
       JOB_PREFETCH: '64',
-    }),
-    edge: new Service('edge', edgePort!, {
+      ...topology.env.worker,
+    },
+    edge: {
       ...amqp('edge'),
       BILLING_URL: billingUrl,
       BILLING_INTERNAL_TOKEN: tokens.edge,
@@ -205,9 +235,28 @@ async function servicesFor(
       // The receiver is on loopback: edge accepts the URL with the development setting too.
       WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
       AUTH_FAILURES_PER_MINUTE: '100000',
-    }),
+      ...topology.env.edge,
+    },
   };
-  return { services, billingOwnerUrl: billingDb.url };
+  const { clockDir } = topology;
+  const replica = (name: ServiceName, port: number, label: string) => {
+    const clock = clockDir ? skewableClock(path.join(clockDir, `${label}.clock`)) : undefined;
+    return new Service(name, port, envOf[name], label, clock);
+  };
+  const replicas = [
+    replica('billing', billingPort!, 'billing'),
+    replica('dispatcher', dispatcherPort!, 'dispatcher'),
+  ];
+  for (const [name, count] of [
+    ['worker', topology.workers],
+    ['edge', topology.edges],
+  ] as const) {
+    for (let index = 1; index <= count; index += 1) {
+      const label = index === 1 ? name : `${name}-${index}`;
+      replicas.push(replica(name, await freeLoopbackPort(), label));
+    }
+  }
+  return { replicas, billingOwnerUrl: billingDb.url };
 }
 
 export interface FaultStackOptions {
@@ -216,6 +265,17 @@ export interface FaultStackOptions {
    * synchronous standby and a three-node RabbitMQ cluster, each behind one address.
    */
   shape?: 'single' | 'ha';
+  /** Processes of edge and of the worker (1 each by default). */
+  edges?: number;
+  workers?: number;
+  /** Puts fault-injecting TCP proxies on the paths to billing and to the model node. */
+  proxied?: boolean;
+  /** Runs every process on a wall clock a test can move (`Service.clock`; libfaketime). */
+  movableClocks?: boolean;
+  /** Where under `.faults/logs` the services' logs go (`cluster` for the `ha` shape). */
+  logDir?: string;
+  /** Environment added to (or replacing) each service's. */
+  env?: Partial<Record<ServiceName, NodeJS.ProcessEnv>>;
 }
 
 export async function startFaultStack(options: FaultStackOptions = {}): Promise<FaultStack> {
@@ -233,12 +293,32 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
   const certs = createTestCertificates();
   const receiver = await startReceiver(certs);
   const node = await createStandInModelNode(FAULTS.node);
-  const { services, billingOwnerUrl } = await servicesFor(infra, certs);
-  for (const name of ['billing', 'dispatcher', 'worker', 'edge'] as const) {
-    await services[name].start();
-  }
+  // The billing proxy learns billing's port once the port is chosen (it is not running yet).
+  const paths = options.proxied
+    ? { billing: await startTcpBalancer([]), model: await startTcpBalancer([node.port]) }
+    : undefined;
+  const { replicas, billingOwnerUrl } = await servicesFor(certs, {
+    edges: options.edges ?? 1,
+    workers: options.workers ?? 1,
+    billingUrl: (port) => {
+      paths?.billing.repoint([port]);
+      return `http://127.0.0.1:${paths?.billing.port ?? port}`;
+    },
+    env: options.env ?? {},
+    ...(options.movableClocks && { clockDir: infra.baseDir }),
+  });
+  // In dependency order: billing first, edge last.
+  for (const replica of replicas) await replica.start();
+  const first = (name: ServiceName) => replicas.find((replica) => replica.name === name)!;
+  const services = {
+    billing: first('billing'),
+    dispatcher: first('dispatcher'),
+    worker: first('worker'),
+    edge: first('edge'),
+  };
   const admin = adminCaller(services.edge.port, FAULTS.adminToken);
-  await putStandInModels(admin, node.url, { chat: CHAT_MODEL, native: NATIVE_MODEL });
+  const modelUrl = paths ? `http://127.0.0.1:${paths.model.port}` : node.url;
+  await putStandInModels(admin, modelUrl, { chat: CHAT_MODEL, native: NATIVE_MODEL });
   const lanes: Lane[] = [];
   for (let index = 0; index < FAULTS.concurrency; index += 1) {
     const account = await openAccount(admin, {
@@ -260,6 +340,10 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
     ...(cluster && { brokerCluster: cluster }),
     ...(postgres && { postgresStandby: postgres }),
     services,
+    replicas,
+    edges: replicas.filter((replica) => replica.name === 'edge'),
+    workers: replicas.filter((replica) => replica.name === 'worker'),
+    ...(paths && { paths }),
     node,
     receiver,
     lanes,
@@ -267,13 +351,14 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
     admin,
     webhookUrl: (id) => `https://127.0.0.1:${receiver.port}/hook/${id}`,
     close: async () => {
-      await Promise.allSettled(Object.values(services).map((service) => service.stop()));
+      await Promise.allSettled(replicas.map((replica) => replica.stop()));
       // The services' logs, for whoever reads a failure (git-ignored).
-      const logDir = cluster ? path.join(LOG_DIR, 'cluster') : LOG_DIR;
+      const logDir = path.join(LOG_DIR, options.logDir ?? (cluster ? 'cluster' : '.'));
       mkdirSync(logDir, { recursive: true });
-      for (const service of Object.values(services)) {
-        writeFileSync(path.join(logDir, `${service.name}.log`), service.output());
+      for (const replica of replicas) {
+        writeFileSync(path.join(logDir, `${replica.label}.log`), replica.output());
       }
+      await Promise.allSettled([paths?.billing.close(), paths?.model.close()]);
       await sql.end().catch(() => undefined);
       await node.close();
       await receiver.close();

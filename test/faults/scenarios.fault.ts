@@ -302,13 +302,10 @@ describe('fault suite, high availability', () => {
     timeoutMs(3),
   );
 
-  // Last: a failover leaves no standby behind, so later repetitions (FAULTS_REPETITION_SCALE)
-  // run on the promoted server without a fault.
-  let failedOver = false;
+  // The old primary is rebuilt as the new standby, so each repetition has one to fail over to.
   const failOver = async (s: FaultStack) => {
-    if (failedOver) return;
-    failedOver = true;
     await s.postgresStandby!.failover();
+    await s.postgresStandby!.rejoin();
   };
   it(
     'PostgreSQL failed over to its synchronous standby with jobs in flight (clients retry with their key)',

@@ -1,0 +1,194 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { waitForStatus } from '@gateway/testing';
+import { FAULTS } from '../faults/fault-settings.js';
+import { LOG_DIR, startFaultStack, type FaultStack } from '../faults/fault-stack.js';
+import {
+  checkAccounts,
+  checkOperation,
+  gotNothing,
+  keptCharge,
+  readHolds,
+  type Delivery,
+  type HoldRow,
+  type Violation,
+} from './checker.js';
+import { openCustomers, type Customer } from './customers.js';
+import { startNemesis, type FaultRecord, type ReceiverMood } from './nemesis-faults.js';
+import { NEMESIS } from './nemesis-settings.js';
+import { renderReport } from './report.js';
+import { planFaults } from './schedule.js';
+import { runWorkload, type Operation } from './workload.js';
+
+/*
+ * The nemesis (test/nemesis/README.md): the deployed shape with two edges and two workers on a
+ * RabbitMQ cluster and a PostgreSQL pair, an open-loop mixed workload, faults drawn from a seed,
+ * then one check over the whole history.
+ */
+
+let stack: FaultStack;
+const NEMESIS_LOGS = path.join(LOG_DIR, 'nemesis');
+
+beforeAll(async () => {
+  stack = await startFaultStack({
+    shape: 'ha',
+    edges: 2,
+    workers: 2,
+    proxied: true,
+    movableClocks: true,
+    logDir: 'nemesis',
+    env: {
+      // Long enough for a webhook to outlast a wedged receiver (at most 15 s) and a paused
+      // dispatcher (20 s).
+      dispatcher: { RETRY_SCHEDULE_A_MS: '0,1000,2000,5000,10000,20000,30000' },
+      // A wedged node is given up on in 10 s, not 30 s: the run's jobs end within it.
+      worker: { NODE_FIRST_BYTE_TIMEOUT_MS: '10000' },
+    },
+  });
+}, 300_000);
+
+afterAll(async () => {
+  await stack?.close();
+}, 120_000);
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Every process running and ready, every fault's effect undone. */
+async function repair(): Promise<void> {
+  for (const replica of stack.replicas) replica.clock?.skew(0);
+  stack.node.clearFault();
+  stack.node.setOptions({ ...FAULTS.node });
+  for (const node of stack.brokerCluster?.nodes ?? []) node.resume();
+  for (const replica of stack.replicas) {
+    replica.resume();
+    if (!replica.running()) await replica.start();
+    await waitForStatus(`${replica.baseUrl}/readyz`, 200, 120_000);
+  }
+}
+
+function deliveriesOf(id: string): Delivery[] {
+  return stack.receiver.requestsTo(`/hook/${id}`).map((request) => ({
+    id: String(request.headers['x-service-delivery-id']),
+    status: String((JSON.parse(request.body.toString('utf8')) as { status?: unknown }).status),
+  }));
+}
+
+const holdsOf = (holds: HoldRow[], op: Operation) => holds.filter((h) => h.request_id === op.id);
+
+/** Until nothing is left in flight (bounded): the moment the checker's rules must hold. */
+async function settle(operations: Operation[], accountIds: string[]): Promise<void> {
+  const deadline = Date.now() + NEMESIS.settleWaitMs;
+  while (Date.now() < deadline) {
+    const holds = await readHolds(stack, accountIds).catch(() => undefined);
+    const quiet =
+      holds !== undefined &&
+      holds.every((hold) => hold.status !== 'pending') &&
+      stack.node.stats().outstanding === 0 &&
+      operations.every(
+        (op) =>
+          (!op.attempts.some((a) => a.outcome.kind === 'accepted') ||
+            deliveriesOf(op.id).length > 0) &&
+          // An answer that reached nobody is refunded once its reply dead-letters (30 s).
+          !(gotNothing(op) && holdsOf(holds, op).some(keptCharge)),
+      );
+    if (quiet) return;
+    await delay(1_000);
+  }
+}
+
+async function checkReceipts(operations: Operation[], holds: HoldRow[]): Promise<Violation[]> {
+  const found: Violation[] = [];
+  const single = operations.filter((op) => holdsOf(holds, op).length === 1).slice(0, 40);
+  for (const op of single) {
+    const hold = holdsOf(holds, op)[0]!;
+    const answer = await stack.admin('GET', `/accounts/${op.customer.accountId}/requests/${op.id}`);
+    const receipt = JSON.parse(answer.body) as { net_micro_dzd?: string };
+    const kept = keptCharge(hold) ? hold.settled : '0';
+    if (answer.status !== 200 || receipt.net_micro_dzd !== kept) {
+      found.push({
+        rule: 'receipts equal the ledger',
+        detail: `${answer.status} net ${receipt.net_micro_dzd}, ledger ${kept}`,
+        opId: op.id,
+      });
+    }
+  }
+  return found;
+}
+
+async function checkLedger(): Promise<Violation[]> {
+  const check = await stack.admin('GET', '/ledger/check');
+  const report = JSON.parse(check.body) as { ok?: boolean };
+  return check.status === 200 && report.ok === true
+    ? []
+    : [{ rule: 'ledger invariant', detail: `${check.status} ${check.body.slice(0, 300)}` }];
+}
+
+function doubledModelRuns(operations: Operation[]): number {
+  const calls = stack.node.markedCalls();
+  return operations.filter((op) => (calls[op.id]?.completed ?? 0) > Math.max(1, op.attempts.length))
+    .length;
+}
+
+it('keeps every dinar exact and every job delivered under seeded, overlapping faults', async () => {
+  const { seed, durationMs } = NEMESIS;
+  const customers = await openCustomers(stack, seed);
+  const everyone: Customer[] = [...customers.plain, ...customers.limited, ...customers.poor];
+  const accountIds = [...new Set(everyone.map((c) => c.accountId))];
+  let mood: ReceiverMood = 'normal';
+  const plan = planFaults(seed, durationMs);
+  const t0Ms = Date.now();
+  const nemesis = startNemesis(
+    { stack, setReceiverMood: (next) => (mood = next) },
+    plan,
+    t0Ms,
+    (line) => process.stdout.write(`${line}\n`),
+  );
+  const stopFaults = setTimeout(() => nemesis.stop(), durationMs);
+  const workload = runWorkload({
+    stack,
+    customers,
+    seed,
+    ratePerSecond: NEMESIS.ratePerSecond,
+    durationMs,
+    t0Ms,
+    webhookUrl: stack.webhookUrl,
+    onAsync: (id) =>
+      stack.receiver.setResponder(`/hook/${id}`, () => {
+        if (mood === 'slow') return { status: 204, delayMs: 1_000 + Math.random() * 4_000 };
+        // Past the dispatcher's 3 s attempt timeout: every attempt fails until the mood ends.
+        if (mood === 'wedged') return { status: 204, delayMs: 30_000 };
+        return { status: 204 };
+      }),
+  });
+  const faults: FaultRecord[] = await nemesis.done;
+  clearTimeout(stopFaults);
+  await repair();
+  const operations = await workload;
+  await settle(operations, accountIds);
+  const holds = await readHolds(stack, accountIds);
+  const violations: Violation[] = [
+    ...operations.flatMap((op) => checkOperation(op, holdsOf(holds, op), deliveriesOf(op.id))),
+    ...(await checkAccounts(stack, everyone, holds)),
+    ...(await checkReceipts(operations, holds)),
+    ...(await checkLedger()),
+  ];
+  mkdirSync(NEMESIS_LOGS, { recursive: true });
+  writeFileSync(
+    path.join(NEMESIS_LOGS, `history-${seed}.json`),
+    JSON.stringify({ seed, durationMs, faults, operations }, (_key, value: unknown) =>
+      typeof value === 'bigint' ? value.toString() : value,
+    ),
+  );
+  const report = renderReport({
+    seed,
+    durationMs,
+    operations,
+    faults,
+    violations,
+    doubledModelRuns: doubledModelRuns(operations),
+  });
+  process.stdout.write(`\n${report}\n`);
+  writeFileSync(path.join(NEMESIS_LOGS, `report-${seed}.txt`), report);
+  expect(violations).toEqual([]);
+});
