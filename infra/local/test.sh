@@ -15,5 +15,5 @@ bash infra/local/setup.sh
 pnpm test
 pnpm test:timing
 pnpm test:faults
-pnpm test:nemesis --seed 20 --duration 90
+pnpm test:nemesis --seed 12 --duration 90
 pnpm test:images

@@ -6,10 +6,12 @@ import pg from 'pg';
 import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-ins';
 import {
   createTestDatabase,
+  fundAccount,
   spawnService,
   testServiceAmqpUrl,
   uniquePrefix,
   waitForStatus,
+  type OperatorCall,
   type ServiceProcess,
 } from '@gateway/testing';
 import { billingDatabaseTemplate } from '../../services/billing/src/db/client.js';
@@ -64,6 +66,8 @@ export interface AbuseStack {
   /** A request to the process serving `/dashboard` (edge itself unless it has its own). */
   sendDashboard(request: RawRequest): Promise<RawAnswer>;
   admin: AdminCall;
+  /** The same, for `fundAccount(stack.operator)`. */
+  operator: OperatorCall;
   /** Every line every service wrote so far, joined. */
   allOutput(): string;
   /** Edge's access-log lines so far. */
@@ -167,39 +171,18 @@ export async function putStandInModels(
   }
 }
 
-/** A new account with an API key and `creditDzd` of credit (`Idempotency-Key`: `creditKey`). */
-export async function openAccount(
-  admin: AdminCall,
-  options: {
-    name: string;
-    keyName: string;
-    creditDzd: number;
-    reference: string;
-    creditKey: string;
-    rateLimitPerMinute?: number;
-  },
-): Promise<{ accountId: string; apiKey: string }> {
-  const json = async (answer: Promise<RawAnswer>) => {
-    const { status, body } = await answer;
-    if (status !== 200 && status !== 201) throw new Error(`account setup: ${status} ${body}`);
-    return JSON.parse(body) as Record<string, unknown>;
+/** The operator API through edge, for `fundAccount`: JSON answers, an error status throws. */
+export function operatorOf(admin: AdminCall): OperatorCall {
+  return async <T>(
+    method: string,
+    route: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<T> => {
+    const { status, body: text } = await admin(method, route, body, headers);
+    if (status < 200 || status > 299) throw new Error(`${method} ${route}: ${status} ${text}`);
+    return JSON.parse(text) as T;
   };
-  const account = await json(admin('POST', '/accounts', { name: options.name }));
-  const accountId = String(account.id);
-  if (options.rateLimitPerMinute !== undefined) {
-    const limit = { rate_limit_per_minute: options.rateLimitPerMinute };
-    await json(admin('PATCH', `/accounts/${accountId}`, limit));
-  }
-  const key = await json(
-    admin('POST', `/accounts/${accountId}/api-keys`, { name: options.keyName }),
-  );
-  const credit = { amount_dzd: options.creditDzd, reference: options.reference };
-  await json(
-    admin('POST', `/accounts/${accountId}/credits`, credit, {
-      'Idempotency-Key': options.creditKey,
-    }),
-  );
-  return { accountId, apiKey: String(key.key) };
 }
 
 async function spawnReady(
@@ -314,12 +297,11 @@ export async function startAbuseStack(
   const sendDashboard = (request: RawRequest) => rawRequest((dashboard ?? edge).port, request);
   const admin = adminCaller(edge.port, adminToken);
   await putStandInModels(admin, node.url, { chat: CHAT_MODEL, native: NATIVE_MODEL });
-  const { accountId, apiKey } = await openAccount(admin, {
+  const { accountId, apiKey } = await fundAccount(operatorOf(admin), {
     name: 'abuse',
     keyName: 'main',
     creditDzd: 5_000,
-    reference: 'abuse suite',
-    creditKey: 'abuse-credit',
+    credit: { reference: 'abuse suite', idempotencyKey: 'abuse-credit' },
   });
 
   const sql = new pg.Client({ connectionString: billingDb.url });
@@ -347,6 +329,7 @@ export async function startAbuseStack(
     send,
     sendDashboard,
     admin,
+    operator: operatorOf(admin),
     allOutput: () =>
       Object.values(processes)
         .map((child) => child.output())

@@ -5,13 +5,13 @@ import type { BudgetView } from '@gateway/contracts';
 import {
   CHAT_MODEL,
   errorOf,
-  openAccount,
   rawRequest,
   settledHolds,
   startAbuseStack,
   type AbuseStack,
   type RawAnswer,
 } from './abuse-stack.js';
+import { fundAccount } from '@gateway/testing';
 
 /*
  * Budgets enforced across the deployed shape (billing, dispatcher,
@@ -70,12 +70,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function newAccount(): Promise<{ accountId: string; apiKey: string }> {
   const name = `budget-${randomUUID()}`;
-  return openAccount(stack.admin, {
+  return fundAccount(stack.operator, {
     name,
     keyName: 'main',
     creditDzd: 1_000,
-    reference: name,
-    creditKey: name,
+    credit: { reference: name, idempotencyKey: name },
     rateLimitPerMinute: 100_000,
   });
 }

@@ -4,13 +4,13 @@ import type { KeyInfo, KeyRateLimitView } from '@gateway/contracts';
 import {
   CHAT_MODEL,
   errorOf,
-  openAccount,
   rawRequest,
   settledHolds,
   startAbuseStack,
   type AbuseStack,
   type RawAnswer,
 } from './abuse-stack.js';
+import { fundAccount } from '@gateway/testing';
 
 /*
  * A key's own requests and tokens per minute, beside the account's, enforced
@@ -65,12 +65,11 @@ const header = (answer: RawAnswer, name: string) => {
 
 async function newAccount(): Promise<{ accountId: string; apiKey: string }> {
   const name = `key-limits-${randomUUID()}`;
-  return openAccount(stack.admin, {
+  return fundAccount(stack.operator, {
     name,
     keyName: 'main',
     creditDzd: 1_000,
-    reference: name,
-    creditKey: name,
+    credit: { reference: name, idempotencyKey: name },
     rateLimitPerMinute: 100_000,
   });
 }

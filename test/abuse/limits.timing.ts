@@ -2,12 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   CHAT_MODEL,
   errorOf,
-  openAccount,
   settledHolds,
   startAbuseStack,
   type AbuseStack,
   type RawAnswer,
 } from './abuse-stack.js';
+import { fundAccount } from '@gateway/testing';
 
 /*
  * A sign-in flood and the failed-authentication limit behind a proxy, against the deployed
@@ -41,12 +41,11 @@ beforeAll(async () => {
     // The deployed shape: the dashboard in its own edge process (k8s/base/edge-dashboard.yaml).
     dashboardProcess: true,
   });
-  ({ apiKey: payingKey } = await openAccount(stack.admin, {
+  ({ apiKey: payingKey } = await fundAccount(stack.operator, {
     name: 'paying client',
     keyName: 'main',
     creditDzd: 5_000,
-    reference: 'limits suite',
-    creditKey: 'limits-credit',
+    credit: { reference: 'limits suite', idempotencyKey: 'limits-credit' },
     rateLimitPerMinute: 100_000,
   }));
 }, 90_000);
@@ -267,12 +266,11 @@ describe('2. the failed-authentication limit behind a proxy', () => {
     expect(balance.status).toBe(200);
     expect((await chat(payingKey, guesser)).status).toBe(200);
     // Another customer behind the same proxy (so the same peer address), key never seen: served.
-    const other = await openAccount(stack.admin, {
+    const other = await fundAccount(stack.operator, {
       name: 'another customer',
       keyName: 'main',
       creditDzd: 10,
-      reference: 'limits suite',
-      creditKey: 'limits-credit-2',
+      credit: { reference: 'limits suite', idempotencyKey: 'limits-credit-2' },
     });
     const theirs = await stack.send({
       path: '/v1/user/balance',

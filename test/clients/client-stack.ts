@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { crc32, deflateSync } from 'node:zlib';
 import {
   STAND_IN_PRICES,
-  openAccount,
   startAbuseStack,
   type AbuseStack,
   type RawAnswer,
 } from '../abuse/abuse-stack.js';
+import { fundAccount } from '@gateway/testing';
 
 /*
  * The deployed shape (billing, dispatcher, inference worker and edge as four processes over real
@@ -110,12 +110,11 @@ export async function startClientStack(suite: string): Promise<ClientStack> {
     input_modalities: ['text', 'image'],
   });
   const account = (name: string, creditDzd: number, rateLimitPerMinute?: number) =>
-    openAccount(stack.admin, {
+    fundAccount(stack.operator, {
       name: `${suite} ${name}`,
       keyName: name,
       creditDzd,
-      reference: `${suite} client suite`,
-      creditKey: `${suite}-${name}-credit`,
+      credit: { reference: `${suite} client suite`, idempotencyKey: `${suite}-${name}-credit` },
       ...(rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute }),
     });
   const funded = await account('funded', 1_000);

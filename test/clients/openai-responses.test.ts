@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import OpenAI from 'openai';
 import { zodTextFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
-import { STAND_IN_PRICES, openAccount } from '../abuse/abuse-stack.js';
+import { STAND_IN_PRICES } from '../abuse/abuse-stack.js';
 import { MODELS, startClientStack, type ClientStack } from './client-stack.js';
+import { fundAccount } from '@gateway/testing';
 
 /*
  * The Responses API with the official `openai` SDK, its default settings, through the deployed
@@ -244,12 +245,11 @@ describe('openai SDK: the Responses API', () => {
 
   it('another account can neither read, delete, continue nor reference a stored response', async () => {
     const mine = await client().responses.create({ model: MODEL, input: 'secret plans' });
-    const other = await openAccount(clients.stack.admin, {
+    const other = await fundAccount(clients.stack.operator, {
       name: 'responses other',
       keyName: 'other',
       creditDzd: 10,
-      reference: 'responses client suite',
-      creditKey: 'responses-other-credit',
+      credit: { reference: 'responses client suite', idempotencyKey: 'responses-other-credit' },
     });
     const theirs = client(other.apiKey);
     const before = await balanceOf(other.apiKey);

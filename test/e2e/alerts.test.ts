@@ -13,7 +13,6 @@ import {
 } from '../../services/dispatcher/src/testing/test-ca.suite.js';
 import {
   CHAT_MODEL,
-  openAccount,
   rawRequest,
   settledHolds,
   startAbuseStack,
@@ -21,6 +20,7 @@ import {
 } from '../abuse/abuse-stack.js';
 import { loopbackWebhookEnv } from '../support/loopback-webhooks.js';
 import { waitFor } from '../support/worker-harness.js';
+import { fundAccount } from '@gateway/testing';
 
 /*
  * Account alerts end to end, every hop real: edge, billing (its alerts loop), the worker
@@ -64,12 +64,11 @@ const hookUrl = (path: string) => `https://127.0.0.1:${receiver.port}${path}`;
 
 async function newAccount(creditDzd = 1_000) {
   const name = `alerts-${randomUUID()}`;
-  return openAccount(stack.admin, {
+  return fundAccount(stack.operator, {
     name,
     keyName: 'main',
     creditDzd,
-    reference: name,
-    creditKey: name,
+    credit: { reference: name, idempotencyKey: name },
     rateLimitPerMinute: 100_000,
   });
 }

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-ins';
 import {
   createTestDatabase,
+  fundAccount,
   spawnService,
   testServiceAmqpUrl,
   uniquePrefix,
@@ -21,7 +22,7 @@ import {
   type TestCertificates,
 } from '../../services/dispatcher/src/testing/test-ca.suite.js';
 import { dispatcherDatabaseTemplate } from '../../services/dispatcher/src/db/migrate.js';
-import { fundedAccount, startBilling, type BillingHarness } from '../support/billing-harness.js';
+import { startBilling, type BillingHarness } from '../support/billing-harness.js';
 import { waitFor } from '../support/worker-harness.js';
 
 /*
@@ -156,7 +157,7 @@ interface Ack {
 
 /** Submits an async native job for a fresh funded account; returns the account and the ack. */
 async function submitAsync(model: string, hookPath: string) {
-  const account = await fundedAccount(billing, CREDIT_DZD);
+  const account = await fundAccount(billing.operator, { creditDzd: CREDIT_DZD });
   const ack = await edgeJson<Ack>('POST', `/v1/inference/${model}`, account.apiKey, {
     input: 'Tell me about the Sahara.',
     parameters: { max_new_tokens: 16 },
@@ -338,7 +339,7 @@ describe('async native inference → webhook, end to end', () => {
   });
 
   it("sends Variant B to an account whose webhook format is B, with the job's id and cost", async () => {
-    const account = await fundedAccount(billing, CREDIT_DZD);
+    const account = await fundAccount(billing.operator, { creditDzd: CREDIT_DZD });
     const patched = await edgeJson('PATCH', `/admin/v1/accounts/${account.accountId}`, adminToken, {
       webhook_format: 'B',
     });

@@ -33,7 +33,7 @@ async function expectNothingReserved() {
 describe('openai SDK: media routes', () => {
   it('creates embeddings (the SDK asks for base64 and decodes it)', async () => {
     const input = ['the desert at dawn', 'a caravan'];
-    const result = await stack.client(stack.tenant.key).embeddings.create({
+    const result = await stack.client(stack.tenant.apiKey).embeddings.create({
       model: 'acme/embed',
       input,
     });
@@ -51,7 +51,7 @@ describe('openai SDK: media routes', () => {
   });
 
   it('generates images as base64 PNG', async () => {
-    const result = await stack.client(stack.tenant.key).images.generate({
+    const result = await stack.client(stack.tenant.apiKey).images.generate({
       model: 'acme/paint',
       prompt: 'a camel under the stars',
       size: '256x256',
@@ -63,7 +63,7 @@ describe('openai SDK: media routes', () => {
   });
 
   it('speaks: audio bytes back, the cost in headers', async () => {
-    const response = await stack.client(stack.tenant.key).audio.speech.create({
+    const response = await stack.client(stack.tenant.apiKey).audio.speech.create({
       model: 'acme/voice',
       input: 'Marhaba, welcome to the gateway.',
       voice: 'alloy',
@@ -76,7 +76,7 @@ describe('openai SDK: media routes', () => {
   });
 
   it('transcribes an uploaded file (multipart)', async () => {
-    const audio = await stack.client(stack.tenant.key).audio.speech.create({
+    const audio = await stack.client(stack.tenant.apiKey).audio.speech.create({
       model: 'acme/voice',
       input: 'A short sentence to transcribe.',
       voice: 'alloy',
@@ -84,7 +84,7 @@ describe('openai SDK: media routes', () => {
     const file = await toFile(Buffer.from(await audio.arrayBuffer()), 'speech.mp3', {
       type: 'audio/mpeg',
     });
-    const transcription = await stack.client(stack.tenant.key).audio.transcriptions.create({
+    const transcription = await stack.client(stack.tenant.apiKey).audio.transcriptions.create({
       model: 'acme/ear',
       file,
     });
@@ -97,7 +97,7 @@ describe('openai SDK: media routes', () => {
       fetch(`${stack.baseUrl}/v1/${route}`, {
         method: 'POST',
         headers: {
-          Authorization: `Bearer ${stack.tenant.key}`,
+          Authorization: `Bearer ${stack.tenant.apiKey}`,
           'Content-Type': 'application/json',
         },
         body: JSON.stringify(body),

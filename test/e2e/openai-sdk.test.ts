@@ -1,9 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import OpenAI from 'openai';
 import { countTextTokens } from '@gateway/tokenizer';
-import { balanceOf, createTenant } from '../../services/edge/src/test-support/billing.suite.js';
+import { balanceOf } from '../../services/edge/src/test-support/billing.suite.js';
 import { useRealStack } from '../../services/edge/src/test-support/real-stack.suite.js';
 import { clientToken, nowS } from '../../services/edge/src/test-support/tokens.suite.js';
+import { fundAccount } from '@gateway/testing';
 
 /**
  * End to end with the official `openai` SDK: edge → RabbitMQ → the real inference worker (built,
@@ -30,7 +31,7 @@ const messages = [{ role: 'user' as const, content: 'Say something short.' }];
 
 describe('openai SDK against the gateway', () => {
   it('creates a chat completion; _service carries the settled cost and balance', async () => {
-    const completion = await client(stack.tenant.key).chat.completions.create({
+    const completion = await client(stack.tenant.apiKey).chat.completions.create({
       model: MODEL,
       messages,
     });
@@ -55,7 +56,7 @@ describe('openai SDK against the gateway', () => {
         parameters: { type: 'object', properties: { region: { type: 'string' } } },
       },
     }));
-    const completion = await client(stack.tenant.key).chat.completions.create({
+    const completion = await client(stack.tenant.apiKey).chat.completions.create({
       model: MODEL,
       messages,
       tools,
@@ -73,7 +74,7 @@ describe('openai SDK against the gateway', () => {
 
   // An agent's second turn, as the SDK's own types build it.
   it('completes a tool round trip: the tool result is sent back and reaches the model', async () => {
-    const sdk = client(stack.tenant.key);
+    const sdk = client(stack.tenant.apiKey);
     const tools: OpenAI.ChatCompletionTool[] = [
       {
         type: 'function',
@@ -109,7 +110,7 @@ describe('openai SDK against the gateway', () => {
   });
 
   it('answers an image part on a vision model within its hold, and refuses it elsewhere before any hold', async () => {
-    const sdk = client(stack.tenant.key);
+    const sdk = client(stack.tenant.apiKey);
     const pixel =
       'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
     const messages: OpenAI.ChatCompletionMessageParam[] = [
@@ -132,7 +133,7 @@ describe('openai SDK against the gateway', () => {
   });
 
   it('streams chunks, ending with a usage chunk', async () => {
-    const stream = await client(stack.tenant.key).chat.completions.create({
+    const stream = await client(stack.tenant.apiKey).chat.completions.create({
       model: MODEL,
       messages,
       stream: true,
@@ -149,7 +150,7 @@ describe('openai SDK against the gateway', () => {
   });
 
   it("surfaces the gateway's errors as the SDK's typed errors with status and code", async () => {
-    const sdk = client(stack.tenant.key);
+    const sdk = client(stack.tenant.apiKey);
     const failure = (promise: Promise<unknown>) =>
       promise.then(
         () => {
@@ -177,9 +178,9 @@ describe('openai SDK against the gateway', () => {
     expect(unauthorized).toBeInstanceOf(OpenAI.AuthenticationError);
     expect(unauthorized.code).toBe('invalid_api_key');
 
-    const broke = await createTenant(stack.billing, { creditDzd: 0 });
+    const broke = await fundAccount(stack.billing.operator, { creditDzd: 0 });
     const payment = await failure(
-      client(broke.key).chat.completions.create({ model: MODEL, messages }),
+      client(broke.apiKey).chat.completions.create({ model: MODEL, messages }),
     );
     expect({ status: payment.status, code: payment.code }).toEqual({
       status: 402,
@@ -199,7 +200,7 @@ describe('openai SDK against the gateway', () => {
   it('raises an error that follows streamed chunks inside the iteration', async () => {
     stack.node.setFault({ kind: 'drop-mid-stream', afterTokens: 2, count: 10 });
     try {
-      const stream = await client(stack.tenant.key).chat.completions.create({
+      const stream = await client(stack.tenant.apiKey).chat.completions.create({
         model: MODEL,
         messages,
         stream: true,
@@ -237,7 +238,7 @@ describe('openai SDK against the gateway', () => {
 
     const inspected = await fetch(
       `${stack.baseUrl}/v1/scoped-jwt?jwt=${encodeURIComponent(token)}`,
-      { headers: { Authorization: `Bearer ${stack.tenant.key}` } },
+      { headers: { Authorization: `Bearer ${stack.tenant.apiKey}` } },
     );
     const view = (await inspected.json()) as { spent_dzd: number; models: string[] };
     expect(view.models).toEqual([MODEL]);
@@ -247,7 +248,10 @@ describe('openai SDK against the gateway', () => {
   it('serves the native endpoint synchronously through the worker', async () => {
     const response = await fetch(`${stack.baseUrl}/v1/inference/${MODEL}`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${stack.tenant.key}`, 'Content-Type': 'application/json' },
+      headers: {
+        Authorization: `Bearer ${stack.tenant.apiKey}`,
+        'Content-Type': 'application/json',
+      },
       body: JSON.stringify({ input: 'Once upon a time', parameters: { max_new_tokens: 16 } }),
     });
     const body = (await response.json()) as Record<string, unknown>;

@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import type { Receipt } from '@gateway/contracts';
-import { createTenant, type Tenant } from '../../services/edge/src/test-support/billing.suite.js';
 import { bearer } from '../../services/edge/src/test-support/edge.suite.js';
 import { useRealStack } from '../../services/edge/src/test-support/real-stack.suite.js';
 import { clientToken, nowS } from '../../services/edge/src/test-support/tokens.suite.js';
+import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /**
  * Receipts reconcile, end to end: edge → RabbitMQ → the real worker → a
@@ -90,14 +90,14 @@ interface Sent {
 }
 
 describe('receipts reconcile', () => {
-  let tenant: Tenant;
-  let other: Tenant;
+  let tenant: FundedAccount;
+  let other: FundedAccount;
   const sent: Sent[] = [];
 
   /** A plain request: `_service` names its hold and cost. */
   async function plain(model: string): Promise<Sent> {
     const { data, response } = await stack
-      .client(tenant.key)
+      .client(tenant.apiKey)
       .chat.completions.create({ model, messages })
       .withResponse();
     const service = (data as unknown as { _service: { cost_dzd: number; hold_id: string } })
@@ -112,7 +112,7 @@ describe('receipts reconcile', () => {
   /** A stream read to its end: the final chunk's usage carries the cost. */
   async function streamed(model: string): Promise<Sent> {
     const { data: stream, response } = await stack
-      .client(tenant.key)
+      .client(tenant.apiKey)
       .chat.completions.create({ model, messages, stream: true })
       .withResponse();
     let cost: number | null = null;
@@ -130,7 +130,7 @@ describe('receipts reconcile', () => {
     try {
       const controller = new AbortController();
       const { data: stream, response } = await stack
-        .client(tenant.key)
+        .client(tenant.apiKey)
         .chat.completions.create(
           { model: MODEL, messages, stream: true },
           { signal: controller.signal },
@@ -151,8 +151,8 @@ describe('receipts reconcile', () => {
   }
 
   beforeAll(async () => {
-    tenant = await createTenant(stack.billing);
-    other = await createTenant(stack.billing);
+    tenant = await fundAccount(stack.billing.operator);
+    other = await fundAccount(stack.billing.operator);
     sent.push(await plain(MODEL), await plain(OTHER_MODEL));
     sent.push(await streamed(MODEL), await streamed(OTHER_MODEL));
     // Refunded as edge refunds an answer it could not deliver (billing's refund path).
@@ -163,7 +163,7 @@ describe('receipts reconcile', () => {
     try {
       const failed = await stack.edge.api
         .post('/v1/chat/completions')
-        .set(bearer(tenant.key))
+        .set(bearer(tenant.apiKey))
         .send({ model: MODEL, messages });
       expect(failed.status).toBe(500);
       sent.push({ requestId: failed.headers['x-request-id'] as string, toldDzd: null });
@@ -175,7 +175,7 @@ describe('receipts reconcile', () => {
   it('for every request: receipt cost = usage record cost = settled ledger amount − refunds', async () => {
     const statuses: string[] = [];
     for (const request of sent) {
-      const answer = await receipt(tenant.key, request.requestId);
+      const answer = await receipt(tenant.apiKey, request.requestId);
       expect(answer.status).toBe(200);
       const body = answer.body as Receipt;
       const record = await recordOf(body.hold_id);
@@ -206,7 +206,7 @@ describe('receipts reconcile', () => {
       `${MODEL} cancelled`,
       `${MODEL} failed`,
     ]);
-    const refunded = (await receipt(tenant.key, sent[4]!.requestId)).body as Receipt;
+    const refunded = (await receipt(tenant.apiKey, sent[4]!.requestId)).body as Receipt;
     expect(refunded.net_micro_dzd).toBe('0');
     expect(BigInt(refunded.refunded_micro_dzd)).toBeGreaterThan(0n);
     expect(refunded.ledger.refund_entry_ids).toHaveLength(2);
@@ -217,8 +217,8 @@ describe('receipts reconcile', () => {
   });
 
   it('finds a request by its job id as by its X-Request-Id; the operator API by account', async () => {
-    const byRequest = await receipt(tenant.key, sent[0]!.requestId);
-    const byJob = await receipt(tenant.key, sent[0]!.holdId!);
+    const byRequest = await receipt(tenant.apiKey, sent[0]!.requestId);
+    const byJob = await receipt(tenant.apiKey, sent[0]!.holdId!);
     expect(byJob.body).toEqual(byRequest.body);
     expect(byJob.body.job_id).toMatch(/^chatcmpl-/);
     const operator = await stack.edge.api
@@ -229,7 +229,7 @@ describe('receipts reconcile', () => {
   });
 
   it('usage sums report the net cost and the refunds', async () => {
-    const answer = await stack.edge.api.get('/v1/usage?group_by=model').set(bearer(tenant.key));
+    const answer = await stack.edge.api.get('/v1/usage?group_by=model').set(bearer(tenant.apiKey));
     const byModel = new Map(
       (answer.body.data as { model: string; cost_dzd: number; refunded_dzd: number }[]).map((g) => [
         g.model,
@@ -237,7 +237,7 @@ describe('receipts reconcile', () => {
       ]),
     );
     const receipts = await Promise.all(
-      sent.map(async (s) => (await receipt(tenant.key, s.requestId)).body as Receipt),
+      sent.map(async (s) => (await receipt(tenant.apiKey, s.requestId)).body as Receipt),
     );
     for (const model of [MODEL, OTHER_MODEL]) {
       const mine = receipts.filter((r) => r.model === model);
@@ -252,9 +252,9 @@ describe('receipts reconcile', () => {
 
   it("is 404 for an unknown id and another account's; a scoped token is refused", async () => {
     for (const [credential, id] of [
-      [other.key, sent[0]!.requestId],
-      [other.key, sent[0]!.holdId!],
-      [tenant.key, 'no-such-request'],
+      [other.apiKey, sent[0]!.requestId],
+      [other.apiKey, sent[0]!.holdId!],
+      [tenant.apiKey, 'no-such-request'],
     ] as const) {
       const answer = await receipt(credential, id);
       expect({ id, status: answer.status, code: answer.body.error?.code }).toEqual({

@@ -13,7 +13,6 @@ import {
 import {
   CHAT_MODEL,
   errorOf,
-  openAccount,
   rawRequest,
   settledHolds,
   startAbuseStack,
@@ -21,6 +20,7 @@ import {
 } from '../abuse/abuse-stack.js';
 import { loopbackWebhookEnv } from '../support/loopback-webhooks.js';
 import { waitFor } from '../support/worker-harness.js';
+import { fundAccount } from '@gateway/testing';
 
 /*
  * A background response's `webhook` end to end, every service a process: edge accepts
@@ -60,12 +60,11 @@ async function responses(apiKey: string, method: string, path: string, body?: un
 describe("a background response's webhook, end to end", () => {
   it('announces its end once, signed as job webhooks are, naming it and nothing of its content', async () => {
     const name = `response-hook-${randomUUID()}`;
-    const { accountId, apiKey } = await openAccount(stack.admin, {
+    const { accountId, apiKey } = await fundAccount(stack.operator, {
       name,
       keyName: 'main',
       creditDzd: 100,
-      reference: name,
-      creditKey: name,
+      credit: { reference: name, idempotencyKey: name },
     });
     const hook = `https://127.0.0.1:${receiver.port}/responses/${accountId}`;
     const created = await responses(apiKey, 'POST', '', {
@@ -109,12 +108,11 @@ describe("a background response's webhook, end to end", () => {
 
   it('refuses a webhook without background (400 naming it), before any hold', async () => {
     const name = `response-hook-refused-${randomUUID()}`;
-    const { apiKey } = await openAccount(stack.admin, {
+    const { apiKey } = await fundAccount(stack.operator, {
       name,
       keyName: 'main',
       creditDzd: 100,
-      reference: name,
-      creditKey: name,
+      credit: { reference: name, idempotencyKey: name },
     });
     const refused = await responses(apiKey, 'POST', '', {
       model: CHAT_MODEL,

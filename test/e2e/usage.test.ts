@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { createTenant, type Tenant } from '../../services/edge/src/test-support/billing.suite.js';
 import { bearer } from '../../services/edge/src/test-support/edge.suite.js';
 import { useRealStack } from '../../services/edge/src/test-support/real-stack.suite.js';
 import { clientToken, nowS } from '../../services/edge/src/test-support/tokens.suite.js';
+import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /**
  * Usage records end to end: edge → RabbitMQ → the real worker → a stand-in node, with the real
@@ -84,14 +84,14 @@ const today = () => new Date().toISOString().slice(0, 10);
 const tomorrow = () => new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
 
 describe('a usage record per request', () => {
-  let tenant: Tenant;
+  let tenant: FundedAccount;
   beforeAll(async () => {
-    tenant = await createTenant(stack.billing);
+    tenant = await fundAccount(stack.billing.operator);
   });
 
   it('succeeded: endpoint, key, request id, tokens, latencies and the settled cost', async () => {
     const { data: completion, response } = await stack
-      .client(tenant.key)
+      .client(tenant.apiKey)
       .chat.completions.create({ model: MODEL, messages })
       .withResponse();
     const [record] = await waitForRecords(tenant.accountId, 1);
@@ -116,7 +116,7 @@ describe('a usage record per request', () => {
     stack.node.setFault({ kind: 'status', status: 503 });
     try {
       await expect(
-        stack.client(tenant.key).chat.completions.create({ model: MODEL, messages }),
+        stack.client(tenant.apiKey).chat.completions.create({ model: MODEL, messages }),
       ).rejects.toMatchObject({ status: 500 });
     } finally {
       stack.node.clearFault();
@@ -136,7 +136,7 @@ describe('a usage record per request', () => {
     try {
       const controller = new AbortController();
       const stream = await stack
-        .client(tenant.key)
+        .client(tenant.apiKey)
         .chat.completions.create(
           { model: MODEL, messages, stream: true },
           { signal: controller.signal },
@@ -165,7 +165,7 @@ describe('a usage record per request', () => {
     try {
       const controller = new AbortController();
       const pending = stack
-        .client(tenant.key)
+        .client(tenant.apiKey)
         .chat.completions.create({ model: MODEL, messages }, { signal: controller.signal });
       const deadline = Date.now() + 5_000;
       while (stack.node.requests().length === before && Date.now() < deadline) {
@@ -196,19 +196,19 @@ describe('a usage record per request', () => {
 });
 
 describe('GET /v1/usage', () => {
-  let tenant: Tenant;
-  let other: Tenant;
+  let tenant: FundedAccount;
+  let other: FundedAccount;
   let token: string;
   beforeAll(async () => {
-    tenant = await createTenant(stack.billing);
-    other = await createTenant(stack.billing);
+    tenant = await fundAccount(stack.billing.operator);
+    other = await fundAccount(stack.billing.operator);
     token = clientToken(tenant, { exp: nowS() + 600 });
-    const client = stack.client(tenant.key);
+    const client = stack.client(tenant.apiKey);
     await client.chat.completions.create({ model: MODEL, messages });
     await client.chat.completions.create({ model: MODEL, messages });
     await client.chat.completions.create({ model: OTHER_MODEL, messages });
     await stack.client(token).chat.completions.create({ model: OTHER_MODEL, messages });
-    await stack.client(other.key).chat.completions.create({ model: MODEL, messages });
+    await stack.client(other.apiKey).chat.completions.create({ model: MODEL, messages });
     await waitForRecords(tenant.accountId, 4);
   });
 
@@ -243,7 +243,7 @@ describe('GET /v1/usage', () => {
 
   it('groups by day, model and key with exact sums', async () => {
     const range = `from=${today()}&to=${tomorrow()}`;
-    const byDay = await usage(tenant.key, `${range}&group_by=day`);
+    const byDay = await usage(tenant.apiKey, `${range}&group_by=day`);
     expect(byDay.status).toBe(200);
     expect(byDay.body).toEqual({
       object: 'list',
@@ -253,13 +253,13 @@ describe('GET /v1/usage', () => {
     });
     expect(byDay.body.data[0].requests).toBe(4);
 
-    const byModel = await usage(tenant.key, `${range}&group_by=model`);
+    const byModel = await usage(tenant.apiKey, `${range}&group_by=model`);
     expect(byModel.body.data).toEqual(
       await expectedGroups(tenant.accountId, (r) => ({ model: r.model })),
     );
     expect(byModel.body.data.map((g: { model: string }) => g.model)).toEqual([MODEL, OTHER_MODEL]);
 
-    const byKey = await usage(tenant.key, `${range}&group_by=key`);
+    const byKey = await usage(tenant.apiKey, `${range}&group_by=key`);
     const records = await recordsOf(tenant.accountId);
     const tokenId = records.find((r) => r.scoped_token_id !== null)?.scoped_token_id;
     expect(tokenId).toBeTruthy();
@@ -281,7 +281,7 @@ describe('GET /v1/usage', () => {
   });
 
   it('defaults to the last 30 days grouped by day', async () => {
-    const answer = await usage(tenant.key, '');
+    const answer = await usage(tenant.apiKey, '');
     expect(answer.status).toBe(200);
     expect(answer.body.data.reduce((n: number, g: { requests: number }) => n + g.requests, 0)).toBe(
       4,
@@ -289,10 +289,10 @@ describe('GET /v1/usage', () => {
   });
 
   it('an account never sees another account’s usage', async () => {
-    const theirs = await usage(other.key, `group_by=model`);
+    const theirs = await usage(other.apiKey, `group_by=model`);
     expect(theirs.body.data).toEqual([expect.objectContaining({ model: MODEL, requests: 1 })]);
     // The operators' filter is not honoured on the public route.
-    const sneaky = await usage(other.key, `group_by=model&account=${tenant.accountId}`);
+    const sneaky = await usage(other.apiKey, `group_by=model&account=${tenant.accountId}`);
     expect(sneaky.body).toEqual(theirs.body);
   });
 
@@ -312,7 +312,7 @@ describe('GET /v1/usage', () => {
     ['group_by=week', 'group_by'],
     ['group_by=day&group_by=model', 'group_by'],
   ])('400 invalid_request_body for %s', async (query, param) => {
-    const answer = await usage(tenant.key, query);
+    const answer = await usage(tenant.apiKey, query);
     expect(answer.status).toBe(400);
     expect(answer.body).toEqual({
       error: expect.objectContaining({ code: 'invalid_request_body', param }),
@@ -327,7 +327,7 @@ describe('GET /v1/usage', () => {
     const accounts = new Set(all.body.data.map((g: { account_id: string }) => g.account_id));
     expect([...accounts]).toEqual(expect.arrayContaining([tenant.accountId, other.accountId]));
     const one = await admin(`group_by=model&account=${tenant.accountId}`);
-    const mine = await usage(tenant.key, 'group_by=model');
+    const mine = await usage(tenant.apiKey, 'group_by=model');
     expect(one.body.data).toEqual(
       mine.body.data.map((g: object) => ({ account_id: tenant.accountId, ...g })),
     );

@@ -1,27 +1,24 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { BROKER_SERVICES, brokerDefinitions } from '@gateway/messaging';
 import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-ins';
 import {
-  TEST_ENV,
-  TEST_PREFIX_PATTERN,
   addTestBrokerUsers,
   createTestCertificates,
   createTestDatabase,
   freeLoopbackPort,
-  spawnService,
+  fundAccount,
   skewableClock,
   startTcpBalancer,
   startTestInfrastructure,
+  TEST_ENV,
+  TEST_PREFIX_PATTERN,
   testServiceAmqpUrl,
   uniquePrefix,
-  waitForStatus,
+  type OperatorCall,
   type PostgresWithStandby,
   type RabbitMqCluster,
-  type ServiceProcess,
-  type SkewableClock,
   type TcpBalancer,
   type TestCertificates,
   type TestInfrastructure,
@@ -34,12 +31,15 @@ import {
 } from '../../services/dispatcher/src/testing/receiver.suite.js';
 import {
   adminCaller,
-  openAccount,
+  operatorOf,
   putStandInModels,
   STAND_IN_PRICES,
   type AdminCall,
 } from '../abuse/abuse-stack.js';
 import { FAULTS } from './fault-settings.js';
+import { Service, type ServiceName } from './service.js';
+
+export { Service, type ServiceName };
 
 /*
  * The deployed shape for the fault suite: its own PostgreSQL cluster and RabbitMQ node (the
@@ -55,82 +55,6 @@ export const CHAT_MODEL = 'faults/chat';
 export const NATIVE_MODEL = 'faults/tgi';
 /** DZD per million tokens = µDZD per token. */
 export const PRICES = STAND_IN_PRICES;
-
-export type ServiceName = 'billing' | 'dispatcher' | 'worker' | 'edge';
-
-const ENTRY: Record<ServiceName, string> = {
-  billing: 'billing',
-  dispatcher: 'dispatcher',
-  worker: 'inference-worker',
-  edge: 'edge',
-};
-
-/** One service as a process that a scenario may kill, pause and start again on its port. */
-export class Service {
-  private process: ServiceProcess | undefined;
-  private paused = false;
-  /** Output of the processes this service ran before the current one (kept across kills). */
-  private readonly earlier: string[] = [];
-
-  constructor(
-    readonly name: ServiceName,
-    readonly port: number,
-    private readonly env: NodeJS.ProcessEnv,
-    /** Names a replica (`edge-2`) in logs and reports. */
-    readonly label: string = name,
-    /** The wall clock its processes read, when the stack was asked for movable clocks. */
-    readonly clock?: SkewableClock,
-  ) {}
-
-  get baseUrl(): string {
-    return `http://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    if (this.process !== undefined) this.earlier.push(this.process.output());
-    const entry = path.resolve('services', ENTRY[this.name], 'dist', 'main.js');
-    const env = { ...this.env, ...this.clock?.env, PORT: String(this.port) };
-    this.process = await spawnService({ entry, env });
-    await waitForStatus(`${this.baseUrl}/readyz`, 200, 60_000);
-  }
-
-  get pid(): number {
-    const pid = this.process?.child.pid;
-    if (pid === undefined) throw new Error(`${this.label} is not running`);
-    return pid;
-  }
-
-  /** kill -9: no shutdown, no flush; the process is gone when this resolves. */
-  async kill(): Promise<void> {
-    this.resume();
-    if (this.running()) await this.process?.stop('SIGKILL');
-  }
-
-  pause(): void {
-    this.process?.child.kill('SIGSTOP');
-    this.paused = true;
-  }
-
-  resume(): void {
-    if (this.paused) this.process?.child.kill('SIGCONT');
-    this.paused = false;
-  }
-
-  running(): boolean {
-    const child = this.process?.child;
-    return child !== undefined && child.exitCode === null && child.signalCode === null;
-  }
-
-  /** Everything every process of this service wrote (JSON log lines). */
-  output(): string {
-    return [...this.earlier, this.process?.output() ?? ''].join('');
-  }
-
-  async stop(): Promise<void> {
-    this.resume();
-    if (this.running()) await this.process?.stop('SIGTERM');
-  }
-}
 
 export interface Lane {
   index: number;
@@ -160,6 +84,8 @@ export interface FaultStack {
   /** The billing database as its owner: the suite reads holds directly. */
   sql: pg.Pool;
   admin: AdminCall;
+  /** The same, for `fundAccount(stack.operator)`. */
+  operator: OperatorCall;
   webhookUrl(id: string): string;
   close(): Promise<void>;
 }
@@ -174,6 +100,8 @@ interface Topology {
   env: Partial<Record<ServiceName, NodeJS.ProcessEnv>>;
   /** Where each process's movable clock keeps its offset; none when undefined. */
   clockDir?: string;
+  logDir: string;
+  supervised: boolean;
 }
 
 async function servicesFor(
@@ -238,10 +166,15 @@ async function servicesFor(
       ...topology.env.edge,
     },
   };
-  const { clockDir } = topology;
+  const { clockDir, logDir, supervised } = topology;
   const replica = (name: ServiceName, port: number, label: string) => {
     const clock = clockDir ? skewableClock(path.join(clockDir, `${label}.clock`)) : undefined;
-    return new Service(name, port, envOf[name], label, clock);
+    return new Service(name, port, envOf[name], {
+      label,
+      logDir,
+      supervised,
+      ...(clock && { clock }),
+    });
   };
   const replicas = [
     replica('billing', billingPort!, 'billing'),
@@ -274,6 +207,8 @@ export interface FaultStackOptions {
   movableClocks?: boolean;
   /** Where under `.faults/logs` the services' logs go (`cluster` for the `ha` shape). */
   logDir?: string;
+  /** A process that exits by itself is started again, as Kubernetes would (`Service.crashes`). */
+  supervised?: boolean;
   /** Environment added to (or replacing) each service's. */
   env?: Partial<Record<ServiceName, NodeJS.ProcessEnv>>;
 }
@@ -306,6 +241,9 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
     },
     env: options.env ?? {},
     ...(options.movableClocks && { clockDir: infra.baseDir }),
+    // The services' logs, for whoever reads a failure (git-ignored), written as they come.
+    logDir: path.join(LOG_DIR, options.logDir ?? (cluster ? 'cluster' : '.')),
+    supervised: options.supervised === true,
   });
   // In dependency order: billing first, edge last.
   for (const replica of replicas) await replica.start();
@@ -317,16 +255,16 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
     edge: first('edge'),
   };
   const admin = adminCaller(services.edge.port, FAULTS.adminToken);
+  const operator = operatorOf(admin);
   const modelUrl = paths ? `http://127.0.0.1:${paths.model.port}` : node.url;
   await putStandInModels(admin, modelUrl, { chat: CHAT_MODEL, native: NATIVE_MODEL });
   const lanes: Lane[] = [];
   for (let index = 0; index < FAULTS.concurrency; index += 1) {
-    const account = await openAccount(admin, {
+    const account = await fundAccount(operator, {
       name: `lane-${index}`,
       keyName: 'k',
       creditDzd: 10_000,
-      reference: 'fault suite',
-      creditKey: `lane-${index}`,
+      credit: { reference: 'fault suite', idempotencyKey: `lane-${index}` },
       // The suite sends far more than the default 100 requests per minute per account.
       rateLimitPerMinute: 100_000,
     });
@@ -349,15 +287,10 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
     lanes,
     sql,
     admin,
+    operator,
     webhookUrl: (id) => `https://127.0.0.1:${receiver.port}/hook/${id}`,
     close: async () => {
       await Promise.allSettled(replicas.map((replica) => replica.stop()));
-      // The services' logs, for whoever reads a failure (git-ignored).
-      const logDir = path.join(LOG_DIR, options.logDir ?? (cluster ? 'cluster' : '.'));
-      mkdirSync(logDir, { recursive: true });
-      for (const replica of replicas) {
-        writeFileSync(path.join(logDir, `${replica.label}.log`), replica.output());
-      }
       await Promise.allSettled([paths?.billing.close(), paths?.model.close()]);
       await sql.end().catch(() => undefined);
       await node.close();

@@ -1,5 +1,5 @@
-import type { AdminCall } from '../abuse/abuse-stack.js';
-import { openAccount, STAND_IN_PRICES } from '../abuse/abuse-stack.js';
+import { fundAccount, type OperatorCall } from '@gateway/testing';
+import { STAND_IN_PRICES } from '../abuse/abuse-stack.js';
 import type { FaultStack } from '../faults/fault-stack.js';
 
 /*
@@ -36,53 +36,39 @@ export const LIMITED_KEYS = 2;
 
 const MICRO_PER_DZD = 1_000_000;
 
-async function ok(answer: Promise<{ status: number; body: string }>, what: string) {
-  const { status, body } = await answer;
-  if (status !== 200 && status !== 201) throw new Error(`${what}: ${status} ${body}`);
-  return JSON.parse(body) as Record<string, unknown>;
-}
-
-async function limitedKey(admin: AdminCall, accountId: string): Promise<string> {
-  const key = await ok(
-    admin('POST', `/accounts/${accountId}/api-keys`, { name: 'limited' }),
-    'limited key',
-  );
+async function limitedKey(operator: OperatorCall, accountId: string): Promise<string> {
+  const { key } = await operator<{ key: string }>('POST', `/accounts/${accountId}/api-keys`, {
+    name: 'limited',
+  });
   const keyPath = `/accounts/${accountId}/api-keys/limited`;
-  await ok(
-    admin('PUT', `${keyPath}/budget`, { limit_dzd: LIMITED_KEY.budgetDzd, period: 'total' }),
-    'budget',
-  );
-  await ok(
-    admin('PUT', `${keyPath}/rate-limit`, {
-      requests_per_minute: LIMITED_KEY.requestsPerMinute,
-      tokens_per_minute: LIMITED_KEY.tokensPerMinute,
-    }),
-    'rate limit',
-  );
-  return String(key.key);
+  await operator('PUT', `${keyPath}/budget`, {
+    limit_dzd: LIMITED_KEY.budgetDzd,
+    period: 'total',
+  });
+  await operator('PUT', `${keyPath}/rate-limit`, {
+    requests_per_minute: LIMITED_KEY.requestsPerMinute,
+    tokens_per_minute: LIMITED_KEY.tokensPerMinute,
+  });
+  return key;
 }
 
 export async function openCustomers(stack: FaultStack, seed: number) {
-  const { admin } = stack;
-  await ok(
-    admin('PUT', `/models/${EMBEDDING_MODEL}`, {
-      kind: 'embedding',
-      provider: 'node',
-      upstream_model: 'stand-in',
-      nodes: [{ url: `http://127.0.0.1:${stack.paths?.model.port ?? stack.node.port}` }],
-      max_output_tokens: 64,
-      input_price_dzd_per_m: STAND_IN_PRICES.input,
-      output_price_dzd_per_m: STAND_IN_PRICES.output,
-    }),
-    'embedding model',
-  );
+  const { operator } = stack;
+  await operator('PUT', `/models/${EMBEDDING_MODEL}`, {
+    kind: 'embedding',
+    provider: 'node',
+    upstream_model: 'stand-in',
+    nodes: [{ url: `http://127.0.0.1:${stack.paths?.model.port ?? stack.node.port}` }],
+    max_output_tokens: 64,
+    input_price_dzd_per_m: STAND_IN_PRICES.input,
+    output_price_dzd_per_m: STAND_IN_PRICES.output,
+  });
   const open = (name: string, creditDzd: number) =>
-    openAccount(admin, {
+    fundAccount(operator, {
       name,
       keyName: 'k',
       creditDzd,
-      reference: 'nemesis',
-      creditKey: `${name}-credit`,
+      credit: { reference: 'nemesis', idempotencyKey: `${name}-credit` },
       rateLimitPerMinute: 100_000,
     });
   const plain: Customer[] = [];
@@ -93,7 +79,7 @@ export async function openCustomers(stack: FaultStack, seed: number) {
     const creditMicroDzd = BigInt(PLAIN_CREDIT_DZD * MICRO_PER_DZD);
     plain.push({ ...account, keyName: 'k', creditMicroDzd });
     if (index >= LIMITED_KEYS) continue;
-    const apiKey = await limitedKey(admin, account.accountId);
+    const apiKey = await limitedKey(operator, account.accountId);
     limited.push({ accountId: account.accountId, apiKey, keyName: 'limited', creditMicroDzd });
   }
   for (let index = 0; index < POOR_ACCOUNTS; index += 1) {

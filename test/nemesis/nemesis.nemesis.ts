@@ -37,6 +37,7 @@ beforeAll(async () => {
     workers: 2,
     proxied: true,
     movableClocks: true,
+    supervised: true,
     logDir: 'nemesis',
     env: {
       // Long enough for a webhook to outlast a wedged receiver (at most 15 s) and a paused
@@ -187,6 +188,13 @@ it('keeps every dinar exact and every job delivered under seeded, overlapping fa
     faults,
     violations,
     doubledModelRuns: doubledModelRuns(operations),
+    crashes: stack.replicas.flatMap((replica) =>
+      replica.crashes.map((crash) => ({
+        label: replica.label,
+        atMs: crash.atMs - t0Ms,
+        exit: String(crash.code ?? crash.signal),
+      })),
+    ),
   });
   process.stdout.write(`\n${report}\n`);
   writeFileSync(path.join(NEMESIS_LOGS, `report-${seed}.txt`), report);

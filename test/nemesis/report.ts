@@ -41,6 +41,8 @@ export function renderReport(input: {
   faults: FaultRecord[];
   violations: Violation[];
   doubledModelRuns: number;
+  /** Processes that exited by themselves (the stack's supervisor started them again). */
+  crashes: { label: string; atMs: number; exit: string }[];
 }): string {
   const { seed, operations, faults, violations } = input;
   const lines = [`nemesis: seed ${seed}, ${seconds(input.durationMs)} of faults`];
@@ -66,6 +68,12 @@ export function renderReport(input: {
   lines.push(
     `model runs beyond one per client attempt (not a money rule): ${input.doubledModelRuns}`,
   );
+  lines.push(
+    `processes that exited by themselves (restarted; see their logs): ${input.crashes.length}`,
+  );
+  for (const crash of input.crashes) {
+    lines.push(`  ${crash.label} at ${seconds(crash.atMs)}: exit ${crash.exit}`);
+  }
   lines.push(`violations: ${violations.length}`);
   const byId = new Map(operations.map((op) => [op.id, op]));
   for (const violation of violations) {

@@ -9,6 +9,13 @@ describe('the nemesis schedule', () => {
     expect(planFaults(42, 600_000).map(describeFault)).toEqual(first);
   });
 
+  it('replays the start of a longer run in a shorter one', () => {
+    const long = planFaults(9, THIRTY_MINUTES_MS).map(describeFault);
+    const short = planFaults(9, 300_000).map(describeFault);
+    expect(short.length).toBeGreaterThan(0);
+    expect(long.slice(0, short.length)).toEqual(short);
+  });
+
   it('differs between seeds', () => {
     const a = planFaults(1, 600_000).map(describeFault);
     const b = planFaults(2, 600_000).map(describeFault);

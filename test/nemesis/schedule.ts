@@ -94,9 +94,29 @@ const draw = fc.record({
   behind: fc.boolean(),
 });
 
+/**
+ * The longest run a schedule is drawn for. Every run draws this long a schedule and keeps the
+ * faults that start within its own duration, so a shorter run with the same seed replays the
+ * start of a longer one: a failure at minute 5 of a 30-minute run reappears in a 6-minute run.
+ */
+export const LONGEST_RUN_MS = 4 * 3_600_000;
+
 /** The faults of a run of `durationMs` from `seed`, in start order. */
 export function planFaults(seed: number, durationMs: number): PlannedFault[] {
-  const slots = Math.max(1, Math.floor(durationMs / FAULT_GAP_MS));
+  if (durationMs > LONGEST_RUN_MS) throw new Error(`a run lasts at most ${LONGEST_RUN_MS} ms`);
+  let schedule = drawn.get(seed);
+  if (schedule === undefined) {
+    schedule = drawSchedule(seed);
+    drawn.set(seed, schedule);
+  }
+  return schedule.filter((fault) => fault.atMs < durationMs);
+}
+
+/** Schedules drawn in this process, by seed (drawing one takes about a second). */
+const drawn = new Map<number, PlannedFault[]>();
+
+function drawSchedule(seed: number): PlannedFault[] {
+  const slots = LONGEST_RUN_MS / FAULT_GAP_MS;
   const rounds = Math.ceil(slots / FAULT_KINDS.length);
   const kinds = [...FAULT_KINDS];
   const everyKindOnce = fc.shuffledSubarray(kinds, {

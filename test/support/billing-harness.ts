@@ -5,14 +5,20 @@ import pg from 'pg';
 import type { InferenceJobPayload } from '@gateway/contracts';
 import { createLogger, createServiceMetrics } from '@gateway/observability';
 import { createServiceApp, finishApp, listen } from '@gateway/runtime';
-import { createTestDatabase } from '@gateway/testing';
+import { createTestDatabase, type FundedAccount, type OperatorCall } from '@gateway/testing';
 import {
   billingDatabaseTemplate,
   createPrismaClient,
 } from '../../services/billing/src/db/client.js';
 import { mountBillingApi } from '../../services/billing/src/http/billing-app.js';
 import { createTestBillingServices } from '../../services/billing/src/http/billing-services.suite.js';
-import { isWorkerCall } from '../../services/edge/src/test-support/billing.suite.js';
+import {
+  adminOperator,
+  billingCaller,
+} from '../../services/edge/src/test-support/billing.suite.js';
+
+// The internal API's caller is shared with edge's harness (one way to call billing in tests).
+export { adminOperator, billingCaller };
 
 /*
  * The real billing service, in process, over its own throwaway database: what edge and the
@@ -53,6 +59,8 @@ export interface BillingHarness {
   databaseUrl: string;
   /** Calls billing's internal API; throws on a non-2xx answer. */
   call<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T>;
+  /** Billing's operator API (`fundAccount(billing.operator)`). */
+  operator: OperatorCall;
   /** Requests whose handler returns true get a 503 instead of reaching billing. */
   fault: { fails?: (method: string, path: string) => boolean };
   /** Every request billing received, with the `X-Request-Id` it carried (if any). */
@@ -119,6 +127,7 @@ export async function startBilling(): Promise<BillingHarness> {
     workerToken,
     databaseUrl: db.url,
     call,
+    operator: adminOperator(call),
     fault,
     received,
     async hold(holdId) {
@@ -166,50 +175,6 @@ export async function startBilling(): Promise<BillingHarness> {
         throw new Error(`ledger invariants violated: ${JSON.stringify(report.violations)}`);
     },
   };
-}
-
-/** Calls billing's internal API as edge (or as the worker for its routes); throws on non-2xx. */
-export function billingCaller(url: string, internalToken: string, workerToken: string) {
-  return async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const response = await fetch(`${url}/internal/v1${path}`, {
-      method,
-      headers: {
-        'X-Internal-Token': isWorkerCall(path) ? workerToken : internalToken,
-        'Content-Type': 'application/json',
-        'Idempotency-Key': randomUUID(),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = (await response.json()) as T;
-    if (!response.ok)
-      throw new Error(`billing ${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
-    return json;
-  };
-}
-
-export interface FundedAccount {
-  accountId: string;
-  apiKey: string;
-}
-
-/** An account with an API key and `creditDzd` of prepaid credit. */
-export async function fundedAccount(
-  billing: Pick<BillingHarness, 'call'>,
-  creditDzd: number,
-): Promise<FundedAccount> {
-  const account = await billing.call<{ id: string }>('POST', '/admin/accounts', {
-    name: `acct-${randomUUID()}`,
-  });
-  const key = await billing.call<{ key: string }>(
-    'POST',
-    `/admin/accounts/${account.id}/api-keys`,
-    { name: 'auto' },
-  );
-  await billing.call('POST', `/admin/accounts/${account.id}/credits`, {
-    amount_dzd: creditDzd,
-    reference: 'test',
-  });
-  return { accountId: account.id, apiKey: key.key };
 }
 
 export async function admitHold(

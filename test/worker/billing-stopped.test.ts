@@ -4,20 +4,21 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-ins';
 import {
   createTestDatabase,
+  fundAccount,
   spawnService,
   testAmqpUrl,
   uniquePrefix,
+  type FundedAccount,
   type ServiceProcess,
   type TestDatabase,
 } from '@gateway/testing';
 import pg from 'pg';
 import { billingDatabaseTemplate } from '../../services/billing/src/db/client.js';
 import {
+  adminOperator,
   admitHold,
   billingCaller,
-  fundedAccount,
   type BillingHarness,
-  type FundedAccount,
 } from '../support/billing-harness.js';
 import { JobClient, startWorker, waitFor } from '../support/worker-harness.js';
 import { chatModel, contentOf, expectedCost, PRICES } from './worker-fixture.suite.js';
@@ -44,12 +45,11 @@ let worker: { stop(): Promise<void> };
 let account: FundedAccount;
 
 /** The slice of the in-process harness the helpers use, over the spawned billing. */
-type BillingSlice = Pick<BillingHarness, 'url' | 'workerToken' | 'call'>;
-const harnessOf = (url: string): BillingSlice => ({
-  url,
-  workerToken,
-  call: billingCaller(url, edgeToken, workerToken),
-});
+type BillingSlice = Pick<BillingHarness, 'url' | 'workerToken' | 'call' | 'operator'>;
+const harnessOf = (url: string): BillingSlice => {
+  const call = billingCaller(url, edgeToken, workerToken);
+  return { url, workerToken, call, operator: adminOperator(call) };
+};
 
 async function holdRow(holdId: string) {
   const { rows } = await sql.query<{ status: string; settled: string | null; txns: string }>(
@@ -78,7 +78,7 @@ beforeAll(async () => {
   await sql.connect();
   billing = harnessOf(billingProcess.baseUrl);
   node = await createStandInModelNode({ tokensPerSecond: 0, firstTokenLatencyMs: 0 });
-  account = await fundedAccount(billing, 100);
+  account = await fundAccount(billing.operator, { creditDzd: 100 });
   await billing.call('PUT', '/admin/models/acme/chat', { ...PRICES, ...chatModel([node.url]) });
   client = await JobClient.start(prefix);
   worker = await startWorker(billing, prefix, { billingAttempts: 2 });

@@ -3,14 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { makeEnvelope, type InferenceJobPayload } from '@gateway/contracts';
 import { deadQueueName, gatewayNames } from '@gateway/messaging';
 import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-ins';
-import { spawnService, testAmqpUrl, uniquePrefix, type ServiceProcess } from '@gateway/testing';
 import {
-  admitHold,
-  fundedAccount,
-  startBilling,
-  type BillingHarness,
+  fundAccount,
+  spawnService,
+  testAmqpUrl,
+  uniquePrefix,
   type FundedAccount,
-} from '../support/billing-harness.js';
+  type ServiceProcess,
+} from '@gateway/testing';
+import { admitHold, startBilling, type BillingHarness } from '../support/billing-harness.js';
 import { JobClient, startWorker, waitFor } from '../support/worker-harness.js';
 import { chatModel, contentOf, expectedCost, PRICES } from './worker-fixture.suite.js';
 
@@ -24,7 +25,7 @@ describe('worker: crashes and poison messages', () => {
   beforeAll(async () => {
     billing = await startBilling();
     node = await createStandInModelNode({ tokensPerSecond: 0, firstTokenLatencyMs: 0 });
-    account = await fundedAccount(billing, 100);
+    account = await fundAccount(billing.operator, { creditDzd: 100 });
     await billing.call('PUT', '/admin/models/acme/chat', { ...PRICES, ...chatModel([node.url]) });
   });
   afterAll(async () => {

@@ -1,13 +1,7 @@
 import { afterAll, beforeAll } from '@jest/globals';
 import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-ins';
-import { uniquePrefix } from '@gateway/testing';
-import {
-  admitHold,
-  fundedAccount,
-  startBilling,
-  type BillingHarness,
-  type FundedAccount,
-} from '../support/billing-harness.js';
+import { fundAccount, uniquePrefix, type FundedAccount } from '@gateway/testing';
+import { admitHold, startBilling, type BillingHarness } from '../support/billing-harness.js';
 import { JobClient, startWorker, type WorkerOptions } from '../support/worker-harness.js';
 
 /** Prices of the test catalog: cost in µDZD = 10 × input tokens + 30 × output tokens. */
@@ -43,7 +37,9 @@ export function useWorkerFixture(
     fixture.node = await createStandInModelNode({ tokensPerSecond: 0, firstTokenLatencyMs: 0 });
     fixture.client = await JobClient.start(fixture.prefix);
     stopWorker = (await startWorker(fixture.billing, fixture.prefix, options)).stop;
-    fixture.account = await fundedAccount(fixture.billing, options.creditDzd ?? 1_000);
+    fixture.account = await fundAccount(fixture.billing.operator, {
+      creditDzd: options.creditDzd ?? 1_000,
+    });
     fixture.putModel = async (id, body) => {
       await fixture.billing.call('PUT', `/admin/models/${id}`, { ...PRICES, ...body });
     };

@@ -42,3 +42,9 @@ export {
 } from './service-process.js';
 export { RECEIVER_HOST, createTestCertificates, type TestCertificates } from './test-ca.js';
 export { faketimeLibrary, skewableClock, type SkewableClock } from './skewable-clock.js';
+export {
+  fundAccount,
+  type FundAccountOptions,
+  type FundedAccount,
+  type OperatorCall,
+} from './fund-account.js';

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GatewayError } from '@gateway/contracts';
-import { createTestDatabase } from '@gateway/testing';
+import { createTestDatabase, fundAccount } from '@gateway/testing';
 import { billingDatabaseTemplate, createPrismaClient } from '../db/client.js';
 import {
-  fundedAccountWithModel,
   startBillingApi,
   type BillingApiUnderTest,
+  putChatModel,
 } from '../http/billing-api.suite.js';
 import { createDashboard } from './index.js';
 import { hashPassword, verifyPassword } from './passwords.js';
@@ -130,17 +130,16 @@ describe('the dashboard calls', () => {
   });
 
   it('give the overview with the spend of settled requests today and this month', async () => {
-    const accountId = await newAccount();
-    const { key } = await fundedAccountWithModel(billing, {
-      account: { accountId },
+    const { accountId, apiKey: key } = await fundAccount(billing.operator, {
+      name: 'dash',
       keyName: 'auto',
-      topUp: { idempotencyKey: `overview-${accountId}`, reference: 'wire' },
-      model: {
-        id: 'acme/overview',
-        inputPriceDzdPerM: 100,
-        outputPriceDzdPerM: 300,
-        maxOutputTokens: 1000,
-      },
+      credit: { idempotencyKey: 'overview-topup', reference: 'wire' },
+    });
+    await putChatModel(billing, {
+      id: 'acme/overview',
+      inputPriceDzdPerM: 100,
+      outputPriceDzdPerM: 300,
+      maxOutputTokens: 1000,
     });
     const admitted = await billing.call('post', '/admissions').send({
       authorization: `Bearer ${key}`,

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { INTERNAL_TOKEN_HEADER } from '@gateway/runtime';
 import {
-  fundedAccountWithModel,
   putChatModel,
   startBillingApi,
   type ApiMethod,
   type BillingApiUnderTest,
 } from './billing-api.suite.js';
+import { fundAccount } from '@gateway/testing';
 
 describe('billing internal API', () => {
   let billing: BillingApiUnderTest;
@@ -242,16 +242,16 @@ describe('billing internal API', () => {
   });
 
   it('marks the holds of queued jobs published in one batch: pending ones only, bounded', async () => {
-    const { key } = await fundedAccountWithModel(billing, {
-      account: { name: 'Batch' },
+    const { apiKey: key } = await fundAccount(billing.operator, {
+      name: 'Batch',
       keyName: 'b',
-      topUp: { idempotencyKey: 'batch-topup', reference: 'batch' },
-      model: {
-        id: 'acme/batch-1',
-        inputPriceDzdPerM: 1,
-        outputPriceDzdPerM: 1,
-        maxOutputTokens: 100,
-      },
+      credit: { idempotencyKey: 'batch-topup', reference: 'batch' },
+    });
+    await putChatModel(billing, {
+      id: 'acme/batch-1',
+      inputPriceDzdPerM: 1,
+      outputPriceDzdPerM: 1,
+      maxOutputTokens: 100,
     });
     const admit = async (holdId: string) =>
       call('post', '/admissions').send({
@@ -294,17 +294,17 @@ describe('billing internal API', () => {
   });
 
   it('answers each item of a batch as its single route would, in one call', async () => {
-    const { accountId, key } = await fundedAccountWithModel(billing, {
-      account: { name: 'Batches' },
+    const { accountId, apiKey: key } = await fundAccount(billing.operator, {
+      name: 'Batches',
       keyName: 'b',
-      topUp: { idempotencyKey: 'batches-topup', reference: 'batches' },
-      // 1 000 DZD per million tokens: 3 000 in + 1 000 out hold 4 DZD of the 10 credited.
-      model: {
-        id: 'acme/batches-1',
-        inputPriceDzdPerM: 1000,
-        outputPriceDzdPerM: 1000,
-        maxOutputTokens: 1000,
-      },
+      credit: { idempotencyKey: 'batches-topup', reference: 'batches' },
+    });
+    // 1 000 DZD per million tokens: 3 000 in + 1 000 out hold 4 DZD of the 10 credited.
+    await putChatModel(billing, {
+      id: 'acme/batches-1',
+      inputPriceDzdPerM: 1000,
+      outputPriceDzdPerM: 1000,
+      maxOutputTokens: 1000,
     });
     const admission = (holdId: string, credential = key) => ({
       authorization: `Bearer ${credential}`,

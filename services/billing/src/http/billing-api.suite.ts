@@ -4,7 +4,7 @@ import { expect } from '@jest/globals';
 import request from 'supertest';
 import { createLogger, createServiceMetrics } from '@gateway/observability';
 import { createServiceApp, finishApp } from '@gateway/runtime';
-import { createTestDatabase } from '@gateway/testing';
+import { createTestDatabase, type OperatorCall } from '@gateway/testing';
 import { billingDatabaseTemplate, createPrismaClient } from '../db/client.js';
 import type { LedgerServiceDeps } from '../ledger/index.js';
 import { INTERNAL_TOKEN_HEADER } from '@gateway/runtime';
@@ -24,6 +24,8 @@ export interface BillingApiUnderTest {
   ownerUrl: string;
   /** A request to `/internal/v1<path>` with edge's credential (the worker's with `as`). */
   call(method: ApiMethod, path: string, as?: 'edge' | 'worker'): request.Test;
+  /** Billing's operator API (`fundAccount(billing.operator)`). */
+  operator: OperatorCall;
   /** Asserts the ledger's invariants hold, then drops the database. */
   close(): Promise<void>;
 }
@@ -51,6 +53,20 @@ export async function startBillingApi(
     internalToken,
     workerToken,
     ownerUrl: db.url,
+    operator: async <T>(
+      method: string,
+      path: string,
+      body?: unknown,
+      headers: Record<string, string> = {},
+    ): Promise<T> => {
+      const verb = method.toLowerCase() as ApiMethod;
+      const answer = await api[verb](`/internal/v1/admin${path}`)
+        .set(INTERNAL_TOKEN_HEADER, internalToken)
+        .set(headers)
+        .send(body as object);
+      if (answer.status >= 400) throw new Error(`${method} ${path}: ${answer.status}`);
+      return answer.body as T;
+    },
     call: (method, path, as = 'edge') =>
       api[method](`/internal/v1${path}`).set(
         INTERNAL_TOKEN_HEADER,
@@ -87,36 +103,4 @@ export function putChatModel(billing: BillingApiUnderTest, model: ChatModelSetup
     max_output_tokens: model.maxOutputTokens,
     nodes: (model.nodes ?? ['http://127.0.0.1:9']).map((url) => ({ url })),
   });
-}
-
-export interface FundedAccountSetup {
-  /** A new account of this name, or the existing `accountId`. */
-  account: { name: string } | { accountId: string };
-  keyName: string;
-  /** The top-up of 10 DZD, sent under this Idempotency-Key. */
-  topUp: { idempotencyKey: string; reference: string };
-  model: ChatModelSetup;
-}
-
-/** Account → API key → 10 DZD top-up → chat model, over the operator API. */
-export async function fundedAccountWithModel(
-  billing: BillingApiUnderTest,
-  setup: FundedAccountSetup,
-): Promise<{ accountId: string; key: string }> {
-  const { call } = billing;
-  const accountId =
-    'accountId' in setup.account
-      ? setup.account.accountId
-      : ((await call('post', '/admin/accounts').send({ name: setup.account.name })).body
-          .id as string);
-  const key = (
-    await call('post', `/admin/accounts/${accountId}/api-keys`).send({
-      name: setup.keyName,
-    })
-  ).body.key as string;
-  await call('post', `/admin/accounts/${accountId}/credits`)
-    .set('Idempotency-Key', setup.topUp.idempotencyKey)
-    .send({ amount_dzd: 10, reference: setup.topUp.reference });
-  await putChatModel(billing, setup.model);
-  return { accountId, key };
 }

@@ -1,9 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import {
-  fundedAccountWithModel,
-  startBillingApi,
-  type BillingApiUnderTest,
-} from './billing-api.suite.js';
+import { fundAccount } from '@gateway/testing';
+import { putChatModel, startBillingApi, type BillingApiUnderTest } from './billing-api.suite.js';
 
 /*
  * The budget routes of the operator API (`/internal/v1/admin/...`, edge's `/admin/v1/...`) and
@@ -17,12 +14,17 @@ const MODEL = 'acme/budget-chat';
 
 beforeAll(async () => {
   billing = await startBillingApi();
-  ({ accountId, key } = await fundedAccountWithModel(billing, {
-    account: { name: 'Budgeted' },
+  ({ accountId, apiKey: key } = await fundAccount(billing.operator, {
+    name: 'Budgeted',
     keyName: 'auto',
-    topUp: { idempotencyKey: 'budget-topup', reference: 'wire' },
-    model: { id: MODEL, inputPriceDzdPerM: 100, outputPriceDzdPerM: 300, maxOutputTokens: 1000 },
+    credit: { idempotencyKey: 'budget-topup', reference: 'wire' },
   }));
+  await putChatModel(billing, {
+    id: MODEL,
+    inputPriceDzdPerM: 100,
+    outputPriceDzdPerM: 300,
+    maxOutputTokens: 1000,
+  });
 });
 
 afterAll(async () => {

@@ -6,6 +6,7 @@ import {
   startBillingApi,
   type BillingApiUnderTest,
 } from '../http/billing-api.suite.js';
+import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /*
  * Finance's period report over a seeded September 2026 (Africa/Algiers, UTC+1): an opening
@@ -45,15 +46,6 @@ afterAll(async () => {
   await owner?.end();
   await billing?.close();
 });
-
-async function openAccount(name: string): Promise<{ accountId: string; key: string }> {
-  const accountId = (await billing.call('post', '/admin/accounts').send({ name })).body
-    .id as string;
-  const key = (
-    await billing.call('post', `/admin/accounts/${accountId}/api-keys`).send({ name: 'k' })
-  ).body.key as string;
-  return { accountId, key };
-}
 
 async function credit(accountId: string, amountDzd: number, reference: string) {
   const answer = await billing
@@ -133,27 +125,28 @@ async function report(query: Record<string, string> = SEPTEMBER): Promise<Period
 const micro = (value: string) => BigInt(value);
 
 describe('the period report over a seeded month', () => {
-  let alice: { accountId: string; key: string };
-  let bob: { accountId: string; key: string };
+  let alice: FundedAccount;
+  let bob: FundedAccount;
   let refundedHold: string;
 
   beforeAll(async () => {
-    alice = await openAccount('Alice');
-    bob = await openAccount('Bob');
+    // Credited month by month below.
+    alice = await fundAccount(billing.operator, { name: 'Alice', keyName: 'k', creditDzd: 0 });
+    bob = await fundAccount(billing.operator, { name: 'Bob', keyName: 'k', creditDzd: 0 });
     // August: Alice's opening balance.
     const august = await markNow();
     await credit(alice.accountId, 100, 'august top-up');
-    august.holds.push(await request(alice.key, MODELS.small, { input: 1_000, output: 100 }));
+    august.holds.push(await request(alice.apiKey, MODELS.small, { input: 1_000, output: 100 }));
     await backdate(august, '2026-08-20T10:00:00Z');
     // September, local time: usage on both models, a refund, Bob funded then suspended.
     const september = await markNow();
     await credit(alice.accountId, 50, 'september top-up');
     await credit(bob.accountId, 20, 'bob');
-    september.holds.push(await request(alice.key, MODELS.small, { input: 2_000, output: 100 }));
+    september.holds.push(await request(alice.apiKey, MODELS.small, { input: 2_000, output: 100 }));
     september.holds.push(
-      await request(alice.key, MODELS.large, { input: 500, output: 200 }, { priority: true }),
+      await request(alice.apiKey, MODELS.large, { input: 500, output: 200 }, { priority: true }),
     );
-    refundedHold = await request(bob.key, MODELS.large, { input: 100, output: 100 });
+    refundedHold = await request(bob.apiKey, MODELS.large, { input: 100, output: 100 });
     september.holds.push(refundedHold);
     expect((await billing.call('post', `/holds/${refundedHold}/refund`)).status).toBe(200);
     // 00:30 on 1 September in Algiers is still 31 August in UTC: the zone decides.
@@ -162,7 +155,7 @@ describe('the period report over a seeded month', () => {
     // Open at the end: admitted on 30 September, not ended by midnight.
     const open = await markNow();
     open.holds.push(
-      await request(alice.key, MODELS.small, { input: 10, output: 0 }, { open: true }),
+      await request(alice.apiKey, MODELS.small, { input: 10, output: 0 }, { open: true }),
     );
     await backdate(open, '2026-09-30T20:00:00Z');
     // October (now): a correction after the month.

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { fundAccount } from '@gateway/testing';
 import {
-  fundedAccountWithModel,
+  putChatModel,
   startBillingApi,
   type BillingApiUnderTest,
 } from '../http/billing-api.suite.js';
@@ -17,17 +18,17 @@ let accountId: string;
 
 beforeAll(async () => {
   billing = await startBillingApi();
-  ({ accountId, key } = await fundedAccountWithModel(billing, {
-    account: { name: 'Usage' },
+  ({ accountId, apiKey: key } = await fundAccount(billing.operator, {
+    name: 'Usage',
     keyName: 'ci',
-    topUp: { idempotencyKey: 'usage-topup', reference: 'test' },
-    model: {
-      id: 'acme/usage-1',
-      inputPriceDzdPerM: 100,
-      outputPriceDzdPerM: 300,
-      maxOutputTokens: 1000,
-    },
+    credit: { idempotencyKey: 'usage-topup', reference: 'test' },
   }));
+  await putChatModel(billing, {
+    id: 'acme/usage-1',
+    inputPriceDzdPerM: 100,
+    outputPriceDzdPerM: 300,
+    maxOutputTokens: 1000,
+  });
 });
 
 afterAll(async () => {

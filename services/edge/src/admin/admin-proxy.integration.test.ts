@@ -2,12 +2,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import {
-  createTenant,
-  startBilling,
-  type BillingUnderTest,
-} from '../test-support/billing.suite.js';
+import { startBilling, type BillingUnderTest } from '../test-support/billing.suite.js';
 import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
+import { fundAccount } from '@gateway/testing';
 
 /**
  * The operator API through edge: the admin token, then billing's operator API and the
@@ -181,9 +178,9 @@ describe('billing operator API through edge', () => {
   });
 
   it('drops its cached model listing when the catalog changes through it', async () => {
-    const tenant = await createTenant(billing);
+    const tenant = await fundAccount(billing.operator);
     const listed = async () =>
-      (await edge.api.get('/v1/models').set(bearer(tenant.key))).body.data.map(
+      (await edge.api.get('/v1/models').set(bearer(tenant.apiKey))).body.data.map(
         (m: { id: string }) => m.id,
       );
     const before = await listed();

@@ -1,10 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import {
-  createTenant,
-  startBilling,
-  type BillingUnderTest,
-  type Tenant,
-} from '../test-support/billing.suite.js';
+import { startBilling, type BillingUnderTest } from '../test-support/billing.suite.js';
 import {
   TEST_DASHBOARD,
   adminAuth,
@@ -12,6 +7,7 @@ import {
   type Browser,
 } from '../test-support/dashboard.suite.js';
 import { startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
+import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /*
  * Account alert settings through edge: the operator API
@@ -21,8 +17,8 @@ import { startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 
 let billing: BillingUnderTest;
 let edge: EdgeUnderTest;
-let tenantA: Tenant;
-let tenantB: Tenant;
+let tenantA: FundedAccount;
+let tenantB: FundedAccount;
 let ownerA: Browser;
 
 const HOOK = 'https://hooks.example.com/alerts?token=abc';
@@ -30,8 +26,8 @@ const HOOK = 'https://hooks.example.com/alerts?token=abc';
 beforeAll(async () => {
   billing = await startBilling();
   edge = await startEdge(billing, { dashboard: TEST_DASHBOARD });
-  tenantA = await createTenant(billing, { creditDzd: 100 });
-  tenantB = await createTenant(billing, { creditDzd: 100 });
+  tenantA = await fundAccount(billing.operator, { creditDzd: 100 });
+  tenantB = await fundAccount(billing.operator, { creditDzd: 100 });
   ownerA = await ownerOf(edge, tenantA, 'alerts.a@example.com');
 });
 

@@ -1,11 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import {
-  createTenant,
-  putModel,
-  startBilling,
-  type BillingUnderTest,
-  type Tenant,
-} from '../test-support/billing.suite.js';
+import { putModel, startBilling, type BillingUnderTest } from '../test-support/billing.suite.js';
 import {
   TEST_DASHBOARD,
   operatorOf,
@@ -13,6 +7,7 @@ import {
   type Browser,
 } from '../test-support/dashboard.suite.js';
 import { startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
+import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /*
  * Budgets in the dashboard's API through edge: owners read their account's
@@ -23,8 +18,8 @@ import { startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 
 let billing: BillingUnderTest;
 let edge: EdgeUnderTest;
-let tenantA: Tenant;
-let tenantB: Tenant;
+let tenantA: FundedAccount;
+let tenantB: FundedAccount;
 let ownerA: Browser;
 let ownerB: Browser;
 let ops: Browser;
@@ -32,9 +27,9 @@ let ops: Browser;
 const MODEL = 'acme/budgeted';
 
 /** One request with `tenant`'s key, admitted and settled as edge and the worker do. */
-async function spend(tenant: Tenant, holdId: string): Promise<void> {
+async function spend(tenant: FundedAccount, holdId: string): Promise<void> {
   await billing.call('POST', '/admissions', {
-    authorization: `Bearer ${tenant.key}`,
+    authorization: `Bearer ${tenant.apiKey}`,
     holdId,
     model: MODEL,
     estimate: { inputTokens: 100, maxOutputTokens: 50, choices: 1 },
@@ -53,8 +48,8 @@ async function spend(tenant: Tenant, holdId: string): Promise<void> {
 beforeAll(async () => {
   billing = await startBilling();
   edge = await startEdge(billing, { dashboard: TEST_DASHBOARD });
-  tenantA = await createTenant(billing, { creditDzd: 100 });
-  tenantB = await createTenant(billing, { creditDzd: 100 });
+  tenantA = await fundAccount(billing.operator, { creditDzd: 100 });
+  tenantB = await fundAccount(billing.operator, { creditDzd: 100 });
   await putModel(billing, MODEL);
   ownerA = await ownerOf(edge, tenantA, 'budgets.a@example.com');
   ownerB = await ownerOf(edge, tenantB, 'budgets.b@example.com');

@@ -13,13 +13,7 @@ import {
   createTestCertificates,
   type TestCertificates,
 } from '../../../dispatcher/src/testing/test-ca.suite.js';
-import {
-  createTenant,
-  putModel,
-  startBilling,
-  type BillingUnderTest,
-  type Tenant,
-} from '../test-support/billing.suite.js';
+import { putModel, startBilling, type BillingUnderTest } from '../test-support/billing.suite.js';
 import {
   TEST_DASHBOARD,
   operatorOf,
@@ -28,6 +22,7 @@ import {
   type DashboardMethod,
 } from '../test-support/dashboard.suite.js';
 import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
+import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /*
  * The dashboard's part 2 through edge: scoped tokens, webhooks, statements and the operators'
@@ -41,8 +36,8 @@ let receiver: Receiver;
 let dispatcher: Harness;
 let dispatcherApi: RunningServer;
 let edge: EdgeUnderTest;
-let tenantA: Tenant;
-let tenantB: Tenant;
+let tenantA: FundedAccount;
+let tenantB: FundedAccount;
 let ownerA: Browser;
 let ownerB: Browser;
 
@@ -57,8 +52,8 @@ beforeAll(async () => {
     dispatcherToken: TEST_INTERNAL_TOKEN,
     dashboard: TEST_DASHBOARD,
   });
-  tenantA = await createTenant(billing, { creditDzd: 10 });
-  tenantB = await createTenant(billing, { creditDzd: 10 });
+  tenantA = await fundAccount(billing.operator, { creditDzd: 10 });
+  tenantB = await fundAccount(billing.operator, { creditDzd: 10 });
   await putModel(billing, 'acme/chat');
   ownerA = await ownerOf(edge, tenantA, 'console.a@example.com');
   ownerB = await ownerOf(edge, tenantB, 'console.b@example.com');
@@ -424,10 +419,10 @@ describe('operators: console', () => {
     );
     const suspended = await ops.send('post', `/operator/accounts/${tenantB.accountId}/suspend`);
     expect(suspended.body).toMatchObject({ id: tenantB.accountId, status: 'suspended' });
-    expect((await models(tenantB.key)).status).toBe(403);
+    expect((await models(tenantB.apiKey)).status).toBe(403);
     const lifted = await ops.send('post', `/operator/accounts/${tenantB.accountId}/unsuspend`);
     expect(lifted.body.status).toBe('active');
-    expect((await models(tenantB.key)).status).toBe(200);
+    expect((await models(tenantB.apiKey)).status).toBe(200);
     const limited = await ops
       .send('patch', `/operator/accounts/${tenantB.accountId}`)
       .send({ rate_limit_per_minute: 7 });

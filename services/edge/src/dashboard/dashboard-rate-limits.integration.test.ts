@@ -1,10 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import {
-  createTenant,
-  startBilling,
-  type BillingUnderTest,
-  type Tenant,
-} from '../test-support/billing.suite.js';
+import { startBilling, type BillingUnderTest } from '../test-support/billing.suite.js';
 import {
   TEST_DASHBOARD,
   adminAuth,
@@ -13,6 +8,7 @@ import {
   type Browser,
 } from '../test-support/dashboard.suite.js';
 import { startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
+import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /*
  * Per-key rate limits in the dashboard's API through edge: owners read their
@@ -22,8 +18,8 @@ import { startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 
 let billing: BillingUnderTest;
 let edge: EdgeUnderTest;
-let tenantA: Tenant;
-let tenantB: Tenant;
+let tenantA: FundedAccount;
+let tenantB: FundedAccount;
 let ownerA: Browser;
 let ownerB: Browser;
 let ops: Browser;
@@ -31,8 +27,8 @@ let ops: Browser;
 beforeAll(async () => {
   billing = await startBilling();
   edge = await startEdge(billing, { dashboard: TEST_DASHBOARD });
-  tenantA = await createTenant(billing, { creditDzd: 10 });
-  tenantB = await createTenant(billing, { creditDzd: 10 });
+  tenantA = await fundAccount(billing.operator, { creditDzd: 10 });
+  tenantB = await fundAccount(billing.operator, { creditDzd: 10 });
   ownerA = await ownerOf(edge, tenantA, 'limits.a@example.com');
   ownerB = await ownerOf(edge, tenantB, 'limits.b@example.com');
   ops = await operatorOf(edge, 'limits.ops@example.com', 'operator');

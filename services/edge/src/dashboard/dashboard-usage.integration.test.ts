@@ -1,11 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import {
-  createTenant,
-  putModel,
-  startBilling,
-  type BillingUnderTest,
-  type Tenant,
-} from '../test-support/billing.suite.js';
+import { putModel, startBilling, type BillingUnderTest } from '../test-support/billing.suite.js';
 import {
   TEST_DASHBOARD,
   operatorOf,
@@ -13,6 +7,7 @@ import {
   type Browser,
 } from '../test-support/dashboard.suite.js';
 import { startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
+import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /*
  * The dashboard's usage API through edge: the session's account's usage and request
@@ -23,15 +18,15 @@ import { startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 
 let billing: BillingUnderTest;
 let edge: EdgeUnderTest;
-let tenantA: Tenant;
-let tenantB: Tenant;
+let tenantA: FundedAccount;
+let tenantB: FundedAccount;
 let ownerA: Browser;
 let ownerB: Browser;
 
 /** One request of `tenant` on `model`, admitted and settled as edge and the worker do. */
-async function request(tenant: Tenant, holdId: string, model: string): Promise<void> {
+async function request(tenant: FundedAccount, holdId: string, model: string): Promise<void> {
   await billing.call('POST', '/admissions', {
-    authorization: `Bearer ${tenant.key}`,
+    authorization: `Bearer ${tenant.apiKey}`,
     holdId,
     model,
     estimate: { inputTokens: 100, maxOutputTokens: 50, choices: 1 },
@@ -50,8 +45,8 @@ async function request(tenant: Tenant, holdId: string, model: string): Promise<v
 beforeAll(async () => {
   billing = await startBilling();
   edge = await startEdge(billing, { dashboard: TEST_DASHBOARD });
-  tenantA = await createTenant(billing);
-  tenantB = await createTenant(billing);
+  tenantA = await fundAccount(billing.operator);
+  tenantB = await fundAccount(billing.operator);
   await putModel(billing, 'acme/one');
   await putModel(billing, 'acme/two');
   await request(tenantA, 'job-a1', 'acme/one');

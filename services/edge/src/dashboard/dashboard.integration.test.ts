@@ -1,13 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Request } from 'express';
 import { DASHBOARD_CSRF_HEADER } from '@gateway/contracts';
-import {
-  createTenant,
-  putModel,
-  startBilling,
-  type BillingUnderTest,
-  type Tenant,
-} from '../test-support/billing.suite.js';
+import { putModel, startBilling, type BillingUnderTest } from '../test-support/billing.suite.js';
 import {
   ORIGIN,
   PASSWORD,
@@ -18,6 +12,7 @@ import {
 } from '../test-support/dashboard.suite.js';
 import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 import { cookieMustBeSecure } from './session-cookie.js';
+import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /** The dashboard's API through edge, against the real billing (sessions, keys, operators). */
 
@@ -26,8 +21,8 @@ const MAX_MS = 60 * 60_000;
 
 let billing: BillingUnderTest;
 let edge: EdgeUnderTest;
-let tenantA: Tenant;
-let tenantB: Tenant;
+let tenantA: FundedAccount;
+let tenantB: FundedAccount;
 // The dashboard's clock: tests move it to end sessions.
 let offsetMs = 0;
 
@@ -43,8 +38,8 @@ beforeAll(async () => {
   edge = await startEdge(billing, {
     dashboard: { publicBaseUrl: ORIGIN, insecureLoopbackCookie: true },
   });
-  tenantA = await createTenant(billing, { creditDzd: 10 });
-  tenantB = await createTenant(billing, { creditDzd: 10 });
+  tenantA = await fundAccount(billing.operator, { creditDzd: 10 });
+  tenantB = await fundAccount(billing.operator, { creditDzd: 10 });
   await putModel(billing, 'acme/chat');
 });
 
@@ -55,7 +50,7 @@ afterAll(async () => {
 
 const admin = () => adminAuth(edge);
 const invite = (accountId: string, email: string) => inviteOwner(edge, accountId, email);
-const ownerOf = (tenant: Tenant, email: string) => signedInOwner(edge, tenant, email);
+const ownerOf = (tenant: FundedAccount, email: string) => signedInOwner(edge, tenant, email);
 const signIn = (email: string, password = PASSWORD, realm?: 'owner' | 'operator') =>
   signInAs(edge, email, password, realm);
 
@@ -300,8 +295,8 @@ describe('isolation and roles', () => {
     expect(credit.status).toBe(403);
     // Both accounts have a key named `auto`: deleting "auto" deletes the owner's own only.
     expect((await owner.send('delete', '/api-keys/auto')).status).toBe(204);
-    expect((await edge.api.get('/v1/models').set(bearer(tenantB.key))).status).toBe(200);
-    expect((await edge.api.get('/v1/models').set(bearer(tenantA.key))).status).toBe(401);
+    expect((await edge.api.get('/v1/models').set(bearer(tenantB.apiKey))).status).toBe(200);
+    expect((await edge.api.get('/v1/models').set(bearer(tenantA.apiKey))).status).toBe(401);
   });
 
   it('lets operators search and credit (idempotently), and finance only read', async () => {

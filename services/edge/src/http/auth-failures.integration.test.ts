@@ -1,25 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Request } from 'express';
 import { GatewayError } from '@gateway/contracts';
-import {
-  createTenant,
-  startBilling,
-  type BillingUnderTest,
-  type Tenant,
-} from '../test-support/billing.suite.js';
+import { startBilling, type BillingUnderTest } from '../test-support/billing.suite.js';
 import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 import { AuthFailureLimiter, KnownCredentials, clientKey } from './auth.js';
+import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /** Failed authentication is limited per client address. */
 
 let billing: BillingUnderTest;
 let edge: EdgeUnderTest;
-let tenant: Tenant;
+let tenant: FundedAccount;
 
 beforeAll(async () => {
   billing = await startBilling();
   edge = await startEdge(billing, { authFailuresPerMinute: 3 });
-  tenant = await createTenant(billing, { creditDzd: 1 });
+  tenant = await fundAccount(billing.operator, { creditDzd: 1 });
 });
 
 afterAll(async () => {
@@ -33,7 +29,7 @@ const authenticateCalls = () => billing.paths.filter((p) => p === '/internal/v1/
 describe('failed authentication per client address', () => {
   it('answers 429 without asking billing once an address used up its failures; a credential accepted lately still goes through', async () => {
     // Before the limit, a valid key works and does not count; it is now known to this edge.
-    expect((await edge.api.get('/v1/user/balance').set(bearer(tenant.key))).status).toBe(200);
+    expect((await edge.api.get('/v1/user/balance').set(bearer(tenant.apiKey))).status).toBe(200);
     const failures = [
       await edge.api.get('/v1/user/balance').set(guess(0)),
       await edge.api.get('/v1/models'),
@@ -56,11 +52,11 @@ describe('failed authentication per client address', () => {
     }
     expect(authenticateCalls().length).toBe(asked);
     // The customer's key, accepted a moment ago, is still served from the tripped address.
-    const served = await edge.api.get('/v1/user/balance').set(bearer(tenant.key));
+    const served = await edge.api.get('/v1/user/balance').set(bearer(tenant.apiKey));
     expect(served.status).toBe(200);
     // A key this edge has not seen accepted waits for the window, like any other credential.
-    const other = await createTenant(billing, { creditDzd: 1 });
-    expect((await edge.api.get('/v1/user/balance').set(bearer(other.key))).status).toBe(429);
+    const other = await fundAccount(billing.operator, { creditDzd: 1 });
+    expect((await edge.api.get('/v1/user/balance').set(bearer(other.apiKey))).status).toBe(429);
     expect((await edge.api.get('/admin/v1/accounts').set(bearer(edge.adminToken))).status).toBe(
       429,
     );
@@ -79,8 +75,8 @@ describe('failed authentication per client address', () => {
       expect((await from(proxied, '203.0.113.7', guess(10))).status).toBe(401);
       expect((await from(proxied, '203.0.113.7', guess(11))).status).toBe(401);
       expect((await from(proxied, '203.0.113.7', guess(12))).status).toBe(429);
-      const fresh = await createTenant(billing, { creditDzd: 1 });
-      expect((await from(proxied, '198.51.100.9', bearer(fresh.key))).status).toBe(200);
+      const fresh = await fundAccount(billing.operator, { creditDzd: 1 });
+      expect((await from(proxied, '198.51.100.9', bearer(fresh.apiKey))).status).toBe(200);
       // Addresses a client writes into the header itself change nothing: the rightmost one
       // that is not a trusted proxy is the client.
       expect((await from(proxied, '198.51.100.9, 203.0.113.7', guess(13))).status).toBe(429);

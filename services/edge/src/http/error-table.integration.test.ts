@@ -2,11 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Response } from 'supertest';
 import {
   balanceOf,
-  createTenant,
   putModel,
   startBilling,
   type BillingUnderTest,
-  type Tenant,
 } from '../test-support/billing.suite.js';
 import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 import {
@@ -16,6 +14,7 @@ import {
 } from '../test-support/fake-worker.suite.js';
 import { waitFor } from '../test-support/wait.suite.js';
 import { clientToken, nowS } from '../test-support/tokens.suite.js';
+import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /** The spec's error table, row by row, through HTTP: status, code, body shape and headers. */
 
@@ -69,28 +68,28 @@ afterAll(async () => {
 });
 
 describe('spec error table', () => {
-  let tenant: Tenant;
+  let tenant: FundedAccount;
   beforeAll(async () => {
-    tenant = await createTenant(billing);
+    tenant = await fundAccount(billing.operator);
   });
 
   it('400 missing_model: model absent or not a string', async () => {
-    const absent = await post(tenant.key, { messages: [{ role: 'user', content: 'x' }] });
+    const absent = await post(tenant.apiKey, { messages: [{ role: 'user', content: 'x' }] });
     expectError(absent, 400, 'missing_model');
     expect(absent.body.error.param).toBe('model');
     expectRateLimitHeaders(absent);
-    expectError(await post(tenant.key, { ...chat(), model: 42 }), 400, 'missing_model');
+    expectError(await post(tenant.apiKey, { ...chat(), model: 42 }), 400, 'missing_model');
   });
 
   it('400 invalid_request_body: malformed JSON, bad type, out-of-range value', async () => {
     const malformed = await edge.api
       .post('/v1/chat/completions')
-      .set(bearer(tenant.key))
+      .set(bearer(tenant.apiKey))
       .set('Content-Type', 'application/json')
       .send('{"model": "acme/chat",');
     expectError(malformed, 400, 'invalid_request_body');
     expectRateLimitHeaders(malformed);
-    const range = await post(tenant.key, { ...chat(), temperature: 2.5 });
+    const range = await post(tenant.apiKey, { ...chat(), temperature: 2.5 });
     expectError(range, 400, 'invalid_request_body');
     expect(range.body.error.param).toBe('temperature');
   });
@@ -99,19 +98,19 @@ describe('spec error table', () => {
     expectError(await post(null, chat()), 401, 'invalid_api_key');
     const basic = await edge.api
       .post('/v1/chat/completions')
-      .set('Authorization', `Basic ${tenant.key}`)
+      .set('Authorization', `Basic ${tenant.apiKey}`)
       .send(chat());
     expectError(basic, 401, 'invalid_api_key');
     const unknown = await post(`sk_live_${'A'.repeat(43)}`, chat());
     expectError(unknown, 401, 'invalid_api_key');
     expect(unknown.headers['x-ratelimit-limit']).toBeUndefined();
 
-    const other = await createTenant(billing);
+    const other = await fundAccount(billing.operator);
     await edge.api
       .delete(`/admin/v1/accounts/${other.accountId}/api-keys/auto`)
       .set(bearer(edge.adminToken))
       .expect(204);
-    expectError(await post(other.key, chat()), 401, 'invalid_api_key');
+    expectError(await post(other.apiKey, chat()), 401, 'invalid_api_key');
   });
 
   it('401 before validation: a bad credential with a malformed or oversized body', async () => {
@@ -132,21 +131,21 @@ describe('spec error table', () => {
   });
 
   it('401 token_revoked: a token revoked by its owner', async () => {
-    const created = await post(tenant.key, { api_key_name: 'auto' }, '/v1/scoped-jwt');
+    const created = await post(tenant.apiKey, { api_key_name: 'auto' }, '/v1/scoped-jwt');
     expect(created.status).toBe(200);
     const token = created.body.token as string;
     expect((await post(token, chat())).status).toBe(200);
     await edge.api
       .delete('/v1/scoped-jwt')
       .query({ jwt: token })
-      .set(bearer(tenant.key))
+      .set(bearer(tenant.apiKey))
       .expect(200);
     expectError(await post(token, chat()), 401, 'token_revoked');
   });
 
   it('402 insufficient_balance: nothing to hold the worst case with', async () => {
-    const broke = await createTenant(billing, { creditDzd: 0 });
-    const refused = await post(broke.key, chat());
+    const broke = await fundAccount(billing.operator, { creditDzd: 0 });
+    const refused = await post(broke.apiKey, chat());
     expectError(refused, 402, 'insufficient_balance');
     expectRateLimitHeaders(refused);
     expect(refused.headers['retry-after']).toBeUndefined();
@@ -160,13 +159,13 @@ describe('spec error table', () => {
   });
 
   it('403 account_suspended on every request', async () => {
-    const suspended = await createTenant(billing);
+    const suspended = await fundAccount(billing.operator);
     await edge.api
       .post(`/admin/v1/accounts/${suspended.accountId}/suspend`)
       .set(bearer(edge.adminToken))
       .expect(200);
-    expectError(await post(suspended.key, chat()), 403, 'account_suspended');
-    const balance = await edge.api.get('/v1/user/balance').set(bearer(suspended.key));
+    expectError(await post(suspended.apiKey, chat()), 403, 'account_suspended');
+    const balance = await edge.api.get('/v1/user/balance').set(bearer(suspended.apiKey));
     expectError(balance, 403, 'account_suspended');
   });
 
@@ -179,34 +178,34 @@ describe('spec error table', () => {
   });
 
   it('404 model_not_found: not in the catalog', async () => {
-    const refused = await post(tenant.key, chat('acme/missing'));
+    const refused = await post(tenant.apiKey, chat('acme/missing'));
     expectError(refused, 404, 'model_not_found');
     expect(refused.body.error.param).toBe('model');
     expectRateLimitHeaders(refused);
   });
 
   it('429 rate_limit_exceeded with Retry-After and X-RateLimit-* (ms reset)', async () => {
-    const limited = await createTenant(billing, { rateLimit: 2 });
-    const first = await post(limited.key, chat());
+    const limited = await fundAccount(billing.operator, { rateLimitPerMinute: 2 });
+    const first = await post(limited.apiKey, chat());
     expect(first.status).toBe(200);
     expectRateLimitHeaders(first, 2);
     expect(first.headers['x-ratelimit-remaining']).toBe('1');
-    await edge.api.get('/v1/user/balance').set(bearer(limited.key)).expect(200);
-    const refused = await post(limited.key, chat());
+    await edge.api.get('/v1/user/balance').set(bearer(limited.apiKey)).expect(200);
+    const refused = await post(limited.apiKey, chat());
     expectError(refused, 429, 'rate_limit_exceeded');
     expectRateLimitHeaders(refused, 2);
     expect(refused.headers['x-ratelimit-remaining']).toBe('0');
     const retryAfterS = Number(refused.headers['retry-after']);
     expect(retryAfterS).toBeGreaterThanOrEqual(1);
     expect(retryAfterS).toBeLessThanOrEqual(60);
-    const other = await edge.api.get('/v1/models').set(bearer(limited.key));
+    const other = await edge.api.get('/v1/models').set(bearer(limited.apiKey));
     expectError(other, 429, 'rate_limit_exceeded');
     expect(other.headers['retry-after']).toBeDefined();
   });
 
   it('500 GATEWAY_TIMEOUT: no reply in time; the job is cancelled and its hold voided', async () => {
-    const patient = await createTenant(billing);
-    const response = await post(patient.key, chat('acme/slow'));
+    const patient = await fundAccount(billing.operator);
+    const response = await post(patient.apiKey, chat('acme/slow'));
     expectError(response, 500, 'GATEWAY_TIMEOUT');
     expectRateLimitHeaders(response);
     const job = worker.jobs.find((j) => j.accountId === patient.accountId);
@@ -221,37 +220,37 @@ describe('spec error table', () => {
 });
 
 describe('every failure in the one error shape', () => {
-  let tenant: Tenant;
+  let tenant: FundedAccount;
   beforeAll(async () => {
-    tenant = await createTenant(billing);
+    tenant = await fundAccount(billing.operator);
   });
 
   it('unknown routes: 404 not_found (401 first under /v1 without a credential)', async () => {
     const outside = await edge.api.get('/nope').set('X-Request-Id', 'trace-1');
     expectError(outside, 404, 'not_found');
     expect(outside.headers['x-request-id']).toBe('trace-1');
-    const inside = await edge.api.get('/v1/nope').set(bearer(tenant.key));
+    const inside = await edge.api.get('/v1/nope').set(bearer(tenant.apiKey));
     expectError(inside, 404, 'not_found');
     expectRateLimitHeaders(inside);
     expectError(await edge.api.get('/v1/nope'), 401, 'invalid_api_key');
   });
 
   it('wrong methods: 405 method_not_allowed with Allow', async () => {
-    const response = await edge.api.get('/v1/chat/completions').set(bearer(tenant.key));
+    const response = await edge.api.get('/v1/chat/completions').set(bearer(tenant.apiKey));
     expectError(response, 405, 'method_not_allowed');
     expect(response.headers.allow).toBe('POST');
     expectRateLimitHeaders(response);
-    const jwtRoute = await edge.api.put('/v1/scoped-jwt').set(bearer(tenant.key));
+    const jwtRoute = await edge.api.put('/v1/scoped-jwt').set(bearer(tenant.apiKey));
     expectError(jwtRoute, 405, 'method_not_allowed');
   });
 
   it('oversized bodies: 413 payload_too_large; other media types: 415', async () => {
-    const huge = await post(tenant.key, { ...chat(), pad: 'x'.repeat(100 * 1024) });
+    const huge = await post(tenant.apiKey, { ...chat(), pad: 'x'.repeat(100 * 1024) });
     expectError(huge, 413, 'payload_too_large');
     expectRateLimitHeaders(huge);
     const text = await edge.api
       .post('/v1/chat/completions')
-      .set(bearer(tenant.key))
+      .set(bearer(tenant.apiKey))
       .set('Content-Type', 'text/plain')
       .send('hello');
     expectError(text, 415, 'unsupported_media_type');
@@ -268,12 +267,12 @@ describe('every failure in the one error shape', () => {
   it('keeps a sane caller request id and makes one otherwise', async () => {
     const kept = await edge.api
       .get('/v1/models')
-      .set(bearer(tenant.key))
+      .set(bearer(tenant.apiKey))
       .set('X-Request-Id', 'abc-1');
     expect(kept.headers['x-request-id']).toBe('abc-1');
     const made = await edge.api
       .get('/v1/models')
-      .set(bearer(tenant.key))
+      .set(bearer(tenant.apiKey))
       .set('X-Request-Id', 'a b');
     expect(made.headers['x-request-id']).toMatch(/^req_/);
   });

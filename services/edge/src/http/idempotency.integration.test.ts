@@ -1,12 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { uniquePrefix } from '@gateway/testing';
+import { fundAccount, uniquePrefix, type FundedAccount } from '@gateway/testing';
 import {
   balanceOf,
-  createTenant,
   putModel,
   startBilling,
   type BillingUnderTest,
-  type Tenant,
 } from '../test-support/billing.suite.js';
 import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 import {
@@ -23,7 +21,7 @@ let billing: BillingUnderTest;
 let edgeA: EdgeUnderTest;
 let edgeB: EdgeUnderTest;
 let worker: FakeWorker;
-let tenant: Tenant;
+let tenant: FundedAccount;
 const attempts = new Map<string, number>();
 
 const chat = (content: string, extra: object = {}) => ({
@@ -34,7 +32,7 @@ const chat = (content: string, extra: object = {}) => ({
 const send = (edge: EdgeUnderTest, key: string, body: object) =>
   edge.api
     .post('/v1/chat/completions')
-    .set(bearer(tenant.key))
+    .set(bearer(tenant.apiKey))
     .set('Idempotency-Key', key)
     .send(body);
 
@@ -56,7 +54,7 @@ beforeAll(async () => {
     return [{ type: 'final', data: chatCompletion(job, `answer ${attempt}`), lost }];
   });
   await putModel(billing, 'acme/chat');
-  tenant = await createTenant(billing);
+  tenant = await fundAccount(billing.operator);
 });
 
 afterAll(async () => {
@@ -147,7 +145,7 @@ describe('Idempotency-Key', () => {
     const mint = () =>
       edgeA.api
         .post('/v1/scoped-jwt')
-        .set(bearer(tenant.key))
+        .set(bearer(tenant.apiKey))
         .set('Idempotency-Key', 'token-1')
         .send({ api_key_name: 'auto' });
     const [first, second] = [await mint(), await mint()];

@@ -3,11 +3,9 @@ import { countChatPromptTokens } from '@gateway/tokenizer';
 import { listen, type RunningServer } from '@gateway/runtime';
 import {
   balanceOf,
-  createTenant,
   putModel,
   startBilling,
   type BillingUnderTest,
-  type Tenant,
 } from '../test-support/billing.suite.js';
 import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 import {
@@ -19,6 +17,7 @@ import {
 } from '../test-support/fake-worker.suite.js';
 import { readEvents } from '../test-support/sse.suite.js';
 import { waitFor } from '../test-support/wait.suite.js';
+import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /** Chat completions, JSON and SSE, against a scripted worker on the real broker and billing. */
 
@@ -26,7 +25,7 @@ let billing: BillingUnderTest;
 let edge: EdgeUnderTest;
 let worker: FakeWorker;
 let server: RunningServer;
-let tenant: Tenant;
+let tenant: FundedAccount;
 const scripts = new Map<string, (jobId: string) => Step[]>();
 
 const messages = [{ role: 'user', content: 'Say hello' }];
@@ -34,7 +33,7 @@ const url = (path: string) => `http://127.0.0.1:${server.port}${path}`;
 const postStream = (body: object, signal?: AbortSignal) =>
   fetch(url('/v1/chat/completions'), {
     method: 'POST',
-    headers: { ...bearer(tenant.key), 'Content-Type': 'application/json' },
+    headers: { ...bearer(tenant.apiKey), 'Content-Type': 'application/json' },
     body: JSON.stringify({ model: 'acme/chat', messages, stream: true, ...body }),
     ...(signal ? { signal } : {}),
   });
@@ -70,13 +69,13 @@ afterAll(async () => {
 
 describe('JSON', () => {
   beforeAll(async () => {
-    tenant = await createTenant(billing);
+    tenant = await fundAccount(billing.operator);
   });
 
   it('answers the completion with _service: cost and balance from settlement', async () => {
     const response = await edge.api
       .post('/v1/chat/completions')
-      .set(bearer(tenant.key))
+      .set(bearer(tenant.apiKey))
       .send({ model: 'acme/chat', messages, webhook: 'https://example.com/ignored' });
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({
@@ -125,7 +124,7 @@ describe('JSON', () => {
     ]);
     const response = await edge.api
       .post('/v1/chat/completions')
-      .set(bearer(tenant.key))
+      .set(bearer(tenant.apiKey))
       .send({ model: 'ext/chat', messages: [{ role: 'user', content: 'warn me' }] });
     expect(response.body._service.warnings).toEqual([
       "Parameter 'stop' is not supported by this model and was ignored.",
@@ -137,7 +136,7 @@ describe('JSON', () => {
     const jobsBefore = worker.jobs.length;
     const response = await edge.api
       .post('/v1/chat/completions')
-      .set(bearer(tenant.key))
+      .set(bearer(tenant.apiKey))
       .send({ model: 'acme/chat', messages, use_beam_search: true, best_of: 4, seed: 1 });
     expect(response.status).toBe(400);
     expect(response.body.error).toEqual({
@@ -151,7 +150,7 @@ describe('JSON', () => {
     // Parameters of the reference API that cost nothing extra are accepted.
     const accepted = await edge.api
       .post('/v1/chat/completions')
-      .set(bearer(tenant.key))
+      .set(bearer(tenant.apiKey))
       .send({ model: 'acme/chat', messages, seed: 1, top_logprobs: 2, logprobs: true, user: 'u' });
     expect(accepted.status).toBe(200);
     // The reference API's cost-free parameters (the worker does not forward them).
@@ -164,7 +163,7 @@ describe('JSON', () => {
     };
     const alsoAccepted = await edge.api
       .post('/v1/chat/completions')
-      .set(bearer(tenant.key))
+      .set(bearer(tenant.apiKey))
       .send({ model: 'acme/chat', messages, ...costFree });
     expect(alsoAccepted.status).toBe(200);
   });
@@ -172,7 +171,7 @@ describe('JSON', () => {
   it('passes unknown parameters on to external-provider models (dropped there with a warning)', async () => {
     const response = await edge.api
       .post('/v1/chat/completions')
-      .set(bearer(tenant.key))
+      .set(bearer(tenant.apiKey))
       .send({ model: 'ext/chat', messages, best_of: 4 });
     expect(response.status).toBe(200);
     expect(worker.jobs.at(-1)!.request).toMatchObject({ model: 'ext/chat', best_of: 4 });
@@ -181,7 +180,7 @@ describe('JSON', () => {
   it('routes service_tier priority to the priority queue at +20%', async () => {
     const response = await edge.api
       .post('/v1/chat/completions')
-      .set(bearer(tenant.key))
+      .set(bearer(tenant.apiKey))
       .send({ model: 'acme/chat', messages, service_tier: 'priority' });
     expect(response.body._service.cost_dzd).toBe(0.024);
     const job = worker.jobs.at(-1)!;
@@ -196,7 +195,7 @@ describe('JSON', () => {
     ]);
     const response = await edge.api
       .post('/v1/chat/completions')
-      .set(bearer(tenant.key))
+      .set(bearer(tenant.apiKey))
       .send({ model: 'acme/chat', messages: [{ role: 'user', content: 'busy' }] });
     expect(response.status).toBe(429);
     expect(response.body.error).toEqual({
@@ -209,7 +208,7 @@ describe('JSON', () => {
 
 describe('SSE', () => {
   beforeAll(async () => {
-    tenant = await createTenant(billing);
+    tenant = await fundAccount(billing.operator);
   });
 
   it('streams data-only chunks, the usage chunk with its cost and [DONE], without _service', async () => {
@@ -282,7 +281,7 @@ describe('SSE', () => {
     const controller = new AbortController();
     const pending = fetch(url('/v1/chat/completions'), {
       method: 'POST',
-      headers: { ...bearer(tenant.key), 'Content-Type': 'application/json' },
+      headers: { ...bearer(tenant.apiKey), 'Content-Type': 'application/json' },
       body: JSON.stringify({
         model: 'acme/chat',
         messages: [{ role: 'user', content: 'slow json' }],

@@ -3,11 +3,9 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { listen, type RunningServer } from '@gateway/runtime';
 import {
   balanceOf,
-  createTenant,
   putModel,
   startBilling,
   type BillingUnderTest,
-  type Tenant,
 } from '../test-support/billing.suite.js';
 import { startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 import {
@@ -15,6 +13,7 @@ import {
   startFakeWorker,
   type FakeWorker,
 } from '../test-support/fake-worker.suite.js';
+import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /**
  * A client that leaves while its request is being admitted or its job
@@ -26,7 +25,7 @@ let billing: BillingUnderTest;
 let edge: EdgeUnderTest;
 let worker: FakeWorker;
 let server: RunningServer;
-let tenant: Tenant;
+let tenant: FundedAccount;
 
 beforeAll(async () => {
   billing = await startBilling();
@@ -38,7 +37,7 @@ beforeAll(async () => {
   ]);
   server = await listen(edge.app, '127.0.0.1', 0);
   await putModel(billing, 'acme/chat');
-  tenant = await createTenant(billing);
+  tenant = await fundAccount(billing.operator);
 });
 
 afterAll(async () => {
@@ -59,7 +58,7 @@ function sendAndLeave(stream: boolean): Promise<void> {
     const socket = connect(server.port, '127.0.0.1', () => {
       socket.write(
         'POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n' +
-          `Authorization: Bearer ${tenant.key}\r\nContent-Type: application/json\r\n` +
+          `Authorization: Bearer ${tenant.apiKey}\r\nContent-Type: application/json\r\n` +
           `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
       );
       socket.destroy();

@@ -1,14 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createBillingClient } from '@gateway/billing-client';
 import { BudgetListSchema, GatewayError, KeyInfoSchema, compile } from '@gateway/contracts';
-import {
-  createTenant,
-  startBilling,
-  type BillingUnderTest,
-  type Tenant,
-} from '../test-support/billing.suite.js';
+import { startBilling, type BillingUnderTest } from '../test-support/billing.suite.js';
 import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 import { KEY_READS_PER_MINUTE } from './key.js';
+import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /*
  * `GET /v1/key` and the operator API's budget routes through edge, with the real
@@ -17,12 +13,12 @@ import { KEY_READS_PER_MINUTE } from './key.js';
 
 let billing: BillingUnderTest;
 let edge: EdgeUnderTest;
-let tenant: Tenant;
+let tenant: FundedAccount;
 
 beforeAll(async () => {
   billing = await startBilling();
   edge = await startEdge(billing);
-  tenant = await createTenant(billing, { rateLimit: 5 });
+  tenant = await fundAccount(billing.operator, { rateLimitPerMinute: 5 });
 });
 
 afterAll(async () => {
@@ -44,7 +40,7 @@ const keyOf = (credential: string) => edge.api.get('/v1/key').set(bearer(credent
 
 describe('GET /v1/key', () => {
   it('shows an API key without a budget, then with one', async () => {
-    const bare = await keyOf(tenant.key);
+    const bare = await keyOf(tenant.apiKey);
     expect(bare.status).toBe(200);
     expect(bare.body).toEqual({
       object: 'key',
@@ -70,7 +66,7 @@ describe('GET /v1/key', () => {
       .set(admin())
       .send({ limit_dzd: 3, period: 'day', time_zone: 'Africa/Algiers' });
     expect(set.status).toBe(200);
-    const shown = await keyOf(tenant.key);
+    const shown = await keyOf(tenant.apiKey);
     expect(shown.body.budgets).toEqual([set.body]);
     expect([isKeyInfo(bare.body), isKeyInfo(shown.body)]).toEqual([true, true]);
     expect(shown.body.budgets[0]).toMatchObject({ owner: 'auto', limit_dzd: 3, remaining_dzd: 3 });
@@ -80,7 +76,7 @@ describe('GET /v1/key', () => {
   it("shows a scoped token: its id, its own budget beside its key's, its limit and spend", async () => {
     const created = await edge.api
       .post('/v1/scoped-jwt')
-      .set(bearer(tenant.key))
+      .set(bearer(tenant.apiKey))
       .send({ api_key_name: 'auto', expires_delta: 600, spending_limit: 2 });
     const token = created.body.token as string;
     const first = await keyOf(token);
@@ -101,41 +97,41 @@ describe('GET /v1/key', () => {
     const withBudget = await keyOf(token);
     expect(withBudget.body.budgets).toEqual([tokenBudget.body]);
     expect(isKeyInfo(withBudget.body)).toBe(true);
-    expect((await keyOf(tenant.key)).body.budgets).toEqual([]);
+    expect((await keyOf(tenant.apiKey)).body.budgets).toEqual([]);
   });
 
   it('does not consume the rate limit, even when the limit is used up', async () => {
     await awayFromMinuteBoundary();
-    const remaining = async () => (await keyOf(tenant.key)).body.rate_limit.remaining as number;
+    const remaining = async () => (await keyOf(tenant.apiKey)).body.rate_limit.remaining as number;
     const before = await remaining();
-    for (let i = 0; i < 8; i += 1) expect((await keyOf(tenant.key)).status).toBe(200);
+    for (let i = 0; i < 8; i += 1) expect((await keyOf(tenant.apiKey)).status).toBe(200);
     expect(await remaining()).toBe(before);
     // A counted route uses it up; the key can still be read, and says so.
     for (let i = 0; i < before; i += 1) {
-      expect((await edge.api.get('/v1/user/balance').set(bearer(tenant.key))).status).toBe(200);
+      expect((await edge.api.get('/v1/user/balance').set(bearer(tenant.apiKey))).status).toBe(200);
     }
-    expect((await edge.api.get('/v1/user/balance').set(bearer(tenant.key))).status).toBe(429);
-    const exhausted = await keyOf(tenant.key);
+    expect((await edge.api.get('/v1/user/balance').set(bearer(tenant.apiKey))).status).toBe(429);
+    const exhausted = await keyOf(tenant.apiKey);
     expect([exhausted.status, exhausted.body.rate_limit.remaining]).toEqual([200, 0]);
     expect(exhausted.headers['x-ratelimit-remaining']).toBe('0');
     // Not even a refusal counts (nor is refused for the limit): 405, not 429.
-    expect((await edge.api.post('/v1/key').set(bearer(tenant.key))).status).toBe(405);
+    expect((await edge.api.post('/v1/key').set(bearer(tenant.apiKey))).status).toBe(405);
   });
 
   it('is bounded per credential: 429 with Retry-After past KEY_READS_PER_MINUTE', async () => {
-    const other = await createTenant(billing);
+    const other = await fundAccount(billing.operator);
     let status = 200;
     let reads = 0;
     while (status === 200 && reads <= KEY_READS_PER_MINUTE) {
-      status = (await keyOf(other.key)).status;
+      status = (await keyOf(other.apiKey)).status;
       reads += 1;
     }
-    const refused = await keyOf(other.key);
+    const refused = await keyOf(other.apiKey);
     expect([reads, status, refused.status]).toEqual([KEY_READS_PER_MINUTE + 1, 429, 429]);
     expect(refused.body.error.code).toBe('rate_limit_exceeded');
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     // Another credential reads on.
-    expect((await keyOf(tenant.key)).status).toBe(200);
+    expect((await keyOf(tenant.apiKey)).status).toBe(200);
   });
 
   it('refuses a missing or unknown credential: 401', async () => {
@@ -198,7 +194,7 @@ describe("billing-client's budget methods", () => {
       expect(view).toMatchObject({ applies_to: 'api_key', limit_micro_dzd: '1500000' });
       expect(await client.operator.getBudget(tenant.accountId, owner)).toEqual(view);
       expect((await client.operator.listBudgets(tenant.accountId)).data).toContainEqual(view);
-      expect((await client.keyInfo(`Bearer ${tenant.key}`)).budgets).toEqual([view]);
+      expect((await client.keyInfo(`Bearer ${tenant.apiKey}`)).budgets).toEqual([view]);
       await client.operator.removeBudget(tenant.accountId, owner);
       const gone = await client.operator.getBudget(tenant.accountId, owner).catch((e) => e);
       expect(gone).toBeInstanceOf(GatewayError);

@@ -2,21 +2,20 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { countTextTokens } from '@gateway/tokenizer';
 import {
   balanceOf,
-  createTenant,
   putModel,
   startBilling,
   type BillingUnderTest,
-  type Tenant,
 } from '../test-support/billing.suite.js';
 import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 import { startFakeWorker, type FakeWorker, type Step } from '../test-support/fake-worker.suite.js';
+import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /** Native inference (sync and async) and the default-models-only routes. */
 
 let billing: BillingUnderTest;
 let edge: EdgeUnderTest;
 let worker: FakeWorker;
-let tenant: Tenant;
+let tenant: FundedAccount;
 
 const ANSWERS: Record<string, (jobId: string, model: string) => Record<string, unknown>> = {
   native: (id, model) => ({
@@ -62,7 +61,7 @@ beforeAll(async () => {
     await putModel(billing, `acme/${kind}`, { kind });
   }
   await putModel(billing, 'ext/embedding', { kind: 'embedding', provider: 'external' });
-  tenant = await createTenant(billing);
+  tenant = await fundAccount(billing.operator);
 });
 
 afterAll(async () => {
@@ -71,7 +70,8 @@ afterAll(async () => {
   await billing?.close();
 });
 
-const post = (path: string, body: object) => edge.api.post(path).set(bearer(tenant.key)).send(body);
+const post = (path: string, body: object) =>
+  edge.api.post(path).set(bearer(tenant.apiKey)).send(body);
 
 describe('POST /v1/inference/{model}', () => {
   it('answers synchronously with results and _service', async () => {
@@ -205,7 +205,7 @@ describe('default-models-only routes', () => {
     const audio = Buffer.from('RIFF....WAVEfmt ');
     const response = await edge.api
       .post('/v1/audio/transcriptions')
-      .set(bearer(tenant.key))
+      .set(bearer(tenant.apiKey))
       .field('model', 'acme/transcription')
       .field('language', 'en')
       .field('response_format', 'text')

@@ -1,11 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import {
-  createTenant,
-  startBilling,
-  type BillingUnderTest,
-  type Tenant,
-} from '../test-support/billing.suite.js';
+import { startBilling, type BillingUnderTest } from '../test-support/billing.suite.js';
 import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
+import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /**
  * Every range and type rule at its edges. A valid body reaches admission, which refuses the
@@ -15,12 +11,12 @@ import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suit
 
 let billing: BillingUnderTest;
 let edge: EdgeUnderTest;
-let tenant: Tenant;
+let tenant: FundedAccount;
 
 beforeAll(async () => {
   billing = await startBilling();
   edge = await startEdge(billing, { uploadBytes: 1024 });
-  tenant = await createTenant(billing, { rateLimit: 100_000 });
+  tenant = await fundAccount(billing.operator, { rateLimitPerMinute: 100_000 });
 });
 
 afterAll(async () => {
@@ -33,7 +29,7 @@ type Case = [string, Record<string, unknown>, 'valid' | string];
 async function expectOutcome(path: string, body: unknown, expected: string) {
   const response = await edge.api
     .post(path)
-    .set(bearer(tenant.key))
+    .set(bearer(tenant.apiKey))
     .send(body as object);
   if (expected === 'valid') {
     expect({ status: response.status, body: response.body }).toMatchObject({
@@ -135,7 +131,7 @@ describe('POST /v1/chat/completions', () => {
     for (const body of [{ messages }, { model: null, messages }, [chatBase]]) {
       const response = await edge.api
         .post('/v1/chat/completions')
-        .set(bearer(tenant.key))
+        .set(bearer(tenant.apiKey))
         .send(body);
       expect(response.status).toBe(400);
       expect(response.body.error).toMatchObject({ code: 'missing_model', param: 'model' });
@@ -229,14 +225,17 @@ describe('other routes', () => {
   });
 
   it('missing model on the other routes: missing_model', async () => {
-    const response = await edge.api.post('/v1/rerank').set(bearer(tenant.key)).send({ query: 'q' });
+    const response = await edge.api
+      .post('/v1/rerank')
+      .set(bearer(tenant.apiKey))
+      .send({ query: 'q' });
     expect(response.body.error).toMatchObject({ code: 'missing_model', param: 'model' });
   });
 });
 
 describe('POST /v1/audio/transcriptions (multipart)', () => {
   const upload = (fields: Record<string, string>, file?: Buffer) => {
-    const req = edge.api.post('/v1/audio/transcriptions').set(bearer(tenant.key));
+    const req = edge.api.post('/v1/audio/transcriptions').set(bearer(tenant.apiKey));
     for (const [name, value] of Object.entries(fields)) req.field(name, value);
     if (file) req.attach('file', file, { filename: 'a.wav', contentType: 'audio/wav' });
     return req;
@@ -259,7 +258,7 @@ describe('POST /v1/audio/transcriptions (multipart)', () => {
     expect(big.body.error.code).toBe('payload_too_large');
     const json = await edge.api
       .post('/v1/audio/transcriptions')
-      .set(bearer(tenant.key))
+      .set(bearer(tenant.apiKey))
       .send({ model: 'acme/none' });
     expect(json.status).toBe(415);
   });

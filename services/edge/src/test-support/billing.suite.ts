@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { silentStream } from './silent-log.suite.js';
 import { createLogger, createServiceMetrics } from '@gateway/observability';
 import { createServiceApp, finishApp, listen, type RunningServer } from '@gateway/runtime';
-import { createTestDatabase } from '@gateway/testing';
+import { createTestDatabase, type OperatorCall } from '@gateway/testing';
 // Tests only: the real billing, in-process, over its own database (no stand-in for money).
 import {
   billingDatabaseTemplate,
@@ -25,7 +25,14 @@ export interface BillingUnderTest {
   /** The path of every internal call billing received so far (its access log, in short). */
   paths: string[];
   /** Calls billing's internal API directly (arranging a test; edge is not involved). */
-  call<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T>;
+  call<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<T>;
+  /** Billing's operator API (`fundAccount(billing.operator)`). */
+  operator: OperatorCall;
   close(): Promise<void>;
 }
 
@@ -59,6 +66,7 @@ export async function startBilling(options: BillingTestOptions = {}): Promise<Bi
   finishApp(app, logger);
   const server: RunningServer = await listen(app, '127.0.0.1', 0);
   const url = `http://127.0.0.1:${server.port}`;
+  const call = billingCaller(url, internalToken, workerToken);
   return {
     url,
     databaseUrl: db.url,
@@ -66,19 +74,8 @@ export async function startBilling(options: BillingTestOptions = {}): Promise<Bi
     workerToken,
     ledger,
     paths,
-    call: async <T>(method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${url}/internal/v1${path}`, {
-        method,
-        headers: {
-          'X-Internal-Token': isWorkerCall(path) ? workerToken : internalToken,
-          'Content-Type': 'application/json',
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await response.text();
-      if (response.status >= 400) throw new Error(`billing ${method} ${path}: ${text}`);
-      return (text ? JSON.parse(text) : {}) as T;
-    },
+    call,
+    operator: adminOperator(call),
     close: async () => {
       const report = await ledger.checkInvariants();
       await server.close(1_000);
@@ -110,39 +107,44 @@ export async function putModel(billing: BillingUnderTest, id: string, spec: Mode
   });
 }
 
-export interface Tenant {
-  accountId: string;
-  key: string;
-}
-
-/** An account with an API key named `auto`, credited (10 DZD by default). */
-export async function createTenant(
-  billing: BillingUnderTest,
-  options: { creditDzd?: number; rateLimit?: number } = {},
-): Promise<Tenant> {
-  const account = await billing.call<{ id: string }>('POST', '/admin/accounts', { name: 't' });
-  if (options.rateLimit !== undefined) {
-    await billing.call('PATCH', `/admin/accounts/${account.id}`, {
-      rate_limit_per_minute: options.rateLimit,
-    });
-  }
-  const { key } = await billing.call<{ key: string }>(
-    'POST',
-    `/admin/accounts/${account.id}/api-keys`,
-    { name: 'auto' },
-  );
-  const credit = options.creditDzd ?? 10;
-  if (credit > 0) {
-    await billing.call('POST', `/admin/accounts/${account.id}/credits`, { amount_dzd: credit });
-  }
-  return { accountId: account.id, key };
-}
-
 export async function balanceOf(billing: BillingUnderTest, accountId: string) {
   return billing.call<{ balance_dzd: number; reserved_dzd: number; available_dzd: number }>(
     'GET',
     `/accounts/${accountId}/balance`,
   );
+}
+
+/**
+ * Calls billing's internal API as edge (as the worker for the worker's routes), each call under
+ * a fresh Idempotency-Key unless `headers` name one; resolves with the JSON answer (`{}` when
+ * empty), throws on an error status.
+ */
+export function billingCaller(url: string, internalToken: string, workerToken: string) {
+  return async <T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<T> => {
+    const response = await fetch(`${url}/internal/v1${path}`, {
+      method,
+      headers: {
+        'X-Internal-Token': isWorkerCall(path) ? workerToken : internalToken,
+        'Content-Type': 'application/json',
+        'Idempotency-Key': randomUUID(),
+        ...headers,
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`billing ${method} ${path}: ${response.status} ${text}`);
+    return (text ? JSON.parse(text) : {}) as T;
+  };
+}
+
+/** Billing's operator API (`/admin` on its internal API) through `call`, for `fundAccount`. */
+export function adminOperator(call: ReturnType<typeof billingCaller>): OperatorCall {
+  return (method, path, body, headers) => call(method, `/admin${path}`, body, headers);
 }
 
 /** Settling is the worker's call alone: a test arranging a settlement calls as the worker. */

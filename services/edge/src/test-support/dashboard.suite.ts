@@ -1,8 +1,8 @@
 import { expect } from '@jest/globals';
 import type { Response } from 'supertest';
 import { DASHBOARD_CSRF_HEADER, type DashboardSession } from '@gateway/contracts';
-import type { Tenant } from './billing.suite.js';
 import type { EdgeUnderTest } from './edge.suite.js';
+import { type FundedAccount } from '@gateway/testing';
 
 /** The dashboard's API as a browser uses it, for the tests of `/dashboard/api`. */
 
@@ -55,7 +55,7 @@ export async function invite(edge: EdgeUnderTest, accountId: string, email: stri
 }
 
 /** The account's owner, signed in through a fresh invitation. */
-export async function ownerOf(edge: EdgeUnderTest, tenant: Tenant, email: string) {
+export async function ownerOf(edge: EdgeUnderTest, tenant: FundedAccount, email: string) {
   const token = await invite(edge, tenant.accountId, email);
   const browser = new Browser(edge);
   const accepted = await edge.api

@@ -7,8 +7,15 @@ import {
   type StandInModelNode,
   type StandInModelNodeOptions,
 } from '@gateway/stand-ins';
-import { spawnService, testAmqpUrl, waitForStatus, type ServiceProcess } from '@gateway/testing';
-import { createTenant, startBilling, type BillingUnderTest, type Tenant } from './billing.suite.js';
+import {
+  fundAccount,
+  spawnService,
+  testAmqpUrl,
+  waitForStatus,
+  type FundedAccount,
+  type ServiceProcess,
+} from '@gateway/testing';
+import { startBilling, type BillingUnderTest } from './billing.suite.js';
 import { startEdge, type EdgeUnderTest } from './edge.suite.js';
 
 /**
@@ -23,7 +30,7 @@ export interface RealStack {
   /** `http://127.0.0.1:<port>` of edge. */
   baseUrl: string;
   /** A funded account with an API key, made once per file. */
-  tenant: Tenant;
+  tenant: FundedAccount;
   /** The official SDK pointed at the gateway, no retries (tests see every failure). */
   client(apiKey: string): OpenAI;
 }
@@ -62,7 +69,7 @@ export function useRealStack(
       },
     });
     await waitForStatus(`${worker.baseUrl}/readyz`, 200);
-    stack.tenant = await createTenant(stack.billing);
+    stack.tenant = await fundAccount(stack.billing.operator);
     stack.client = (apiKey) =>
       new OpenAI({ apiKey, baseURL: `${stack.baseUrl}/v1`, maxRetries: 0 });
   }, 60_000);
