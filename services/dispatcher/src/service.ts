@@ -38,6 +38,9 @@ export async function startDispatcherService(
   // An idle connection dropped by the server (restart, failover) must not crash the process;
   // the pool replaces it on the next query.
   pool.on('error', (error) => shell.logger.warn({ err: error }, 'idle database connection lost'));
+  // Nor one lost while a transaction holds it: pg then emits 'error' on that client between its
+  // statements, when the pool's listener is off it (billing's db/client.ts has the test).
+  pool.on('connect', (client) => client.on('error', () => {}));
   const ownsBus = dependencies.bus === undefined;
   const bus = dependencies.bus ?? createGatewayBus(config, shell.logger, { service: 'dispatcher' });
   const dispatcher = createDispatcher(config, {

@@ -40,6 +40,11 @@ export function createPrismaClient(
   // of the pool by pg, which then emits 'error': without a listener that would crash billing.
   // The next query opens a new connection; readiness reports the database if it stays away.
   pool.on('error', () => {});
+  // A connection lost while a transaction holds it (PostgreSQL restarted or failed over, the path
+  // to it cut) makes pg emit 'error' on that client between its statements, when the pool's
+  // listener is off it: unheard, that is an uncaught exception and billing exits (the nemesis saw
+  // it). The statement in flight fails on its own; the pool drops the dead client on release.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const prisma = new PrismaClient({
     adapter: new PrismaPg(pool, { disposeExternalPool: true }),
   });
