@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { freeLoopbackPort } from '@gateway/testing';
 import { emptyTally, type Tally } from './fault-check.js';
 import { chatBody, streamBody, toolStreamBody } from './fault-client.js';
 import {
@@ -26,7 +27,8 @@ let seenHooks = 0;
 const tallies = new Map<string, Tally>();
 
 beforeAll(async () => {
-  stack = await startFaultStack();
+  // Proxied: a scenario takes billing away from edge and the worker (the network, not billing).
+  stack = await startFaultStack({ proxied: true });
 }, 180_000);
 
 afterAll(async () => {
@@ -84,17 +86,30 @@ const killAndRestart =
 
 const noFault = async () => undefined;
 
-async function firstHoldSince(s: FaultStack, sinceMs: number): Promise<void> {
+/**
+ * Waits (at most 10 s) until `count` holds placed since `sinceMs` exist, or are marked published
+ * with `published`.
+ */
+async function holdsSince(
+  s: FaultStack,
+  sinceMs: number,
+  count: number,
+  published = false,
+): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    const { rows } = await s.sql.query('SELECT 1 FROM holds WHERE created_at >= $1 LIMIT 1', [
-      new Date(sinceMs),
-    ]);
-    if (rows.length > 0) return;
+    const { rows } = await s.sql.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM holds
+        WHERE created_at >= $1 AND ($2::boolean IS FALSE OR published_at IS NOT NULL)`,
+      [new Date(sinceMs), published],
+    );
+    if (rows[0]!.n >= count) return;
     await delay(2);
   }
-  throw new Error('no hold was placed within 10 s');
+  throw new Error(`fewer than ${count} holds ${published ? 'marked published' : 'placed'} in 10 s`);
 }
+
+const firstHoldSince = (s: FaultStack, sinceMs: number) => holdsSince(s, sinceMs, 1);
 
 /** Streams slow enough (about 3.5 s) that a client leaving early leaves most of the generation. */
 const slowStreams = () => stack.node.setOptions({ tokensPerSecond: 10 });
@@ -206,6 +221,50 @@ const SCENARIOS: Scenario[] = [
       request: (id, lane) => (lane.index % 2 === 0 ? chat(id) : asyncRequest(stack)(id)),
       fault: at(700, (s) => s.infra.postgres.restart()),
     }),
+  },
+  {
+    title: 'edge killed while its streams wait on a stopped worker, restarted',
+    name: 'edge-kill-stream-unread',
+    repetitions: 1,
+    plan: () => ({
+      request: stream,
+      // The worker runs the jobs after edge is gone: every reply, the first chunk too, waits in
+      // the dead edge's queue until it dead-letters (30 s); nothing reached a client.
+      fault: async (s) => {
+        const sinceMs = Date.now() - 50;
+        s.services.worker.pause();
+        try {
+          await holdsSince(s, sinceMs, s.lanes.length, true);
+          await s.services.edge.kill();
+        } finally {
+          s.services.worker.resume();
+        }
+        await s.services.edge.start();
+      },
+    }),
+  },
+  {
+    title: 'billing unreachable from edge and the worker past the publish grace while jobs run',
+    name: 'billing-unreachable-past-grace',
+    repetitions: 1,
+    plan: () => {
+      // Jobs end after the grace and a sweep: the sweeper has released their unmarked holds.
+      stack.node.setOptions({ firstTokenLatencyMs: FAULTS.holdPublishGraceMs + 1_000 });
+      return {
+        request: chat,
+        fault: async (s) => {
+          await holdsSince(s, Date.now() - 50, s.lanes.length);
+          // Edge has its admissions' answers and publishes the jobs before the path goes.
+          await delay(300);
+          const closed = await freeLoopbackPort();
+          s.paths!.billing.repoint([closed]);
+          // The marks fail, the holds are released, the answers go out with their settlements
+          // queued through the broker; then the path comes back.
+          await delay(FAULTS.holdPublishGraceMs + 5_000);
+          s.paths!.billing.repoint([s.services.billing.port]);
+        },
+      };
+    },
   },
   {
     title: 'clients that disconnect before the first chunk',

@@ -19,6 +19,21 @@ const settlePath = (path: string) =>
 const startBillingConsumer = () => startSettlementConsumerFor(fixture);
 const settlementsOf = (holdId: string) => fixture.billing.ledgerTransactionsOf(holdId);
 
+/** A settlement of 12 + 7 tokens, as a worker queues it when billing does not answer. */
+const settlementOf = (holdId: string, jobId = holdId): BillingSettlementPayload => ({
+  holdId,
+  jobId,
+  action: 'settle',
+  inputTokens: 12,
+  outputTokens: 7,
+  producedAtMs: Date.now(),
+});
+/** What edge's reply queue dead-letters when its edge is gone (services/edge/src/jobs/job-replies.ts). */
+const unreadReply = (holdId: string, type: 'chunk' | 'final', seq: number) =>
+  makeEnvelope('inference.reply', { jobId: holdId, seq, type, data: {} });
+const refunded = (holdId: string, what = 'the refund') =>
+  waitFor(async () => ((await fixture.billing.refunded(holdId)) ? true : undefined), 10_000, what);
+
 const modelCalls = () =>
   fixture.node.requests().filter((request) => request.path.endsWith('/chat/completions')).length;
 
@@ -116,16 +131,8 @@ describe('worker: settlement outbox (billing unreachable when settling)', () => 
     await fixture.putModel('acme/outbox-dup', chatModel([fixture.node.url]));
     const holdId = await fixture.hold('acme/outbox-dup', { inputTokens: 40 });
     consumer = await startBillingConsumer();
-    const settlement: BillingSettlementPayload = {
-      holdId,
-      jobId: `job-${holdId}`,
-      action: 'settle',
-      inputTokens: 12,
-      outputTokens: 7,
-      producedAtMs: Date.now(),
-    };
     const queue = { queue: gatewayNames(fixture.prefix).queues.billingSettlements };
-    const envelope = makeEnvelope('billing.settlement', settlement);
+    const envelope = makeEnvelope('billing.settlement', settlementOf(holdId, `job-${holdId}`));
     await consumer.bus.publish(queue, envelope);
     await consumer.bus.publish(queue, envelope);
     await waitFor(
@@ -139,22 +146,14 @@ describe('worker: settlement outbox (billing unreachable when settling)', () => 
     expect(await settlementsOf(holdId)).toBe(1);
   });
 
-  it("refunds a settled answer whose final reply edge's queue dead-lettered unread; a chunk changes nothing", async () => {
+  it("refunds an answer whose first reply edge's queue dead-lettered unread, a stream's first chunk too; a stream read in part keeps its charge", async () => {
     await fixture.putModel('acme/outbox-unread', chatModel([fixture.node.url]));
     consumer = await startBillingConsumer();
     const queue = { queue: gatewayNames(fixture.prefix).queues.billingSettlements };
     const unreadQueue = { queue: gatewayNames(fixture.prefix).queues.unreadReplies };
     const settled = async () => {
       const holdId = await fixture.hold('acme/outbox-unread', { inputTokens: 40 });
-      const settle: BillingSettlementPayload = {
-        holdId,
-        jobId: holdId,
-        action: 'settle',
-        inputTokens: 12,
-        outputTokens: 7,
-        producedAtMs: Date.now(),
-      };
-      await consumer!.bus.publish(queue, makeEnvelope('billing.settlement', settle));
+      await consumer!.bus.publish(queue, makeEnvelope('billing.settlement', settlementOf(holdId)));
       await waitFor(
         async () => ((await fixture.billing.hold(holdId)).status === 'settled' ? true : undefined),
         10_000,
@@ -162,30 +161,46 @@ describe('worker: settlement outbox (billing unreachable when settling)', () => 
       );
       return holdId;
     };
-    // What edge's reply queue dead-letters when its edge is gone (services/edge/src/jobs/job-replies.ts).
-    const reply = (holdId: string, type: 'chunk' | 'final', seq: number) =>
-      makeEnvelope('inference.reply', { jobId: holdId, seq, type, data: {} });
     const answered = await settled();
-    const streamed = await settled();
+    const streamedUnread = await settled();
+    const streamedRead = await settled();
     // Replies are read from their own queue only: one in the settlement queue is unreadable
     // there (dead-lettered), never a refund.
-    await consumer.bus.publish(queue, reply(answered, 'final', 0));
-    await consumer.bus.publish(unreadQueue, reply(answered, 'chunk', 0));
+    await consumer.bus.publish(queue, unreadReply(answered, 'final', 0));
+    // A stream whose first chunks were relayed: only its later replies went unread.
+    await consumer.bus.publish(unreadQueue, unreadReply(streamedRead, 'chunk', 3));
+    await consumer.bus.publish(unreadQueue, unreadReply(streamedRead, 'final', 4));
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await fixture.billing.refunded(answered)).toBe(false);
-    // A stream's final reply follows its chunks (seq > 0), which were relayed
-    // and are charged by the stream billing policy; only the usage chunk went unread.
-    await consumer.bus.publish(unreadQueue, reply(streamed, 'chunk', 0));
-    await consumer.bus.publish(unreadQueue, reply(streamed, 'final', 1));
-    // A non-streamed answer's final reply is the answer: it reached nobody.
-    await consumer.bus.publish(unreadQueue, reply(answered, 'final', 0));
-    await waitFor(
-      async () => ((await fixture.billing.refunded(answered)) ? true : undefined),
-      10_000,
-      'the refund',
+    // A non-streamed answer's final reply is the answer, and a stream's first chunk its start:
+    // unread, nothing of either reached anyone.
+    await consumer.bus.publish(unreadQueue, unreadReply(answered, 'final', 0));
+    await consumer.bus.publish(unreadQueue, unreadReply(streamedUnread, 'chunk', 0));
+    await consumer.bus.publish(unreadQueue, unreadReply(streamedUnread, 'final', 9));
+    await refunded(answered);
+    await refunded(streamedUnread);
+    expect(await fixture.billing.refunded(streamedRead)).toBe(false);
+  });
+
+  it('refunds an unread stream whose hold was still pending once its settlement comes', async () => {
+    await fixture.putModel('acme/outbox-unread-pending', chatModel([fixture.node.url]));
+    consumer = await startBillingConsumer();
+    const holdId = await fixture.hold('acme/outbox-unread-pending', { inputTokens: 40 });
+    const names = gatewayNames(fixture.prefix);
+    // The stream's first chunk dead-letters while the worker is still running (or its
+    // settlement is queued): there is nothing to refund yet.
+    await consumer.bus.publish(
+      { queue: names.queues.unreadReplies },
+      unreadReply(holdId, 'chunk', 0),
     );
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(await fixture.billing.refunded(streamed)).toBe(false);
+    expect((await fixture.billing.hold(holdId)).status).toBe('pending');
+    await consumer.bus.publish(
+      { queue: names.queues.billingSettlements },
+      makeEnvelope('billing.settlement', settlementOf(holdId)),
+    );
+    await refunded(holdId, 'the refund after the settlement');
+    expect((await fixture.billing.hold(holdId)).status).toBe('settled');
   });
 
   it('reports an async job failed when its hold was final before the queued settlement', async () => {
@@ -195,12 +210,7 @@ describe('worker: settlement outbox (billing unreachable when settling)', () => 
     consumer = await startBillingConsumer();
     const jobId = `job-${holdId}`;
     const settlement: BillingSettlementPayload = {
-      holdId,
-      jobId,
-      action: 'settle',
-      inputTokens: 12,
-      outputTokens: 7,
-      producedAtMs: Date.now(),
+      ...settlementOf(holdId, jobId),
       completed: {
         jobId,
         accountId: fixture.account.accountId,

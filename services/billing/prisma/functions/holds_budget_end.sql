@@ -1,7 +1,7 @@
 -- holds_budget_end: its live definition. To change it: README.md in this directory.
 --
 -- When a hold admitted under budgets ends, whichever path ends it (settle, void, cancel, the
--- sweeper's expiry, a refund): its amount leaves the budgets' reservations, and a settled hold's
+-- sweeper's expiry, a refund, a settlement after a release): its amount leaves the budgets' reservations, and a settled hold's
 -- cost counts as spent in the window it was admitted in (not in a window that started since);
 -- a refund takes that cost back. Run by a deferred constraint trigger, at commit: after the
 -- paths have locked the balance and token rows; the key's budget row before the token's, as
@@ -25,6 +25,18 @@ BEGIN
                           THEN NEW.settled_amount_micro_dzd ELSE 0 END,
                updated_at = now()
          WHERE b.id = NEW.token_budget_id;
+    END IF;
+    -- Settled after the sweeper released it unpublished (ledger_settle_holds): the release took
+    -- its reservation back; its cost now counts as spent.
+    IF OLD.status = 'expired' AND NEW.status = 'settled' AND NEW.settled_amount_micro_dzd > 0 THEN
+        UPDATE budgets b
+           SET spent_micro_dzd = b.spent_micro_dzd + NEW.settled_amount_micro_dzd,
+               updated_at = now()
+         WHERE b.id = NEW.key_budget_id AND NEW.created_at >= b.window_start;
+        UPDATE budgets b
+           SET spent_micro_dzd = b.spent_micro_dzd + NEW.settled_amount_micro_dzd,
+               updated_at = now()
+         WHERE b.id = NEW.token_budget_id AND NEW.created_at >= b.window_start;
     END IF;
     IF OLD.refunded_at IS NULL AND NEW.refunded_at IS NOT NULL
        AND NEW.settled_amount_micro_dzd > 0 THEN

@@ -6,8 +6,13 @@
 -- position (1-based) in the arrays. Lock order: all the batch's holds (by id), then the balance
 -- and token rows item by item in (account, hold id) order, so concurrent batches, voids,
 -- placements and sweeps take rows in the same order and cannot deadlock each other.
--- Outcomes: settled | replayed (already settled: the first result) | conflict (voided or
--- expired) | not_found | unpriced (no price snapshot and the model left the catalog) | error.
+-- Outcomes: settled | replayed (already settled: the first result) | conflict (voided, or
+-- expired at its TTL) | not_found | unpriced (no price snapshot and the model left the catalog)
+-- | error.
+-- A hold the sweeper released because its publish mark had not come within the grace (expired
+-- before its expiry: `released_unpublished`) may still have run: the mark was held up, not the job. Its settlement is
+-- charged what the account covers now (ledger_released_hold_cap), at most its usage and the
+-- hold; the release already gave the hold's amount back, so nothing pending moves.
 CREATE OR REPLACE FUNCTION "ledger_settle_holds"(
     hold_ids TEXT[], input_tokens BIGINT[], output_tokens BIGINT[], transaction_ids TEXT[],
     settled_at TIMESTAMPTZ
@@ -24,6 +29,8 @@ DECLARE
     h RECORD;
     cost BIGINT;
     usage_cost NUMERIC;
+    released BOOLEAN;
+    held BIGINT;
 BEGIN
     -- Every hold of the batch first, in id order: the batch then never waits for a hold row
     -- while it holds a balance row (a sweeper holding that hold would wait for the balance).
@@ -43,6 +50,7 @@ BEGIN
         BEGIN
             SELECT hh.account_id, hh.scoped_token_id, hh.amount_micro_dzd, hh.status::text AS status,
                    hh.settled_amount_micro_dzd, hh.model, hh.priority, hh.expires_at, hh.finalized_at,
+                   hh.status = 'expired' AND hh.released_unpublished AS released,
                    COALESCE(hh.input_price_micro_dzd_per_m, m.input_price_micro_dzd_per_m) AS in_price,
                    COALESCE(hh.output_price_micro_dzd_per_m, m.output_price_micro_dzd_per_m) AS out_price
               INTO h
@@ -61,7 +69,7 @@ BEGIN
                     SELECT b.posted_credits_micro_dzd, b.posted_debits_micro_dzd, b.pending_micro_dzd
                       INTO credits, debits, pending
                       FROM account_balances b WHERE b.account_id = h.account_id;
-                ELSIF h.status <> 'pending' THEN
+                ELSIF h.status <> 'pending' AND NOT h.released THEN
                     outcome := 'conflict';
                 ELSIF h.in_price IS NULL OR h.out_price IS NULL THEN
                     outcome := 'unpriced';
@@ -69,6 +77,11 @@ BEGIN
                     usage_cost := ledger_cost_micro_dzd(item.tokens_in, item.tokens_out,
                                                         h.in_price, h.out_price, h.priority);
                     cost := LEAST(usage_cost, h.amount_micro_dzd)::bigint;
+                    released := h.released;
+                    held := CASE WHEN released THEN 0 ELSE h.amount_micro_dzd END;
+                    IF released THEN
+                        cost := ledger_released_hold_cap(item.id, cost);
+                    END IF;
                     -- A node that reported more than was held is charged the hold, and the
                     -- difference is recorded, never silently dropped.
                     UPDATE holds SET status = 'settled', settled_amount_micro_dzd = cost,
@@ -83,8 +96,11 @@ BEGIN
                         VALUES (item.txn, 'hold_settlement', h.account_id,
                                 h.model || ': ' || item.tokens_in || ' in + ' || item.tokens_out
                                     || ' out tokens' || CASE WHEN h.priority THEN ', priority' ELSE '' END
-                                    || CASE WHEN usage_cost > cost
+                                    || CASE WHEN usage_cost > cost AND NOT released
                                             THEN ', capped at the hold (usage cost '
+                                                 || usage_cost || ' µDZD)'
+                                            WHEN released
+                                            THEN ', after its hold was released (usage cost '
                                                  || usage_cost || ' µDZD)'
                                             ELSE '' END,
                                 item.id, settled_at)
@@ -99,7 +115,7 @@ BEGIN
                      WHERE cost > 0;
                     UPDATE account_balances b
                        SET posted_debits_micro_dzd = b.posted_debits_micro_dzd + cost,
-                           pending_micro_dzd = b.pending_micro_dzd - h.amount_micro_dzd,
+                           pending_micro_dzd = b.pending_micro_dzd - held,
                            updated_at = now()
                      WHERE b.account_id = h.account_id
                     RETURNING b.posted_credits_micro_dzd, b.posted_debits_micro_dzd, b.pending_micro_dzd
@@ -110,8 +126,15 @@ BEGIN
                     IF h.scoped_token_id IS NOT NULL THEN
                         UPDATE scoped_tokens s
                            SET spent_micro_dzd = s.spent_micro_dzd + cost,
-                               reserved_micro_dzd = s.reserved_micro_dzd - h.amount_micro_dzd
+                               reserved_micro_dzd = s.reserved_micro_dzd - held
                          WHERE s.id = h.scoped_token_id;
+                    END IF;
+                    IF released THEN
+                        -- Its record was written at the release (refused, 0): now the answer's.
+                        UPDATE usage_records u
+                           SET hold_status = 'settled', outcome = 'succeeded',
+                               cost_micro_dzd = cost
+                         WHERE u.hold_id = item.id;
                     END IF;
                     outcome := 'settled'; status := 'settled'; cost_micro_dzd := cost;
                     transaction_id := item.txn; finalized_at := settled_at;

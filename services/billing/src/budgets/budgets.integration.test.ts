@@ -112,6 +112,33 @@ describe('a key budget at admission', () => {
   });
 });
 
+describe('a hold released unpublished, then settled', () => {
+  it('counts its cost as spent, and never more than the budget has room for', async () => {
+    h.clock.set('2030-01-01T10:00:00Z');
+    const t = await fundedAccount(h);
+    await budgets.putForKey(t.accountId, 'auto', { limit_dzd: '0.9', period: 'day' });
+    // The sweeper releases both (their publish marks never came); their jobs ran anyway.
+    const sweeping = createLedgerService({
+      prisma: h.prisma,
+      clock: h.clock.now,
+      holdPublishGraceMs: 1_000,
+    });
+    await admit(t.key, 'hold_r1');
+    await admit(t.key, 'hold_r2');
+    expect(await sweeping.expireHolds(new Date(h.clock.now().getTime() + 1_000))).toBe(2);
+    expect((await settle('hold_r1')).costMicroDzd).toBe(210_000n);
+    await admit(t.key, 'hold_r3');
+    // Room left: 0.9 − 0.21 spent − 0.45 held = 0.24 DZD, below its 0.45 DZD usage.
+    expect((await settle('hold_r2', 1_000, 500)).costMicroDzd).toBe(240_000n);
+    expect(await budgets.getForKey(t.accountId, 'auto')).toMatchObject({
+      reserved_micro_dzd: '450000',
+      spent_micro_dzd: '450000',
+      remaining_micro_dzd: '0',
+    });
+    await ledger.voidHold('hold_r3');
+  });
+});
+
 describe('windows', () => {
   it('starts over at midnight in the budget zone; a hold of the old window counts there', async () => {
     // 23:30 in Algiers (UTC+1) is 22:30 UTC.

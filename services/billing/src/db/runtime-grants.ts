@@ -112,6 +112,8 @@ export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
     args: 'text[], bigint[], bigint[], text[], timestamptz',
     privileges: ['EXECUTE'],
   },
+  // What a hold released unpublished may still charge (ledger_settle_holds calls it).
+  ledger_released_hold_cap: { args: 'text, bigint', privileges: ['EXECUTE'] },
   ledger_void_hold: { args: 'text, timestamptz', privileges: ['EXECUTE'] },
   // An answer delivered to nobody (migration 20270106090000).
   ledger_refund_hold: { args: 'text, text, timestamptz', privileges: ['EXECUTE'] },

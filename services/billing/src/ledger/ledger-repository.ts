@@ -144,9 +144,19 @@ export async function releaseReserved(db: Db, amounts: ReadonlyMap<string, bigin
      WHERE s.id = v.id`;
 }
 
-export async function markHoldsExpired(db: Db, ids: readonly string[], at: Date): Promise<number> {
+/**
+ * Marks locked holds expired. One still before its expiry at `now` was released by the publish
+ * grace (no mark came), which is a guess: its settlement is still charged (ledger_settle_holds).
+ */
+export async function markHoldsExpired(
+  db: Db,
+  ids: readonly string[],
+  at: Date,
+  now: Date,
+): Promise<number> {
   return db.$executeRaw`
-    UPDATE holds SET status = 'expired', finalized_at = ${at}::timestamptz
+    UPDATE holds SET status = 'expired', finalized_at = ${at}::timestamptz,
+                     released_unpublished = expires_at > ${now}::timestamptz
      WHERE id = ANY(${[...ids]}::text[]) AND status = 'pending'`;
 }
 

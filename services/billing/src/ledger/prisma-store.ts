@@ -152,8 +152,9 @@ export class LedgerStore {
     await repo.releaseReserved(tx, perToken);
   }
 
-  markHoldsExpired(tx: LedgerTx, ids: readonly string[], at: Date): Promise<number> {
-    return repo.markHoldsExpired(tx, ids, at);
+  /** `now`: the sweep's; a hold still before its expiry then was released by the grace. */
+  markHoldsExpired(tx: LedgerTx, ids: readonly string[], at: Date, now: Date): Promise<number> {
+    return repo.markHoldsExpired(tx, ids, at, now);
   }
 
   // --- finance ---

@@ -64,7 +64,7 @@ async function expireBatch(
   }
   await store.releaseExpired(tx, perAccount, perToken);
   const ids = expired.map((hold) => hold.id);
-  const marked = await store.markHoldsExpired(tx, ids, deps.clock());
+  const marked = await store.markHoldsExpired(tx, ids, deps.clock(), now);
   if (marked !== expired.length) throw new Error('expired holds changed under their lock');
   return expired.length;
 }

@@ -16,7 +16,7 @@ import type { LedgerService } from '../ledger/index.js';
 export interface SettlementConsumerOptions {
   bus: MessageBus;
   names: GatewayNames;
-  ledger: Pick<LedgerService, 'settleHold' | 'voidHold' | 'refundHold'>;
+  ledger: Pick<LedgerService, 'settleHold' | 'voidHold' | 'refundHold' | 'getHold'>;
   logger: Logger;
   /** Settlements applied at once (the ledger batches them). */
   prefetch?: number;
@@ -63,13 +63,11 @@ export async function startSettlementConsumer(
 
 /**
  * Edge's reply queue dead-letters a reply nobody read in time to `billing.unread-replies` (its
- * edge is gone; services/edge/src/jobs/job-replies.ts). A non-streamed final reply is the
- * answer, which reached nobody, so its charge is refunded (idempotent; `not_settled` when
- * nothing was charged). A stream's final reply comes after its chunks (`seq` > 0 in the
- * attempt): they were relayed and stay charged, as the stream billing policy says
- * (docs/adr/0026-billing-policy-for-failure-paths.md); only the closing usage chunk went unread.
- * Chunks and error replies need
- * nothing.
+ * edge is gone; services/edge/src/jobs/job-replies.ts). When the FIRST reply of an answer (`seq`
+ * 0: a non-streamed answer's final reply, or a stream's first chunk) went unread, nothing of the
+ * answer reached the client, so its charge is refunded (docs/adr/0026-billing-policy-for-failure-paths.md).
+ * A stream whose first chunk was read keeps its charge: its chunks were relayed; a later reply
+ * arriving here changes nothing. Error replies charged nothing.
  */
 async function handleUnread(
   delivery: Delivery,
@@ -84,14 +82,45 @@ async function handleUnread(
     options.logger.error({ reason: error.reason }, 'unreadable unread reply dead-lettered');
     return 'dead-letter';
   }
-  if (reply.type !== 'final' || reply.seq > 0) return 'ack';
-  const refund: BillingSettlementPayload = {
-    action: 'refund',
-    holdId: holdIdOfJob(reply.jobId),
-    jobId: reply.jobId,
-    producedAtMs: Date.now(),
-  };
-  return applyDurably(refund, options, stopping);
+  if (reply.seq > 0 || reply.type === 'error') return 'ack';
+  return refundWhenFinal(reply.jobId, options, stopping);
+}
+
+/**
+ * Refunds the hold of an answer nobody received. Its settlement may not have been applied yet:
+ * a stream's first chunk goes out long before the worker settles, and a settlement queued while
+ * billing was away comes after the reply. While the hold is pending this waits (backing off,
+ * holding the message); the hold's expiry bounds the wait, since the sweeper ends it then. A
+ * hold that ended without a charge (voided, expired) needs nothing.
+ */
+async function refundWhenFinal(
+  jobId: string,
+  options: SettlementConsumerOptions,
+  stopping: () => boolean,
+): Promise<Outcome> {
+  const holdId = holdIdOfJob(jobId);
+  const log = options.logger.child({ holdId, jobId, action: 'refund' });
+  let backoffMs = options.minBackoffMs ?? 200;
+  for (;;) {
+    try {
+      const refunded = await options.ledger.refundHold(holdId);
+      if (refunded.status === 'refunded') {
+        log.info({ replayed: refunded.replayed }, 'unread answer refunded');
+        return 'ack';
+      }
+      if ((await options.ledger.getHold(holdId))?.status !== 'pending') return 'ack';
+    } catch (error) {
+      if (error instanceof GatewayError && error.status < 500) {
+        // Unknown, or settled too long ago to refund (refunds.ts).
+        log.error({ err: error }, 'unread answer not refunded');
+        return 'ack';
+      }
+      log.warn({ err: error, backoffMs }, 'unread answer not refunded yet; retrying');
+    }
+    if (stopping()) return 'requeue';
+    await sleep(backoffMs);
+    backoffMs = Math.min(backoffMs * 2, options.maxBackoffMs ?? 5_000);
+  }
 }
 
 async function handle(
