@@ -49,19 +49,24 @@ export const emptyTally = (): Tally => ({
   problems: [],
 });
 
-interface HoldRow {
-  account_id: string;
+/** What tells whether a hold charged the customer (the fault suite's and the nemesis's rows). */
+export interface ChargedHold {
   status: string;
   settled: string | null;
   /** The charge was given back: the answer reached nobody (a ledger reversal). */
   refunded: boolean;
 }
 
+interface HoldRow extends ChargedHold {
+  account_id: string;
+}
+
 /** A hold that charged the customer and kept the charge. */
-const charged = (hold: HoldRow) =>
+export const charged = (hold: ChargedHold) =>
   hold.status === 'settled' && BigInt(hold.settled ?? 0) > 0n && !hold.refunded;
 
-interface Delivery {
+/** One webhook request the receiver got: its delivery id and the job's status. */
+export interface Delivery {
   id: string;
   status: string;
 }
@@ -80,7 +85,8 @@ async function holdsSince(stack: FaultStack, since: Date): Promise<HoldRow[]> {
   return rows;
 }
 
-function deliveriesOf(stack: FaultStack, id: string): Delivery[] {
+/** The webhook requests for request `id` (its URL is `/hook/<id>`). */
+export function deliveriesOf(stack: FaultStack, id: string): Delivery[] {
   return stack.receiver.requestsTo(`/hook/${id}`).map((request) => ({
     id: String(request.headers['x-service-delivery-id']),
     status: String((JSON.parse(request.body.toString('utf8')) as { status?: unknown }).status),
@@ -203,10 +209,22 @@ export async function checkRound(
       tally.problems.push(`${column}: ${request.id} (client: ${kindsOf(request)}): ${problem}`);
     }
   }
+  const ledger = await checkLedger(stack);
+  if (ledger.problem !== null) {
+    tally.ledgerViolations += ledger.violations;
+    tally.problems.push(`ledger check: ${ledger.problem}`);
+  }
+}
+
+/** The ledger's invariant check (`GET /admin/v1/ledger/check`): what it found, if anything. */
+export async function checkLedger(
+  stack: FaultStack,
+): Promise<{ problem: string | null; violations: number }> {
   const check = await stack.admin('GET', '/ledger/check');
   const report = JSON.parse(check.body) as { ok?: boolean; violations?: unknown[] };
-  if (check.status !== 200 || report.ok !== true) {
-    tally.ledgerViolations += Math.max(1, report.violations?.length ?? 0);
-    tally.problems.push(`ledger check: ${check.status} ${check.body.slice(0, 300)}`);
-  }
+  if (check.status === 200 && report.ok === true) return { problem: null, violations: 0 };
+  return {
+    problem: `${check.status} ${check.body.slice(0, 300)}`,
+    violations: Math.max(1, report.violations?.length ?? 0),
+  };
 }

@@ -28,12 +28,12 @@ export interface RoundPlan {
 
 export const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Every service runs and answers ready (a scenario may have left one down on failure). */
+/** Every process runs and answers ready (a scenario may have left one down on failure). */
 export async function ensureUp(stack: FaultStack): Promise<void> {
-  for (const service of Object.values(stack.services)) {
-    service.resume();
-    if (!service.running()) await service.start();
-    await waitForStatus(`${service.baseUrl}/readyz`, 200, 60_000);
+  for (const replica of stack.replicas) {
+    replica.resume();
+    if (!replica.running()) await replica.start();
+    await waitForStatus(`${replica.baseUrl}/readyz`, 200, 120_000);
   }
 }
 

@@ -56,7 +56,6 @@ export class Service {
   private restartTimer: ReturnType<typeof setTimeout> | undefined;
   private restartBackoffMs = RESTART_BACKOFF_MS.first;
   /** Output of the processes this service ran before the current one (kept across kills). */
-  private readonly earlier: string[] = [];
   private readonly log: WriteStream | undefined;
 
   constructor(
@@ -88,7 +87,6 @@ export class Service {
   private async startOnce(): Promise<void> {
     clearTimeout(this.restartTimer);
     if (!this.running()) {
-      if (this.process !== undefined) this.earlier.push(this.process.output());
       this.exitWanted = false;
       const entry = path.resolve('services', ENTRY[this.name], 'dist', 'main.js');
       const env = { ...this.env, ...this.clock?.env, PORT: String(this.port) };
@@ -147,11 +145,6 @@ export class Service {
   running(): boolean {
     const child = this.process?.child;
     return child !== undefined && child.exitCode === null && child.signalCode === null;
-  }
-
-  /** Everything every process of this service wrote (JSON log lines). */
-  output(): string {
-    return [...this.earlier, this.process?.output() ?? ''].join('');
   }
 
   async stop(): Promise<void> {

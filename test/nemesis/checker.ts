@@ -1,4 +1,4 @@
-import { priced } from '../faults/fault-check.js';
+import { charged, priced, type ChargedHold, type Delivery } from '../faults/fault-check.js';
 import type { FaultStack } from '../faults/fault-stack.js';
 import { LIMITED_KEY, type Customer } from './customers.js';
 import type { Operation } from './workload.js';
@@ -17,14 +17,11 @@ export interface Violation {
   opId?: string;
 }
 
-export interface HoldRow {
+export interface HoldRow extends ChargedHold {
   id: string;
   account_id: string;
   request_id: string | null;
-  status: string;
   amount: string;
-  settled: string | null;
-  refunded: boolean;
   past_expiry: boolean;
   key_budget_id: string | null;
   rate_key_id: string | null;
@@ -32,22 +29,10 @@ export interface HoldRow {
   rate_tokens: string | null;
 }
 
-export interface Delivery {
-  id: string;
-  status: string;
-}
-
-/** A hold that charged the customer and kept the charge (not refunded). */
-export const keptCharge = (hold: HoldRow) =>
-  hold.status === 'settled' && BigInt(hold.settled ?? 0) > 0n && !hold.refunded;
+export type { Delivery };
 
 const sum = (values: bigint[]) => values.reduce((total, value) => total + value, 0n);
-const keptOf = (holds: HoldRow[]) => sum(holds.filter(keptCharge).map((h) => BigInt(h.settled!)));
-
-export interface Evidence {
-  holds: HoldRow[];
-  deliveries(opId: string): Delivery[];
-}
+const keptOf = (holds: HoldRow[]) => sum(holds.filter(charged).map((h) => BigInt(h.settled!)));
 
 export async function readHolds(stack: FaultStack, accountIds: string[]): Promise<HoldRow[]> {
   const { rows } = await stack.sql.query<HoldRow>(
@@ -74,7 +59,7 @@ export const gotNothing = (op: Operation) =>
 export function checkOperation(op: Operation, own: HoldRow[], hooks: Delivery[]): Violation[] {
   const found: Violation[] = [];
   const add = (rule: string, detail: string) => found.push({ rule, detail, opId: op.id });
-  const kept = own.filter(keptCharge);
+  const kept = own.filter(charged);
   const keptMicro = keptOf(own);
   if (kept.length > 1) add('charged once', `${kept.length} kept charges`);
   for (const hold of own) {
@@ -135,7 +120,7 @@ export async function checkAccounts(
   );
   const usageByHold = new Map(usage.map((row) => [row.hold_id, BigInt(row.net)]));
   for (const hold of holds.filter((h) => h.status === 'settled')) {
-    const expected = keptCharge(hold) ? BigInt(hold.settled!) : 0n;
+    const expected = charged(hold) ? BigInt(hold.settled!) : 0n;
     const recorded = usageByHold.get(hold.id);
     if (recorded !== expected) {
       found.push({

@@ -1,16 +1,15 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { waitForStatus } from '@gateway/testing';
+import { charged, checkLedger, deliveriesOf } from '../faults/fault-check.js';
+import { ensureUp } from '../faults/fault-round.js';
 import { FAULTS } from '../faults/fault-settings.js';
 import { LOG_DIR, startFaultStack, type FaultStack } from '../faults/fault-stack.js';
 import {
   checkAccounts,
   checkOperation,
   gotNothing,
-  keptCharge,
   readHolds,
-  type Delivery,
   type HoldRow,
   type Violation,
 } from './checker.js';
@@ -55,33 +54,31 @@ afterAll(async () => {
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Every process running and ready, every fault's effect undone. */
+/** Every fault's effect undone, every process running and ready. */
 async function repair(): Promise<void> {
   for (const replica of stack.replicas) replica.clock?.skew(0);
   stack.node.clearFault();
   stack.node.setOptions({ ...FAULTS.node });
   for (const node of stack.brokerCluster?.nodes ?? []) node.resume();
-  for (const replica of stack.replicas) {
-    replica.resume();
-    if (!replica.running()) await replica.start();
-    await waitForStatus(`${replica.baseUrl}/readyz`, 200, 120_000);
+  await ensureUp(stack);
+}
+
+/** The holds of each operation, by its `X-Request-Id`. */
+function holdsByOperation(holds: HoldRow[]): (op: Operation) => HoldRow[] {
+  const byId = new Map<string, HoldRow[]>();
+  for (const hold of holds) {
+    if (hold.request_id === null) continue;
+    byId.set(hold.request_id, [...(byId.get(hold.request_id) ?? []), hold]);
   }
+  return (op) => byId.get(op.id) ?? [];
 }
-
-function deliveriesOf(id: string): Delivery[] {
-  return stack.receiver.requestsTo(`/hook/${id}`).map((request) => ({
-    id: String(request.headers['x-service-delivery-id']),
-    status: String((JSON.parse(request.body.toString('utf8')) as { status?: unknown }).status),
-  }));
-}
-
-const holdsOf = (holds: HoldRow[], op: Operation) => holds.filter((h) => h.request_id === op.id);
 
 /** Until nothing is left in flight (bounded): the moment the checker's rules must hold. */
 async function settle(operations: Operation[], accountIds: string[]): Promise<void> {
   const deadline = Date.now() + NEMESIS.settleWaitMs;
   while (Date.now() < deadline) {
     const holds = await readHolds(stack, accountIds).catch(() => undefined);
+    const holdsOf = holdsByOperation(holds ?? []);
     const quiet =
       holds !== undefined &&
       holds.every((hold) => hold.status !== 'pending') &&
@@ -89,23 +86,26 @@ async function settle(operations: Operation[], accountIds: string[]): Promise<vo
       operations.every(
         (op) =>
           (!op.attempts.some((a) => a.outcome.kind === 'accepted') ||
-            deliveriesOf(op.id).length > 0) &&
+            deliveriesOf(stack, op.id).length > 0) &&
           // An answer that reached nobody is refunded once its reply dead-letters (30 s).
-          !(gotNothing(op) && holdsOf(holds, op).some(keptCharge)),
+          !(gotNothing(op) && holdsOf(op).some(charged)),
       );
     if (quiet) return;
     await delay(1_000);
   }
 }
 
-async function checkReceipts(operations: Operation[], holds: HoldRow[]): Promise<Violation[]> {
+async function checkReceipts(
+  operations: Operation[],
+  holdsOf: (op: Operation) => HoldRow[],
+): Promise<Violation[]> {
   const found: Violation[] = [];
-  const single = operations.filter((op) => holdsOf(holds, op).length === 1).slice(0, 40);
+  const single = operations.filter((op) => holdsOf(op).length === 1).slice(0, 40);
   for (const op of single) {
-    const hold = holdsOf(holds, op)[0]!;
+    const hold = holdsOf(op)[0]!;
     const answer = await stack.admin('GET', `/accounts/${op.customer.accountId}/requests/${op.id}`);
     const receipt = JSON.parse(answer.body) as { net_micro_dzd?: string };
-    const kept = keptCharge(hold) ? hold.settled : '0';
+    const kept = charged(hold) ? hold.settled : '0';
     if (answer.status !== 200 || receipt.net_micro_dzd !== kept) {
       found.push({
         rule: 'receipts equal the ledger',
@@ -115,14 +115,6 @@ async function checkReceipts(operations: Operation[], holds: HoldRow[]): Promise
     }
   }
   return found;
-}
-
-async function checkLedger(): Promise<Violation[]> {
-  const check = await stack.admin('GET', '/ledger/check');
-  const report = JSON.parse(check.body) as { ok?: boolean };
-  return check.status === 200 && report.ok === true
-    ? []
-    : [{ rule: 'ledger invariant', detail: `${check.status} ${check.body.slice(0, 300)}` }];
 }
 
 function doubledModelRuns(operations: Operation[]): number {
@@ -168,11 +160,13 @@ it('keeps every dinar exact and every job delivered under seeded, overlapping fa
   const operations = await workload;
   await settle(operations, accountIds);
   const holds = await readHolds(stack, accountIds);
+  const holdsOf = holdsByOperation(holds);
+  const ledger = await checkLedger(stack);
   const violations: Violation[] = [
-    ...operations.flatMap((op) => checkOperation(op, holdsOf(holds, op), deliveriesOf(op.id))),
+    ...operations.flatMap((op) => checkOperation(op, holdsOf(op), deliveriesOf(stack, op.id))),
     ...(await checkAccounts(stack, everyone, holds)),
-    ...(await checkReceipts(operations, holds)),
-    ...(await checkLedger()),
+    ...(await checkReceipts(operations, holdsOf)),
+    ...(ledger.problem === null ? [] : [{ rule: 'ledger invariant', detail: ledger.problem }]),
   ];
   mkdirSync(NEMESIS_LOGS, { recursive: true });
   writeFileSync(

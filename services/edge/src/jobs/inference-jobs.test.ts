@@ -22,10 +22,13 @@ import { ReplyRouter } from './job-replies.js';
 
 const log = createLogger({ service: 'edge', destination: silentStream });
 
-function setUp(options: { publishFails?: boolean; publishMarkDelayMs?: number } = {}) {
+function setUp(
+  options: { publishFails?: boolean; publishMarkDelayMs?: number; ranAnyway?: boolean } = {},
+) {
   const published: InferenceJobPayload[] = [];
   const cancels: InferenceCancelPayload[] = [];
   const voided: string[] = [];
+  const refunded: string[] = [];
   const marked: { holdId: string; expiresAtMs: number }[] = [];
   const publisher = {
     publishJob: async (job: InferenceJobPayload) => {
@@ -44,9 +47,14 @@ function setUp(options: { publishFails?: boolean; publishMarkDelayMs?: number } 
       admit: async () => admission,
       void: async (holdId: string) => {
         voided.push(holdId);
+        // The worker settled first: the unconfirmed job reached the broker after all.
+        if (options.ranAnyway) return { kind: 'already_final', reason: 'settled' };
         return { kind: 'voided', replayed: false };
       },
-      refund: async () => ({ status: 'not_settled' as const, refundedMicroDzd: 0n }),
+      refund: async (holdId: string) => {
+        refunded.push(holdId);
+        return { status: 'refunded' as const, refundedMicroDzd: 7n };
+      },
       published: async (holdId: string, expiresAtMs: number) => {
         marked.push({ holdId, expiresAtMs });
         return true;
@@ -65,7 +73,7 @@ function setUp(options: { publishFails?: boolean; publishMarkDelayMs?: number } 
       : { publishMarkDelayMs: options.publishMarkDelayMs }),
     now: () => 1_000_000,
   });
-  return { jobs, replies, published, cancels, voided, marked };
+  return { jobs, replies, published, cancels, voided, refunded, marked };
 }
 
 const CALLER: Caller = {
@@ -183,6 +191,18 @@ describe('InferenceJobs', () => {
     expect(voided).toEqual(['hold_1']);
     expect(marked).toEqual([]);
     expect(replies.waiting).toBe(0);
+  });
+
+  it('refunds a synchronous job whose unconfirmed publish ran anyway; accepts such an async job (its webhook reports it)', async () => {
+    const { jobs, voided, refunded, marked } = setUp({ publishFails: true, ranAnyway: true });
+    await expect(jobs.start(plan, admission, log)).rejects.toMatchObject({
+      code: 'GATEWAY_TIMEOUT',
+    });
+    expect(refunded).toEqual(['hold_1']);
+    await jobs.submitAsync(plan, second, 'https://example.com/hook', log);
+    expect(voided).toEqual(['hold_1', 'hold_2']);
+    expect(refunded).toEqual(['hold_1']);
+    expect(marked).toEqual([]);
   });
 
   it('on silence: cancels with reason timeout, voids the hold, GATEWAY_TIMEOUT', async () => {

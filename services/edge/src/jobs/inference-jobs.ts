@@ -175,7 +175,7 @@ export class InferenceJobs {
       ...jobPayload(plan, admission, deadlineAtMs, requestId),
       replyTo: replies.queue,
     };
-    await this.#publish(payload, log, () => job.dispose());
+    await this.#publish(payload, log, { answerLost: true, onFailure: () => job.dispose() });
     // Most synchronous jobs end, settled, long before billing's publish grace: their holds need
     // no mark, which saves a billing call and a statement per request.
     const mark = this.#options.billing.publishedLater(
@@ -202,7 +202,9 @@ export class InferenceJobs {
       webhookUrl,
       webhookFormat: admission.caller.webhookFormat,
     };
-    await this.#publish(payload, log, () => {});
+    // Its webhook reports what a job that ran anyway produced (its hold is final: no mark).
+    const confirmed = await this.#publish(payload, log, { answerLost: false, onFailure: () => {} });
+    if (!confirmed) return;
     // Not awaited: the job is already queued. Edge never learns when an async job ends.
     void this.#options.billing
       .published(payload.holdId, this.#holdExpiresAtMs(payload))
@@ -227,30 +229,63 @@ export class InferenceJobs {
     return payload.deadlineAtMs + maxGenerationMs + SETTLE_MARGIN_MS;
   }
 
-  async #publish(payload: InferenceJobPayload, log: Logger, onFailure: () => void): Promise<void> {
+  /** Publishes the job; resolves false when it was not confirmed yet ran (see below). */
+  async #publish(
+    payload: InferenceJobPayload,
+    log: Logger,
+    failed: UnpublishedJob,
+  ): Promise<boolean> {
     try {
       await this.#options.publisher.publishJob(payload);
+      return true;
     } catch (error) {
-      await this.#unpublished(payload, log, error, onFailure);
+      await this.#unpublished(payload, log, error, failed);
+      return false;
     }
   }
 
+  /**
+   * The broker did not confirm the job, so its hold is voided. The job may still have been
+   * queued (its confirm lost or late while the message got through, as the nemesis saw with a
+   * broker node paused or the path to the broker stalled) and run: its worker then settled
+   * first and the void finds the hold final. A synchronous answer then reaches nobody (this
+   * request answers an error): refunded. An async job's webhook reports what it produced, so
+   * the request is answered as accepted after all. Otherwise the request fails (retry).
+   */
   async #unpublished(
     payload: InferenceJobPayload,
     log: Logger,
     error: unknown,
-    onFailure: () => void,
-  ): Promise<never> {
-    onFailure();
+    failed: UnpublishedJob,
+  ): Promise<void> {
+    failed.onFailure();
+    const { billing } = this.#options;
     log.error({ err: error, jobId: payload.jobId }, 'job not published; voiding its hold');
     // Never queued: the usage record says refused (admitted, then not run).
-    await this.#options.billing
+    const voided = await billing
       .void(payload.holdId, { outcome: 'refused' })
       .catch((voidError: unknown) => log.error({ err: voidError }, 'hold not voided'));
+    if (voided?.kind === 'already_final') {
+      if (!failed.answerLost) {
+        log.warn({ jobId: payload.jobId }, 'unconfirmed async job ran anyway: accepted');
+        return;
+      }
+      await billing.refund(payload.holdId).then(
+        () => log.warn({ jobId: payload.jobId }, 'unconfirmed job ran anyway: refunded'),
+        (refundError: unknown) => log.error({ err: refundError }, 'hold not refunded'),
+      );
+    }
     throw new GatewayError('GATEWAY_TIMEOUT', 'The request could not be queued; retry shortly', {
       cause: error,
     });
   }
+}
+
+/** What a job whose publish failed leaves to do. */
+interface UnpublishedJob {
+  /** Its answer could only reach this request, which fails (a synchronous job). */
+  answerLost: boolean;
+  onFailure(): void;
 }
 
 /**
