@@ -2,6 +2,9 @@
 --
 -- Voids one hold in one statement. Outcomes: voided | replayed (already voided or expired:
 -- nothing moves) | conflict (settled) | not_found.
+-- A void of a hold the sweeper released unpublished says its owner gave up on the job (edge
+-- answered the client an error, or the worker failed it): a settlement arriving later is then
+-- refused, as for any voided hold (ledger_settle_holds charges only a release nobody confirmed).
 CREATE OR REPLACE FUNCTION "ledger_void_hold"(void_hold_id TEXT, voided_at TIMESTAMPTZ)
 RETURNS TABLE (
     outcome TEXT, account_id TEXT, status TEXT, amount_micro_dzd BIGINT,
@@ -43,6 +46,8 @@ BEGIN
         outcome := 'conflict';
     ELSE
         outcome := 'replayed';
+        UPDATE holds SET released_unpublished = false
+         WHERE id = void_hold_id AND released_unpublished;
         SELECT b.posted_credits_micro_dzd, b.posted_debits_micro_dzd, b.pending_micro_dzd
           INTO credits, debits, pending FROM account_balances b WHERE b.account_id = h.account_id;
     END IF;

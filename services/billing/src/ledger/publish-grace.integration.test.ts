@@ -94,6 +94,16 @@ describe('a settlement of a hold released unpublished', () => {
     expect((await h.ledger.getBalance(accountId)).balanceMicroDzd).toBe(DZD - 7n);
   });
 
+  it('refuses it once the hold was voided after the release (its owner gave up on the job)', async () => {
+    const accountId = await h.fundedAccount(5n * DZD);
+    const hold = await admitOne(accountId);
+    await release(hold);
+    // Edge's publish was not confirmed in time: it voids and answers the client an error.
+    expect((await h.ledger.voidHold(hold.id)).status).toBe('expired');
+    await expect(h.ledger.settleHold(hold.id, usage)).rejects.toBeInstanceOf(GatewayError);
+    expect((await h.ledger.getBalance(accountId)).balanceMicroDzd).toBe(5n * DZD);
+  });
+
   it("charges no more than the scoped token's spending limit leaves", async () => {
     const accountId = await h.fundedAccount(5n * DZD);
     const tokenId = await h.createToken(accountId, DZD + 3n);
