@@ -306,7 +306,9 @@ export async function startAbuseStack(
 
   const sql = new pg.Client({ connectionString: billingDb.url });
   await sql.connect();
-  const edgeAccessLines = () => edge.logs.filter((line) => line.req).length;
+  // An access line has the request and its response (pino-http); other lines that carry the
+  // request (a warning logged while it ran) come earlier and must not be counted as one.
+  const edgeAccessLines = () => edge.logs.filter((line) => line.req && line.res).length;
   return {
     edgeUrl: edge.baseUrl,
     edgePort: edge.port,
