@@ -320,7 +320,9 @@ describe('openai SDK: the Responses API', () => {
   });
 
   it('runs a background response: queued at once, in progress, then its result, charged exactly', async () => {
-    clients.stack.node.setOptions({ tokensPerSecond: 40 });
+    // Its first token waits long enough for the checks made while it runs (a short answer at
+    // 40 tokens/s alone could end before them).
+    clients.stack.node.setOptions({ tokensPerSecond: 40, firstTokenLatencyMs: 1_500 });
     try {
       const queued = await client().responses.create({
         model: MODEL,
@@ -350,7 +352,7 @@ describe('openai SDK: the Responses API', () => {
       // Ended: a cancel answers it as it is.
       expect(await client().responses.cancel(queued.id)).toMatchObject({ status: 'completed' });
     } finally {
-      clients.stack.node.setOptions({ tokensPerSecond: 0 });
+      clients.stack.node.setOptions({ tokensPerSecond: 0, firstTokenLatencyMs: 5 });
     }
   });
 
