@@ -100,23 +100,44 @@ async function refundWhenFinal(
 ): Promise<Outcome> {
   const holdId = holdIdOfJob(jobId);
   const log = options.logger.child({ holdId, jobId, action: 'refund' });
+  return retryInPlace(
+    async () => {
+      try {
+        const refunded = await options.ledger.refundHold(holdId);
+        if (refunded.status === 'refunded') {
+          log.info({ replayed: refunded.replayed }, 'unread answer refunded');
+          return 'ack';
+        }
+        return (await options.ledger.getHold(holdId))?.status === 'pending' ? 'retry' : 'ack';
+      } catch (error) {
+        if (error instanceof GatewayError && error.status < 500) {
+          // Unknown, or settled too long ago to refund (refunds.ts).
+          log.error({ err: error }, 'unread answer not refunded');
+          return 'ack';
+        }
+        log.warn({ err: error }, 'unread answer not refunded yet; retrying');
+        return 'retry';
+      }
+    },
+    options,
+    stopping,
+  );
+}
+
+/**
+ * Runs `attempt` until it decides the message's outcome. `retry` (the database failed, or the
+ * hold is not final yet) waits, doubling from `minBackoffMs` up to `maxBackoffMs`, while the
+ * message stays held; once billing is stopping, the message goes back to the queue instead.
+ */
+async function retryInPlace(
+  attempt: () => Promise<Outcome | 'retry'>,
+  options: SettlementConsumerOptions,
+  stopping: () => boolean,
+): Promise<Outcome> {
   let backoffMs = options.minBackoffMs ?? 200;
   for (;;) {
-    try {
-      const refunded = await options.ledger.refundHold(holdId);
-      if (refunded.status === 'refunded') {
-        log.info({ replayed: refunded.replayed }, 'unread answer refunded');
-        return 'ack';
-      }
-      if ((await options.ledger.getHold(holdId))?.status !== 'pending') return 'ack';
-    } catch (error) {
-      if (error instanceof GatewayError && error.status < 500) {
-        // Unknown, or settled too long ago to refund (refunds.ts).
-        log.error({ err: error }, 'unread answer not refunded');
-        return 'ack';
-      }
-      log.warn({ err: error, backoffMs }, 'unread answer not refunded yet; retrying');
-    }
+    const outcome = await attempt();
+    if (outcome !== 'retry') return outcome;
     if (stopping()) return 'requeue';
     await sleep(backoffMs);
     backoffMs = Math.min(backoffMs * 2, options.maxBackoffMs ?? 5_000);
@@ -151,30 +172,31 @@ async function applyDurably(
     requestId: settlement.requestId,
     action: settlement.action,
   });
-  let backoffMs = options.minBackoffMs ?? 200;
-  for (;;) {
-    try {
-      await apply(settlement, options, log);
-      return 'ack';
-    } catch (error) {
-      if (error instanceof GatewayError && error.status < 500) {
-        // The hold was finalised first (edge voided it, the sweeper expired it), or is unknown.
-        log.error(
-          { err: error, producedAtMs: settlement.producedAtMs },
-          'queued settlement refused',
-        );
-        return (await publishFailure(settlement, options, log)) ? 'ack' : 'requeue';
-      }
-      if (error instanceof EnvelopeError) {
-        log.error({ reason: error.reason }, 'queued completion event unreadable; not sent');
+  return retryInPlace(
+    async () => {
+      try {
+        await apply(settlement, options, log);
         return 'ack';
+      } catch (error) {
+        if (error instanceof GatewayError && error.status < 500) {
+          // The hold was finalised first (edge voided it, the sweeper expired it), or is unknown.
+          log.error(
+            { err: error, producedAtMs: settlement.producedAtMs },
+            'queued settlement refused',
+          );
+          return (await publishFailure(settlement, options, log)) ? 'ack' : 'requeue';
+        }
+        if (error instanceof EnvelopeError) {
+          log.error({ reason: error.reason }, 'queued completion event unreadable; not sent');
+          return 'ack';
+        }
+        log.warn({ err: error }, 'queued settlement not applied yet; retrying');
+        return 'retry';
       }
-      if (stopping()) return 'requeue';
-      log.warn({ err: error, backoffMs }, 'queued settlement not applied yet; retrying');
-      await sleep(backoffMs);
-      backoffMs = Math.min(backoffMs * 2, options.maxBackoffMs ?? 5_000);
-    }
-  }
+    },
+    options,
+    stopping,
+  );
 }
 
 async function apply(
