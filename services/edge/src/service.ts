@@ -10,6 +10,7 @@ import type { EdgeConfig } from './config.js';
 import { AuthFailureLimiter, identifier } from './http/auth.js';
 import { BackgroundResponses } from './responses/background-response.js';
 import { Idempotency } from './http/idempotency.js';
+import { HoldReleases } from './jobs/hold-release.js';
 import { InferenceJobs, JobPublisher } from './jobs/inference-jobs.js';
 import { ReplyRouter } from './jobs/job-replies.js';
 import { edgeSurfaces, missingSurfaceSettings } from './surfaces.js';
@@ -118,7 +119,15 @@ export async function startEdgeService(
   shell.lifecycle.onShutdown('background responses', () =>
     background.drain(config.SHUTDOWN_TIMEOUT_MS / 4),
   );
-  if (jobPath) shell.lifecycle.onShutdown('replies', () => jobPath.replies.stop());
+  if (jobPath) {
+    shell.lifecycle.onShutdown('replies', () => jobPath.replies.stop());
+    // After every request and background response ended: none can give up on a job any more.
+    shell.lifecycle.onShutdown('hold releases', async () => {
+      const { pending } = jobPath.releases;
+      if (pending > 0) shell.logger.error({ pending }, 'holds left unreleased at shutdown');
+      jobPath.releases.stop();
+    });
+  }
   shell.lifecycle.onShutdown('internal-http', async () => {
     await Promise.all([billing.close(), dashboardBilling.close(), dispatcher.close()]);
   });
@@ -142,14 +151,16 @@ function buildJobPath(
   const ownsBus = dependencies.bus === undefined;
   const bus = dependencies.bus ?? createGatewayBus(config, shell.logger, { service: 'edge' });
   const replies = new ReplyRouter({ bus, prefix: config.AMQP_PREFIX, logger: shell.logger });
+  const releases = new HoldReleases({ billing });
   const jobs = new InferenceJobs({
     publisher: new JobPublisher(bus, gatewayNames(config.AMQP_PREFIX)),
     replies,
     billing,
+    releases,
     replyTimeoutMs: config.REPLY_TIMEOUT_MS,
     asyncDeadlineMs: config.ASYNC_JOB_DEADLINE_MS,
     maxGenerationMs: config.JOB_MAX_GENERATION_MS,
     publishMarkDelayMs: config.HOLD_PUBLISH_MARK_DELAY_MS,
   });
-  return { ownsBus, bus, replies, jobs };
+  return { ownsBus, bus, replies, jobs, releases };
 }

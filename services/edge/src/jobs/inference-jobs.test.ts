@@ -16,6 +16,7 @@ import {
   type InferencePlan,
   type JobPublisher,
 } from './inference-jobs.js';
+import { HoldReleases } from './hold-release.js';
 import { ReplyRouter } from './job-replies.js';
 
 /** Who finalises the hold when edge cannot go on (job-protocol.md). */
@@ -43,18 +44,22 @@ function setUp(
   const jobs = new InferenceJobs({
     publisher,
     replies,
+    releases: new HoldReleases({
+      billing: {
+        void: async (holdId: string) => {
+          voided.push(holdId);
+          // The worker settled first: the unconfirmed job reached the broker after all.
+          if (options.ranAnyway) return { kind: 'already_final', reason: 'settled' };
+          return { kind: 'voided', replayed: false };
+        },
+        refund: async (holdId: string) => {
+          refunded.push(holdId);
+          return { status: 'refunded' as const, refundedMicroDzd: 7n };
+        },
+      },
+    }),
     billing: {
       admit: async () => admission,
-      void: async (holdId: string) => {
-        voided.push(holdId);
-        // The worker settled first: the unconfirmed job reached the broker after all.
-        if (options.ranAnyway) return { kind: 'already_final', reason: 'settled' };
-        return { kind: 'voided', replayed: false };
-      },
-      refund: async (holdId: string) => {
-        refunded.push(holdId);
-        return { status: 'refunded' as const, refundedMicroDzd: 7n };
-      },
       published: async (holdId: string, expiresAtMs: number) => {
         marked.push({ holdId, expiresAtMs });
         return true;

@@ -14,6 +14,7 @@ import type {
 import type { GatewayNames, MessageBus } from '@gateway/messaging';
 import type { Logger } from '@gateway/observability';
 import type { Admission, BillingClient } from '@gateway/billing-client';
+import type { HoldReleases } from './hold-release.js';
 import { RunningJob, type ReplyRouter } from './job-replies.js';
 
 /** Time after a job's generation for its worker to settle or void it (billing retries included). */
@@ -100,7 +101,9 @@ export function jobPayload(
 export interface InferenceJobsOptions {
   publisher: JobPublisher;
   replies: ReplyRouter;
-  billing: Pick<BillingClient, 'admit' | 'void' | 'published' | 'publishedLater' | 'refund'>;
+  billing: Pick<BillingClient, 'admit' | 'published' | 'publishedLater'>;
+  /** Voids or refunds the hold of a job whose answer reached nobody. */
+  releases: HoldReleases;
   /** No (next) reply within this: the job is cancelled, its hold voided, 500 GATEWAY_TIMEOUT. */
   replyTimeoutMs: number;
   /** Async jobs not started within this are failed by the worker without calling a model. */
@@ -165,7 +168,7 @@ export class InferenceJobs {
       holdId: admission.hold.id,
       replyTimeoutMs,
       publisher: this.#options.publisher,
-      billing: this.#options.billing,
+      releases: this.#options.releases,
       log,
     });
     // Listen before publishing: a fast worker's first reply must not find nobody waiting.
@@ -259,22 +262,26 @@ export class InferenceJobs {
     failed: UnpublishedJob,
   ): Promise<void> {
     failed.onFailure();
-    const { billing } = this.#options;
-    log.error({ err: error, jobId: payload.jobId }, 'job not published; voiding its hold');
-    // Never queued: the usage record says refused (admitted, then not run).
-    const voided = await billing
-      .void(payload.holdId, { outcome: 'refused' })
-      .catch((voidError: unknown) => log.error({ err: voidError }, 'hold not voided'));
-    if (voided?.kind === 'already_final') {
-      if (!failed.answerLost) {
-        log.warn({ jobId: payload.jobId }, 'unconfirmed async job ran anyway: accepted');
-        return;
-      }
-      await billing.refund(payload.holdId).then(
-        () => log.warn({ jobId: payload.jobId }, 'unconfirmed job ran anyway: refunded'),
-        (refundError: unknown) => log.error({ err: refundError }, 'hold not refunded'),
-      );
+    const { jobId, holdId } = payload;
+    log.error({ err: error, jobId }, 'job not published; voiding its hold');
+    const release = await this.#options.releases
+      .release({
+        holdId,
+        jobId,
+        ifSettled: failed.answerLost ? 'refund' : 'keep',
+        // Never queued: the usage record says refused (admitted, then not run).
+        voidReport: { outcome: 'refused' },
+        log,
+      })
+      .catch((releaseError: unknown) => {
+        log.error({ err: releaseError, jobId }, 'hold not voided');
+        return 'unknown' as const;
+      });
+    if (release === 'kept') {
+      log.warn({ jobId }, 'unconfirmed async job ran anyway: accepted');
+      return;
     }
+    if (release === 'refunded') log.warn({ jobId }, 'unconfirmed job ran anyway: refunded');
     throw new GatewayError('GATEWAY_TIMEOUT', 'The request could not be queued; retry shortly', {
       cause: error,
     });

@@ -13,7 +13,7 @@ import type { InferenceCancelPayload, InferenceReplyPayload } from '@gateway/con
 import { gatewayNames, replyQueueName } from '@gateway/messaging';
 import type { Consumer, Delivery, MessageBus, Outcome } from '@gateway/messaging';
 import type { Logger } from '@gateway/observability';
-import type { BillingClient } from '@gateway/billing-client';
+import type { HoldReleases } from './hold-release.js';
 
 /** A job waiting for its replies (`RunningJob`). */
 export interface ReplyListener {
@@ -159,7 +159,7 @@ export interface RunningJobOptions {
   holdId: string;
   replyTimeoutMs: number;
   publisher: CancelPublisher;
-  billing: Pick<BillingClient, 'void' | 'refund'>;
+  releases: HoldReleases;
   log: Logger;
 }
 
@@ -324,35 +324,24 @@ export class RunningJob {
 
   async #giveUp(): Promise<void> {
     this.dispose();
-    const { log, jobId } = this.#options;
+    const { log, jobId, holdId, releases } = this.#options;
     const why = this.#replyPathLost ? 'reply queue lost' : 'no reply in time';
     log.warn({ jobId }, `${why}: cancelling the job and voiding its hold`);
     await this.#publishCancel('timeout');
-    this.#chargeAfterGivingUp = await this.#release().then(
-      (charge) => {
-        this.#holdFinal();
-        return charge;
-      },
-      (error: unknown) => {
+    // No answer reached the client: void the hold, or — when the worker settled it first (its
+    // final reply was lost with edge's reply queue, or came just too late) — refund it, unless
+    // streamed chunks reached the client (those are charged, billing policy).
+    const release = await releases
+      .release({ holdId, jobId, ifSettled: this.#chunksSeen ? 'keep' : 'refund', log }, () =>
+        this.#holdFinal(),
+      )
+      .catch((error: unknown) => {
         log.error({ err: error, jobId }, 'hold not released after timeout; it may be charged');
-        return 'maybe' as const;
-      },
-    );
-  }
-
-  /**
-   * No answer reached the client: void the hold, or — when the worker settled it first (its
-   * final reply was lost with edge's reply queue, or came just too late) — refund it, unless
-   * streamed chunks reached the client (those are charged, billing policy).
-   */
-  async #release(): Promise<ChargeAfterGivingUp> {
-    const { billing, holdId } = this.#options;
-    const voided = await billing.void(holdId);
-    if (voided.kind !== 'already_final') return 'nothing';
-    if (this.#chunksSeen) return 'maybe';
-    await billing.refund(holdId);
-    this.#options.log.warn({ jobId: this.jobId }, 'settled answer never received: refunded');
-    return 'nothing';
+        return 'unknown' as const;
+      });
+    if (release === 'refunded') log.warn({ jobId }, 'settled answer never received: refunded');
+    this.#chargeAfterGivingUp =
+      release === 'voided' || release === 'refunded' ? 'nothing' : 'maybe';
   }
 
   async #publishCancel(reason: 'client_disconnected' | 'timeout'): Promise<void> {

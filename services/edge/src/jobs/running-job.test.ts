@@ -1,8 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
+import { GatewayError } from '@gateway/contracts';
 import type { InferenceCancelPayload, InferenceReplyPayload } from '@gateway/contracts';
 import { createLogger } from '@gateway/observability';
 import { silentStream } from '../test-support/silent-log.suite.js';
 import type { JobPublisher } from './inference-jobs.js';
+import { HoldReleases } from './hold-release.js';
 import { RunningJob } from './job-replies.js';
 
 /** A job redelivered after its worker died answers again, as another attempt. */
@@ -23,18 +25,20 @@ function setUp(holdSettled = false, replyTimeoutMs = 200) {
     holdId: 'hold_1',
     replyTimeoutMs,
     publisher,
-    billing: {
-      void: async (holdId: string) => {
-        voided.push(holdId);
-        return holdSettled
-          ? { kind: 'already_final', reason: 'Hold hold_1 is already settled.' }
-          : { kind: 'voided', replayed: false };
+    releases: new HoldReleases({
+      billing: {
+        void: async (holdId: string) => {
+          voided.push(holdId);
+          return holdSettled
+            ? { kind: 'already_final', reason: 'Hold hold_1 is already settled.' }
+            : { kind: 'voided', replayed: false };
+        },
+        refund: async (holdId: string) => {
+          refunded.push(holdId);
+          return { status: 'refunded' as const, refundedMicroDzd: 42n };
+        },
       },
-      refund: async (holdId: string) => {
-        refunded.push(holdId);
-        return { status: 'refunded' as const, refundedMicroDzd: 42n };
-      },
-    },
+    }),
     log,
   });
   return { job, cancels, voided, refunded };
@@ -114,6 +118,40 @@ describe('RunningJob when edge gives up waiting', () => {
     expect(voided).toEqual(['hold_1']);
     expect(refunded).toEqual(['hold_1']);
     expect(job.chargeAfterGivingUp).toBe('nothing');
+  });
+
+  it('refunds later an answer settled while billing could not answer the void (nemesis)', async () => {
+    const refunded: string[] = [];
+    let voidFailures = 1;
+    const job = new RunningJob({
+      jobId: 'chatcmpl-1',
+      holdId: 'hold_1',
+      replyTimeoutMs: 20,
+      publisher: { publishCancel: async () => {} },
+      releases: new HoldReleases({
+        billing: {
+          void: async () => {
+            if (voidFailures-- > 0) throw new GatewayError('service_unavailable', 'stalled');
+            return { kind: 'already_final', reason: 'settled' };
+          },
+          refund: async (holdId: string) => {
+            refunded.push(holdId);
+            return { status: 'refunded' as const, refundedMicroDzd: 42n };
+          },
+        },
+        minBackoffMs: 5,
+      }),
+      log,
+    });
+    let holdFinal = false;
+    job.onHoldFinal(() => (holdFinal = true));
+    await expect(job.final()).rejects.toMatchObject({ code: 'GATEWAY_TIMEOUT' });
+    // Not known when the client is answered: its Idempotency-Key stays spent.
+    expect(job.chargeAfterGivingUp).toBe('maybe');
+    for (let waitedMs = 0; !holdFinal && waitedMs < 5_000; waitedMs += 5) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(refunded).toEqual(['hold_1']);
   });
 
   it('keeps the charge of a stream whose chunks reached the client', async () => {

@@ -16,6 +16,7 @@ import type { DashboardSettings } from '../dashboard/settings.js';
 import { AuthFailureLimiter, identifier } from '../http/auth.js';
 import { BackgroundResponses } from '../responses/background-response.js';
 import { Idempotency } from '../http/idempotency.js';
+import { HoldReleases } from '../jobs/hold-release.js';
 import { InferenceJobs, JobPublisher } from '../jobs/inference-jobs.js';
 import { ReplyRouter } from '../jobs/job-replies.js';
 import type { BillingUnderTest } from './billing.suite.js';
@@ -94,6 +95,7 @@ export async function startEdge(
         publisher: new JobPublisher(bus, names),
         replies,
         billing: billingClient,
+        releases: new HoldReleases({ billing: billingClient }),
         replyTimeoutMs,
         asyncDeadlineMs: 60_000,
       }),
