@@ -87,7 +87,7 @@ export type BusErrorCode =
   | 'invalid-argument' // caller error: bad options, unknown exchange, body too large...
   | 'unroutable' // no queue is bound for the destination
   | 'rejected' // the broker refused the message (e.g. queue full)
-  | 'timeout' // not confirmed / not connected within the bound
+  | 'timeout' // not confirmed / not connected within the bound: whether it was queued is unknown
   | 'not-found' // consuming from a queue that does not exist
   | 'conflict' // a queue exists with different arguments
   | 'forbidden' // the broker refused this user the operation (ACCESS_REFUSED, 403)

@@ -17,6 +17,8 @@ const CLOSE_DRAIN_MS = 2_000;
 class ChannelLost extends Error {
   /** The broker closed the channel with ACCESS_REFUSED (this publish, or another one on it). */
   refused = false;
+  /** The message was handed to the channel before it was lost: the broker may have queued it. */
+  sent = false;
 }
 
 /** AMQP's ACCESS_REFUSED: the broker closed the channel because the user may not do that. */
@@ -25,7 +27,8 @@ const ACCESS_REFUSED = 403;
 /**
  * Publishes on one confirm channel with `mandatory`, so a message resolves only once the
  * broker stored it in at least one queue. A lost channel is retried on the next connection
- * until the deadline (at-least-once: a retry after a lost confirm may duplicate a message).
+ * until the deadline (at-least-once: a retry after a lost confirm may duplicate a message, and
+ * a retry that finds no queue is not proof that the first copy found none: `timeout` then).
  */
 export class ConfirmPublisher {
   private channel: ConfirmChannel | null = null;
@@ -62,6 +65,8 @@ export class ConfirmPublisher {
       new BusError('timeout', `publish not confirmed within ${timeoutMs} ms`, { cause });
     let lastError: unknown;
     let refusals = 0;
+    /** An earlier copy reached a channel that was lost before its confirm: it may be queued. */
+    let earlierCopyMayBeQueued = false;
     while (!this.closed) {
       const remainingMs = deadline - Date.now();
       if (remainingMs <= 0) throw timedOut(lastError);
@@ -70,7 +75,19 @@ export class ConfirmPublisher {
         const confirmed = this.confirm(channel, target, routingKey, envelope);
         return await withTimeout(confirmed, deadline - Date.now(), () => timedOut());
       } catch (error) {
+        if (earlierCopyMayBeQueued && error instanceof BusError && error.code === 'unroutable') {
+          // No queue for this copy now (its queue's node went down, say) does not mean the
+          // earlier one was not queued before: the outcome is unknown, like a lost confirm. A
+          // reply's sender must not take it for "nobody can read it" and refund an answer that
+          // was read (the nemesis found that).
+          throw new BusError(
+            'timeout',
+            'publish not confirmed: a copy lost with its channel may be queued, the retry found no queue',
+            { cause: error },
+          );
+        }
         if (!(error instanceof ChannelLost)) throw error;
+        earlierCopyMayBeQueued ||= error.sent;
         // The broker does not say which publish it refused: any publish on the channel fails
         // with it. One that is refused again on a fresh channel is this user's to give up.
         if (error.refused && ++refusals > 1) {
@@ -145,6 +162,7 @@ export class ConfirmPublisher {
         } else if (err) {
           const lost = new ChannelLost('channel closed before the confirm', { cause: err });
           lost.refused = this.refused.has(channel);
+          lost.sent = true;
           reject(lost);
         } else if (returned) {
           reject(new BusError('unroutable', `no queue bound to '${exchange}' / '${routingKey}'`));
