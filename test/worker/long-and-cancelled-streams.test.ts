@@ -102,9 +102,15 @@ describe('worker: long streams and cancelled streams are billed for what was pro
     f.node.setOptions({ firstTokenLatencyMs: 3_000 });
     const requestsBefore = f.node.requests().length;
     const { holdId, jobId } = await publishStream();
-    // The node answered 200 and sent its headers (and the role-only opening chunk).
-    await waitFor(() => f.client.repliesOf(jobId).length >= 1 || undefined, 5_000, 'opening');
-    expect(f.node.requests().length).toBeGreaterThan(requestsBefore);
+    // The node answered 200 and sent its headers and the role-only opening chunk at once; the
+    // worker holds that chunk back until the first output, 3 s later.
+    await waitFor(
+      () => f.node.requests().length > requestsBefore || undefined,
+      5_000,
+      'node request',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(f.client.repliesOf(jobId)).toEqual([]);
     await f.client.cancel(jobId);
     const { end, chunks } = await f.client.waitForEnd(jobId);
     expect(end).toMatchObject({ type: 'error' });
@@ -113,6 +119,24 @@ describe('worker: long streams and cancelled streams are billed for what was pro
       status: 'settled',
       settled: expectedCost({ promptTokens: 20, completionTokens: 0 }),
     });
+  });
+
+  it("sends a stream's opening chunk (no output yet) only with its first output", async () => {
+    f.node.setOptions({ firstTokenLatencyMs: 1_500 });
+    const { jobId } = await publishStream();
+    const firstReplyAt = waitFor(
+      () => f.client.repliesOf(jobId)[0] && Date.now(),
+      10_000,
+      'first reply',
+    );
+    const sentAtMs = Date.now();
+    const { chunks } = await f.client.waitForEnd(jobId);
+    // Nothing reached edge before the first token: an edge that dies, or a run replaced, in
+    // the meantime leaves its client nothing that could be charged.
+    expect((await firstReplyAt) - sentAtMs).toBeGreaterThanOrEqual(1_000);
+    const [opening, first] = chunks.map((chunk) => streamedText([chunk]));
+    expect(opening).toBe('');
+    expect(first).not.toBe('');
   });
 
   it('voids the hold of a job cancelled before any node accepted it', async () => {

@@ -181,6 +181,15 @@ function deltaText(event: StreamEvent): string {
     .join('');
 }
 
+/**
+ * Chunks with nothing generated that open a stream (the role's delta) wait, at most this many,
+ * for the first chunk with output and go with it. A client then gets its first chunk together
+ * with the first output, so an edge that dies or a run that is replaced in between leaves it
+ * nothing it could be charged for (docs/adr/0065-stream-opens-with-output.md); and the job can
+ * still fail over to another node until then.
+ */
+const MAX_OPENING_CHUNKS = 8;
+
 /** Relays chunks as they arrive; the usage chunk is held back for the final reply. */
 async function relayStream(
   ctx: ExecutionContext,
@@ -189,6 +198,7 @@ async function relayStream(
 ): Promise<ExecutionResult> {
   let reported: TokenUsage | undefined;
   let finished = false;
+  const opening: Record<string, unknown>[] = [];
   for await (const event of readSseEvents(upstream, ctx.timeouts.idleMs)) {
     if (event.error !== undefined)
       throw new UpstreamError('server_error', 'model node streamed an error');
@@ -202,9 +212,15 @@ async function relayStream(
       finished = true;
     const chunk: Record<string, unknown> = { ...event, id: ctx.job.jobId, model: ctx.job.model };
     delete chunk.usage;
+    const text = deltaText(event);
+    if (!ctx.progress.relayed && text === '' && !finished && opening.length < MAX_OPENING_CHUNKS) {
+      opening.push(chunk);
+      continue;
+    }
     ctx.progress.relayed = true;
+    for (const held of opening.splice(0)) if (!(await ctx.emitChunk(held))) break;
     // Only a chunk that reached edge's reply queue is billed (a returned one is a disconnect).
-    if (await ctx.emitChunk(chunk)) ctx.progress.relayedText += deltaText(event);
+    if (await ctx.emitChunk(chunk)) ctx.progress.relayedText += text;
   }
   if (!finished) throw new UpstreamError('connect', 'model node ended the stream early');
   const usage = reported ?? {
