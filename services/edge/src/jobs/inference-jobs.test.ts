@@ -168,7 +168,7 @@ describe('InferenceJobs', () => {
   it('sends no mark for a synchronous job settled within the mark delay', async () => {
     const { jobs, marked } = setUp({ publishMarkDelayMs: 40 });
     const job = await jobs.start(plan, admission, log);
-    void job.push(reply('final', { costMicroDzd: '10' }));
+    job.push(reply('final', { costMicroDzd: '10' }));
     await job.final();
     await delay(80);
     expect(marked).toEqual([]);
@@ -179,7 +179,7 @@ describe('InferenceJobs', () => {
     const running = await jobs.start(plan, admission, log);
     const pending = await jobs.start({ ...plan, jobId: 'chatcmpl-2' }, second, log);
     // The worker queued the settlement (billing did not answer): the hold is not final yet.
-    void pending.push({ ...reply('final', { settlementPending: true }), jobId: 'chatcmpl-2' });
+    pending.push({ ...reply('final', { settlementPending: true }), jobId: 'chatcmpl-2' });
     await pending.final();
     await delay(10);
     expect(marked).toEqual([]);

@@ -161,7 +161,6 @@ export class InferenceJobs {
     admission: Admission,
     log: Logger,
     requestId?: string,
-    options: StartOptions = {},
   ): Promise<RunningJob> {
     const { replies, replyTimeoutMs } = this.#options;
     const job = new RunningJob({
@@ -172,8 +171,7 @@ export class InferenceJobs {
       releases: this.#options.releases,
       log,
     });
-    // Before publishing: a fast worker's reply must not find nobody waiting.
-    if (options.ackFinalOnceAnswered) job.ackFinalOnceAnswered();
+    // Listen before publishing: a fast worker's first reply must not find nobody waiting.
     job.attach(replies.listen(plan.jobId, job));
     const deadlineAtMs = this.#now() + replyTimeoutMs;
     const payload = {
@@ -288,14 +286,6 @@ export class InferenceJobs {
       cause: error,
     });
   }
-}
-
-export interface StartOptions {
-  /**
-   * The caller calls `RunningJob.answered` once the answer is sent: the final reply is
-   * acknowledged then (`RunningJob.ackFinalOnceAnswered`).
-   */
-  ackFinalOnceAnswered?: boolean;
 }
 
 /** What a job whose publish failed leaves to do. */

@@ -17,8 +17,7 @@ import type { HoldReleases } from './hold-release.js';
 
 /** A job waiting for its replies (`RunningJob`). */
 export interface ReplyListener {
-  /** A promise: acknowledge the reply only once it settles (the answer it carries was sent). */
-  push(reply: InferenceReplyPayload): void | Promise<void>;
+  push(reply: InferenceReplyPayload): void;
   /** Its replies were to come through a queue that was lost: stop waiting now. */
   replyPathLost(): void;
 }
@@ -37,11 +36,6 @@ const DEFAULT_PREFETCH = 256;
 export const REPLY_UNREAD_TTL_MS = 30_000;
 /** The queue of an edge that is gone is deleted this long after it stopped reading. */
 const REPLY_QUEUE_EXPIRES_MS = 10 * 60_000;
-/**
- * The longest a final reply stays unacknowledged while its answer is sent (and stored for an
- * Idempotency-Key); past it, it is acknowledged anyway, so no request can pin a prefetch slot.
- */
-export const ANSWER_ACK_WAIT_MS = 60_000;
 
 /**
  * ONE reply queue per edge process: every synchronous job names it as `replyTo`, and replies
@@ -149,12 +143,8 @@ export class ReplyRouter {
       return 'dead-letter';
     }
     const listener = this.#listeners.get(reply.jobId)?.listener;
-    if (!listener) {
-      this.#options.logger.debug({ jobId: reply.jobId, seq: reply.seq }, 'late reply dropped');
-      return 'ack';
-    }
-    const answered = listener.push(reply);
-    if (answered) await settledWithin(answered, ANSWER_ACK_WAIT_MS);
+    if (listener) listener.push(reply);
+    else this.#options.logger.debug({ jobId: reply.jobId, seq: reply.seq }, 'late reply dropped');
     return 'ack';
   }
 }
@@ -203,8 +193,6 @@ export class RunningJob {
   #kept = false;
   #replyPathLost = false;
   #chargeAfterGivingUp: ChargeAfterGivingUp | undefined;
-  /** Set by `ackFinalOnceAnswered`: the final reply's acknowledgement waits for `answered`. */
-  #answer: { sent: Promise<void>; resolve: () => void } | undefined;
 
   constructor(options: RunningJobOptions) {
     this.jobId = options.jobId;
@@ -223,29 +211,11 @@ export class RunningJob {
     this.#holdFinal = callback;
   }
 
-  push(reply: InferenceReplyPayload): void | Promise<void> {
+  push(reply: InferenceReplyPayload): void {
     const { attemptId } = reply;
     if (attemptId !== undefined && attemptId !== this.#attemptId && !this.#bind(attemptId)) return;
     if (reply.type === 'chunk') this.#chunksSeen = true;
     this.#replies.push(reply);
-    if (reply.type === 'final' && !this.#chunksSeen) return this.#answer?.sent;
-  }
-
-  /**
-   * The final reply of a non-streamed answer is acknowledged only once `answered` is called
-   * (the answer was written, and stored for its Idempotency-Key). If edge dies before, the reply
-   * goes back to its queue, is dead-lettered unread, and billing refunds the answer nobody got
-   * (the nemesis found it charged: edge died while billing, paused, was storing the answer).
-   */
-  ackFinalOnceAnswered(): void {
-    let resolve!: () => void;
-    const sent = new Promise<void>((done) => (resolve = done));
-    this.#answer = { sent, resolve };
-  }
-
-  /** The answer was sent, or will never be: the final reply may be acknowledged. */
-  answered(): void {
-    this.#answer?.resolve();
   }
 
   /**
@@ -478,12 +448,4 @@ export class ReplySequence {
     clearTimeout(waiter.timer);
     waiter.resolve(ready);
   }
-}
-
-/** Waits for `promise` at most `timeoutMs`; never rejects. */
-async function settledWithin(promise: Promise<void>, timeoutMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
-  await Promise.race([promise.catch(() => {}), timeout]);
-  clearTimeout(timer);
 }

@@ -1,12 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { GatewayError, makeEnvelope } from '@gateway/contracts';
+import { GatewayError } from '@gateway/contracts';
 import type { InferenceCancelPayload, InferenceReplyPayload } from '@gateway/contracts';
-import type { Delivery, MessageBus } from '@gateway/messaging';
 import { createLogger } from '@gateway/observability';
 import { silentStream } from '../test-support/silent-log.suite.js';
 import type { JobPublisher } from './inference-jobs.js';
 import { HoldReleases } from './hold-release.js';
-import { ReplyRouter, RunningJob } from './job-replies.js';
+import { RunningJob } from './job-replies.js';
 
 /** A job redelivered after its worker died answers again, as another attempt. */
 
@@ -63,11 +62,11 @@ const final = (attemptId: string, seq: number): InferenceReplyPayload => ({
 describe('RunningJob and the attempts of a job', () => {
   it('never splices a second attempt into a stream: its replies end it with one error', async () => {
     const { job, cancels, voided } = setUp();
-    for (let seq = 0; seq < 5; seq += 1) void job.push(chunk('a', seq));
+    for (let seq = 0; seq < 5; seq += 1) job.push(chunk('a', seq));
     const relayed: unknown[] = [];
     for (let n = 0; n < 5; n += 1) relayed.push((await job.next()).data);
-    for (let seq = 0; seq < 8; seq += 1) void job.push(chunk('b', seq));
-    void job.push(final('b', 8));
+    for (let seq = 0; seq < 8; seq += 1) job.push(chunk('b', seq));
+    job.push(final('b', 8));
     await expect(job.next()).rejects.toMatchObject({
       code: 'GATEWAY_TIMEOUT',
       message: 'The model was interrupted; retry',
@@ -88,8 +87,8 @@ describe('RunningJob and the attempts of a job', () => {
   it('takes the answer of whichever attempt finishes when nothing was relayed', async () => {
     const { job, cancels } = setUp();
     const answer = job.final();
-    void job.push(final('b', 0));
-    void job.push(final('a', 0));
+    job.push(final('b', 0));
+    job.push(final('a', 0));
     expect((await answer).data).toEqual({ text: 'b-final' });
     expect(cancels).toEqual([]);
   });
@@ -97,8 +96,8 @@ describe('RunningJob and the attempts of a job', () => {
   it('switches a stream that relayed nothing yet to the new attempt, from its seq 0', async () => {
     const { job } = setUp();
     const first = job.next();
-    void job.push(chunk('b', 1));
-    void job.push(chunk('b', 0));
+    job.push(chunk('b', 1));
+    job.push(chunk('b', 0));
     expect((await first).data).toEqual({ text: 'b-0' });
     expect((await job.next()).data).toEqual({ text: 'b-1' });
   });
@@ -157,7 +156,7 @@ describe('RunningJob when edge gives up waiting', () => {
 
   it('keeps the charge of a stream whose chunks reached the client', async () => {
     const { job, refunded } = setUp(true);
-    void job.push(chunk('a', 0));
+    job.push(chunk('a', 0));
     await job.next();
     await expect(job.next()).rejects.toMatchObject({ code: 'GATEWAY_TIMEOUT' });
     expect(refunded).toEqual([]);
@@ -172,7 +171,7 @@ describe('a job kept past its client (a stored background response)', () => {
     job.cancel();
     await new Promise((resolve) => setImmediate(resolve));
     expect([cancels, job.cancelledByClient]).toEqual([[], false]);
-    void job.push(final('a', 0));
+    job.push(final('a', 0));
     await expect(job.next()).resolves.toMatchObject({ type: 'final' });
   });
 });
@@ -202,52 +201,5 @@ describe('RunningJob when its reply queue is lost with a broker node', () => {
     expect(voided).toEqual(['hold_1']);
     expect(refunded).toEqual(['hold_1']);
     expect(job.chargeAfterGivingUp).toBe('nothing');
-  });
-});
-
-describe('the final reply of a non-streamed answer is acknowledged once the answer was sent', () => {
-  /** A bus that hands the router's handler to the test, as RabbitMQ would a delivery. */
-  async function routerWithJob() {
-    let handler!: (delivery: Delivery) => Promise<string>;
-    const bus = {
-      declareQueue: async () => {},
-      consume: async (_queue: string, handle: (delivery: Delivery) => Promise<string>) => {
-        handler = handle;
-        return { cancel: async () => {} };
-      },
-    } as unknown as MessageBus;
-    const router = new ReplyRouter({ bus, prefix: 't.', logger: log });
-    await router.start();
-    const { job } = setUp();
-    job.ackFinalOnceAnswered();
-    job.attach(router.listen('chatcmpl-1', job));
-    const deliver = (reply: InferenceReplyPayload) =>
-      handler({
-        body: makeEnvelope('inference.reply', reply),
-        headers: {},
-        deliveryCount: 1,
-        retries: 0,
-        queue: router.queue,
-      });
-    return { job, deliver };
-  }
-
-  it('holds the acknowledgement until edge has answered: edge dying before leaves it unread', async () => {
-    const { job, deliver } = await routerWithJob();
-    let outcome: string | undefined;
-    void deliver(final('a', 0)).then((decided) => (outcome = decided));
-    await expect(job.final()).resolves.toMatchObject({ type: 'final' });
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    // Read and handed to the request, but not acknowledged while the answer is being sent.
-    expect(outcome).toBeUndefined();
-    job.answered();
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(outcome).toBe('ack');
-  });
-
-  it('acknowledges chunks at once: a stream is not held back', async () => {
-    const { job, deliver } = await routerWithJob();
-    await expect(deliver(chunk('a', 0))).resolves.toBe('ack');
-    await expect(job.next()).resolves.toMatchObject({ type: 'chunk' });
   });
 });

@@ -6,7 +6,6 @@ import type { EdgeDeps } from '../deps.js';
 import { noteAuthentication } from '../http/auth.js';
 import { applyRateLimit, logOf, stateOf } from '../http/context.js';
 import type { IdempotencyGuard } from '../http/idempotency.js';
-import type { StartOptions } from '../jobs/inference-jobs.js';
 import type { InferencePlan } from '../jobs/inference-jobs.js';
 import type { JobReply, RunningJob } from '../jobs/job-replies.js';
 
@@ -42,11 +41,10 @@ export async function startJob(
   res: Response,
   plan: InferencePlan,
   admission: Admission,
-  options: StartOptions = {},
 ): Promise<RunningJob> {
   // The client may have left while billing admitted it: no model call for nobody.
   if (res.closed) await voidAbandoned(deps, req, admission);
-  const job = await deps.jobs.start(plan, admission, logOf(req), currentRequestId(), options);
+  const job = await deps.jobs.start(plan, admission, logOf(req), currentRequestId());
   const cancelIfGone = () => {
     if (!res.writableFinished) job.cancel();
   };
@@ -106,32 +104,12 @@ export function inferenceHandler<T>(deps: EdgeDeps, route: InferenceRoute<T>): R
     if (guard === 'replayed') return;
     let job: RunningJob | undefined;
     try {
-      const relayed = plan.stream && route.relay !== undefined;
-      const admission = await admit(deps, req, res, plan);
-      job = await startJob(deps, req, res, plan, admission, { ackFinalOnceAnswered: !relayed });
-      if (relayed && route.relay) await route.relay(req, res, job, guard);
-      else await answer(route, res, job, guard);
+      job = await startJob(deps, req, res, plan, await admit(deps, req, res, plan));
+      if (plan.stream && route.relay) await route.relay(req, res, job, guard);
+      else await route.answer(res, await job.final(), guard);
     } catch (error) {
       await settleGuard(guard, job);
       throw error;
     }
   };
-}
-
-/**
- * Sends a non-streamed answer. Its final reply is acknowledged once the answer is out (written,
- * and stored for its Idempotency-Key: `ackFinalOnceAnswered`), so an edge that dies before
- * leaves it unread, for billing to refund.
- */
-async function answer<T>(
-  route: InferenceRoute<T>,
-  res: Response,
-  job: RunningJob,
-  guard: IdempotencyGuard | null,
-): Promise<void> {
-  try {
-    await route.answer(res, await job.final(), guard);
-  } finally {
-    job.answered();
-  }
 }
