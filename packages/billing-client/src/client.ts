@@ -170,7 +170,16 @@ export interface BillingClient {
   inspectScopedToken(accountId: string, token: string): Promise<ScopedTokenInspection>;
   /** `DELETE /v1/scoped-jwt`'s answer: the token, revoked (idempotent). */
   revokeScopedToken(accountId: string, token: string): Promise<ScopedTokenInspection>;
-  claimIdempotencyKey(ref: IdempotencyRef, leaseMs: number): Promise<IdempotencyClaim>;
+  /**
+   * Claims a key for `leaseMs`. `holdId`: the hold the request will place; a claim left in
+   * progress past its lease with that hold settled is refunded by billing (never answered).
+   */
+  claimIdempotencyKey(
+    ref: IdempotencyRef,
+    leaseMs: number,
+    holdId?: string,
+  ): Promise<IdempotencyClaim>;
+  /** Stores the answer; 409 `conflict` when the claim was lost (then it must not be sent). */
   completeIdempotencyKey(ref: IdempotencyRef, response: StoredResponse): Promise<void>;
   releaseIdempotencyKey(ref: IdempotencyRef): Promise<void>;
   /** The worker's node observations; idempotent (last observation wins). */
@@ -307,7 +316,8 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
       post(`${account(accountId)}/scoped-tokens/inspect`, { token }, true),
     revokeScopedToken: (accountId, token) =>
       post(`${account(accountId)}/scoped-tokens/revoke`, { token }, true),
-    claimIdempotencyKey: (ref, leaseMs) => post('/idempotency/claim', { ...ref, leaseMs }),
+    claimIdempotencyKey: (ref, leaseMs, holdId) =>
+      post('/idempotency/claim', { ...ref, leaseMs, ...(holdId === undefined ? {} : { holdId }) }),
     completeIdempotencyKey: async (ref, response) => {
       await post('/idempotency/complete', { ...ref, response });
     },

@@ -211,6 +211,22 @@ export async function startBillingService(
       .catch((error: unknown) => shell.logger.warn({ err: error }, 'idempotency purge failed'));
   }, config.IDEMPOTENCY_PURGE_INTERVAL_MS);
   purgeTimer.unref();
+  // Idempotency-Key claims that lapsed with their hold settled: answers charged, never sent.
+  const lapsedClaimTimer = setInterval(() => {
+    requestIdempotency
+      .settleLapsedClaims()
+      .then((ended) => {
+        const refunded = ended.filter((claim) => claim.outcome === 'refunded');
+        if (ended.length > 0) {
+          shell.logger.warn(
+            { count: ended.length, refundedHoldIds: refunded.map((claim) => claim.holdId) },
+            'lapsed idempotency claims ended',
+          );
+        }
+      })
+      .catch((error: unknown) => shell.logger.warn({ err: error }, 'lapsed claim sweep failed'));
+  }, config.HOLD_SWEEP_INTERVAL_MS);
+  lapsedClaimTimer.unref();
 
   const server = await serveHttp(shell, app, config);
   if (ownsBus) await bus.start();
@@ -248,6 +264,7 @@ export async function startBillingService(
   shell.lifecycle.onShutdown('sweeper', async () => {
     clearInterval(pruneTimer);
     clearInterval(purgeTimer);
+    clearInterval(lapsedClaimTimer);
     await stopSweeper();
   });
   shell.lifecycle.onShutdown('postgres', () => prisma.$disconnect());

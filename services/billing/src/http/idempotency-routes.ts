@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
 import {
   createBodyValidator,
+  HoldIdSchema,
   IdempotencyRefSchema,
   StoredResponseSchema,
   type IdempotencyClaim,
@@ -17,6 +18,7 @@ const ClaimSchema = Type.Object(
   {
     ...IdempotencyRefSchema.properties,
     leaseMs: Type.Integer({ minimum: 1, maximum: 86_400_000 }),
+    holdId: Type.Optional(HoldIdSchema),
   },
   closed,
 );
@@ -39,8 +41,8 @@ export function idempotencyRoutes(store: RequestIdempotency, bodyLimitBytes: num
   const router = express.Router();
   router.use(...jsonBodyParser({ limitBytes: bodyLimitBytes }));
   router.post('/claim', async (req, res) => {
-    const { leaseMs, ...ref } = validateClaim(req.body);
-    const answer: IdempotencyClaim = await store.claim(ref, leaseMs);
+    const { leaseMs, holdId, ...ref } = validateClaim(req.body);
+    const answer: IdempotencyClaim = await store.claim(ref, leaseMs, holdId);
     res.json(answer);
   });
   router.post('/complete', async (req, res) => {

@@ -10,7 +10,10 @@ import {
   purgeIdempotencyRecords,
   readIdempotencyRecord,
   releaseClaim,
+  settleLapsedClaim,
+  type SettledLapsedClaim,
 } from '../idempotency/idempotency-repository.js';
+import { newId } from '../identity/secrets.js';
 import type { Db } from '../ledger/ledger-repository.js';
 
 /**
@@ -25,6 +28,10 @@ import type { Db } from '../ledger/ledger-repository.js';
  * keyring, its AAD binding it to its record (scope, account, key and request hash): an answer
  * copied to another record, or altered, does not open, and the replay fails closed (500, nothing
  * served, nothing run again). Expired records are deleted by `purgeExpired`, run on a schedule.
+ *
+ * A claim names the hold its request places. Edge stores the answer before it sends it, so a
+ * claim still in progress past its lease whose hold settled was never answered (edge stopped in
+ * between): `settleLapsedClaims` refunds that hold and frees the key (ADR 0067).
  */
 export const REQUEST_IDEMPOTENCY_SCOPE = 'edge-request';
 
@@ -32,6 +39,8 @@ export const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** Rows deleted per purge statement, and statements per purge run (the rest waits a run). */
 const PURGE_BATCH_ROWS = 1_000;
 const PURGE_MAX_BATCHES = 50;
+/** Lapsed claims ended per run (each its own transaction); the rest waits a run. */
+const LAPSED_CLAIMS_PER_RUN = 200;
 
 export interface RequestIdempotencyDeps {
   /** Runs `work` with a database handle (one short transaction). */
@@ -52,7 +61,7 @@ export class RequestIdempotency {
   }
 
   /** Claims the key, or answers with the stored response; 409 for a conflict. */
-  async claim(ref: IdempotencyRef, leaseMs: number): Promise<IdempotencyClaim> {
+  async claim(ref: IdempotencyRef, leaseMs: number, holdId?: string): Promise<IdempotencyClaim> {
     const now = this.#deps.clock();
     const recordKey = storageKey(ref);
     const owned = await this.#deps.run((db) =>
@@ -62,6 +71,7 @@ export class RequestIdempotency {
         requestHash: ref.requestHash,
         now,
         expiresAt: new Date(now.getTime() + leaseMs),
+        ...(holdId === undefined ? {} : { holdId }),
       }),
     );
     if (owned) return { outcome: 'claimed' };
@@ -103,6 +113,24 @@ export class RequestIdempotency {
   /** Drops a claim that produced nothing worth replaying; a no-op when it is not ours. */
   async release(ref: IdempotencyRef): Promise<void> {
     await this.#deps.run((db) => releaseClaim(db, claimOf(ref)));
+  }
+
+  /**
+   * Ends claims left in progress past their lease whose hold is no longer pending, at most
+   * `max` per run, one short transaction each: a settled hold is refunded (its answer was never
+   * stored, so never sent) and the key is freed. Returns what was ended. Run on a schedule.
+   */
+  async settleLapsedClaims(max = LAPSED_CLAIMS_PER_RUN): Promise<SettledLapsedClaim[]> {
+    const ended: SettledLapsedClaim[] = [];
+    while (ended.length < max) {
+      const now = this.#deps.clock();
+      const claim = await this.#deps.run((db) =>
+        settleLapsedClaim(db, REQUEST_IDEMPOTENCY_SCOPE, now, newId('txn')),
+      );
+      if (claim === null) break;
+      ended.push(claim);
+    }
+    return ended;
   }
 
   /**

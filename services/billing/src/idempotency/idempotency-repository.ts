@@ -3,6 +3,7 @@
  * it (the operator's credits, `ledger/credits.ts`; edge's public requests,
  * `http/request-idempotency.ts`). Each runs on the caller's Prisma client or transaction.
  */
+import { Prisma } from '../db/client.js';
 import type { SealedValue } from '@gateway/crypto';
 import type { Db } from '../ledger/ledger-repository.js';
 import type { IdempotencyClaim } from '../ledger/store.js';
@@ -14,22 +15,73 @@ export const IN_PROGRESS = 0;
  * Claims (scope, key) for this transaction: true when this caller owns it (new key, or the
  * previous record had expired). The primary key is the arbiter: a concurrent claimer blocks
  * on the INSERT until the owner commits (then it does not own the key) or rolls back (then it
- * does).
+ * does). A lapsed claim that names a hold is not taken over: its hold may be charged for an
+ * answer nobody received, and only `settleLapsedClaim` ends it.
  */
 export async function claimIdempotencyKey(db: Db, claim: IdempotencyClaim): Promise<boolean> {
   const rows = await db.$queryRaw<unknown[]>`
     INSERT INTO idempotency_records (scope, key, request_hash, response_status, response_body,
-                                     created_at, expires_at)
+                                     created_at, expires_at, hold_id)
     VALUES (${claim.scope}, ${claim.key}, ${claim.requestHash}, 0, '{}'::jsonb,
-            ${claim.now}::timestamptz, ${claim.expiresAt}::timestamptz)
+            ${claim.now}::timestamptz, ${claim.expiresAt}::timestamptz, ${claim.holdId ?? null})
     ON CONFLICT (scope, key) DO UPDATE
       SET request_hash = EXCLUDED.request_hash, response_status = 0, response_body = '{}'::jsonb,
           response_ciphertext = NULL, response_nonce = NULL, response_tag = NULL,
-          response_key_version = NULL,
+          response_key_version = NULL, hold_id = EXCLUDED.hold_id,
           created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
       WHERE idempotency_records.expires_at <= ${claim.now}::timestamptz
+        AND NOT ${lapsedWithHold}
     RETURNING 1`;
   return rows.length === 1;
+}
+
+/** A claim still in progress that names its request's hold (true past its lease: lapsed). */
+const lapsedWithHold = Prisma.sql`(idempotency_records.response_status = ${IN_PROGRESS}::int
+  AND idempotency_records.hold_id IS NOT NULL)`;
+
+export interface SettledLapsedClaim {
+  holdId: string;
+  /** `ledger_refund_hold`'s outcome: `refunded`, or `replayed` / `not_settled` / `not_found`. */
+  outcome: string;
+  refundedMicroDzd: bigint;
+}
+
+/**
+ * Ends one lapsed claim of `scope` whose hold is no longer pending, in the caller's transaction:
+ * refunds the hold if it settled (its answer was never stored, so never sent: edge stores
+ * before it sends) and deletes the claim, so the key may be used again. The claim is locked
+ * first: edge's late `complete` of the same claim either commits before (the claim is no longer
+ * in progress and is skipped) or finds it gone (claim lost: edge does not send its answer).
+ * Null when there is none.
+ */
+export async function settleLapsedClaim(
+  db: Db,
+  scope: string,
+  now: Date,
+  refundTransactionId: string,
+): Promise<SettledLapsedClaim | null> {
+  const lapsed = await db.$queryRaw<{ key: string; holdId: string }[]>`
+    SELECT r.key, r.hold_id AS "holdId"
+      FROM idempotency_records r LEFT JOIN holds h ON h.id = r.hold_id
+     WHERE r.scope = ${scope} AND r.response_status = ${IN_PROGRESS}::int
+       AND r.hold_id IS NOT NULL AND r.expires_at <= ${now}::timestamptz
+       AND (h.id IS NULL OR h.status <> 'pending')
+     ORDER BY r.expires_at
+     LIMIT 1
+       FOR UPDATE OF r SKIP LOCKED`;
+  const claim = lapsed[0];
+  if (!claim) return null;
+  const refunds = await db.$queryRaw<{ outcome: string; refunded: bigint | null }[]>`
+    SELECT outcome, refunded_micro_dzd AS refunded
+      FROM ledger_refund_hold(${claim.holdId}, ${refundTransactionId}, ${now}::timestamptz)`;
+  await db.$executeRaw`
+    DELETE FROM idempotency_records WHERE scope = ${scope} AND key = ${claim.key}`;
+  const refund = refunds[0];
+  return {
+    holdId: claim.holdId,
+    outcome: refund?.outcome ?? 'not_found',
+    refundedMicroDzd: refund?.outcome === 'refunded' ? BigInt(refund.refunded ?? 0n) : 0n,
+  };
 }
 
 export interface StoredResponse {
@@ -83,13 +135,15 @@ export async function storeIdempotencyResponse(
 /**
  * Deletes up to `limit` records (every scope) whose retention ended: a short statement however
  * large the backlog, so a purge never holds locks long. An expired record means nothing anymore
- * (a claim takes it over), so deleting it changes no answer.
+ * (a claim takes it over), so deleting it changes no answer; a lapsed claim naming a hold is
+ * `settleLapsedClaim`'s to end.
  */
 export async function purgeIdempotencyRecords(db: Db, now: Date, limit: number): Promise<number> {
   return db.$executeRaw`
     DELETE FROM idempotency_records
      WHERE ctid = ANY(ARRAY(SELECT ctid FROM idempotency_records
                              WHERE expires_at <= ${now}::timestamptz
+                               AND NOT ${lapsedWithHold}
                              LIMIT ${limit}::int))`;
 }
 

@@ -28,6 +28,8 @@ export interface IdempotencyClaim {
   requestHash: string;
   now: Date;
   expiresAt: Date;
+  /** The hold the claiming request places (edge requests that place one). */
+  holdId?: string;
 }
 
 export interface StoredCreditResponse {

@@ -39,6 +39,8 @@ export class Idempotency {
     req: Request,
     res: Response,
     fingerprint: unknown,
+    /** The hold the request will place: billing refunds it if the claim lapses unanswered. */
+    holdId?: string,
   ): Promise<IdempotencyGuard | null | 'replayed'> {
     const key = req.get(IDEMPOTENCY_KEY_HEADER);
     if (key === undefined) return null;
@@ -56,7 +58,7 @@ export class Idempotency {
         .update(JSON.stringify([req.method, req.originalUrl, fingerprint]))
         .digest('hex'),
     };
-    const claim = await this.billing.claimIdempotencyKey(ref, this.leaseMs);
+    const claim = await this.billing.claimIdempotencyKey(ref, this.leaseMs, holdId);
     if (claim.outcome === 'claimed') return new IdempotencyGuard(this.billing, ref, logOf(req));
     // A replay is a request too: it counts against the rate limit.
     if (!stateOf(res).rateLimit) {
@@ -67,9 +69,16 @@ export class Idempotency {
   }
 }
 
-/** The claim of one request; finish it exactly once. Failures are logged, never thrown. */
+/**
+ * The claim of one request; finish it exactly once. An answer goes out only once it is kept
+ * (`complete`, `spend`): those throw when billing did not keep it, and the answer must then not
+ * be sent. Billing ends a claim left in progress past its lease and refunds its hold (ADR 0067),
+ * so an answer sent without its record could be refunded, and one kept but not sent is
+ * replayed to the retry. `release` only logs its failures (the lease ends the claim).
+ */
 export class IdempotencyGuard {
   #done = false;
+  #claimLost = false;
 
   constructor(
     private readonly billing: BillingClient,
@@ -77,24 +86,22 @@ export class IdempotencyGuard {
     private readonly log: Logger,
   ) {}
 
-  /** Keeps a successful response for replays. */
+  /** Keeps a successful response for replays; throws when it was not kept. */
   async complete(response: StoredResponse): Promise<void> {
     if (response.body.length > MAX_STORED_BODY_CHARS) {
       await this.spend('The response to this Idempotency-Key was too large to keep for replay.');
       return;
     }
-    await this.#finish('complete', () => this.billing.completeIdempotencyKey(this.ref, response));
+    await this.#keep(() => this.billing.completeIdempotencyKey(this.ref, response));
   }
 
-  /** The request charged nothing: the key may be used again. */
-  async release(): Promise<void> {
-    await this.#finish('release', () => this.billing.releaseIdempotencyKey(this.ref));
-  }
-
-  /** The request may have been charged but its response cannot be replayed (a stream). */
+  /**
+   * The request may be charged but its response cannot be replayed (a stream): the key is
+   * spent; throws when it was not.
+   */
   async spend(message: string): Promise<void> {
     const body = JSON.stringify(errorBody('conflict', message, IDEMPOTENCY_KEY_HEADER));
-    await this.#finish('spend', () =>
+    await this.#keep(() =>
       this.billing.completeIdempotencyKey(this.ref, {
         status: 409,
         contentType: 'application/json; charset=utf-8',
@@ -104,13 +111,32 @@ export class IdempotencyGuard {
     );
   }
 
-  async #finish(step: string, work: () => Promise<void>): Promise<void> {
+  /** The request charged nothing: the key may be used again. */
+  async release(): Promise<void> {
+    if (this.#done) return;
+    this.#done = true;
+    await this.billing.releaseIdempotencyKey(this.ref).catch((error: unknown) => {
+      this.log.warn({ err: error, step: 'release' }, 'idempotency record not updated');
+    });
+  }
+
+  /**
+   * Billing answered that the claim was no longer this request's (it lapsed and was ended, its
+   * hold refunded): the answer was not sent, and whatever its hold holds is to be released.
+   */
+  get claimLost(): boolean {
+    return this.#claimLost;
+  }
+
+  async #keep(work: () => Promise<void>): Promise<void> {
     if (this.#done) return;
     this.#done = true;
     try {
       await work();
     } catch (error) {
-      this.log.warn({ err: error, step }, 'idempotency record not updated');
+      this.#claimLost = error instanceof GatewayError && error.code === 'conflict';
+      this.log.warn({ err: error }, 'answer not kept for its Idempotency-Key: not sent');
+      throw error;
     }
   }
 }

@@ -6,15 +6,19 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 /**
  * Sends a successful answer, keeping it first for its Idempotency-Key (if any): were the
  * answer sent first and edge stopped before keeping it, a retry would run — and charge — again.
+ * An answer that could not be kept is not sent (the guard throws), unless `sendUnkept`: what it
+ * acknowledges happens anyway (an async job's webhook), and the client is better told.
  */
 export async function sendJson(
   res: Response,
   status: number,
   body: unknown,
   guard: IdempotencyGuard | null,
+  { sendUnkept = false }: { sendUnkept?: boolean } = {},
 ): Promise<void> {
   const text = JSON.stringify(body);
-  await guard?.complete({ status, contentType: JSON_TYPE, body: text, encoding: 'utf8' });
+  const kept = guard?.complete({ status, contentType: JSON_TYPE, body: text, encoding: 'utf8' });
+  await (sendUnkept ? kept?.catch(() => undefined) : kept);
   res.status(status).set('Content-Type', JSON_TYPE).send(text);
 }
 

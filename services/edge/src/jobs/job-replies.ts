@@ -322,19 +322,28 @@ export class RunningJob {
     this.#replies.close(reason);
   }
 
-  async #giveUp(): Promise<void> {
-    this.dispose();
-    const { log, jobId, holdId, releases } = this.#options;
-    const why = this.#replyPathLost ? 'reply queue lost' : 'no reply in time';
-    log.warn({ jobId }, `${why}: cancelling the job and voiding its hold`);
-    await this.#publishCancel('timeout');
+  /**
+   * Edge will not send this job's answer, and nothing of it was sent: its Idempotency-Key record
+   * could not be written (ADR 0067). Cancels the job and voids its hold, or refunds it if the
+   * job settled first.
+   */
+  async abandon(): Promise<void> {
+    await this.#giveUp('answer not sent', 'refund');
+  }
+
+  async #giveUp(
+    why = this.#replyPathLost ? 'reply queue lost' : 'no reply in time',
     // No answer reached the client: void the hold, or — when the worker settled it first (its
     // final reply was lost with edge's reply queue, or came just too late) — refund it, unless
     // streamed chunks reached the client (those are charged, billing policy).
+    ifSettled: 'refund' | 'keep' = this.#chunksSeen ? 'keep' : 'refund',
+  ): Promise<void> {
+    this.dispose();
+    const { log, jobId, holdId, releases } = this.#options;
+    log.warn({ jobId }, `${why}: cancelling the job and voiding its hold`);
+    await this.#publishCancel('timeout');
     const release = await releases
-      .release({ holdId, jobId, ifSettled: this.#chunksSeen ? 'keep' : 'refund', log }, () =>
-        this.#holdFinal(),
-      )
+      .release({ holdId, jobId, ifSettled, log }, () => this.#holdFinal())
       .catch((error: unknown) => {
         log.error({ err: error, jobId }, 'hold not released after timeout; it may be charged');
         return 'unknown' as const;

@@ -164,6 +164,25 @@ describe('RunningJob when edge gives up waiting', () => {
   });
 });
 
+describe('RunningJob whose answer edge will not send (its Idempotency-Key record not kept)', () => {
+  it('refunds the settled answer, even after a chunk was read (none was relayed)', async () => {
+    const { job, cancels, refunded } = setUp(true);
+    job.push(chunk('a', 0));
+    await job.next();
+    await job.abandon();
+    expect(refunded).toEqual(['hold_1']);
+    expect(cancels).toEqual([{ jobId: 'chatcmpl-1', reason: 'timeout' }]);
+    expect(job.chargeAfterGivingUp).toBe('nothing');
+  });
+
+  it('voids the hold of a job still running', async () => {
+    const { job, voided, refunded } = setUp(false);
+    await job.abandon();
+    expect(voided).toEqual(['hold_1']);
+    expect(refunded).toEqual([]);
+  });
+});
+
 describe('a job kept past its client (a stored background response)', () => {
   it("is not cancelled by the client's departure, and still reads its replies", async () => {
     const { job, cancels } = setUp();

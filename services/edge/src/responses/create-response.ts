@@ -16,7 +16,7 @@ import type { IdempotencyGuard } from '../http/idempotency.js';
 import { checkWebhookUrl } from '../routes/webhook-url.js';
 import type { JobReply, RunningJob } from '../jobs/job-replies.js';
 import { chatPlan } from '../routes/chat-completions.js';
-import { admit, settleGuard, startJob } from '../routes/inference-flow.js';
+import { admit, settleGuard, spendBeforeStreaming, startJob } from '../routes/inference-flow.js';
 import { serviceBlock } from '../routes/service-block.js';
 import { assertBackgroundServed, queuedResponse, type ReleaseSlot } from './background-response.js';
 import { conversationOf, needsStoredState, readerOf, type Conversation } from './conversation.js';
@@ -185,7 +185,7 @@ async function relayResponse(
 ): Promise<void> {
   let reply = await job.next();
   // From the first byte on, the request may be charged and cannot be replayed.
-  await guard?.spend('A streamed response cannot be replayed; use a new Idempotency-Key.');
+  await spendBeforeStreaming(guard, job);
   const events = new ResponseEvents(saving.shell);
   openEventStream(res);
   await writeEvents(res, events.start());

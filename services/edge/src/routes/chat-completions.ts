@@ -20,7 +20,7 @@ import { jsonBody, logOf } from '../http/context.js';
 import { methodNotAllowed } from '../http/errors.js';
 import type { JobReply, RunningJob } from '../jobs/job-replies.js';
 import { omit } from '../jobs/inference-jobs.js';
-import { inferenceHandler, type InferencePlan } from './inference-flow.js';
+import { inferenceHandler, spendBeforeStreaming, type InferencePlan } from './inference-flow.js';
 import { serviceBlock } from './service-block.js';
 
 /** `POST /v1/chat/completions`: JSON, or SSE with `stream: true`. */
@@ -35,7 +35,7 @@ export function chatCompletionsRouter(deps: EdgeDeps): Router {
     relay: async (req, res, job, guard) => {
       const first = await job.next();
       // From the first byte on, the request may be charged and cannot be replayed.
-      await guard?.spend('A streamed response cannot be replayed; use a new Idempotency-Key.');
+      await spendBeforeStreaming(guard, job);
       await relayStream(res, job, first, logOf(req));
     },
   });

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Admission } from '@gateway/billing-client';
-import { GatewayError } from '@gateway/contracts';
+import { GatewayError, holdIdOfJob } from '@gateway/contracts';
 import { currentRequestId } from '@gateway/runtime';
 import type { EdgeDeps } from '../deps.js';
 import { noteAuthentication } from '../http/auth.js';
@@ -67,14 +67,36 @@ async function voidAbandoned(deps: EdgeDeps, req: Request, admission: Admission)
  * charged, so its key is spent (a retry gets 409; it never runs and is charged twice).
  */
 export async function settleGuard(guard: IdempotencyGuard | null, job: RunningJob | undefined) {
-  if (job?.cancelledByClient) {
-    await guard?.spend('The request with this Idempotency-Key was cancelled by the client.');
+  // The guard logs what it could not keep; the lease then ends the claim.
+  const spend = (message: string) => guard?.spend(message).catch(() => undefined);
+  if (guard?.claimLost) {
+    // Billing ended the lapsed claim (refunding its hold) before the answer was kept: the
+    // answer was not sent, so whatever the job charged since is released too.
+    await job?.abandon();
+  } else if (job?.cancelledByClient) {
+    await spend('The request with this Idempotency-Key was cancelled by the client.');
   } else if (job?.chargeAfterGivingUp === 'maybe') {
-    await guard?.spend(
+    await spend(
       'The request with this Idempotency-Key may have been charged but its answer was lost; use a new key.',
     );
   } else {
     await guard?.release();
+  }
+}
+
+/**
+ * Spends the key before a stream's first byte (a stream cannot be replayed). When that fails,
+ * nothing is relayed: the job is abandoned (its hold voided or refunded) and the error thrown.
+ */
+export async function spendBeforeStreaming(
+  guard: IdempotencyGuard | null,
+  job: RunningJob,
+): Promise<void> {
+  try {
+    await guard?.spend('A streamed response cannot be replayed; use a new Idempotency-Key.');
+  } catch (error) {
+    await job.abandon();
+    throw error;
   }
 }
 
@@ -100,7 +122,8 @@ export function inferenceHandler<T>(deps: EdgeDeps, route: InferenceRoute<T>): R
   return async (req, res) => {
     const request = route.validate(req.body, req);
     const plan = await route.plan(request, req);
-    const guard = await deps.idempotency.begin(req, res, route.fingerprint?.(req) ?? req.body);
+    const fingerprint = route.fingerprint?.(req) ?? req.body;
+    const guard = await deps.idempotency.begin(req, res, fingerprint, holdIdOfJob(plan.jobId));
     if (guard === 'replayed') return;
     let job: RunningJob | undefined;
     try {

@@ -115,7 +115,8 @@ async function queued(
         hold_id: admission.hold.id,
       },
     };
-    await sendJson(res, 200, ack, guard);
+    // The job is queued: its webhook is delivered whether or not the ack was kept for the key.
+    await sendJson(res, 200, ack, guard, { sendUnkept: true });
   } catch (error) {
     await settleGuard(guard, undefined);
     throw error;
