@@ -34,6 +34,19 @@ const unreadReply = (holdId: string, type: 'chunk' | 'final', seq: number) =>
 const refunded = (holdId: string, what = 'the refund') =>
   waitFor(async () => ((await fixture.billing.refunded(holdId)) ? true : undefined), 10_000, what);
 
+/** A hold of `model` whose settlement went through billing's queue (the worker's outbox). */
+async function settledHold(bus: MessageBus, model: string): Promise<string> {
+  const holdId = await fixture.hold(model, { inputTokens: 40 });
+  const queue = { queue: gatewayNames(fixture.prefix).queues.billingSettlements };
+  await bus.publish(queue, makeEnvelope('billing.settlement', settlementOf(holdId)));
+  await waitFor(
+    async () => ((await fixture.billing.hold(holdId)).status === 'settled' ? true : undefined),
+    10_000,
+    'the settlement applied',
+  );
+  return holdId;
+}
+
 const modelCalls = () =>
   fixture.node.requests().filter((request) => request.path.endsWith('/chat/completions')).length;
 
@@ -151,16 +164,7 @@ describe('worker: settlement outbox (billing unreachable when settling)', () => 
     consumer = await startBillingConsumer();
     const queue = { queue: gatewayNames(fixture.prefix).queues.billingSettlements };
     const unreadQueue = { queue: gatewayNames(fixture.prefix).queues.unreadReplies };
-    const settled = async () => {
-      const holdId = await fixture.hold('acme/outbox-unread', { inputTokens: 40 });
-      await consumer!.bus.publish(queue, makeEnvelope('billing.settlement', settlementOf(holdId)));
-      await waitFor(
-        async () => ((await fixture.billing.hold(holdId)).status === 'settled' ? true : undefined),
-        10_000,
-        'the settlement applied',
-      );
-      return holdId;
-    };
+    const settled = () => settledHold(consumer!.bus, 'acme/outbox-unread');
     const answered = await settled();
     const streamedUnread = await settled();
     const streamedRead = await settled();
@@ -180,6 +184,35 @@ describe('worker: settlement outbox (billing unreachable when settling)', () => 
     await refunded(answered);
     await refunded(streamedUnread);
     expect(await fixture.billing.refunded(streamedRead)).toBe(false);
+  });
+
+  it('does not refund the unread copy of an answer edge marked delivered (its ack was lost)', async () => {
+    await fixture.putModel('acme/outbox-delivered', chatModel([fixture.node.url]));
+    consumer = await startBillingConsumer();
+    const names = gatewayNames(fixture.prefix);
+    const settle = () => settledHold(consumer!.bus, 'acme/outbox-delivered');
+    const delivered = await settle();
+    const unread = await settle();
+    expect(await fixture.billing.call('POST', `/holds/${delivered}/delivered`)).toEqual({
+      holdId: delivered,
+      refunded: false,
+    });
+    await consumer.bus.publish(
+      { queue: names.queues.unreadReplies },
+      unreadReply(delivered, 'final', 0),
+    );
+    await consumer.bus.publish(
+      { queue: names.queues.unreadReplies },
+      unreadReply(unread, 'final', 0),
+    );
+    await refunded(unread);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await fixture.billing.refunded(delivered)).toBe(false);
+    // A mark after the refund says so: the answer went out free of charge.
+    expect(await fixture.billing.call('POST', `/holds/${unread}/delivered`)).toEqual({
+      holdId: unread,
+      refunded: true,
+    });
   });
 
   it('refunds an unread stream whose hold was still pending once its settlement comes', async () => {

@@ -26,6 +26,7 @@ import type {
   SettleRequest,
   SettleResponse,
   HoldStatusResponse,
+  AnswerDeliveredResponse,
   RefundResponse,
   ResponseContext,
   ResponseContextRequest,
@@ -105,6 +106,8 @@ export interface BillingClient {
    * `not_settled`: the hold charged nothing (pending, voided, expired).
    */
   refund(holdId: string): Promise<{ status: RefundResponse['status']; refundedMicroDzd: bigint }>;
+  /** The hold's answer reached its request though its reply's acknowledgement was lost. */
+  markAnswerDelivered(holdId: string): Promise<AnswerDeliveredResponse>;
   /** The hold's status (worker only): a redelivered job runs its model only while pending. */
   holdStatus(holdId: string): Promise<HoldStatusResponse['status']>;
   /**
@@ -274,6 +277,7 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
         );
         return { kind: answer.status, replayed: answer.replayed };
       }),
+    markAnswerDelivered: (holdId) => post(`${hold(holdId)}/delivered`, undefined, true),
     refund: async (holdId) => {
       const answer = await post<RefundResponse>(`${hold(holdId)}/refund`, undefined, true);
       return { status: answer.status, refundedMicroDzd: microDzdFromWire(answer.refundedMicroDzd) };

@@ -273,6 +273,17 @@ export const RefundResponseSchema = Type.Object({
 });
 export type RefundResponse = Static<typeof RefundResponseSchema>;
 
+/**
+ * `POST /holds/{id}/delivered` (edge only): edge handed the hold's answer to its request but
+ * the acknowledgement of its reply was lost; an unread copy of the reply is not refunded.
+ * `refunded`: it was, before the mark.
+ */
+export const AnswerDeliveredResponseSchema = Type.Object({
+  holdId: Type.String(),
+  refunded: Type.Boolean(),
+});
+export type AnswerDeliveredResponse = Static<typeof AnswerDeliveredResponseSchema>;
+
 /** `GET /holds/{id}` (worker only): whether a redelivered job may still run its model. */
 export const HoldStatusResponseSchema = Type.Object({
   holdId: Type.String(),

@@ -127,6 +127,7 @@ const CONTRACTS: Record<string, Entry> = {
   SettleResponse: ends([BILLING_INTERNAL], [CLIENT]),
   VoidResponse: ends([BILLING_INTERNAL], [CLIENT]),
   RefundResponse: ends([BILLING_INTERNAL], [CLIENT]),
+  AnswerDeliveredResponse: ends([BILLING_INTERNAL], [CLIENT]),
   PublishMarksRequest: ends([CLIENT_PUBLISH_MARKS], [BILLING_INTERNAL]),
   AdmissionBatchRequest: ends([CLIENT_BATCHES], [BILLING_INTERNAL]),
   SettleBatchRequest: ends([CLIENT_BATCHES], [BILLING_INTERNAL]),

@@ -40,6 +40,12 @@ export type Destination = { exchange: string; routingKey: string } | { queue: st
 export interface ConsumeOptions {
   /** Most deliveries handed to this consumer's handlers at once, 1..MAX_PREFETCH. */
   prefetch: number;
+  /**
+   * A handler's outcome could not be applied: the delivery's channel was gone, so the broker
+   * gave the message back, to be delivered again, dead-lettered, or lost with its queue. For
+   * consumers whose handling a redelivery cannot undo (an answer already sent).
+   */
+  onOutcomeDropped?(delivery: Delivery, outcome: 'ack' | 'requeue' | 'dead-letter'): void;
 }
 
 export interface DeclareQueueOptions {

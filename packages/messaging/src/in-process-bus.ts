@@ -78,6 +78,7 @@ export function createInProcessBus(options: InProcessBusOptions): MessageBus {
       const consumer = subscribe(broker, queue, handler, consumeOptions.prefetch, {
         logger,
         drainTimeoutMs,
+        onOutcomeDropped: consumeOptions.onOutcomeDropped,
       });
       const handle: Consumer = {
         cancel: async () => {
@@ -105,7 +106,11 @@ function subscribe<T>(
   queue: string,
   handler: Handler<T>,
   prefetch: number,
-  context: { logger: BusLogger; drainTimeoutMs: number },
+  context: {
+    logger: BusLogger;
+    drainTimeoutMs: number;
+    onOutcomeDropped: ConsumeOptions['onOutcomeDropped'];
+  },
 ): Consumer {
   const { logger } = context;
   const inFlight = new InFlight();
@@ -150,6 +155,7 @@ function subscribe<T>(
   ): void => {
     if (!broker.settle(queue, consumer, message, action)) {
       logger.warn(describe(delivery), 'outcome dropped: message already given back for redelivery');
+      context.onOutcomeDropped?.(delivery as Delivery, action);
     }
   };
 

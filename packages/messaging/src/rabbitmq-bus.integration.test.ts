@@ -27,17 +27,22 @@ describeBusBehaviour('RabbitMQ', async (prefix) => {
   return bus;
 });
 
+/** A bus on its own prefix (quick reconnects) and an admin connection to the same broker. */
+async function busWithAdmin(name: string) {
+  const prefix = uniquePrefix(name);
+  const bus = createRabbitMqBus({
+    url: testAmqpUrl(),
+    topology: gatewayTopology(prefix),
+    logger: silentLogger,
+    reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
+  });
+  const admin = await connect(testAmqpUrl());
+  return { queues: gatewayNames(prefix).queues, bus, admin };
+}
+
 describe('RabbitMQ bus consumers', () => {
   it('resubscribe when the broker cancels them (here: their queue deleted)', async () => {
-    const prefix = uniquePrefix('cancelled');
-    const { queues } = gatewayNames(prefix);
-    const bus = createRabbitMqBus({
-      url: testAmqpUrl(),
-      topology: gatewayTopology(prefix),
-      logger: silentLogger,
-      reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
-    });
-    const admin = await connect(testAmqpUrl());
+    const { queues, bus, admin } = await busWithAdmin('cancelled');
     try {
       await bus.start();
       const bodies: unknown[] = [];
@@ -50,6 +55,41 @@ describe('RabbitMQ bus consumers', () => {
       await waitUntil(() => bus.isHealthy(), 'healthy again');
       await bus.publish({ queue: queues.webhookCompletions }, 'after');
       await waitUntil(() => bodies.includes('after'), 'a delivery on the new subscription');
+    } finally {
+      await admin.close();
+      await bus.close();
+    }
+  });
+});
+
+describe('RabbitMQ bus outcomes', () => {
+  it('reports an outcome its channel could not take (the message was given back)', async () => {
+    const { queues, bus, admin } = await busWithAdmin('dropped');
+    try {
+      await bus.start();
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const dropped: { body: unknown; outcome: string }[] = [];
+      await bus.consume(
+        queues.webhookCompletions,
+        async () => {
+          await held;
+          return 'ack';
+        },
+        {
+          prefetch: 1,
+          onOutcomeDropped: (delivery, outcome) => dropped.push({ body: delivery.body, outcome }),
+        },
+      );
+      await bus.publish({ queue: queues.webhookCompletions }, 'in hand');
+      await sleep(200);
+      // The broker cancels the consumer (its queue deleted) while the handler holds the delivery.
+      const channel = await admin.createChannel();
+      await channel.deleteQueue(queues.webhookCompletions);
+      await waitUntil(() => !bus.isHealthy(), 'unhealthy without its consumer');
+      release();
+      await waitUntil(() => dropped.length > 0, 'the dropped outcome reported');
+      expect(dropped).toEqual([{ body: 'in hand', outcome: 'ack' }]);
     } finally {
       await admin.close();
       await bus.close();

@@ -190,7 +190,13 @@ export function createRabbitMqBus(options: RabbitMqBusOptions): MessageBus {
       checkPrefetch(consumeOptions.prefetch);
       // The body is whatever JSON arrived; T is the caller's claim about it.
       const anyHandler = handler as Handler<unknown>;
-      const consumer = new RabbitMqConsumer(queue, anyHandler, consumeOptions.prefetch, context);
+      const consumer = new RabbitMqConsumer(
+        queue,
+        anyHandler,
+        consumeOptions.prefetch,
+        context,
+        consumeOptions.onOutcomeDropped,
+      );
       consumers.add(consumer);
       try {
         await consumer.attach(await session.wait(settings.operationTimeoutMs));

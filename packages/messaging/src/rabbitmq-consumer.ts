@@ -1,5 +1,5 @@
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
-import type { BusLogger, Delivery, Handler } from './bus.js';
+import type { BusLogger, ConsumeOptions, Delivery, Handler } from './bus.js';
 import { readHeaders, retryCopy } from './envelope.js';
 import {
   decide,
@@ -53,6 +53,7 @@ export class RabbitMqConsumer {
     private readonly handler: Handler<unknown>,
     private readonly prefetch: number,
     private readonly ctx: ConsumerContext,
+    private readonly onOutcomeDropped: ConsumeOptions['onOutcomeDropped'] = undefined,
   ) {}
 
   isAttachedTo(model: ChannelModel | null): boolean {
@@ -158,13 +159,14 @@ export class RabbitMqConsumer {
       const delivery = this.toDelivery(message);
       if (!delivery) {
         this.ctx.logger.error({ queue: this.queue }, 'body is not JSON; dead-lettering');
-        this.settle(attachment, message, 'dead-letter');
+        this.settle(attachment, message, 'dead-letter', undefined);
         return;
       }
       const outcome = await decide(this.handler, delivery, this.ctx.logger);
       const info = this.ctx.queueInfo(this.queue);
       const settlement = settlementFor(outcome, delivery.retries, info);
-      this.settle(attachment, message, await this.retryOrFallBack(message, delivery, settlement));
+      const action = await this.retryOrFallBack(message, delivery, settlement);
+      this.settle(attachment, message, action, delivery);
     } catch (error) {
       // Unreachable by design; a bug here must still not crash the process.
       this.ctx.logger.error({ queue: this.queue, err: errorSummary(error) }, 'delivery failed');
@@ -203,6 +205,7 @@ export class RabbitMqConsumer {
     attachment: Attachment,
     message: ConsumeMessage,
     action: 'ack' | 'requeue' | 'dead-letter',
+    delivery: Delivery<unknown> | undefined,
   ): void {
     const { channel } = attachment;
     try {
@@ -213,6 +216,7 @@ export class RabbitMqConsumer {
       // The broker already gave the message back for redelivery with the channel.
       const context = { queue: this.queue, messageId: message.properties.messageId, action };
       this.ctx.logger.warn(context, 'outcome dropped: channel gone, message will be redelivered');
+      if (delivery) this.onOutcomeDropped?.(delivery, action);
     }
   }
 

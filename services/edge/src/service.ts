@@ -10,6 +10,7 @@ import type { EdgeConfig } from './config.js';
 import { AuthFailureLimiter, identifier } from './http/auth.js';
 import { BackgroundResponses } from './responses/background-response.js';
 import { Idempotency } from './http/idempotency.js';
+import { DeliveredAnswers } from './jobs/delivered-answers.js';
 import { HoldReleases } from './jobs/hold-release.js';
 import { InferenceJobs, JobPublisher } from './jobs/inference-jobs.js';
 import { ReplyRouter } from './jobs/job-replies.js';
@@ -126,6 +127,9 @@ export async function startEdgeService(
       const { pending } = jobPath.releases;
       if (pending > 0) shell.logger.error({ pending }, 'holds left unreleased at shutdown');
       jobPath.releases.stop();
+      const unmarked = jobPath.delivered.pending;
+      if (unmarked > 0) shell.logger.error({ unmarked }, 'delivered answers left unmarked');
+      jobPath.delivered.stop();
     });
   }
   shell.lifecycle.onShutdown('internal-http', async () => {
@@ -150,7 +154,13 @@ function buildJobPath(
 ) {
   const ownsBus = dependencies.bus === undefined;
   const bus = dependencies.bus ?? createGatewayBus(config, shell.logger, { service: 'edge' });
-  const replies = new ReplyRouter({ bus, prefix: config.AMQP_PREFIX, logger: shell.logger });
+  const delivered = new DeliveredAnswers({ billing, log: shell.logger });
+  const replies = new ReplyRouter({
+    bus,
+    prefix: config.AMQP_PREFIX,
+    logger: shell.logger,
+    onAnswerAckLost: (jobId) => delivered.mark(jobId),
+  });
   const releases = new HoldReleases({ billing });
   const jobs = new InferenceJobs({
     publisher: new JobPublisher(bus, gatewayNames(config.AMQP_PREFIX)),
@@ -162,5 +172,5 @@ function buildJobPath(
     maxGenerationMs: config.JOB_MAX_GENERATION_MS,
     publishMarkDelayMs: config.HOLD_PUBLISH_MARK_DELAY_MS,
   });
-  return { ownsBus, bus, replies, jobs, releases };
+  return { ownsBus, bus, replies, jobs, releases, delivered };
 }

@@ -52,6 +52,7 @@ import {
   type HoldStatusResponse,
   type PublishMarksRequest,
   type PublishMarksResponse,
+  type AnswerDeliveredResponse,
   type RefundResponse,
   type SettleRequest,
   type SettleResponse,
@@ -200,6 +201,16 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
   // waiting): the charge is given back.
   router.post('/holds/:holdId/refund', EDGE_OR_WORKER, async (req, res) => {
     res.json(refundToWire(await ledger.refundHold(param(req.params.holdId))));
+  });
+
+  // Edge handed the answer to its request but lost the reply's acknowledgement (ADR 0068).
+  router.post('/holds/:holdId/delivered', EDGE, async (req, res) => {
+    const holdId = param(req.params.holdId);
+    const answer: AnswerDeliveredResponse = {
+      holdId,
+      ...(await ledger.markAnswerDelivered(holdId)),
+    };
+    res.json(answer);
   });
 
   // A redelivered job asks whether its hold is still pending before it calls a model again.

@@ -14,7 +14,7 @@ import { NaturalBatcher } from '@gateway/runtime';
 import type pg from 'pg';
 import { pgPoolOf, type PrismaClient } from '../db/client.js';
 import { creditWith } from './credits.js';
-import { settleHoldWith, voidHoldWith, ZERO_BALANCE } from './holds.js';
+import { holdNotFound, settleHoldWith, voidHoldWith, ZERO_BALANCE } from './holds.js';
 import { PgHotPath } from './pg-hot-path.js';
 import { LedgerStore } from './prisma-store.js';
 import { listEntriesWith, statementToCsv, statementWith } from './statements.js';
@@ -91,6 +91,14 @@ export interface LedgerService {
   refundHold(holdId: string): Promise<RefundResult>;
   getHold(holdId: string): Promise<LedgerHold | null>;
   /**
+   * Edge handed this hold's answer to its request, but the acknowledgement of the reply was
+   * lost with its channel: the broker gave the reply back, and an unread copy of it must not be
+   * refunded (ADR 0068). `refunded`: such a refund happened first. 404 for an unknown hold.
+   */
+  markAnswerDelivered(holdId: string): Promise<{ refunded: boolean }>;
+  /** Whether edge marked this hold's answer delivered. */
+  answerDelivered(holdId: string): Promise<boolean>;
+  /**
    * Edge published these holds' jobs: the sweeper no longer releases them after the publish
    * grace, and each lasts at least until its `expiresAt` (the job's end + settlement time). One
    * statement; returns the ids marked (a hold already final is not).
@@ -165,6 +173,12 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
     voidHold: (holdId, usage) => voidHoldWith(store, holdId, clock, usage),
     refundHold: (holdId) => refundHoldWith(store, holdId, clock),
     getHold: (holdId) => store.findHold(requireId('holdId', holdId)),
+    async markAnswerDelivered(holdId) {
+      const marked = await store.markAnswerDelivered(requireId('holdId', holdId), clock());
+      if (!marked) throw holdNotFound(holdId);
+      return marked;
+    },
+    answerDelivered: (holdId) => store.answerDelivered(requireId('holdId', holdId)),
     markHoldsPublished,
     expireHolds,
     startSweeper: (options) => startSweeperWith(expireHolds, clock, options),

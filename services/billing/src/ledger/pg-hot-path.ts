@@ -34,6 +34,16 @@ const REFUND = {
   name: 'ledger_refund_hold_v1',
   text: 'SELECT * FROM ledger_refund_hold($1::text, $2::text, $3::timestamptz)',
 };
+const MARK_ANSWER_DELIVERED = {
+  name: 'ledger_mark_answer_delivered_v1',
+  text: `UPDATE holds SET answer_delivered_at = COALESCE(answer_delivered_at, $2)
+          WHERE id = $1
+      RETURNING refunded_at IS NOT NULL AS refunded`,
+};
+const ANSWER_DELIVERED = {
+  name: 'ledger_answer_delivered_v1',
+  text: 'SELECT answer_delivered_at IS NOT NULL AS delivered FROM holds WHERE id = $1',
+};
 const FIND_HOLD = {
   name: 'ledger_find_hold_v1',
   text: `SELECT id, account_id, scoped_token_id, amount_micro_dzd, status::text AS status,
@@ -234,6 +244,23 @@ export class PgHotPath {
       values: [at, marks.map((mark) => mark.holdId), marks.map((mark) => mark.expiresAt)],
     });
     return new Set(rows.map((row) => row.id));
+  }
+
+  /** Null for an unknown hold; whether it was refunded already otherwise. */
+  async markAnswerDelivered(holdId: string, at: Date): Promise<{ refunded: boolean } | null> {
+    const { rows } = await this.pool.query<{ refunded: boolean }>({
+      ...MARK_ANSWER_DELIVERED,
+      values: [holdId, at],
+    });
+    return rows[0] ?? null;
+  }
+
+  async answerDelivered(holdId: string): Promise<boolean> {
+    const { rows } = await this.pool.query<{ delivered: boolean }>({
+      ...ANSWER_DELIVERED,
+      values: [holdId],
+    });
+    return rows[0]?.delivered === true;
   }
 
   async findHold(holdId: string): Promise<LedgerHold | null> {

@@ -100,6 +100,15 @@ export class LedgerStore {
     return this.#hot.voidHold(holdId, at, report);
   }
 
+  /** Marks the hold's answer delivered (edge lost its reply's acknowledgement); ONE statement. */
+  markAnswerDelivered(holdId: string, at: Date): Promise<{ refunded: boolean } | null> {
+    return this.#hot.markAnswerDelivered(holdId, at);
+  }
+
+  answerDelivered(holdId: string): Promise<boolean> {
+    return this.#hot.answerDelivered(holdId);
+  }
+
   /** Refunds a settled hold whose answer was delivered to nobody, in ONE statement. */
   refundHold(holdId: string, transactionId: string, at: Date): Promise<RefundOutcome> {
     return this.#hot.refundHold(holdId, transactionId, at);

@@ -16,7 +16,10 @@ import type { LedgerService } from '../ledger/index.js';
 export interface SettlementConsumerOptions {
   bus: MessageBus;
   names: GatewayNames;
-  ledger: Pick<LedgerService, 'settleHold' | 'voidHold' | 'refundHold' | 'getHold'>;
+  ledger: Pick<
+    LedgerService,
+    'settleHold' | 'voidHold' | 'refundHold' | 'getHold' | 'answerDelivered'
+  >;
   logger: Logger;
   /** Settlements applied at once (the ledger batches them). */
   prefetch?: number;
@@ -67,7 +70,8 @@ export async function startSettlementConsumer(
  * 0: a non-streamed answer's final reply, or a stream's first chunk) went unread, nothing of the
  * answer reached the client, so its charge is refunded (docs/adr/0026-billing-policy-for-failure-paths.md).
  * A stream whose first chunk was read keeps its charge: its chunks were relayed; a later reply
- * arriving here changes nothing. Error replies charged nothing.
+ * arriving here changes nothing. Error replies charged nothing. Nor is the copy refunded whose
+ * answer edge marked delivered: edge read it, but its acknowledgement was lost with its channel.
  */
 async function handleUnread(
   delivery: Delivery,
@@ -103,6 +107,11 @@ async function refundWhenFinal(
   return retryInPlace(
     async () => {
       try {
+        // Edge handed the answer to its request; this copy came back with a lost ack (ADR 0068).
+        if (await options.ledger.answerDelivered(holdId)) {
+          log.warn('unread copy of a delivered answer: not refunded');
+          return 'ack';
+        }
         const refunded = await options.ledger.refundHold(holdId);
         if (refunded.status === 'refunded') {
           log.info({ replayed: refunded.replayed }, 'unread answer refunded');

@@ -3,12 +3,10 @@
  * replies, or the broker did not confirm its publish. Whoever cannot go on finalises the hold
  * (docs/job-protocol.md, "Who owns the hold").
  */
-import { setTimeout as delay } from 'node:timers/promises';
-import pRetry from 'p-retry';
-import { GatewayError } from '@gateway/contracts';
 import type { VoidRequest } from '@gateway/contracts';
 import type { BillingClient } from '@gateway/billing-client';
 import type { Logger } from '@gateway/observability';
+import { BillingRetries, billingAway, type BillingRetriesOptions } from './billing-retries.js';
 
 export interface ReleaseRequest {
   holdId: string;
@@ -30,21 +28,9 @@ export interface ReleaseRequest {
  */
 export type Release = 'voided' | 'refunded' | 'kept' | 'unknown';
 
-export interface HoldReleasesOptions {
+export interface HoldReleasesOptions extends BillingRetriesOptions {
   billing: Pick<BillingClient, 'void' | 'refund'>;
-  /** Background attempts after the first failed one, with exponential backoff between them. */
-  retries?: number;
-  minBackoffMs?: number;
-  maxBackoffMs?: number;
-  /** Releases retried in the background at once; past this, a release is logged and left. */
-  maxPending?: number;
 }
-
-/** With the defaults, the background attempts span about five minutes. */
-const DEFAULT_RETRIES = 12;
-const DEFAULT_MIN_BACKOFF_MS = 1_000;
-const DEFAULT_MAX_BACKOFF_MS = 30_000;
-const DEFAULT_MAX_PENDING = 10_000;
 
 /**
  * Voids the hold, or refunds it when the job settled first. Billing may not answer at that
@@ -55,16 +41,16 @@ const DEFAULT_MAX_PENDING = 10_000;
  */
 export class HoldReleases {
   readonly #options: HoldReleasesOptions;
-  readonly #stopping = new AbortController();
-  #pending = 0;
+  readonly #retries: BillingRetries;
 
   constructor(options: HoldReleasesOptions) {
     this.#options = options;
+    this.#retries = new BillingRetries(options);
   }
 
   /** Releases retried in the background now (for tests and metrics). */
   get pending(): number {
-    return this.#pending;
+    return this.#retries.pending;
   }
 
   /**
@@ -88,7 +74,7 @@ export class HoldReleases {
 
   /** Ends the background retries (edge is stopping). */
   stop(): void {
-    this.#stopping.abort();
+    this.#retries.stop();
   }
 
   async #attempt(request: ReleaseRequest): Promise<Exclude<Release, 'unknown'>> {
@@ -106,47 +92,18 @@ export class HoldReleases {
     onDone: (release: Exclude<Release, 'unknown'>) => void,
   ): void {
     const { log, jobId } = request;
-    const maxPending = this.#options.maxPending ?? DEFAULT_MAX_PENDING;
-    if (this.#pending >= maxPending || this.#stopping.signal.aborted) {
+    const retried = this.#retries.retry(() => this.#attempt(request));
+    if (!retried) {
       log.error({ err: firstError, jobId }, 'hold not released; it may be charged');
       return;
     }
     log.warn({ err: firstError, jobId }, 'hold not released yet; retrying in the background');
-    this.#pending += 1;
-    this.#retry(request)
-      .then(
-        (release) => {
-          log.warn({ jobId, release }, 'hold released after billing answered again');
-          onDone(release);
-        },
-        (error: unknown) =>
-          log.error({ err: error, jobId }, 'hold not released; it may be charged'),
-      )
-      .finally(() => {
-        this.#pending -= 1;
-      });
+    retried.then(
+      (release) => {
+        log.warn({ jobId, release }, 'hold released after billing answered again');
+        onDone(release);
+      },
+      (error: unknown) => log.error({ err: error, jobId }, 'hold not released; it may be charged'),
+    );
   }
-
-  async #retry(request: ReleaseRequest): Promise<Exclude<Release, 'unknown'>> {
-    const minBackoffMs = this.#options.minBackoffMs ?? DEFAULT_MIN_BACKOFF_MS;
-    const signal = this.#stopping.signal;
-    // The first attempt just failed (after the billing client's own retries): wait first.
-    await delay(minBackoffMs, undefined, { signal, ref: false });
-    return pRetry(() => this.#attempt(request), {
-      retries: this.#options.retries ?? DEFAULT_RETRIES,
-      minTimeout: minBackoffMs,
-      maxTimeout: this.#options.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS,
-      factor: 2,
-      randomize: true,
-      signal,
-      // A timer must not keep a stopping process alive.
-      unref: true,
-      shouldRetry: ({ error }) => billingAway(error),
-    });
-  }
-}
-
-/** Billing did not answer (unreachable, too slow, failing): the same call may work later. */
-function billingAway(error: unknown): boolean {
-  return !(error instanceof GatewayError) || error.status >= 500;
 }

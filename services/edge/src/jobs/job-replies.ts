@@ -29,6 +29,12 @@ export interface ReplyRouterOptions {
   /** Replies handled at once; each is a quick hand-off to a waiting request. */
   prefetch?: number;
   logger: Logger;
+  /**
+   * The first reply of a job's answer was handed to its waiting request, but its acknowledgement
+   * was lost with the channel: the broker gave the reply back, and should that copy go unread
+   * (its queue replaced), billing must not refund it as an answer nobody received (ADR 0068).
+   */
+  onAnswerAckLost?(jobId: string): void;
 }
 
 const DEFAULT_PREFETCH = 256;
@@ -52,6 +58,8 @@ export class ReplyRouter {
   readonly #options: ReplyRouterOptions;
   /** Waiting jobs by id, each with the queue its replies were told to go to. */
   readonly #listeners = new Map<string, { listener: ReplyListener; queue: string }>();
+  /** First replies of an answer handed to a waiting request, until their outcome is applied. */
+  readonly #handedOver = new WeakMap<Delivery, string>();
   #consumer: Consumer | null = null;
 
   constructor(options: ReplyRouterOptions) {
@@ -90,6 +98,10 @@ export class ReplyRouter {
     );
     this.#consumer = await bus.consume(queue, (delivery) => this.#route(delivery), {
       prefetch: this.#options.prefetch ?? DEFAULT_PREFETCH,
+      onOutcomeDropped: (delivery, outcome) => {
+        const jobId = this.#handedOver.get(delivery);
+        if (outcome === 'ack' && jobId !== undefined) this.#options.onAnswerAckLost?.(jobId);
+      },
     });
   }
 
@@ -143,8 +155,11 @@ export class ReplyRouter {
       return 'dead-letter';
     }
     const listener = this.#listeners.get(reply.jobId)?.listener;
-    if (listener) listener.push(reply);
-    else this.#options.logger.debug({ jobId: reply.jobId, seq: reply.seq }, 'late reply dropped');
+    if (listener) {
+      listener.push(reply);
+      // The reply billing would refund were it to come back unread (settlement-consumer.ts).
+      if (reply.seq === 0 && reply.type !== 'error') this.#handedOver.set(delivery, reply.jobId);
+    } else this.#options.logger.debug({ jobId: reply.jobId, seq: reply.seq }, 'late reply dropped');
     return 'ack';
   }
 }

@@ -16,6 +16,7 @@ import type { DashboardSettings } from '../dashboard/settings.js';
 import { AuthFailureLimiter, identifier } from '../http/auth.js';
 import { BackgroundResponses } from '../responses/background-response.js';
 import { Idempotency } from '../http/idempotency.js';
+import { DeliveredAnswers } from '../jobs/delivered-answers.js';
 import { HoldReleases } from '../jobs/hold-release.js';
 import { InferenceJobs, JobPublisher } from '../jobs/inference-jobs.js';
 import { ReplyRouter } from '../jobs/job-replies.js';
@@ -69,7 +70,13 @@ export async function startEdge(
     timeoutMs: 5_000,
     connections: 4,
   });
-  const replies = new ReplyRouter({ bus, prefix, logger });
+  const delivered = new DeliveredAnswers({ billing: billingClient, log: logger });
+  const replies = new ReplyRouter({
+    bus,
+    prefix,
+    logger,
+    onAnswerAckLost: (jobId) => delivered.mark(jobId),
+  });
   await replies.start();
   const replyTimeoutMs = options.replyTimeoutMs ?? 10_000;
   const names = gatewayNames(prefix);
@@ -125,6 +132,7 @@ export async function startEdge(
     replies,
     close: async () => {
       await replies.stop();
+      delivered.stop();
       await bus.close();
       await billingClient.close();
       await dashboardBilling.close();
