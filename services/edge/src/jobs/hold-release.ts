@@ -56,6 +56,8 @@ export class HoldReleases {
   /**
    * One release (the billing client's own quick retries included). When billing does not
    * answer, `unknown`, and the release goes on in the background; `onDone` hears its outcome.
+   * When billing refuses it (an unknown hold), `unknown` too, logged and not retried. Never
+   * throws.
    */
   async release(
     request: ReleaseRequest,
@@ -66,8 +68,8 @@ export class HoldReleases {
       onDone(release);
       return release;
     } catch (error) {
-      if (!billingAway(error)) throw error;
-      this.#retryInBackground(request, error, onDone);
+      if (billingAway(error)) this.#retryInBackground(request, error, onDone);
+      else request.log.error({ err: error, jobId: request.jobId }, 'hold release refused');
       return 'unknown';
     }
   }

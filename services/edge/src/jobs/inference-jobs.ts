@@ -264,19 +264,14 @@ export class InferenceJobs {
     failed.onFailure();
     const { jobId, holdId } = payload;
     log.error({ err: error, jobId }, 'job not published; voiding its hold');
-    const release = await this.#options.releases
-      .release({
-        holdId,
-        jobId,
-        ifSettled: failed.answerLost ? 'refund' : 'keep',
-        // Never queued: the usage record says refused (admitted, then not run).
-        voidReport: { outcome: 'refused' },
-        log,
-      })
-      .catch((releaseError: unknown) => {
-        log.error({ err: releaseError, jobId }, 'hold not voided');
-        return 'unknown' as const;
-      });
+    const release = await this.#options.releases.release({
+      holdId,
+      jobId,
+      ifSettled: failed.answerLost ? 'refund' : 'keep',
+      // Never queued: the usage record says refused (admitted, then not run).
+      voidReport: { outcome: 'refused' },
+      log,
+    });
     if (release === 'kept') {
       log.warn({ jobId }, 'unconfirmed async job ran anyway: accepted');
       return;

@@ -357,12 +357,9 @@ export class RunningJob {
     const { log, jobId, holdId, releases } = this.#options;
     log.warn({ jobId }, `${why}: cancelling the job and voiding its hold`);
     await this.#publishCancel('timeout');
-    const release = await releases
-      .release({ holdId, jobId, ifSettled, log }, () => this.#holdFinal())
-      .catch((error: unknown) => {
-        log.error({ err: error, jobId }, 'hold not released after timeout; it may be charged');
-        return 'unknown' as const;
-      });
+    const release = await releases.release({ holdId, jobId, ifSettled, log }, () =>
+      this.#holdFinal(),
+    );
     if (release === 'refunded') log.warn({ jobId }, 'settled answer never received: refunded');
     this.#chargeAfterGivingUp =
       release === 'voided' || release === 'refunded' ? 'nothing' : 'maybe';
