@@ -1,3 +1,4 @@
+import { holdIdOfJob } from '@gateway/contracts';
 import { createGatewayBus, gatewayNames, type MessageBus } from '@gateway/messaging';
 import { brokerReadiness, httpReadiness, serveHttp, type ServiceShell } from '@gateway/runtime';
 import { buildEdgeApp, trustedProxies } from './app.js';
@@ -96,6 +97,7 @@ export async function startEdgeService(
           billing,
           config.REPLY_TIMEOUT_MS + IDEMPOTENCY_LEASE_MARGIN_MS,
           identifier(billing, authFailures),
+          jobPath.delivered,
         ),
         background,
       }),
@@ -159,7 +161,7 @@ function buildJobPath(
     bus,
     prefix: config.AMQP_PREFIX,
     logger: shell.logger,
-    onAnswerAckLost: (jobId) => delivered.mark(jobId),
+    onAnswerAckLost: (jobId) => delivered.mark(holdIdOfJob(jobId)),
   });
   const releases = new HoldReleases({ billing });
   const jobs = new InferenceJobs({

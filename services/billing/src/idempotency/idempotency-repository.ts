@@ -41,7 +41,10 @@ const lapsedWithHold = Prisma.sql`(idempotency_records.response_status = ${IN_PR
 
 export interface SettledLapsedClaim {
   holdId: string;
-  /** `ledger_refund_hold`'s outcome: `refunded`, or `replayed` / `not_settled` / `not_found`. */
+  /**
+   * `ledger_refund_hold`'s outcome: `refunded`, or `replayed` / `not_settled` / `not_found`;
+   * `delivered` when edge reported the answer sent (nothing refunded).
+   */
   outcome: string;
   refundedMicroDzd: bigint;
 }
@@ -49,7 +52,8 @@ export interface SettledLapsedClaim {
 /**
  * Ends one lapsed claim of `scope` whose hold is no longer pending, in the caller's transaction:
  * refunds the hold if it settled (its answer was never stored, so never sent: edge stores
- * before it sends) and deletes the claim, so the key may be used again. The claim is locked
+ * before it sends, and reports the hold delivered when it sent without a store billing
+ * answered) and deletes the claim, so the key may be used again. The claim is locked
  * first: edge's late `complete` of the same claim either commits before (the claim is no longer
  * in progress and is skipped) or finds it gone (claim lost: edge does not send its answer).
  * Null when there is none.
@@ -60,8 +64,8 @@ export async function settleLapsedClaim(
   now: Date,
   refundTransactionId: string,
 ): Promise<SettledLapsedClaim | null> {
-  const lapsed = await db.$queryRaw<{ key: string; holdId: string }[]>`
-    SELECT r.key, r.hold_id AS "holdId"
+  const lapsed = await db.$queryRaw<{ key: string; holdId: string; delivered: boolean }[]>`
+    SELECT r.key, r.hold_id AS "holdId", COALESCE(h.answer_delivered_at IS NOT NULL, false) AS delivered
       FROM idempotency_records r LEFT JOIN holds h ON h.id = r.hold_id
      WHERE r.scope = ${scope} AND r.response_status = ${IN_PROGRESS}::int
        AND r.hold_id IS NOT NULL AND r.expires_at <= ${now}::timestamptz
@@ -71,6 +75,12 @@ export async function settleLapsedClaim(
        FOR UPDATE OF r SKIP LOCKED`;
   const claim = lapsed[0];
   if (!claim) return null;
+  if (claim.delivered) {
+    // Edge sent the answer while billing did not answer its store (it said so since).
+    await db.$executeRaw`
+      DELETE FROM idempotency_records WHERE scope = ${scope} AND key = ${claim.key}`;
+    return { holdId: claim.holdId, outcome: 'delivered', refundedMicroDzd: 0n };
+  }
   const refunds = await db.$queryRaw<{ outcome: string; refunded: bigint | null }[]>`
     SELECT outcome, refunded_micro_dzd AS refunded
       FROM ledger_refund_hold(${claim.holdId}, ${refundTransactionId}, ${now}::timestamptz)`;

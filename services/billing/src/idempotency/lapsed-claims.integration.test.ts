@@ -141,6 +141,18 @@ describe('an Idempotency-Key claim that lapses unanswered', () => {
     expect(await idempotency.claim(unplaced, LEASE_MS)).toEqual({ outcome: 'claimed' });
   });
 
+  it('is ended without a refund when edge reported its answer delivered (sent unkept)', async () => {
+    const { accountId, ref } = await answeredRequest('sent-unkept', 'job-sent-unkept');
+    await h.ledger.markAnswerDelivered('job-sent-unkept');
+    const charged = await balanceOf(accountId);
+    h.clock.advance(LEASE_MS);
+    expect(await idempotency.settleLapsedClaims()).toEqual([
+      { holdId: 'job-sent-unkept', outcome: 'delivered', refundedMicroDzd: 0n },
+    ]);
+    expect(await balanceOf(accountId)).toBe(charged);
+    expect(await idempotency.claim(ref, LEASE_MS)).toEqual({ outcome: 'claimed' });
+  });
+
   it('without a hold lapses as before: a retry takes the key over', async () => {
     const accountId = await h.fundedAccount(DZD);
     const ref = refOf(accountId, 'no-hold');

@@ -10,10 +10,11 @@ import { IdempotencyGuard } from './idempotency.js';
 import { sendJson } from './send-answer.js';
 
 /*
- * An answer goes out only once it is kept for its Idempotency-Key (ADR 0067): billing refunds a
- * claim left in progress past its lease, so an answer sent unkept could be refunded, and one kept
- * but unsent is replayed to the retry. When billing says the claim was lost, or a stream's key
- * could not be spent, the job's hold is released.
+ * An answer goes out once it is kept for its Idempotency-Key (ADR 0067): billing refunds a claim
+ * left in progress past its lease. When billing says the claim was lost (refunded), the answer is
+ * not sent and the job's hold is released; when billing does not answer, the answer is sent and
+ * its hold reported delivered, so the lapsed claim is not refunded. A stream whose key could not
+ * be spent never starts.
  */
 
 const log = createLogger({ service: 'edge', destination: silentStream });
@@ -21,6 +22,7 @@ const ref = { accountId: 'usr_1', key: 'k', requestHash: 'a'.repeat(64) };
 
 function guardWith(complete: () => Promise<void>) {
   const calls: string[] = [];
+  const marked: string[] = [];
   const billing = {
     completeIdempotencyKey: async () => {
       calls.push('complete');
@@ -30,7 +32,12 @@ function guardWith(complete: () => Promise<void>) {
       calls.push('release');
     },
   } as unknown as BillingClient;
-  return { guard: new IdempotencyGuard(billing, ref, log), calls };
+  const delivered = { mark: (holdId: string) => marked.push(holdId) };
+  return {
+    guard: new IdempotencyGuard(billing, ref, log, { holdId: 'hold_1', delivered }),
+    calls,
+    marked,
+  };
 }
 
 function fakeResponse() {
@@ -71,36 +78,36 @@ describe('an answer for an Idempotency-Key', () => {
     expect(sent).toEqual(['{"ok":true}']);
   });
 
-  it('is not sent when billing did not keep it, and its claim is left to its lease', async () => {
-    const { guard, calls } = guardWith(billingAway);
+  it('is sent when billing did not answer the store, its hold reported delivered', async () => {
+    const { guard, calls, marked } = guardWith(billingAway);
     const { res, sent } = fakeResponse();
-    await expect(sendJson(res, 200, { ok: true }, guard)).rejects.toMatchObject({
-      code: 'service_unavailable',
-    });
-    expect(sent).toEqual([]);
+    await sendJson(res, 200, { ok: true }, guard);
+    expect(sent).toEqual(['{"ok":true}']);
+    expect(marked).toEqual(['hold_1']);
     expect(guard.claimLost).toBe(false);
+    // Finished: a later failure path neither releases the key nor touches the hold.
     const { job, abandoned } = fakeJob();
     await settleGuard(guard, job);
-    // Neither released (it may be charged and kept) nor its hold touched: billing decides.
     expect(calls).toEqual(['complete']);
     expect(abandoned).toEqual([]);
   });
 
   it('is not sent when the claim was lost, and its job is abandoned (hold released)', async () => {
-    const { guard } = guardWith(claimLost);
+    const { guard, marked } = guardWith(claimLost);
     const { res, sent } = fakeResponse();
     await expect(sendJson(res, 200, { ok: true }, guard)).rejects.toMatchObject({
       code: 'conflict',
     });
     expect(sent).toEqual([]);
     expect(guard.claimLost).toBe(true);
+    expect(marked).toEqual([]);
     const { job, abandoned } = fakeJob();
     await settleGuard(guard, job);
     expect(abandoned).toEqual(['abandon']);
   });
 
-  it('of an accepted async job is sent even when not kept (its webhook comes anyway)', async () => {
-    const { guard } = guardWith(billingAway);
+  it('of an accepted async job is sent even when its claim was lost (its webhook comes anyway)', async () => {
+    const { guard } = guardWith(claimLost);
     const { res, sent } = fakeResponse();
     await sendJson(res, 202, { id: 'inf-1' }, guard, { sendUnkept: true });
     expect(sent).toEqual(['{"id":"inf-1"}']);

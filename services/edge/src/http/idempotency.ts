@@ -23,12 +23,18 @@ const MAX_STORED_BODY_CHARS = 4 * 1024 * 1024;
  * key is released and the client may retry with it. A stream cannot be replayed: once it
  * started the key is spent, and a retry gets 409 `conflict`.
  */
+/** Where a hold whose answer went out unkept is reported (`DeliveredAnswers`). */
+export interface DeliveredMarks {
+  mark(holdId: string): void;
+}
+
 export class Idempotency {
   constructor(
     private readonly billing: BillingClient,
     /** How long a claim may stay in progress (longer than any request). */
     private readonly leaseMs: number,
     private readonly identify: Identify,
+    private readonly delivered: DeliveredMarks,
   ) {}
 
   /**
@@ -59,7 +65,10 @@ export class Idempotency {
         .digest('hex'),
     };
     const claim = await this.billing.claimIdempotencyKey(ref, this.leaseMs, holdId);
-    if (claim.outcome === 'claimed') return new IdempotencyGuard(this.billing, ref, logOf(req));
+    if (claim.outcome === 'claimed') {
+      const held = holdId === undefined ? null : { holdId, delivered: this.delivered };
+      return new IdempotencyGuard(this.billing, ref, logOf(req), held);
+    }
     // A replay is a request too: it counts against the rate limit.
     if (!stateOf(res).rateLimit) {
       applyRateLimit(res, (await this.billing.authenticate(req.get('Authorization'))).rateLimit);
@@ -70,11 +79,12 @@ export class Idempotency {
 }
 
 /**
- * The claim of one request; finish it exactly once. An answer goes out only once it is kept
- * (`complete`, `spend`): those throw when billing did not keep it, and the answer must then not
- * be sent. Billing ends a claim left in progress past its lease and refunds its hold (ADR 0067),
- * so an answer sent without its record could be refunded, and one kept but not sent is
- * replayed to the retry. `release` only logs its failures (the lease ends the claim).
+ * The claim of one request; finish it exactly once. An answer goes out once it is kept
+ * (`complete`), never when billing answers that the claim was lost: billing ends a claim left
+ * in progress past its lease and refunds its hold (ADR 0067), so that answer was refunded, and
+ * `complete` throws. When billing does not answer the store, the answer goes out all the same
+ * and its hold is reported delivered, so that the lapsed claim is not refunded. A stream's
+ * `spend` throws on any failure: the stream then never starts. `release` only logs its failures.
  */
 export class IdempotencyGuard {
   #done = false;
@@ -84,31 +94,33 @@ export class IdempotencyGuard {
     private readonly billing: BillingClient,
     private readonly ref: IdempotencyRef,
     private readonly log: Logger,
+    /** The hold the claim names, and where to report it delivered. */
+    private readonly held: { holdId: string; delivered: DeliveredMarks } | null = null,
   ) {}
 
-  /** Keeps a successful response for replays; throws when it was not kept. */
+  /**
+   * Keeps a successful response for replays; throws when the claim was lost (do not send).
+   * Billing not answering is logged, and the hold reported delivered (send).
+   */
   async complete(response: StoredResponse): Promise<void> {
-    if (response.body.length > MAX_STORED_BODY_CHARS) {
-      await this.spend('The response to this Idempotency-Key was too large to keep for replay.');
-      return;
+    const tooLarge = response.body.length > MAX_STORED_BODY_CHARS;
+    const stored: StoredResponse = tooLarge
+      ? conflictAnswer('The response to this Idempotency-Key was too large to keep for replay.')
+      : response;
+    try {
+      await this.#keep(() => this.billing.completeIdempotencyKey(this.ref, stored));
+    } catch (error) {
+      if (this.#claimLost) throw error;
+      if (this.held) this.held.delivered.mark(this.held.holdId);
     }
-    await this.#keep(() => this.billing.completeIdempotencyKey(this.ref, response));
   }
 
   /**
    * The request may be charged but its response cannot be replayed (a stream): the key is
-   * spent; throws when it was not.
+   * spent; throws when it was not, or may not have been.
    */
   async spend(message: string): Promise<void> {
-    const body = JSON.stringify(errorBody('conflict', message, IDEMPOTENCY_KEY_HEADER));
-    await this.#keep(() =>
-      this.billing.completeIdempotencyKey(this.ref, {
-        status: 409,
-        contentType: 'application/json; charset=utf-8',
-        body,
-        encoding: 'utf8',
-      }),
-    );
+    await this.#keep(() => this.billing.completeIdempotencyKey(this.ref, conflictAnswer(message)));
   }
 
   /** The request charged nothing: the key may be used again. */
@@ -135,10 +147,20 @@ export class IdempotencyGuard {
       await work();
     } catch (error) {
       this.#claimLost = error instanceof GatewayError && error.code === 'conflict';
-      this.log.warn({ err: error }, 'answer not kept for its Idempotency-Key: not sent');
+      this.log.warn({ err: error, claimLost: this.#claimLost }, 'answer not kept for its key');
       throw error;
     }
   }
+}
+
+/** What a spent key answers a retry: 409 `conflict` with why. */
+function conflictAnswer(message: string): StoredResponse {
+  return {
+    status: 409,
+    contentType: 'application/json; charset=utf-8',
+    body: JSON.stringify(errorBody('conflict', message, IDEMPOTENCY_KEY_HEADER)),
+    encoding: 'utf8',
+  };
 }
 
 function sendStored(res: Response, stored: StoredResponse): void {

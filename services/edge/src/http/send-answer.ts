@@ -6,8 +6,8 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 /**
  * Sends a successful answer, keeping it first for its Idempotency-Key (if any): were the
  * answer sent first and edge stopped before keeping it, a retry would run — and charge — again.
- * An answer that could not be kept is not sent (the guard throws), unless `sendUnkept`: what it
- * acknowledges happens anyway (an async job's webhook), and the client is better told.
+ * An answer whose claim billing says was lost is not sent (the guard throws: its hold was
+ * refunded), unless `sendUnkept`: what it acknowledges happens anyway (an async job's webhook).
  */
 export async function sendJson(
   res: Response,

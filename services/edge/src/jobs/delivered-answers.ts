@@ -1,9 +1,9 @@
 /*
- * Answers edge handed to their requests although the acknowledgement of their reply was lost
- * (ADR 0068): billing is told, so that the reply's copy the broker gave back is not refunded
- * should it go unread.
+ * Answers edge sent although billing may think nobody received them: a reply whose
+ * acknowledgement was lost (ADR 0068: its copy given back must not be refunded if it goes
+ * unread), or an answer sent while billing did not answer the store for its Idempotency-Key
+ * (ADR 0067: its claim must not be refunded when it lapses). Billing is told.
  */
-import { holdIdOfJob } from '@gateway/contracts';
 import type { BillingClient } from '@gateway/billing-client';
 import type { Logger } from '@gateway/observability';
 import { BillingRetries, billingAway, type BillingRetriesOptions } from './billing-retries.js';
@@ -28,17 +28,16 @@ export class DeliveredAnswers {
   }
 
   /** Tells billing, in the background (retried while billing does not answer). */
-  mark(jobId: string): void {
+  mark(holdId: string): void {
     const { log } = this.#options;
-    const holdId = holdIdOfJob(jobId);
     void this.#attempt(holdId).catch((error: unknown) => {
       const retried = billingAway(error) ? this.#retries.retry(() => this.#attempt(holdId)) : null;
       if (!retried) {
-        log.error({ err: error, jobId }, 'delivered answer not marked; it may be refunded');
+        log.error({ err: error, holdId }, 'delivered answer not marked; it may be refunded');
         return;
       }
       retried.catch((retryError: unknown) =>
-        log.error({ err: retryError, jobId }, 'delivered answer not marked; it may be refunded'),
+        log.error({ err: retryError, holdId }, 'delivered answer not marked; it may be refunded'),
       );
     });
   }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Express } from 'express';
 import request from 'supertest';
+import { holdIdOfJob } from '@gateway/contracts';
 import {
   createGatewayBus,
   gatewayNames,
@@ -75,7 +76,7 @@ export async function startEdge(
     bus,
     prefix,
     logger,
-    onAnswerAckLost: (jobId) => delivered.mark(jobId),
+    onAnswerAckLost: (jobId) => delivered.mark(holdIdOfJob(jobId)),
   });
   await replies.start();
   const replyTimeoutMs = options.replyTimeoutMs ?? 10_000;
@@ -110,6 +111,7 @@ export async function startEdge(
         billingClient,
         replyTimeoutMs + 5_000,
         identifier(billingClient, authFailures),
+        delivered,
       ),
       background: new BackgroundResponses(billingClient, 100),
       limits: {
