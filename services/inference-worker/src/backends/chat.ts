@@ -183,12 +183,38 @@ function deltaText(event: StreamEvent): string {
 
 /**
  * Chunks with nothing generated that open a stream (the role's delta) wait, at most this many,
- * for the first chunk with output and go with it. A client then gets its first chunk together
- * with the first output, so an edge that dies or a run that is replaced in between leaves it
- * nothing it could be charged for (docs/adr/0065-stream-opens-with-output.md); and the job can
- * still fail over to another node until then.
+ * for the first chunk with output and are merged into it: a stream's first reply always carries
+ * output. An edge that dies, or a run that is replaced, before it leaves its client nothing that
+ * could be charged (docs/adr/0065-stream-opens-with-output.md); and the job can still fail over
+ * to another node until then.
  */
 const MAX_OPENING_CHUNKS = 8;
+
+type Choice = { index?: unknown; delta?: Record<string, unknown> } & Record<string, unknown>;
+
+/**
+ * The first chunk with output, carrying what the opening chunks held before it: each choice's
+ * delta gains their fields (the role) where it has none of its own, and a choice only they had
+ * comes along. One reply, so no edge can relay the opening without the output.
+ */
+export function withOpening(
+  opening: Record<string, unknown>[],
+  chunk: Record<string, unknown>,
+): Record<string, unknown> {
+  if (opening.length === 0) return chunk;
+  const choices = new Map<unknown, Choice>();
+  for (const held of [...opening, chunk]) {
+    for (const choice of (held.choices ?? []) as Choice[]) {
+      const before = choices.get(choice.index);
+      choices.set(choice.index, {
+        ...before,
+        ...choice,
+        delta: { ...before?.delta, ...choice.delta },
+      });
+    }
+  }
+  return { ...chunk, choices: [...choices.values()] };
+}
 
 /** Relays chunks as they arrive; the usage chunk is held back for the final reply. */
 async function relayStream(
@@ -218,9 +244,10 @@ async function relayStream(
       continue;
     }
     ctx.progress.relayed = true;
-    for (const held of opening.splice(0)) if (!(await ctx.emitChunk(held))) break;
     // Only a chunk that reached edge's reply queue is billed (a returned one is a disconnect).
-    if (await ctx.emitChunk(chunk)) ctx.progress.relayedText += text;
+    if (await ctx.emitChunk(withOpening(opening.splice(0), chunk))) {
+      ctx.progress.relayedText += text;
+    }
   }
   if (!finished) throw new UpstreamError('connect', 'model node ended the stream early');
   const usage = reported ?? {
