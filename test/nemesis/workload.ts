@@ -86,9 +86,16 @@ function requestFor(op: Operation, webhookUrl: (id: string) => string): Request 
   }
 }
 
-/** A gateway error worth one retry with the same Idempotency-Key: no answer, or a 5xx. */
+/**
+ * A chat-retry client retries as the `openai` SDK does by default: at most 2 retries, with
+ * backoff, after a cut connection, 408, 409 (the key still in progress), 429 or a 5xx.
+ */
+const MAX_RETRIES = 2;
+const retryBackoffMs = (retry: number) => Math.min(500 * 2 ** (retry - 1), 8_000);
 const retryable = (outcome: ClientOutcome) =>
-  outcome.kind === 'cut' || (outcome.kind === 'error' && outcome.status >= 500);
+  outcome.kind === 'cut' ||
+  (outcome.kind === 'error' && [408, 409, 429].includes(outcome.status)) ||
+  (outcome.kind === 'error' && outcome.status >= 500);
 
 /** Waits (bounded) until one of the edges answers ready; the one that does. */
 async function readyEdge(edges: Service[], preferred: number): Promise<Service> {
@@ -146,10 +153,12 @@ async function runOperation(options: WorkloadOptions, op: Operation, index: numb
     op.attempts.push({ edge: edge.label, startMs, endMs: now(), outcome });
     return outcome;
   };
-  const first = await attempt(stack.edges[index % stack.edges.length]!);
-  if (op.kind === 'chat-retry' && retryable(first)) {
-    // A real client retries once the gateway answers again: the other edge, if it is up.
-    await attempt(await readyEdge(stack.edges, index + 1));
+  let outcome = await attempt(stack.edges[index % stack.edges.length]!);
+  for (let retry = 1; op.kind === 'chat-retry' && retry <= MAX_RETRIES; retry += 1) {
+    if (!retryable(outcome)) break;
+    await new Promise((resolve) => setTimeout(resolve, retryBackoffMs(retry)));
+    // Once the gateway answers again: the other edge, if it is up.
+    outcome = await attempt(await readyEdge(stack.edges, index + retry));
   }
   op.completedMs = now();
 }
