@@ -15,6 +15,11 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 /** Larger answers are not kept; the key is then spent (a retry gets 409), never run twice. */
 const MAX_STORED_BODY_CHARS = 4 * 1024 * 1024;
 
+/** Where a hold whose answer went out unkept is reported (`DeliveredAnswers`). */
+export interface DeliveredMarks {
+  mark(holdId: string): void;
+}
+
 /**
  * `Idempotency-Key` on POST routes (decisions §3), held in billing so that every edge replica
  * agrees. Same key + same request within 24 h: the first response is replayed and the request
@@ -23,11 +28,6 @@ const MAX_STORED_BODY_CHARS = 4 * 1024 * 1024;
  * key is released and the client may retry with it. A stream cannot be replayed: once it
  * started the key is spent, and a retry gets 409 `conflict`.
  */
-/** Where a hold whose answer went out unkept is reported (`DeliveredAnswers`). */
-export interface DeliveredMarks {
-  mark(holdId: string): void;
-}
-
 export class Idempotency {
   constructor(
     private readonly billing: BillingClient,
