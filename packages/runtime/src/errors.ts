@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { GatewayError, toErrorBody } from '@gateway/contracts';
 import type { Logger } from '@gateway/observability';
+import { isDependencyUnavailable } from './dependency-errors.js';
 
 /**
  * Client faults that Express, body-parser and the router raise as errors carrying a 4xx
@@ -50,7 +51,8 @@ function clientFault(
 
 /**
  * Turns framework errors into gateway errors: a client fault (any error with a 4xx status) is a
- * 4xx in the error shape, never a 500; everything else is an internal error.
+ * 4xx in the error shape, never a 500; a dependency unavailable for now (the database's
+ * connection refused or cut) is 503 with `Retry-After`; everything else is an internal error.
  */
 export function asGatewayError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
@@ -58,6 +60,11 @@ export function asGatewayError(error: unknown): GatewayError {
   const status = fault?.status ?? fault?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return clientFault(fault as object, status);
+  }
+  if (isDependencyUnavailable(error)) {
+    return new GatewayError('service_unavailable', 'A dependency is unavailable; retry shortly', {
+      details: { retryAfterS: 1 },
+    });
   }
   return new GatewayError('internal_error', 'Internal error');
 }
@@ -72,6 +79,8 @@ export const errorHandler =
     const gatewayError = asGatewayError(error);
     if (gatewayError.code === 'internal_error') {
       logger.error({ err: error, requestId: (req as { id?: string }).id }, 'unhandled error');
+    } else if (!(error instanceof GatewayError) && gatewayError.code === 'service_unavailable') {
+      logger.warn({ err: error, requestId: (req as { id?: string }).id }, 'dependency unavailable');
     }
     if (res.headersSent) {
       res.end();

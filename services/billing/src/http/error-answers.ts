@@ -32,6 +32,9 @@ export async function batchItemAnswer(
 export function errorItemAnswer(error: unknown, log: Logger): BatchItemAnswer {
   const gatewayError = asGatewayError(error);
   if (gatewayError.code === 'internal_error') log.error({ err: error }, 'batch item failed');
+  else if (!(error instanceof GatewayError) && gatewayError.code === 'service_unavailable') {
+    log.warn({ err: error }, 'batch item failed: dependency unavailable');
+  }
   const headers: Record<string, string> = {};
   const decision = decisionOf(gatewayError.details);
   if (decision) {
