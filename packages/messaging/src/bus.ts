@@ -41,11 +41,16 @@ export interface ConsumeOptions {
   /** Most deliveries handed to this consumer's handlers at once, 1..MAX_PREFETCH. */
   prefetch: number;
   /**
-   * A handler's outcome could not be applied: the delivery's channel was gone, so the broker
-   * gave the message back, to be delivered again, dead-lettered, or lost with its queue. For
-   * consumers whose handling a redelivery cannot undo (an answer already sent).
+   * A handler's outcome may not have reached the broker: its channel was gone when it was sent,
+   * or closed within `uncertainWindowMs` after (the broker does not confirm acknowledgements,
+   * and one sent just before a node stops or a connection is cut may never be processed). The
+   * broker may then have the message back, to deliver again, dead-letter, or lose with its
+   * queue. For consumers whose handling a redelivery cannot undo (an answer already sent).
+   * Called at most once per delivery; a channel the consumer closes itself reports nothing.
    */
-  onOutcomeDropped?(delivery: Delivery, outcome: 'ack' | 'requeue' | 'dead-letter'): void;
+  onOutcomeUncertain?(delivery: Delivery, outcome: 'ack' | 'requeue' | 'dead-letter'): void;
+  /** How long after it was sent an outcome counts as uncertain should its channel close. */
+  uncertainWindowMs?: number;
 }
 
 export interface DeclareQueueOptions {

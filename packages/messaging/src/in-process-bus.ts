@@ -78,7 +78,7 @@ export function createInProcessBus(options: InProcessBusOptions): MessageBus {
       const consumer = subscribe(broker, queue, handler, consumeOptions.prefetch, {
         logger,
         drainTimeoutMs,
-        onOutcomeDropped: consumeOptions.onOutcomeDropped,
+        onOutcomeUncertain: consumeOptions.onOutcomeUncertain,
       });
       const handle: Consumer = {
         cancel: async () => {
@@ -109,7 +109,7 @@ function subscribe<T>(
   context: {
     logger: BusLogger;
     drainTimeoutMs: number;
-    onOutcomeDropped: ConsumeOptions['onOutcomeDropped'];
+    onOutcomeUncertain: ConsumeOptions['onOutcomeUncertain'];
   },
 ): Consumer {
   const { logger } = context;
@@ -155,7 +155,7 @@ function subscribe<T>(
   ): void => {
     if (!broker.settle(queue, consumer, message, action)) {
       logger.warn(describe(delivery), 'outcome dropped: message already given back for redelivery');
-      context.onOutcomeDropped?.(delivery as Delivery, action);
+      context.onOutcomeUncertain?.(delivery as Delivery, action);
     }
   };
 

@@ -63,7 +63,7 @@ describe('RabbitMQ bus consumers', () => {
 });
 
 describe('RabbitMQ bus outcomes', () => {
-  it('reports an outcome its channel could not take (the message was given back)', async () => {
+  it('reports an outcome its channel could not take (the message was given back) as uncertain', async () => {
     const { queues, bus, admin } = await busWithAdmin('dropped');
     try {
       await bus.start();
@@ -78,7 +78,7 @@ describe('RabbitMQ bus outcomes', () => {
         },
         {
           prefetch: 1,
-          onOutcomeDropped: (delivery, outcome) => dropped.push({ body: delivery.body, outcome }),
+          onOutcomeUncertain: (delivery, outcome) => dropped.push({ body: delivery.body, outcome }),
         },
       );
       await bus.publish({ queue: queues.webhookCompletions }, 'in hand');
@@ -90,6 +90,38 @@ describe('RabbitMQ bus outcomes', () => {
       release();
       await waitUntil(() => dropped.length > 0, 'the dropped outcome reported');
       expect(dropped).toEqual([{ body: 'in hand', outcome: 'ack' }]);
+    } finally {
+      await admin.close();
+      await bus.close();
+    }
+  });
+
+  it('reports the outcomes sent shortly before their channel closed, not older ones', async () => {
+    const { queues, bus, admin } = await busWithAdmin('uncertain');
+    try {
+      await bus.start();
+      const handled: unknown[] = [];
+      const uncertain: { body: unknown; outcome: string }[] = [];
+      await bus.consume(
+        queues.webhookCompletions,
+        async (delivery) => (handled.push(delivery.body), 'ack'),
+        {
+          prefetch: 1,
+          uncertainWindowMs: 1_000,
+          onOutcomeUncertain: (delivery, outcome) =>
+            uncertain.push({ body: delivery.body, outcome }),
+        },
+      );
+      await bus.publish({ queue: queues.webhookCompletions }, 'long acknowledged');
+      await waitUntil(() => handled.length === 1, 'the first delivery');
+      await sleep(1_500);
+      await bus.publish({ queue: queues.webhookCompletions }, 'just acknowledged');
+      await waitUntil(() => handled.length === 2, 'the second delivery');
+      // Its channel closes right after (here: the broker cancels the consumer, and it reopens).
+      const channel = await admin.createChannel();
+      await channel.deleteQueue(queues.webhookCompletions);
+      await waitUntil(() => uncertain.length > 0, 'the uncertain outcome reported');
+      expect(uncertain).toEqual([{ body: 'just acknowledged', outcome: 'ack' }]);
     } finally {
       await admin.close();
       await bus.close();

@@ -13,7 +13,7 @@ import {
   encodeEnvelope,
 } from './envelope.js';
 import { errorSummary, withTimeout } from './outcome.js';
-import { RabbitMqConsumer } from './rabbitmq-consumer.js';
+import { DEFAULT_UNCERTAIN_WINDOW_MS, RabbitMqConsumer } from './rabbitmq-consumer.js';
 import type { ConsumerContext } from './rabbitmq-consumer.js';
 import { declareQueues, declareTopology, watchConnection } from './rabbitmq-declare.js';
 import { ConfirmPublisher } from './rabbitmq-publisher.js';
@@ -195,7 +195,10 @@ export function createRabbitMqBus(options: RabbitMqBusOptions): MessageBus {
         anyHandler,
         consumeOptions.prefetch,
         context,
-        consumeOptions.onOutcomeDropped,
+        consumeOptions.onOutcomeUncertain && {
+          report: consumeOptions.onOutcomeUncertain,
+          windowMs: consumeOptions.uncertainWindowMs ?? DEFAULT_UNCERTAIN_WINDOW_MS,
+        },
       );
       consumers.add(consumer);
       try {

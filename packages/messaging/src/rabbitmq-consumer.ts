@@ -1,5 +1,5 @@
 import type { Channel, ChannelModel, ConsumeMessage } from 'amqplib';
-import type { BusLogger, ConsumeOptions, Delivery, Handler } from './bus.js';
+import type { BusLogger, Delivery, Handler } from './bus.js';
 import { readHeaders, retryCopy } from './envelope.js';
 import {
   decide,
@@ -33,7 +33,32 @@ interface Attachment {
   consumerTag: string | null;
   open: boolean;
   ready: Promise<void>;
+  /** Outcomes sent on this channel within the uncertain window, oldest first (when watched). */
+  recent: SentOutcome[];
 }
+
+type OutcomeAction = 'ack' | 'requeue' | 'dead-letter';
+
+interface SentOutcome {
+  delivery: Delivery<unknown>;
+  action: OutcomeAction;
+  atMs: number;
+}
+
+/** Who hears of outcomes that may not have reached the broker (`onOutcomeUncertain`). */
+export interface UncertainOutcomes {
+  report(delivery: Delivery<unknown>, outcome: OutcomeAction): void;
+  windowMs: number;
+}
+
+/**
+ * An acknowledgement sent this long before its channel closed may not have been processed: a
+ * broker node stopping, or a connection the broker already dropped (a paused process that just
+ * woke), closes it within moments of the last frames.
+ */
+export const DEFAULT_UNCERTAIN_WINDOW_MS = 10_000;
+/** Outcomes remembered per channel at most, whatever the rate (the oldest are forgotten). */
+const MAX_RECENT_OUTCOMES = 50_000;
 
 /**
  * A consumer that outlives its channels: each (re)connect attaches it on a fresh channel, and
@@ -53,7 +78,7 @@ export class RabbitMqConsumer {
     private readonly handler: Handler<unknown>,
     private readonly prefetch: number,
     private readonly ctx: ConsumerContext,
-    private readonly onOutcomeDropped: ConsumeOptions['onOutcomeDropped'] = undefined,
+    private readonly uncertain: UncertainOutcomes | undefined = undefined,
   ) {}
 
   isAttachedTo(model: ChannelModel | null): boolean {
@@ -72,6 +97,7 @@ export class RabbitMqConsumer {
       consumerTag: null,
       open: true,
       ready: Promise.resolve(),
+      recent: [],
     };
     this.attachment = attachment;
     attachment.ready = this.open(attachment);
@@ -106,6 +132,7 @@ export class RabbitMqConsumer {
     });
     channel.on('close', () => {
       attachment.open = false;
+      this.reportUncertain(attachment);
       this.onChannelClosed(attachment);
     });
     await channel.prefetch(this.prefetch);
@@ -116,6 +143,32 @@ export class RabbitMqConsumer {
     );
     attachment.consumerTag = consumerTag;
     this.reattachAttempts = 0;
+  }
+
+  /** The channel closed: what it sent within the window may not have been processed. */
+  private reportUncertain(attachment: Attachment): void {
+    const sent = attachment.recent;
+    attachment.recent = [];
+    // A channel this consumer closed itself (cancel) flushed its frames first.
+    if (!this.uncertain || this.cancelled) return;
+    const sinceMs = performance.now() - this.uncertain.windowMs;
+    for (const outcome of sent) {
+      if (outcome.atMs >= sinceMs) this.uncertain.report(outcome.delivery, outcome.action);
+    }
+  }
+
+  /** Remembers an outcome sent, forgetting those older than the window (bounded). */
+  private remember(attachment: Attachment, delivery: Delivery<unknown>, action: OutcomeAction) {
+    if (!this.uncertain) return;
+    const nowMs = performance.now();
+    const { recent } = attachment;
+    recent.push({ delivery, action, atMs: nowMs });
+    let expired = 0;
+    while (expired < recent.length && recent[expired]!.atMs < nowMs - this.uncertain.windowMs) {
+      expired += 1;
+    }
+    const over = Math.max(expired, recent.length - MAX_RECENT_OUTCOMES);
+    if (over > 0) recent.splice(0, over);
   }
 
   private onChannelClosed(attachment: Attachment): void {
@@ -204,7 +257,7 @@ export class RabbitMqConsumer {
   private settle(
     attachment: Attachment,
     message: ConsumeMessage,
-    action: 'ack' | 'requeue' | 'dead-letter',
+    action: OutcomeAction,
     delivery: Delivery<unknown> | undefined,
   ): void {
     const { channel } = attachment;
@@ -212,11 +265,12 @@ export class RabbitMqConsumer {
       if (!attachment.open || !channel) throw new Error('channel closed');
       if (action === 'ack') channel.ack(message);
       else channel.nack(message, false, action === 'requeue');
+      if (delivery) this.remember(attachment, delivery, action);
     } catch {
       // The broker already gave the message back for redelivery with the channel.
       const context = { queue: this.queue, messageId: message.properties.messageId, action };
       this.ctx.logger.warn(context, 'outcome dropped: channel gone, message will be redelivered');
-      if (delivery) this.onOutcomeDropped?.(delivery, action);
+      if (delivery) this.uncertain?.report(delivery, action);
     }
   }
 

@@ -52,7 +52,7 @@ async function routerWithListener() {
   const play = async (reply: InferenceReplyPayload) => {
     const d = delivery(reply);
     const outcome = await consumer.handler!(d);
-    consumer.options!.onOutcomeDropped?.(d, outcome as 'ack');
+    consumer.options!.onOutcomeUncertain?.(d, outcome as 'ack');
     return outcome;
   };
   return { play, lost, pushed };

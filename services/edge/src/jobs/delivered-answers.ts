@@ -1,8 +1,8 @@
 /*
  * Answers edge sent although billing may think nobody received them: a reply whose
- * acknowledgement was lost (ADR 0068: its copy given back must not be refunded if it goes
- * unread), or an answer sent while billing did not answer the store for its Idempotency-Key
- * (ADR 0067: its claim must not be refunded when it lapses). Billing is told.
+ * acknowledgement may not have reached the broker (ADR 0068: a copy given back must not be
+ * refunded if it goes unread), or an answer sent while billing did not answer the store for its
+ * Idempotency-Key (ADR 0067: its claim must not be refunded when it lapses). Billing is told.
  */
 import type { BillingClient } from '@gateway/billing-client';
 import type { Logger } from '@gateway/observability';

@@ -31,8 +31,9 @@ export interface ReplyRouterOptions {
   logger: Logger;
   /**
    * The first reply of a job's answer was handed to its waiting request, but its acknowledgement
-   * was lost with the channel: the broker gave the reply back, and should that copy go unread
-   * (its queue replaced), billing must not refund it as an answer nobody received (ADR 0068).
+   * may not have reached the broker (dropped with the channel, or sent just before it closed):
+   * the broker may give the reply back, and should that copy go unread (its queue replaced),
+   * billing must not refund it as an answer nobody received (ADR 0068).
    */
   onAnswerAckLost?(jobId: string): void;
 }
@@ -98,7 +99,7 @@ export class ReplyRouter {
     );
     this.#consumer = await bus.consume(queue, (delivery) => this.#route(delivery), {
       prefetch: this.#options.prefetch ?? DEFAULT_PREFETCH,
-      onOutcomeDropped: (delivery, outcome) => {
+      onOutcomeUncertain: (delivery, outcome) => {
         const jobId = this.#handedOver.get(delivery);
         if (outcome === 'ack' && jobId !== undefined) this.#options.onAnswerAckLost?.(jobId);
       },
