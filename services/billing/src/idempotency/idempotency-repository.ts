@@ -75,17 +75,13 @@ export async function settleLapsedClaim(
        FOR UPDATE OF r SKIP LOCKED`;
   const claim = lapsed[0];
   if (!claim) return null;
-  if (claim.delivered) {
-    // Edge sent the answer while billing did not answer its store (it said so since).
-    await db.$executeRaw`
-      DELETE FROM idempotency_records WHERE scope = ${scope} AND key = ${claim.key}`;
-    return { holdId: claim.holdId, outcome: 'delivered', refundedMicroDzd: 0n };
-  }
+  await db.$executeRaw`
+    DELETE FROM idempotency_records WHERE scope = ${scope} AND key = ${claim.key}`;
+  // Edge sent the answer while billing did not answer its store (it said so since): no refund.
+  if (claim.delivered) return { holdId: claim.holdId, outcome: 'delivered', refundedMicroDzd: 0n };
   const refunds = await db.$queryRaw<{ outcome: string; refunded: bigint | null }[]>`
     SELECT outcome, refunded_micro_dzd AS refunded
       FROM ledger_refund_hold(${claim.holdId}, ${refundTransactionId}, ${now}::timestamptz)`;
-  await db.$executeRaw`
-    DELETE FROM idempotency_records WHERE scope = ${scope} AND key = ${claim.key}`;
   const refund = refunds[0];
   return {
     holdId: claim.holdId,
