@@ -13,7 +13,6 @@ export { credentialRefused, errorFromAnswer, rateLimitFromHeaders } from './wire
 export { DASHBOARD_PATHS, type DashboardBillingClient } from './dashboard-client.js';
 export {
   OPERATOR_API_PREFIX,
-  OPERATOR_PATHS,
   type BudgetOwnerRef,
   type OperatorClient,
 } from './operator-client.js';

@@ -1,4 +1,11 @@
-import { BILLING_API_PREFIX, pathSegment } from '@gateway/contracts';
+import {
+  BILLING_API_PREFIX,
+  OPERATOR_ROUTES,
+  routePath,
+  type Route,
+  type RouteAnswer,
+  type RouteInput,
+} from '@gateway/contracts';
 import type {
   AccountCreateRequest,
   AccountPatchRequest,
@@ -14,7 +21,7 @@ import type {
   CreditRequest,
   CreditResult,
   InvitationCreateRequest,
-  InvitationCreated,
+  InvitationIssued,
   IssuedApiKey,
   KeyRateLimitList,
   KeyRateLimitPutRequest,
@@ -35,63 +42,16 @@ import type {
   UsageList,
   UsageLogPage,
 } from '@gateway/contracts';
-import { jsonOf, type InternalHttp, type InternalRequest } from '@gateway/runtime';
+import { jsonOf, type InternalHttp } from '@gateway/runtime';
 import { credentialRefused, errorFromAnswer } from './wire-errors.js';
 
 /** Billing serves the operator API here; edge's `/admin/v1` maps onto it path for path. */
 export const OPERATOR_API_PREFIX = `${BILLING_API_PREFIX}/admin`;
 
-const account = (id: string) => `/accounts/${pathSegment(id)}`;
-const apiKey = (id: string, name: string) => `${account(id)}/api-keys/${pathSegment(name)}`;
-const withQuery = (path: string, query: URLSearchParams) =>
-  query.size === 0 ? path : `${path}?${query.toString()}`;
-
-/** Every path of the operator API the typed methods call, relative to `OPERATOR_API_PREFIX`. */
-export const OPERATOR_PATHS = {
-  accounts: '/accounts',
-  account,
-  suspension: (id: string, action: 'suspend' | 'unsuspend') => `${account(id)}/${action}`,
-  apiKeys: (id: string) => `${account(id)}/api-keys`,
-  apiKey,
-  regenerateApiKey: (id: string, name: string) => `${apiKey(id, name)}/regenerate`,
-  credits: (id: string) => `${account(id)}/credits`,
-  invitations: (id: string) => `${account(id)}/invitations`,
-  statement: (id: string) => `${account(id)}/statement`,
-  models: '/models',
-  // Each segment encoded, the id not judged here: billing answers 400 naming the id's rule.
-  model: (id: string) => `/models/${id.split('/').map(pathSegment).join('/')}`,
-  nodeHealth: '/nodes/health',
-  ledgerEntries: '/ledger/entries',
-  ledgerCheck: '/ledger/check',
-  ledgerReport: '/ledger/report',
-  ledgerPeriods: '/ledger/periods',
-  closePeriod: (period: string) => `/ledger/periods/${pathSegment(period)}/close`,
-  usage: '/usage',
-  usageRequests: '/usage/requests',
-  budgets: (id: string) => `${account(id)}/budgets`,
-  alerts: (id: string) => `${account(id)}/alerts`,
-  receipt: (id: string, requestId: string) => `${account(id)}/requests/${pathSegment(requestId)}`,
-  keyBudget: (id: string, name: string) => `${apiKey(id, name)}/budget`,
-  tokenBudget: (id: string, tokenId: string) =>
-    `${account(id)}/scoped-tokens/${pathSegment(tokenId)}/budget`,
-  rateLimits: (id: string) => `${account(id)}/rate-limits`,
-  keyRateLimit: (id: string, name: string) => `${apiKey(id, name)}/rate-limit`,
-  tokenRateLimit: (id: string, tokenId: string) =>
-    `${account(id)}/scoped-tokens/${pathSegment(tokenId)}/rate-limit`,
-} as const;
-
-/** Whose budget: an API key's (by name) or a scoped token's (by id). */
+/** Whose budget or rate limits: an API key's (by name) or a scoped token's (by id). */
 export type BudgetOwnerRef = { apiKey: string } | { scopedTokenId: string };
 
-const budgetPath = (id: string, owner: BudgetOwnerRef) =>
-  'apiKey' in owner
-    ? OPERATOR_PATHS.keyBudget(id, owner.apiKey)
-    : OPERATOR_PATHS.tokenBudget(id, owner.scopedTokenId);
-
-const rateLimitPath = (id: string, owner: BudgetOwnerRef) =>
-  'apiKey' in owner
-    ? OPERATOR_PATHS.keyRateLimit(id, owner.apiKey)
-    : OPERATOR_PATHS.tokenRateLimit(id, owner.scopedTokenId);
+const R = OPERATOR_ROUTES;
 
 /**
  * The operator API (`/internal/v1/admin`) as typed calls, for edge's dashboard: the contract's
@@ -111,7 +71,7 @@ export interface OperatorClient {
   /** `idempotencyKey`: the same key and body credit once. */
   credit(id: string, body: CreditRequest, idempotencyKey: string): Promise<CreditResult>;
   /** The invitation without its link (edge adds it on the public origin). */
-  invite(id: string, body: InvitationCreateRequest): Promise<Omit<InvitationCreated, 'url'>>;
+  invite(id: string, body: InvitationCreateRequest): Promise<InvitationIssued>;
   statement(id: string, range: URLSearchParams): Promise<Statement>;
   statementCsv(id: string, range: URLSearchParams): Promise<Buffer>;
   listModels(): Promise<CatalogModelList>;
@@ -152,70 +112,94 @@ export interface OperatorClient {
 }
 
 export function createOperatorClient(http: InternalHttp): OperatorClient {
-  const send = async (request: InternalRequest) => {
-    const answer = await http({ ...request, path: `${OPERATOR_API_PREFIX}${request.path}` });
+  const send = async <Called extends Route>(
+    route: Called,
+    input: RouteInput<Called>,
+    accept?: 'text/csv',
+  ) => {
+    const headers = { ...input.headers, ...(accept ? { Accept: accept } : {}) };
+    const answer = await http({
+      method: route.method,
+      path: `${OPERATOR_API_PREFIX}${routePath(route, input.params, input.query)}`,
+      headers,
+      ...(input.body === undefined ? {} : { body: input.body }),
+    });
     if (answer.status === 401) throw credentialRefused('billing');
     if (answer.status >= 400) throw errorFromAnswer('billing', answer);
     return answer;
   };
-  const call = async <T>(request: InternalRequest) => jsonOf<T>(await send(request));
-  const get = <T>(path: string) => call<T>({ method: 'GET', path });
-  const post = <T>(path: string, body?: unknown) => call<T>({ method: 'POST', path, body });
-  const csv = async (path: string) =>
-    (await send({ method: 'GET', path, headers: { Accept: 'text/csv' } })).body;
-  const paths = OPERATOR_PATHS;
+  /** The route's answer: its contract's type (`Answer` names it where the route leaves it open). */
+  const call = async <Called extends Route, Answer = RouteAnswer<Called>>(
+    route: Called,
+    input: RouteInput<Called>,
+  ) => jsonOf<Answer>(await send(route, input));
+  const done = async <Called extends Route>(route: Called, input: RouteInput<Called>) => {
+    await send(route, input);
+  };
+  const csv = async <Called extends Route>(route: Called, input: RouteInput<Called>) =>
+    (await send(route, input, 'text/csv')).body;
+  const account = (id: string) => ({ params: { id } });
+  const key = (id: string, name: string) => ({ params: { id, name } });
+  const token = (id: string, tokenId: string) => ({ params: { id, tokenId } });
   return {
-    listAccounts: (query) => get(withQuery(paths.accounts, query)),
-    createAccount: (body) => post(paths.accounts, body),
-    getAccount: (id) => get(paths.account(id)),
-    patchAccount: (id, body) => call({ method: 'PATCH', path: paths.account(id), body }),
-    setSuspended: (id, action) => post(paths.suspension(id, action)),
-    listApiKeys: (id) => get(paths.apiKeys(id)),
-    createApiKey: (id, body) => post(paths.apiKeys(id), body),
-    regenerateApiKey: (id, name) => post(paths.regenerateApiKey(id, name)),
-    deleteApiKey: async (id, name) => {
-      await send({ method: 'DELETE', path: paths.apiKey(id, name) });
-    },
+    listAccounts: (query) => call(R.listAccounts, { query }),
+    createAccount: (body) => call(R.createAccount, { body }),
+    getAccount: (id) => call(R.getAccount, account(id)),
+    patchAccount: (id, body) => call(R.patchAccount, { ...account(id), body }),
+    setSuspended: (id, action) =>
+      call(action === 'suspend' ? R.suspendAccount : R.unsuspendAccount, account(id)),
+    listApiKeys: (id) => call(R.listApiKeys, account(id)),
+    createApiKey: (id, body) => call(R.createApiKey, { ...account(id), body }),
+    regenerateApiKey: (id, name) => call(R.regenerateApiKey, key(id, name)),
+    deleteApiKey: (id, name) => done(R.deleteApiKey, key(id, name)),
     credit: (id, body, idempotencyKey) =>
-      call({
-        method: 'POST',
-        path: paths.credits(id),
-        headers: { 'Idempotency-Key': idempotencyKey },
-        body,
-      }),
-    invite: (id, body) => post(paths.invitations(id), body),
-    statement: (id, range) => get(withQuery(paths.statement(id), range)),
-    statementCsv: (id, range) => csv(withQuery(paths.statement(id), range)),
-    listModels: () => get(paths.models),
-    putModel: (id, body) => call({ method: 'PUT', path: paths.model(id), body }),
-    nodeHealth: () => get(paths.nodeHealth),
-    ledgerEntries: (query) => get(withQuery(paths.ledgerEntries, query)),
-    ledgerCheck: () => get(paths.ledgerCheck),
-    ledgerReport: (query) => get(withQuery(paths.ledgerReport, query)),
-    ledgerReportCsv: (query) => csv(withQuery(paths.ledgerReport, query)),
-    closedPeriods: () => get(paths.ledgerPeriods),
-    closePeriod: (period, body) => post(paths.closePeriod(period), body),
-    usage: (query) => get(withQuery(paths.usage, query)),
-    usageRequests: (query) => get(withQuery(paths.usageRequests, query)),
-    usageRequestsCsv: (query) => csv(withQuery(paths.usageRequests, query)),
-    listBudgets: (id) => get(paths.budgets(id)),
-    receipt: (id, requestId) => get(paths.receipt(id, requestId)),
-    getBudget: (id, owner) => get(budgetPath(id, owner)),
-    putBudget: (id, owner, body) => call({ method: 'PUT', path: budgetPath(id, owner), body }),
-    removeBudget: async (id, owner) => {
-      await send({ method: 'DELETE', path: budgetPath(id, owner) });
-    },
-    listKeyRateLimits: (id) => get(paths.rateLimits(id)),
-    getKeyRateLimit: (id, owner) => get(rateLimitPath(id, owner)),
+      call(R.credit, { ...account(id), body, headers: { 'Idempotency-Key': idempotencyKey } }),
+    invite: (id, body) => call(R.invite, { ...account(id), body }),
+    statement: (id, range) => call(R.statement, { ...account(id), query: range }),
+    statementCsv: (id, range) => csv(R.statement, { ...account(id), query: range }),
+    listModels: () => call<typeof R.listModels, CatalogModelList>(R.listModels, {}),
+    putModel: (id, body) =>
+      call<typeof R.putModel, CatalogModel>(R.putModel, { params: { model: id }, body }),
+    nodeHealth: () => call<typeof R.nodeHealth, NodeHealthList>(R.nodeHealth, {}),
+    ledgerEntries: (query) => call(R.ledgerEntries, { query }),
+    ledgerCheck: () => call(R.ledgerCheck, {}),
+    ledgerReport: (query) => call(R.ledgerReport, { query }),
+    ledgerReportCsv: (query) => csv(R.ledgerReport, { query }),
+    closedPeriods: () => call(R.closedPeriods, {}),
+    closePeriod: (period, body) => call(R.closePeriod, { params: { period }, body }),
+    usage: (query) => call(R.usage, { query }),
+    usageRequests: (query) =>
+      call<typeof R.usageRequests, UsageLogPage>(R.usageRequests, { query }),
+    usageRequestsCsv: (query) => csv(R.usageRequests, { query }),
+    listBudgets: (id) => call(R.listBudgets, account(id)),
+    receipt: (id, requestId) => call(R.receipt, { params: { id, requestId } }),
+    getBudget: (id, owner) =>
+      'apiKey' in owner
+        ? call(R.getKeyBudget, key(id, owner.apiKey))
+        : call(R.getTokenBudget, token(id, owner.scopedTokenId)),
+    putBudget: (id, owner, body) =>
+      'apiKey' in owner
+        ? call(R.putKeyBudget, { ...key(id, owner.apiKey), body })
+        : call(R.putTokenBudget, { ...token(id, owner.scopedTokenId), body }),
+    removeBudget: (id, owner) =>
+      'apiKey' in owner
+        ? done(R.removeKeyBudget, key(id, owner.apiKey))
+        : done(R.removeTokenBudget, token(id, owner.scopedTokenId)),
+    listKeyRateLimits: (id) => call(R.listKeyRateLimits, account(id)),
+    getKeyRateLimit: (id, owner) =>
+      'apiKey' in owner
+        ? call(R.getKeyRateLimit, key(id, owner.apiKey))
+        : call(R.getTokenRateLimit, token(id, owner.scopedTokenId)),
     putKeyRateLimit: (id, owner, body) =>
-      call({ method: 'PUT', path: rateLimitPath(id, owner), body }),
-    removeKeyRateLimit: async (id, owner) => {
-      await send({ method: 'DELETE', path: rateLimitPath(id, owner) });
-    },
-    getAlerts: (id) => get(paths.alerts(id)),
-    putAlerts: (id, body) => call({ method: 'PUT', path: paths.alerts(id), body }),
-    removeAlerts: async (id) => {
-      await send({ method: 'DELETE', path: paths.alerts(id) });
-    },
+      'apiKey' in owner
+        ? call(R.putKeyRateLimit, { ...key(id, owner.apiKey), body })
+        : call(R.putTokenRateLimit, { ...token(id, owner.scopedTokenId), body }),
+    removeKeyRateLimit: (id, owner) =>
+      'apiKey' in owner
+        ? done(R.removeKeyRateLimit, key(id, owner.apiKey))
+        : done(R.removeTokenRateLimit, token(id, owner.scopedTokenId)),
+    getAlerts: (id) => call(R.getAlerts, account(id)),
+    putAlerts: (id, body) => call(R.putAlerts, { ...account(id), body }),
+    removeAlerts: (id) => done(R.removeAlerts, account(id)),
   };
 }

@@ -2,6 +2,9 @@ import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { TSchema } from '@sinclair/typebox';
+import * as contracts from './index.js';
+import type { Route } from './routes.js';
 
 /*
  * Every wire contract has both ends typed by it: the table below names, for each contract of
@@ -100,7 +103,7 @@ const APP_OPERATOR = 'apps/dashboard/src/api/operator-queries.ts';
 const APP_SESSION = 'apps/dashboard/src/api/session.ts';
 const APP_ALERTS = 'apps/dashboard/src/api/alert-queries.ts';
 const APP_KEY_LIMITS = 'apps/dashboard/src/api/key-limit-queries.ts';
-const EDGE_KEY_LIMITS = 'services/edge/src/dashboard/key-limit-routes.ts';
+const EDGE_SETTINGS = 'services/edge/src/dashboard/setting-routes.ts';
 
 type Entry = { producers: string[]; consumers: string[] } | { partOf: string };
 
@@ -167,7 +170,7 @@ const CONTRACTS: Record<string, Entry> = {
   // key-limits-api.ts: per-key rate limits through the operator API
   KeyRateLimitPutRequest: ends(
     [CTL_KEY_LIMITS, CLIENT_OPERATOR, APP_KEY_LIMITS],
-    [EDGE_ADMIN, EDGE_KEY_LIMITS, BILLING_KEY_LIMIT_ROUTES, BILLING_KEY_LIMITS],
+    [EDGE_ADMIN, EDGE_SETTINGS, BILLING_KEY_LIMIT_ROUTES, BILLING_KEY_LIMITS],
   ),
   KeyRateLimitView: ends(
     [BILLING_KEY_LIMITS, BILLING_KEY_LIMIT_ROUTES],
@@ -241,10 +244,8 @@ const CONTRACTS: Record<string, Entry> = {
     [CLIENT_OPERATOR, CTL_DASHBOARD],
     [EDGE_ADMIN, EDGE_OPERATOR, BILLING_DASHBOARD],
   ),
-  InvitationCreated: ends(
-    [BILLING_DASHBOARD, EDGE_OPERATOR],
-    [CLIENT_OPERATOR, EDGE_ADMIN, APP, CTL_DASHBOARD],
-  ),
+  InvitationCreated: ends([EDGE_OPERATOR], [EDGE_ADMIN, APP, CTL_DASHBOARD]),
+  InvitationIssued: ends([BILLING_DASHBOARD], [CLIENT_OPERATOR, EDGE_OPERATOR, EDGE_ADMIN]),
   DashboardOverview: ends([BILLING_DASHBOARD, EDGE_OWNER], [CLIENT_DASHBOARD, APP]),
   DashboardApiKeyList: ends([EDGE_OWNER], [APP]),
   DashboardApiKey: partOf('DashboardApiKeyList'),
@@ -348,9 +349,30 @@ function contractImports(file: string): Set<string> {
   return names;
 }
 
+/** The route tables of the contracts, each with the schemas its routes take and give. */
+const ROUTE_TABLES: Record<string, Set<TSchema>> = {
+  OPERATOR_ROUTES: carried(contracts.OPERATOR_ROUTES),
+  DASHBOARD_BUDGET_ROUTES: carried(contracts.DASHBOARD_BUDGET_ROUTES),
+  DASHBOARD_RATE_LIMIT_ROUTES: carried(contracts.DASHBOARD_RATE_LIMIT_ROUTES),
+};
+
+function carried(table: Record<string, Route & { publicAnswer?: TSchema }>): Set<TSchema> {
+  return new Set(
+    Object.values(table).flatMap((route) =>
+      [route.body, route.answer, route.publicAnswer].filter((s) => s !== undefined),
+    ),
+  );
+}
+
+/**
+ * Whether a file is typed by a contract: it imports its name or its schema, or a route table
+ * with a route that takes or gives it (the route's types come from that schema).
+ */
 const imports = (file: string, contract: string) => {
   const names = contractImports(file);
-  return names.has(contract) || names.has(`${contract}Schema`);
+  if (names.has(contract) || names.has(`${contract}Schema`)) return true;
+  const schema = (contracts as Record<string, unknown>)[`${contract}Schema`];
+  return [...names].some((name) => ROUTE_TABLES[name]?.has(schema as TSchema) === true);
 };
 
 const fullEntries = Object.entries(CONTRACTS).flatMap(([name, entry]) =>

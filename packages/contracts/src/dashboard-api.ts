@@ -168,6 +168,15 @@ export const InvitationCreatedSchema = Type.Object(
 );
 export type InvitationCreated = Static<typeof InvitationCreatedSchema>;
 
+/**
+ * What billing answers for an invitation: the invitation without its link, which edge adds on
+ * the public origin (`InvitationCreated`).
+ */
+export const InvitationIssuedSchema = Type.Omit(InvitationCreatedSchema, ['url'], {
+  $id: 'InvitationIssued',
+});
+export type InvitationIssued = Static<typeof InvitationIssuedSchema>;
+
 // --- Owner: overview -----------------------------------------------------------------------
 
 /**

@@ -1,3 +1,4 @@
+import { routePath, type Route, type RouteAnswer, type RouteInput } from '@gateway/contracts';
 import { CliError, EXIT } from './errors.js';
 
 export interface AdminClientOptions {
@@ -16,6 +17,23 @@ export interface AdminResponse<T = unknown> {
 /** The operator API (`/admin/v1`, decisions §4) over HTTP, with errors in plain words. */
 export class AdminClient {
   constructor(private readonly options: AdminClientOptions) {}
+
+  /** One route of the operator API's contract (`OPERATOR_ROUTES`): its answer, typed by it. */
+  async call<R extends Route>(route: R, input: RouteInput<R>): Promise<RouteAnswer<R>> {
+    let path: string;
+    try {
+      path = routePath(route, input.params, input.query);
+    } catch (error) {
+      // A name or id that cannot be one path segment names nothing: the gateway would say 404.
+      throw new CliError(`${(error as Error).message} (resource_not_found)`, EXIT.refused);
+    }
+    const init = {
+      ...(input.body === undefined ? {} : { body: input.body }),
+      ...(input.headers === undefined ? {} : { headers: input.headers }),
+    };
+    const { body } = await this.request<RouteAnswer<R>>(route.method, path, init);
+    return body;
+  }
 
   async request<T = unknown>(
     method: string,

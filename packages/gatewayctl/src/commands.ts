@@ -57,20 +57,18 @@ export function option(ctx: CommandContext, name: string): string | undefined {
 /** The usage of a command about an API key's or a scoped token's setting. */
 export const KEY_OR_TOKEN_USAGE = '<account> --key NAME | --token TOKEN_ID';
 
-/**
- * The path of an API key's (`--key`) or a scoped token's (`--token`) setting `leaf` (`budget`,
- * `rate-limit`): exactly one of the two flags.
- */
-export function keyOrTokenPath(ctx: CommandContext, leaf: string): string {
-  const account = `/accounts/${seg(arg(ctx, 0, 'account'))}`;
-  const key = option(ctx, 'key');
-  const token = option(ctx, 'token');
-  if ((key === undefined) === (token === undefined)) {
+/** Whose setting: an API key's (`--key NAME`) or a scoped token's (`--token TOKEN_ID`). */
+export type OwnerParams = { id: string; name: string } | { id: string; tokenId: string };
+
+/** The path parameters of an API key's or a scoped token's setting: exactly one of the flags. */
+export function keyOrToken(ctx: CommandContext): OwnerParams {
+  const id = arg(ctx, 0, 'account');
+  const name = option(ctx, 'key');
+  const tokenId = option(ctx, 'token');
+  if ((name === undefined) === (tokenId === undefined)) {
     throw usageError('give exactly one of --key NAME or --token TOKEN_ID');
   }
-  return key !== undefined
-    ? `${account}/api-keys/${seg(key)}/${leaf}`
-    : `${account}/scoped-tokens/${seg(token!)}/${leaf}`;
+  return name !== undefined ? { id, name } : { id, tokenId: tokenId! };
 }
 
 const ACCOUNT_COLUMNS = ['id', 'name', 'status', 'balance_dzd', 'reserved_dzd'];

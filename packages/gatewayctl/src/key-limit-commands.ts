@@ -1,11 +1,7 @@
-import type {
-  KeyRateLimitList,
-  KeyRateLimitPutRequest,
-  KeyRateLimitView,
-} from '@gateway/contracts';
+import { OPERATOR_ROUTES as R, type KeyRateLimitPutRequest } from '@gateway/contracts';
 import {
   arg,
-  keyOrTokenPath,
+  keyOrToken,
   KEY_OR_TOKEN_USAGE,
   option,
   type Command,
@@ -17,8 +13,6 @@ import { record, show, table } from './output.js';
 const OWNER_USAGE = KEY_OR_TOKEN_USAGE;
 
 const LIST_COLUMNS = ['applies_to', 'owner', 'requests_per_minute', 'tokens_per_minute'];
-
-const limitPath = (ctx: CommandContext) => keyOrTokenPath(ctx, 'rate-limit');
 
 /** `--rpm N` / `--tpm N`: a positive integer, or `none` to remove that limit. */
 function limitOption(ctx: CommandContext, name: string): number | null | undefined {
@@ -35,39 +29,48 @@ export const KEY_LIMIT_COMMANDS: Record<string, Command> = {
   'rate-limits set': {
     usage: `rate-limits set ${OWNER_USAGE} [--rpm N|none] [--tpm N|none]`,
     async run(ctx) {
-      const path = limitPath(ctx);
+      const params = keyOrToken(ctx);
       const rpm = limitOption(ctx, 'rpm');
       const tpm = limitOption(ctx, 'tpm');
       if (rpm === undefined && tpm === undefined) throw usageError('give --rpm or --tpm');
       // A PUT replaces both: one left out is removed, as the operator API says.
-      const request: KeyRateLimitPutRequest = {
+      const body: KeyRateLimitPutRequest = {
         ...(rpm === undefined ? {} : { requests_per_minute: rpm }),
         ...(tpm === undefined ? {} : { tokens_per_minute: tpm }),
       };
-      const { body } = await ctx.client.request<KeyRateLimitView>('PUT', path, { body: request });
-      show(ctx.out, body, () => record(body));
+      const view =
+        'name' in params
+          ? await ctx.client.call(R.putKeyRateLimit, { params, body })
+          : await ctx.client.call(R.putTokenRateLimit, { params, body });
+      show(ctx.out, view, () => record(view));
     },
   },
   'rate-limits get': {
     usage: `rate-limits get ${OWNER_USAGE}`,
     async run(ctx) {
-      const { body } = await ctx.client.request<KeyRateLimitView>('GET', limitPath(ctx));
-      show(ctx.out, body, () => record(body));
+      const params = keyOrToken(ctx);
+      const view =
+        'name' in params
+          ? await ctx.client.call(R.getKeyRateLimit, { params })
+          : await ctx.client.call(R.getTokenRateLimit, { params });
+      show(ctx.out, view, () => record(view));
     },
   },
   'rate-limits rm': {
     usage: `rate-limits rm ${OWNER_USAGE}`,
     async run(ctx) {
-      await ctx.client.request('DELETE', limitPath(ctx));
+      const params = keyOrToken(ctx);
+      if ('name' in params) await ctx.client.call(R.removeKeyRateLimit, { params });
+      else await ctx.client.call(R.removeTokenRateLimit, { params });
       show(ctx.out, { removed: true }, () => 'removed\n');
     },
   },
   'rate-limits list': {
     usage: 'rate-limits list <account>',
     async run(ctx) {
-      const path = `/accounts/${encodeURIComponent(arg(ctx, 0, 'account'))}/rate-limits`;
-      const { body } = await ctx.client.request<KeyRateLimitList>('GET', path);
-      show(ctx.out, body, () => table(body.data, LIST_COLUMNS));
+      const params = { id: arg(ctx, 0, 'account') };
+      const list = await ctx.client.call(R.listKeyRateLimits, { params });
+      show(ctx.out, list, () => table(list.data, LIST_COLUMNS));
     },
   },
 };

@@ -81,3 +81,4 @@ export {
   urlRefusal,
   type DestinationPolicy,
 } from './destination-policy.js';
+export { EXPRESS_METHOD, serveRoute, type RouteCall, type RouteHandler } from './route-server.js';

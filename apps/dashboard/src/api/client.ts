@@ -1,4 +1,10 @@
 import { DASHBOARD_API_PREFIX, DASHBOARD_CSRF_HEADER } from '@gateway/contracts/dashboard-api';
+import {
+  routePath,
+  type Route,
+  type RouteAnswer,
+  type RouteInput,
+} from '@gateway/contracts/routes';
 
 /** A refusal from the dashboard API, carrying the gateway's stable error code. */
 export class ApiError extends Error {
@@ -80,3 +86,19 @@ export async function api<T>(
 
 export const isApiError = (error: unknown, code?: string): error is ApiError =>
   error instanceof ApiError && (code === undefined || error.code === code);
+
+/** One route of a dashboard API contract (dashboard-routes.ts): its answer, typed by it. */
+export function callRoute<R extends Route>(
+  route: R,
+  input: RouteInput<R>,
+): Promise<RouteAnswer<R>> {
+  const path = routePath(route, input.params, input.query);
+  return api<RouteAnswer<R>>(route.method, path, input.body, input.headers);
+}
+
+/** An owner's own key only: a token's setting is an operator's to change. */
+export function ownKeyOnly(kind: 'api_key' | 'scoped_token'): void {
+  if (kind !== 'api_key') {
+    throw new ApiError(404, 'resource_not_found', "An operator sets a scoped token's settings.");
+  }
+}

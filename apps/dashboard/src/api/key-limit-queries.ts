@@ -1,11 +1,12 @@
 import { useQuery } from '@tanstack/react-query';
-import { api } from './client';
-import type { KeyRateLimitList, KeyRateLimitPutRequest, KeyRateLimitView } from './contract';
-import { segment, useChange } from './queries';
+import { DASHBOARD_RATE_LIMIT_ROUTES as R } from '@gateway/contracts/dashboard-routes';
+import { callRoute, ownKeyOnly } from './client';
+import type { KeyRateLimitPutRequest, KeyRateLimitView } from './contract';
+import { useChange } from './queries';
 
 /*
- * Per-key rate limits: an owner's own account (`account` null: the session's) or,
- * for operators, the account whose detail page is open.
+ * Per-key rate limits (contract: DASHBOARD_RATE_LIMIT_ROUTES): an owner's own account
+ * (`account` null: the session's) or, for operators, the account whose detail page is open.
  */
 
 /** Whose limits: a key (by name) or a registered scoped token (by id) of an account. */
@@ -19,29 +20,41 @@ export interface RateLimitTarget {
 
 const limitsKey = (account: string | null) => ['rate-limits', account ?? 'own'] as const;
 
-const accountPath = (account: string | null) =>
-  account === null ? '' : `/operator/accounts/${segment(account)}`;
-
-function limitPath({ account, kind, owner }: RateLimitTarget): string {
-  const collection = kind === 'api_key' ? 'api-keys' : 'scoped-tokens';
-  return `${accountPath(account)}/${collection}/${segment(owner)}/rate-limit`;
-}
-
 export const useKeyRateLimits = (account: string | null) =>
   useQuery({
     queryKey: limitsKey(account),
-    queryFn: () => api<KeyRateLimitList>('GET', `${accountPath(account)}/rate-limits`),
+    queryFn: () =>
+      account === null
+        ? callRoute(R.listOwn, {})
+        : callRoute(R.listOfAccount, { params: { id: account } }),
   });
+
+function putLimit({ account, kind, owner }: RateLimitTarget, body: KeyRateLimitPutRequest) {
+  if (account === null) {
+    ownKeyOnly(kind);
+    return callRoute(R.putOwnKey, { params: { name: owner }, body });
+  }
+  return kind === 'api_key'
+    ? callRoute(R.putAccountKey, { params: { id: account, name: owner }, body })
+    : callRoute(R.putAccountToken, { params: { id: account, tokenId: owner }, body });
+}
+
+function removeLimit({ account, kind, owner }: RateLimitTarget): Promise<void> {
+  if (account === null) {
+    ownKeyOnly(kind);
+    return callRoute(R.removeOwnKey, { params: { name: owner } });
+  }
+  return kind === 'api_key'
+    ? callRoute(R.removeAccountKey, { params: { id: account, name: owner } })
+    : callRoute(R.removeAccountToken, { params: { id: account, tokenId: owner } });
+}
 
 export const useSetKeyRateLimit = () =>
   useChange(
     ({ target, body }: { target: RateLimitTarget; body: KeyRateLimitPutRequest }) =>
-      api<KeyRateLimitView>('PUT', limitPath(target), body),
+      putLimit(target, body),
     ({ target }) => [limitsKey(target.account)],
   );
 
 export const useRemoveKeyRateLimit = () =>
-  useChange(
-    (target: RateLimitTarget) => api<void>('DELETE', limitPath(target)),
-    (target) => [limitsKey(target.account)],
-  );
+  useChange(removeLimit, (target) => [limitsKey(target.account)]);

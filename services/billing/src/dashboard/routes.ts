@@ -11,7 +11,7 @@ import {
   type DashboardSignInRequest,
   type DashboardStartedSession,
   type InvitationCreateRequest,
-  type InvitationCreated,
+  type InvitationIssued,
   type OperatorUserCreateRequest,
 } from '@gateway/contracts';
 import type { BillingServices } from '../http/internal-routes.js';
@@ -88,7 +88,7 @@ export function dashboardAdminRoutes(dashboard: Dashboard): Router {
   router.post('/accounts/:id/invitations', async (req, res) => {
     const body = (req.body ?? {}) as Fields<InvitationCreateRequest>;
     const invitation = await dashboard.users.invite(req.params.id, body.email);
-    const created: Omit<InvitationCreated, 'url'> = {
+    const created: InvitationIssued = {
       id: invitation.id,
       account_id: invitation.accountId,
       email: invitation.email,

@@ -3,60 +3,44 @@
  * `/admin/v1`) and `POST /key`, the calling credential's own view behind edge's `GET /v1/key`.
  */
 import express, { type Router } from 'express';
-import { allowInternalCallers } from '@gateway/runtime';
+import { allowInternalCallers, serveRoute } from '@gateway/runtime';
 import {
   AuthenticateRequestSchema,
-  BudgetPutRequestSchema,
+  OPERATOR_ROUTES as R,
   createBodyValidator,
   microDzdToDzd,
   type AuthenticateRequest,
-  type BudgetList,
-  type BudgetPutRequest,
-  type BudgetView,
   type KeyInfo,
 } from '@gateway/contracts';
 import type { BillingServices } from './internal-routes.js';
 import { rateSubjectOf } from '../identity/index.js';
 
-const validateBudgetPut = createBodyValidator<BudgetPutRequest>(BudgetPutRequestSchema);
 const validateAuthenticate = createBodyValidator<AuthenticateRequest>(AuthenticateRequestSchema);
 
 /** Mounted with the operator API (`/internal/v1/admin`, edge's credential only). */
 export function adminBudgetRoutes({ identity, budgets }: BillingServices): Router {
   const router = express.Router();
-  const key = '/accounts/:id/api-keys/:name/budget';
-  const token = '/accounts/:id/scoped-tokens/:tokenId/budget';
-
-  router.get('/accounts/:id/budgets', async (req, res) => {
+  serveRoute(router, R.listBudgets, async ({ params }) => {
     // An unknown account is 404, not an empty list: a typo must not read as "no budgets".
-    await identity.accounts.get(req.params.id);
-    res.json((await budgets.list(req.params.id)) satisfies BudgetList);
+    await identity.accounts.get(params.id);
+    return budgets.list(params.id);
   });
-
-  router.get(key, async (req, res) => {
-    res.json((await budgets.getForKey(req.params.id, req.params.name)) satisfies BudgetView);
-  });
-  router.put(key, async (req, res) => {
-    const body = validateBudgetPut(req.body);
-    res.json((await budgets.putForKey(req.params.id, req.params.name, body)) satisfies BudgetView);
-  });
-  router.delete(key, async (req, res) => {
-    await budgets.removeForKey(req.params.id, req.params.name);
-    res.status(204).end();
-  });
-
-  router.get(token, async (req, res) => {
-    res.json((await budgets.getForToken(req.params.id, req.params.tokenId)) satisfies BudgetView);
-  });
-  router.put(token, async (req, res) => {
-    const body = validateBudgetPut(req.body);
-    const view = await budgets.putForToken(req.params.id, req.params.tokenId, body);
-    res.json(view satisfies BudgetView);
-  });
-  router.delete(token, async (req, res) => {
-    await budgets.removeForToken(req.params.id, req.params.tokenId);
-    res.status(204).end();
-  });
+  serveRoute(router, R.getKeyBudget, ({ params }) => budgets.getForKey(params.id, params.name));
+  serveRoute(router, R.putKeyBudget, ({ params, body }) =>
+    budgets.putForKey(params.id, params.name, body),
+  );
+  serveRoute(router, R.removeKeyBudget, ({ params }) =>
+    budgets.removeForKey(params.id, params.name),
+  );
+  serveRoute(router, R.getTokenBudget, ({ params }) =>
+    budgets.getForToken(params.id, params.tokenId),
+  );
+  serveRoute(router, R.putTokenBudget, ({ params, body }) =>
+    budgets.putForToken(params.id, params.tokenId, body),
+  );
+  serveRoute(router, R.removeTokenBudget, ({ params }) =>
+    budgets.removeForToken(params.id, params.tokenId),
+  );
   return router;
 }
 

@@ -1,7 +1,12 @@
 import express, { type Request, type RequestHandler, type Router } from 'express';
-import { createBodyValidator, pathSegment } from '@gateway/contracts';
-import { OPERATOR_PATHS, credentialRefused } from '@gateway/billing-client';
-import { headerOf, type InternalRequest, type InternalResponse } from '@gateway/runtime';
+import { OPERATOR_ROUTES, createBodyValidator, pathSegment, routePath } from '@gateway/contracts';
+import { credentialRefused } from '@gateway/billing-client';
+import {
+  EXPRESS_METHOD,
+  headerOf,
+  type InternalRequest,
+  type InternalResponse,
+} from '@gateway/runtime';
 import { checkWebhookUrl } from '../routes/webhook-url.js';
 import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/context.js';
@@ -27,12 +32,10 @@ export function adminRouter(deps: ConsoleDeps): Router {
     const handlers: RequestHandler[] = [];
     if (route.body) handlers.push(...jsonBody(deps.limits.jsonBodyBytes), validated(route, deps));
     handlers.push(forwarder(deps, route));
-    router[route.method](route.path, ...handlers);
+    router[EXPRESS_METHOD[route.method]](route.path, ...handlers);
     methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), route.method]);
   }
-  for (const [path, methods] of methodsByPath) {
-    router.all(path, methodNotAllowed(methods.map((m) => m.toUpperCase())));
-  }
+  for (const [path, methods] of methodsByPath) router.all(path, methodNotAllowed(methods));
   return router;
 }
 
@@ -57,7 +60,7 @@ function validated(route: AdminRoute, deps: ConsoleDeps): RequestHandler {
 function forwarder(deps: ConsoleDeps, route: AdminRoute): RequestHandler {
   return async (req, res) => {
     const request: InternalRequest = {
-      method: route.method.toUpperCase() as InternalRequest['method'],
+      method: route.method,
       path: targetPath(route.path, req),
       headers: forwardedHeaders(req),
       ...(route.body ? { body: req.body } : {}),
@@ -65,7 +68,7 @@ function forwarder(deps: ConsoleDeps, route: AdminRoute): RequestHandler {
     if (route.accountMustExist) {
       const account = await deps.billing.forwardAdmin({
         method: 'GET',
-        path: OPERATOR_PATHS.account(String(req.params.id)),
+        path: routePath(OPERATOR_ROUTES.getAccount, { id: String(req.params.id) }),
         headers: forwardedHeaders(req),
       });
       if (account.status !== 200) {
@@ -74,11 +77,11 @@ function forwarder(deps: ConsoleDeps, route: AdminRoute): RequestHandler {
       }
     }
     const answer =
-      route.target === 'billing'
+      route.server === 'billing'
         ? await deps.billing.forwardAdmin(request)
         : await deps.dispatcher.forward(request);
     // This edge's catalog cache must not serve the entry an operator just changed.
-    if (route.path.startsWith('/models') && route.method !== 'get')
+    if (route.path.startsWith('/models') && route.method !== 'GET')
       deps.billing.invalidateCatalog();
     if (route.invitationLink && answer.status === 201) {
       const invitation = JSON.parse(answer.body.toString('utf8')) as Parameters<
@@ -87,7 +90,7 @@ function forwarder(deps: ConsoleDeps, route: AdminRoute): RequestHandler {
       res.status(201).json(withInvitationUrl(invitation, req, deps.dashboard?.publicBaseUrl));
       return;
     }
-    relay(res, answer, route.target);
+    relay(res, answer, route.server);
   };
 }
 

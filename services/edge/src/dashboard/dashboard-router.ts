@@ -1,13 +1,12 @@
 import express, { type Router } from 'express';
 import type { BillingClient } from '@gateway/billing-client';
 import type { ConsoleDeps } from '../deps.js';
-import { operatorBudgetRoutes, ownerBudgetRoutes } from './budget-routes.js';
 import { ownerAlertRoutes } from './alert-routes.js';
-import { operatorKeyLimitRoutes, ownerKeyLimitRoutes } from './key-limit-routes.js';
 import { operatorConsoleRoutes } from './operator-console.js';
 import { operatorRoutes, operatorsOnly } from './operator-routes.js';
 import { ownerOnly, ownerRoutes } from './owner-routes.js';
 import { scopedTokenRoutes } from './owner-scoped-tokens.js';
+import { budgetSettingRoutes, rateLimitSettingRoutes } from './setting-routes.js';
 import { webhookRoutes } from './owner-webhooks.js';
 import { sendStatement } from './statements.js';
 import { operatorUsageRoutes, ownerUsageRoutes } from './usage-routes.js';
@@ -51,11 +50,10 @@ export function dashboardRouter(edgeDeps: ConsoleDeps): Router {
   router.use('/operator', operatorRoutes(deps, settings));
   router.use('/operator', operatorConsoleRoutes(deps));
   router.use('/operator/usage', operatorUsageRoutes(deps));
-  router.use('/operator', operatorBudgetRoutes(deps));
-  router.use('/operator', operatorKeyLimitRoutes(deps));
   router.use(ownerRoutes(deps));
-  router.use(ownerBudgetRoutes(deps));
-  router.use(ownerKeyLimitRoutes(deps));
+  // Owners' and operators' paths in one router each (contract: dashboard-routes.ts).
+  router.use(budgetSettingRoutes(deps));
+  router.use(rateLimitSettingRoutes(deps));
   router.use('/scoped-tokens', scopedTokenRoutes(deps));
   router.use('/webhooks', webhookRoutes(deps));
   router.use('/alerts', ownerAlertRoutes(deps));

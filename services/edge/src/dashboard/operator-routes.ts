@@ -14,6 +14,7 @@ import {
   type DashboardCreditResult,
   type InvitationCreateRequest,
   type InvitationCreated,
+  type InvitationIssued,
 } from '@gateway/contracts';
 import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/context.js';
@@ -40,7 +41,7 @@ export const accountIdOf = (req: Request) => String(req.params.id);
 
 /** The invitation link: on `PUBLIC_BASE_URL`, else on the origin the request came to. */
 export function withInvitationUrl(
-  invitation: Omit<InvitationCreated, 'url'>,
+  invitation: InvitationIssued,
   req: Request,
   publicBaseUrl: string | undefined,
 ): InvitationCreated {

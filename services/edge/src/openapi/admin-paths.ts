@@ -1,3 +1,4 @@
+import { routeParamNames, routeStatus } from '@gateway/contracts';
 import { ADMIN_ROUTES, type AdminRoute } from '../admin/admin-routes.js';
 import { errors, json, ref } from './components.js';
 
@@ -5,7 +6,7 @@ const openApiPath = (route: AdminRoute) =>
   `/admin/v1${route.path.replace(/[:*]([A-Za-z]+)/g, '{$1}')}`;
 
 const pathParameters = (route: AdminRoute) =>
-  [...route.path.matchAll(/[:*]([A-Za-z]+)/g)].map(([, name]) => ({
+  routeParamNames(route).map((name) => ({
     name,
     in: 'path',
     required: true,
@@ -16,7 +17,7 @@ const pathParameters = (route: AdminRoute) =>
 export function adminPaths(): Record<string, Record<string, unknown>> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of ADMIN_ROUTES) {
-    const status = String(route.status ?? 200);
+    const status = String(routeStatus(route));
     const operation: Record<string, unknown> = {
       summary: route.summary,
       tags: ['operator'],
@@ -30,13 +31,22 @@ export function adminPaths(): Record<string, Record<string, unknown>> {
                 description: 'Result',
                 content: json(route.answer ? ref(String(route.answer.$id)) : { type: 'object' }),
               },
-        ...errors(400, 401, 404, 405, 409, ...(route.rateLimited ? [429] : []), 500, 503),
+        ...errors(
+          400,
+          401,
+          404,
+          405,
+          409,
+          ...(route.refusals?.includes(429) ? [429] : []),
+          500,
+          503,
+        ),
       },
     };
     if (route.body) {
       operation.requestBody = { required: true, content: json(ref(String(route.body.$id))) };
     }
-    (paths[openApiPath(route)] ??= {})[route.method] = operation;
+    (paths[openApiPath(route)] ??= {})[route.method.toLowerCase()] = operation;
   }
   return paths;
 }

@@ -60,7 +60,7 @@ describe('OpenAPI document', () => {
     }
     for (const route of ADMIN_ROUTES) {
       const path = `/admin/v1${route.path.replace(/[:*]([A-Za-z]+)/g, '{$1}')}`;
-      expect(doc.paths[path]?.[route.method]).toBeDefined();
+      expect(doc.paths[path]?.[route.method.toLowerCase()]).toBeDefined();
     }
   });
 
@@ -80,7 +80,8 @@ describe('OpenAPI document', () => {
     expect(answered.length).toBeGreaterThan(10);
     for (const route of answered) {
       const path = `/admin/v1${route.path.replace(/[:*]([A-Za-z]+)/g, '{$1}')}`;
-      const ok = doc.paths[path]![route.method]!.responses[String(route.status ?? 200)];
+      const ok =
+        doc.paths[path]![route.method.toLowerCase()]!.responses[String(route.status ?? 200)];
       const name = String(route.answer!.$id);
       expect(ok).toMatchObject({ content: { 'application/json': { schema: ref(name) } } });
       expect(JSON.stringify(doc.components.schemas[name])).not.toContain('"$id"');

@@ -1,0 +1,195 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import {
+  OPERATOR_ROUTES as R,
+  compile,
+  describeViolation,
+  routePath,
+  routeStatus,
+  type Route,
+  type RouteAnswer,
+  type RouteInput,
+} from '@gateway/contracts';
+import { INTERNAL_TOKEN_HEADER } from '@gateway/runtime';
+import { startBillingApi, type BillingApiUnderTest } from './billing-api.suite.js';
+
+/*
+ * The operator API's contract (`OPERATOR_ROUTES`) agrees with what billing serves: every route
+ * billing serves is called here once with a request its body schema accepts, answers with the
+ * route's status, and its answer passes the route's answer schema. A route added to the contract
+ * without a call here fails the last test; an answer that drifts from its schema fails its call.
+ * The dispatcher's routes are its own API's (its tests).
+ */
+
+let billing: BillingApiUnderTest;
+const called = new Set<Route>();
+
+beforeAll(async () => {
+  billing = await startBillingApi();
+});
+
+afterAll(async () => {
+  await billing?.close();
+});
+
+const validators = new Map<Route, (value: unknown) => boolean>();
+
+function answerValidator(route: Route) {
+  let validate = validators.get(route);
+  if (validate === undefined && route.answer !== undefined) {
+    const compiled = compile(route.answer);
+    validate = (value) => {
+      const ok = compiled(value);
+      if (!ok)
+        throw new Error(
+          `${route.method} ${route.path}: ${JSON.stringify(describeViolation(compiled.errors ?? []))}`,
+        );
+      return ok;
+    };
+    validators.set(route, validate);
+  }
+  return validate;
+}
+
+/** Calls one route through billing's operator API; checks its status and its answer's schema. */
+async function call<Called extends Route>(
+  route: Called,
+  input: RouteInput<Called>,
+): Promise<RouteAnswer<Called>> {
+  const path = `/internal/v1/admin${routePath(route, input.params, input.query)}`;
+  const verb = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+  let request = billing.api[verb](path).set(INTERNAL_TOKEN_HEADER, billing.internalToken);
+  if (input.headers) request = request.set(input.headers);
+  const answer = await (input.body === undefined ? request : request.send(input.body as object));
+  expect({ route: `${route.method} ${route.path}`, status: answer.status }).toEqual({
+    route: `${route.method} ${route.path}`,
+    status: routeStatus(route),
+  });
+  answerValidator(route)?.(answer.body);
+  called.add(route);
+  return answer.body as RouteAnswer<Called>;
+}
+
+/** A settled request of the account's key: its hold id. */
+async function settledRequest(key: string): Promise<string> {
+  const admitted = await billing.call('post', '/admissions').send({
+    authorization: `Bearer ${key}`,
+    holdId: 'chatcmpl-operator-routes-1',
+    model: 'acme/routes-1',
+    estimate: { inputTokens: 100, maxOutputTokens: 50, choices: 1 },
+    priority: false,
+  });
+  expect(admitted.status).toBe(200);
+  const settled = await billing
+    .call('post', '/holds/chatcmpl-operator-routes-1/settle', 'worker')
+    .send({ inputTokens: 100, outputTokens: 10 });
+  expect(settled.status).toBe(200);
+  return 'chatcmpl-operator-routes-1';
+}
+
+describe('the operator API contract, against billing', () => {
+  it('serves accounts, keys, credits and statements as the contract says', async () => {
+    const account = await call(R.createAccount, { body: { name: 'Contract' } });
+    const id = { id: account.id };
+    await call(R.listAccounts, { query: new URLSearchParams({ limit: '5' }) });
+    await call(R.getAccount, { params: id });
+    await call(R.patchAccount, { params: id, body: { rate_limit_per_minute: 120 } });
+    await call(R.suspendAccount, { params: id });
+    await call(R.unsuspendAccount, { params: id });
+    const issued = await call(R.createApiKey, { params: id, body: { name: 'main' } });
+    await call(R.createApiKey, { params: id, body: { name: 'spare' } });
+    await call(R.listApiKeys, { params: id });
+    await call(R.regenerateApiKey, { params: { ...id, name: 'spare' } });
+    await call(R.deleteApiKey, { params: { ...id, name: 'spare' } });
+    await call(R.credit, {
+      params: id,
+      body: { amount_dzd: 10 },
+      headers: { 'Idempotency-Key': 'contract-credit-1' },
+    });
+    await call(R.statement, { params: id });
+    await call(R.invite, { params: id, body: { email: 'owner@example.com' } });
+
+    await call(R.putModel, {
+      params: { model: 'acme/routes-1' },
+      body: {
+        kind: 'chat',
+        provider: 'node',
+        upstream_model: 'routes-1',
+        input_price_dzd_per_m: 100,
+        output_price_dzd_per_m: 300,
+        max_output_tokens: 1000,
+        nodes: [{ url: 'http://127.0.0.1:9' }],
+      },
+    });
+    await call(R.listModels, {});
+    await call(R.nodeHealth, {});
+
+    const holdId = await settledRequest(issued.key);
+    await call(R.receipt, { params: { ...id, requestId: holdId } });
+    await call(R.usage, {});
+    await call(R.usageRequests, {});
+    await call(R.ledgerEntries, { query: new URLSearchParams({ account: account.id }) });
+    await call(R.ledgerCheck, {});
+  });
+
+  it('serves the per-key settings: budgets, rate limits, models, alerts', async () => {
+    const account = await call(R.createAccount, { body: { name: 'Settings' } });
+    const id = account.id;
+    await call(R.createApiKey, { params: { id }, body: { name: 'k' } });
+    const token = await billing
+      .call('post', `/accounts/${id}/scoped-tokens`)
+      .send({ api_key_name: 'k', expires_delta: 3600 });
+    expect(token.status).toBe(201);
+    const info = await billing
+      .call('post', '/key')
+      .send({ authorization: `Bearer ${token.body.token as string}` });
+    const key = { id, name: 'k' };
+    const scoped = { id, tokenId: info.body.scoped_token_id as string };
+
+    const budget = { limit_dzd: 5, period: 'day' } as const;
+    await call(R.putKeyBudget, { params: key, body: budget });
+    await call(R.getKeyBudget, { params: key });
+    await call(R.putTokenBudget, { params: scoped, body: budget });
+    await call(R.getTokenBudget, { params: scoped });
+    await call(R.listBudgets, { params: { id } });
+    await call(R.removeKeyBudget, { params: key });
+    await call(R.removeTokenBudget, { params: scoped });
+
+    await call(R.putKeyRateLimit, { params: key, body: { requests_per_minute: 10 } });
+    await call(R.getKeyRateLimit, { params: key });
+    await call(R.putTokenRateLimit, { params: scoped, body: { tokens_per_minute: 1000 } });
+    await call(R.getTokenRateLimit, { params: scoped });
+    await call(R.listKeyRateLimits, { params: { id } });
+    await call(R.removeKeyRateLimit, { params: key });
+    await call(R.removeTokenRateLimit, { params: scoped });
+
+    await call(R.putKeyModels, { params: key, body: { models: ['acme/any'] } });
+    await call(R.getKeyModels, { params: key });
+
+    await call(R.putAlerts, {
+      params: { id },
+      body: { url: 'https://alerts.example.com/hook', balance_below_dzd: 1 },
+    });
+    await call(R.getAlerts, { params: { id } });
+    await call(R.removeAlerts, { params: { id } });
+
+    await call(R.revokeScopedToken, { body: { token: token.body.token as string } });
+  });
+
+  it('serves the books and the platform team', async () => {
+    await call(R.ledgerReport, {
+      query: new URLSearchParams({ from: '2025-01-01', to: '2025-01-31' }),
+    });
+    await call(R.closePeriod, { params: { period: '2025-01' }, body: { closed_by: 'finance' } });
+    await call(R.closedPeriods, {});
+    await call(R.closedPeriod, { params: { period: '2025-01' } });
+    await call(R.createOperatorUser, {
+      body: { email: 'ops@example.com', role: 'operator', password: 'a long enough password' },
+    });
+  });
+
+  it('has called every route billing serves', () => {
+    const served = Object.values(R).filter((route) => route.server === 'billing');
+    const missed = served.filter((route) => !called.has(route));
+    expect(missed.map((route) => `${route.method} ${route.path}`)).toEqual([]);
+  });
+});
