@@ -1,8 +1,7 @@
 import express, { type Router } from 'express';
 import {
-  ApiKeyModelsPutRequestSchema,
   CreditRequestSchema,
-  type ApiKeyModelsPutRequest,
+  OPERATOR_ROUTES as R,
   type ApiKeyModelsView,
   type AccountCreateRequest,
   type AccountPatchRequest,
@@ -18,13 +17,13 @@ import {
   type CreditRequest,
   type CreditResult,
   type IssuedApiKey,
-  type LedgerCheck,
   type LedgerEntryPage,
   type OperatorAccount,
   type OperatorAccountDetail,
   type OperatorAccountList,
   type Statement,
 } from '@gateway/contracts';
+import { serveRoute } from '@gateway/runtime';
 import { accountToJson, modelToJson } from '../identity/index.js';
 import { checkBooks } from '../reports/books-check.js';
 import type { BillingServices } from './internal-routes.js';
@@ -33,8 +32,10 @@ import { balanceToJson, optionalDate, requiredString, toOperatorWire } from './w
 
 /**
  * The operator API of decisions §4, served here and exposed by edge under `/admin/v1`
- * (edge checks the admin token; this router sits behind the internal credential). Its answers
- * are the contract's (packages/contracts/src/operator-api.ts).
+ * (edge checks the admin token; this router sits behind the internal credential). Its routes
+ * are `OPERATOR_ROUTES`; those mounted with `serveRoute` are typed by them. The rest still
+ * answer through `toOperatorWire` (ADR 0069): their bodies are checked by identity's rules,
+ * which name the field in billing's own words.
  */
 export function adminRoutes({ identity, ledger, periods }: BillingServices): Router {
   const router = express.Router();
@@ -67,9 +68,7 @@ export function adminRoutes({ identity, ledger, periods }: BillingServices): Rou
     };
     res.json(list);
   });
-  router.get('/accounts/:id', async (req, res) => {
-    res.json(await accountView(req.params.id));
-  });
+  serveRoute(router, R.getAccount, ({ params }) => accountView(params.id));
   router.patch('/accounts/:id', async (req, res) => {
     const body = (req.body ?? {}) as Fields<AccountPatchRequest>;
     await identity.accounts.patch(req.params.id, {
@@ -82,12 +81,12 @@ export function adminRoutes({ identity, ledger, periods }: BillingServices): Rou
     });
     res.json(await accountView(req.params.id));
   });
-  router.post('/accounts/:id/suspend', async (req, res) => {
-    res.json(accountJson(await identity.accounts.suspend(req.params.id)));
-  });
-  router.post('/accounts/:id/unsuspend', async (req, res) => {
-    res.json(accountJson(await identity.accounts.unsuspend(req.params.id)));
-  });
+  serveRoute(router, R.suspendAccount, async ({ params }) =>
+    accountJson(await identity.accounts.suspend(params.id)),
+  );
+  serveRoute(router, R.unsuspendAccount, async ({ params }) =>
+    accountJson(await identity.accounts.unsuspend(params.id)),
+  );
 
   router.get('/accounts/:id/api-keys', async (req, res) => {
     const keys = toOperatorWire(await identity.accounts.listApiKeys(req.params.id));
@@ -99,38 +98,30 @@ export function adminRoutes({ identity, ledger, periods }: BillingServices): Rou
     });
     res.status(201).json(issued);
   });
-  router.post('/accounts/:id/api-keys/:name/regenerate', async (req, res) => {
-    const issued: IssuedApiKey = await identity.accounts.regenerateApiKey(
-      req.params.id,
-      req.params.name,
-    );
-    res.json(issued);
-  });
+  serveRoute(router, R.regenerateApiKey, ({ params }) =>
+    identity.accounts.regenerateApiKey(params.id, params.name),
+  );
   // The key's list of models (empty: any), enforced by admission's model step.
-  router.get('/accounts/:id/api-keys/:name/models', async (req, res) => {
-    const { id, name } = req.params;
-    res.json(keyModelsView(name, await identity.accounts.apiKeyModels(id, name)));
-  });
-  router.put('/accounts/:id/api-keys/:name/models', async (req, res) => {
-    const { id, name } = req.params;
-    const { models } = validateKeyModels(req.body);
-    res.json(keyModelsView(name, await identity.accounts.setApiKeyModels(id, name, models)));
-  });
-  router.delete('/accounts/:id/api-keys/:name', async (req, res) => {
-    await identity.accounts.deleteApiKey(req.params.id, req.params.name);
-    res.status(204).end();
-  });
+  serveRoute(router, R.getKeyModels, async ({ params: { id, name } }) =>
+    keyModelsView(name, await identity.accounts.apiKeyModels(id, name)),
+  );
+  serveRoute(router, R.putKeyModels, async ({ params: { id, name }, body }) =>
+    keyModelsView(name, await identity.accounts.setApiKeyModels(id, name, body.models)),
+  );
+  serveRoute(router, R.deleteApiKey, ({ params }) =>
+    identity.accounts.deleteApiKey(params.id, params.name),
+  );
 
-  router.post('/accounts/:id/credits', async (req, res) => {
-    await identity.accounts.get(req.params.id);
+  // The account's 404 comes before the body's 400 (a typo in the id is the first thing wrong).
+  router.post(R.credit.path, async (req, res) => {
+    const accountId = String(req.params.id);
+    await identity.accounts.get(accountId);
     const body = validateCredit(req.body);
-    const amountMicroDzd = creditAmountMicroDzd(body.amount_dzd);
-    const key = req.get('Idempotency-Key');
     const result = await ledger.credit({
-      accountId: req.params.id,
-      amountMicroDzd,
+      accountId,
+      amountMicroDzd: creditAmountMicroDzd(body.amount_dzd),
       reference: body.reference ?? null,
-      idempotencyKey: key ?? null,
+      idempotencyKey: req.get('Idempotency-Key') ?? null,
     });
     const answer: CreditResult = {
       transaction_id: result.transactionId,
@@ -185,9 +176,7 @@ export function adminRoutes({ identity, ledger, periods }: BillingServices): Rou
     res.json(toOperatorWire({ entries, next_cursor: page.nextCursor }) as LedgerEntryPage);
   });
   // The ledger's invariants, and every closed period recomputed (finance's month-end close).
-  router.get('/ledger/check', async (_req, res) => {
-    res.json((await checkBooks(ledger, periods)) satisfies LedgerCheck);
-  });
+  serveRoute(router, R.ledgerCheck, () => checkBooks(ledger, periods));
   return router;
 }
 
@@ -195,7 +184,6 @@ export function adminRoutes({ identity, ledger, periods }: BillingServices): Rou
 type Fields<T> = { [K in keyof T]?: unknown };
 
 const validateCredit = createBodyValidator<CreditRequest>(CreditRequestSchema);
-const validateKeyModels = createBodyValidator<ApiKeyModelsPutRequest>(ApiKeyModelsPutRequestSchema);
 
 const keyModelsView = (name: string, models: string[]): ApiKeyModelsView => ({
   object: 'api_key_models',

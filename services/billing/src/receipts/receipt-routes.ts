@@ -4,8 +4,8 @@
  * `GET /admin/v1/accounts/{id}/requests/{request_id}`.
  */
 import express, { type Router } from 'express';
-import type { Receipt } from '@gateway/contracts';
-import { allowInternalCallers } from '@gateway/runtime';
+import { OPERATOR_ROUTES, type Receipt } from '@gateway/contracts';
+import { allowInternalCallers, serveRoute } from '@gateway/runtime';
 import type { Identity } from '../identity/index.js';
 import type { Receipts } from './receipts.js';
 
@@ -20,14 +20,13 @@ export function accountReceiptRoutes(receipts: Receipts): Router {
   return router;
 }
 
-/** Mounted under `/internal/v1/admin` (edge's credential only). */
+/** Mounted under `/internal/v1/admin` (edge's credential only; `OPERATOR_ROUTES.receipt`). */
 export function adminReceiptRoutes(receipts: Receipts, identity: Identity): Router {
   const router = express.Router();
-  router.get('/accounts/:id/requests/:requestId', async (req, res) => {
+  serveRoute(router, OPERATOR_ROUTES.receipt, async ({ params }) => {
     // An unknown account is its own 404 (a typo must not read as "no such request").
-    await identity.accounts.get(req.params.id);
-    const receipt = await receipts.get(req.params.id, req.params.requestId, true);
-    res.json(receipt satisfies Receipt);
+    await identity.accounts.get(params.id);
+    return receipts.get(params.id, params.requestId, true);
   });
   return router;
 }

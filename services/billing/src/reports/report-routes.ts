@@ -6,14 +6,16 @@
 import express, { type Router } from 'express';
 import {
   GatewayError,
+  OPERATOR_ROUTES as R,
   PeriodCloseRequestSchema,
   REPORT_CSV_SECTIONS,
   createBodyValidator,
+  routeStatus,
   type ClosedPeriod,
-  type ClosedPeriodList,
   type PeriodCloseRequest,
   type ReportCsvSection,
 } from '@gateway/contracts';
+import { serveRoute } from '@gateway/runtime';
 import type { ClosedPeriods } from './closed-periods.js';
 import type { PeriodReports } from './period-reports.js';
 
@@ -33,15 +35,12 @@ function sectionOf(value: unknown): ReportCsvSection {
 
 export function adminReportRoutes(reports: PeriodReports, periods: ClosedPeriods): Router {
   const router = express.Router();
-  router.get('/ledger/periods', async (_req, res) => {
-    res.json((await periods.list()) satisfies ClosedPeriodList);
-  });
-  router.get('/ledger/periods/:period', async (req, res) => {
-    res.json((await periods.get(req.params.period)) satisfies ClosedPeriod);
-  });
-  router.post('/ledger/periods/:period/close', async (req, res) => {
-    const closed = await periods.close(req.params.period, validateClose(req.body ?? {}));
-    res.status(201).json(closed satisfies ClosedPeriod);
+  serveRoute(router, R.closedPeriods, () => periods.list());
+  serveRoute(router, R.closedPeriod, ({ params }) => periods.get(params.period));
+  // Its body's fields are all optional: a close with no body at all is a close with none.
+  router.post(R.closePeriod.path, async (req, res) => {
+    const closed = await periods.close(String(req.params.period), validateClose(req.body ?? {}));
+    res.status(routeStatus(R.closePeriod)).json(closed satisfies ClosedPeriod);
   });
   router.get('/ledger/report', async (req, res) => {
     const query = req.query as Record<string, unknown>;
