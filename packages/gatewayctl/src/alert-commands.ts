@@ -1,11 +1,15 @@
-import type { AlertSettingsPutRequest, AlertSettingsView } from '@gateway/contracts';
-import { MAX_BUDGET_THRESHOLDS, MAX_EXHAUSTION_HOURS } from '@gateway/contracts';
+import {
+  MAX_BUDGET_THRESHOLDS,
+  MAX_EXHAUSTION_HOURS,
+  OPERATOR_ROUTES as R,
+  type AlertSettingsPutRequest,
+} from '@gateway/contracts';
 import { arg, option, type Command, type CommandContext } from './commands.js';
 import { usageError } from './errors.js';
 import { record, show } from './output.js';
 
-const alertsPath = (ctx: CommandContext) =>
-  `/accounts/${encodeURIComponent(arg(ctx, 0, 'account'))}/alerts`;
+/** The path parameters: `<account>`. */
+const account = (ctx: CommandContext) => ({ id: arg(ctx, 0, 'account') });
 
 /** `50,80,100` → [50, 80, 100]; each 1..100, at most 10 (the gateway refuses duplicates). */
 function thresholds(text: string): number[] {
@@ -57,22 +61,22 @@ export const ALERT_COMMANDS: Record<string, Command> = {
       '[--budget-thresholds 50,80,100] [--exhaustion-hours H] [--disabled]',
     async run(ctx) {
       const request = settingsFrom(ctx);
-      const path = alertsPath(ctx);
-      const { body } = await ctx.client.request<AlertSettingsView>('PUT', path, { body: request });
+      const params = account(ctx);
+      const body = await ctx.client.call(R.putAlerts, { params, body: request });
       show(ctx.out, body, () => record(body));
     },
   },
   'alerts get': {
     usage: 'alerts get <account>',
     async run(ctx) {
-      const { body } = await ctx.client.request<AlertSettingsView>('GET', alertsPath(ctx));
+      const body = await ctx.client.call(R.getAlerts, { params: account(ctx) });
       show(ctx.out, body, () => record(body));
     },
   },
   'alerts rm': {
     usage: 'alerts rm <account>',
     async run(ctx) {
-      await ctx.client.request('DELETE', alertsPath(ctx));
+      await ctx.client.call(R.removeAlerts, { params: account(ctx) });
       show(ctx.out, { removed: true }, () => 'removed\n');
     },
   },

@@ -18,27 +18,28 @@ export interface AdminResponse<T = unknown> {
 export class AdminClient {
   constructor(private readonly options: AdminClientOptions) {}
 
-  /** One route of the operator API's contract (`OPERATOR_ROUTES`): its answer, typed by it. */
-  async call<R extends Route>(route: R, input: RouteInput<R>): Promise<RouteAnswer<R>> {
-    let path: string;
-    try {
-      path = routePath(route, input.params, input.query);
-    } catch (error) {
-      // A name or id that cannot be one path segment names nothing: the gateway would say 404.
-      throw new CliError(`${(error as Error).message} (resource_not_found)`, EXIT.refused);
-    }
-    const init = {
-      ...(input.body === undefined ? {} : { body: input.body }),
-      ...(input.headers === undefined ? {} : { headers: input.headers }),
-    };
-    const { body } = await this.request<RouteAnswer<R>>(route.method, path, init);
+  /**
+   * One route of the operator API's contract (`OPERATOR_ROUTES`): its answer, typed by it. A
+   * route whose contract leaves its answer untyped (a dispatcher relay) names it as `Answer`.
+   */
+  async call<R extends Route, Answer = RouteAnswer<R>>(
+    route: R,
+    input: RouteInput<R>,
+  ): Promise<Answer> {
+    const { body } = await this.request<Answer>(route.method, pathOf(route, input), initOf(input));
     return body;
   }
 
-  async request<T = unknown>(
+  /** One route's answer as text, as it came (CSV with `Accept: text/csv`). */
+  async callText<R extends Route>(route: R, input: RouteInput<R>): Promise<string> {
+    const { text } = await this.request(route.method, pathOf(route, input), initOf(input));
+    return text;
+  }
+
+  private async request<T = unknown>(
     method: string,
     path: string,
-    init: { body?: unknown; headers?: Record<string, string> } = {},
+    init: Init = {},
   ): Promise<AdminResponse<T>> {
     const url = `${this.options.baseUrl.replace(/\/+$/, '')}/admin/v1${path}`;
     let response: Response;
@@ -71,6 +72,26 @@ export class AdminClient {
     if (!response.ok) throw failure(response.status, body, response.headers.get('Retry-After'));
     return { status: response.status, body: body as T, text };
   }
+}
+
+/** The route's path under `/admin/v1`, its parameters filled in, its query appended. */
+function pathOf<R extends Route>(route: R, input: RouteInput<R>): string {
+  try {
+    return routePath(route, input.params, input.query);
+  } catch (error) {
+    // A name or id that cannot be one path segment names nothing: the gateway would say 404.
+    throw new CliError(`${(error as Error).message} (resource_not_found)`, EXIT.refused);
+  }
+}
+
+type Init = { body?: unknown; headers?: Record<string, string> };
+
+/** The body and headers the caller gives, only those it gives. */
+function initOf(input: Init): Init {
+  return {
+    ...(input.body === undefined ? {} : { body: input.body }),
+    ...(input.headers === undefined ? {} : { headers: input.headers }),
+  };
 }
 
 function failure(status: number, body: unknown, retryAfter: string | null): CliError {

@@ -1,24 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import type {
-  AccountCreateRequest,
-  AccountPatchRequest,
-  ApiKeyCreateRequest,
-  CatalogModel,
-  CatalogModelList,
-  CreditRequest,
-  CreditResult,
-  IssuedApiKey,
-  LedgerCheck,
-  OperatorAccount,
-  OperatorAccountDetail,
-  OperatorAccountList,
-  ScopedTokenInspection,
-  ScopedTokenRevokeRequest,
-  WebhookDelivery,
-  WebhookDeliveryPage,
-  WebhookExpirePreviousResult,
-  WebhookSigningSecret,
-  WebhookSigningSecretList,
+import {
+  OPERATOR_ROUTES as R,
+  type AccountCreateRequest,
+  type AccountPatchRequest,
+  type ApiKeyCreateRequest,
+  type CatalogModel,
+  type CatalogModelList,
+  type CreditRequest,
+  type IssuedApiKey,
+  type ModelPutRequest,
+  type OperatorAccount,
+  type OperatorAccountDetail,
+  type ScopedTokenInspection,
+  type ScopedTokenRevokeRequest,
+  type WebhookDelivery,
+  type WebhookDeliveryPage,
+  type WebhookExpirePreviousResult,
+  type WebhookSigningSecret,
+  type WebhookSigningSecretList,
 } from '@gateway/contracts';
 import type { AdminClient } from './client.js';
 import { EXIT, usageError } from './errors.js';
@@ -40,8 +39,6 @@ export interface Command {
 }
 
 type Json = Record<string, unknown>;
-const seg = (value: string) => encodeURIComponent(value);
-const modelPath = (id: string) => id.split('/').map(seg).join('/');
 
 export function arg(ctx: CommandContext, index: number, name: string): string {
   const value = ctx.args[index];
@@ -77,17 +74,19 @@ const SECRET_COLUMNS = ['id', 'secret', 'created_at', 'expires_at'];
 /** An answer shown as `key: value` lines: an account, its detail, or an issued API key. */
 type Shown = OperatorAccount | OperatorAccountDetail | IssuedApiKey;
 
-async function showAccount(ctx: CommandContext, method: string, path: string, body?: unknown) {
-  const { body: account } = await ctx.client.request<Shown>(method, path, { body });
+function showAccount(ctx: CommandContext, account: Shown): void {
   show(ctx.out, account, () => record(account));
 }
+
+/** The path parameters of an account's route: `<account>`, the first argument. */
+const account = (ctx: CommandContext) => ({ id: arg(ctx, 0, 'account') });
 
 export const COMMANDS: Record<string, Command> = {
   'accounts create': {
     usage: 'accounts create <name>',
-    run: (ctx) => {
+    async run(ctx) {
       const body: AccountCreateRequest = { name: arg(ctx, 0, 'name') };
-      return showAccount(ctx, 'POST', '/accounts', body);
+      showAccount(ctx, await ctx.client.call(R.createAccount, { body }));
     },
   },
   'accounts list': {
@@ -96,10 +95,7 @@ export const COMMANDS: Record<string, Command> = {
       const query = new URLSearchParams();
       if (option(ctx, 'limit')) query.set('limit', option(ctx, 'limit')!);
       if (option(ctx, 'cursor')) query.set('cursor', option(ctx, 'cursor')!);
-      const { body: page } = await ctx.client.request<OperatorAccountList>(
-        'GET',
-        `/accounts?${query}`,
-      );
+      const page = await ctx.client.call(R.listAccounts, { query });
       show(ctx.out, page, () => {
         const more = page.next_cursor ? `next page: --cursor ${page.next_cursor}\n` : '';
         return table(page.accounts, ACCOUNT_COLUMNS) + more;
@@ -108,19 +104,22 @@ export const COMMANDS: Record<string, Command> = {
   },
   'accounts show': {
     usage: 'accounts show <account>',
-    run: (ctx) => showAccount(ctx, 'GET', `/accounts/${seg(arg(ctx, 0, 'account'))}`),
+    run: async (ctx) =>
+      showAccount(ctx, await ctx.client.call(R.getAccount, { params: account(ctx) })),
   },
   'accounts suspend': {
     usage: 'accounts suspend <account>',
-    run: (ctx) => showAccount(ctx, 'POST', `/accounts/${seg(arg(ctx, 0, 'account'))}/suspend`),
+    run: async (ctx) =>
+      showAccount(ctx, await ctx.client.call(R.suspendAccount, { params: account(ctx) })),
   },
   'accounts unsuspend': {
     usage: 'accounts unsuspend <account>',
-    run: (ctx) => showAccount(ctx, 'POST', `/accounts/${seg(arg(ctx, 0, 'account'))}/unsuspend`),
+    run: async (ctx) =>
+      showAccount(ctx, await ctx.client.call(R.unsuspendAccount, { params: account(ctx) })),
   },
   'accounts update': {
     usage: 'accounts update <account> [--rate-limit N] [--webhook-format A|B]',
-    run(ctx) {
+    async run(ctx) {
       // The flags as the contract names them; the gateway checks the values.
       const body: { [K in keyof AccountPatchRequest]?: unknown } = {};
       const rate = option(ctx, 'rate-limit');
@@ -131,30 +130,32 @@ export const COMMANDS: Record<string, Command> = {
       const format = option(ctx, 'webhook-format');
       if (format !== undefined) body.webhook_format = format;
       if (Object.keys(body).length === 0) throw usageError('nothing to update');
-      return showAccount(ctx, 'PATCH', `/accounts/${seg(arg(ctx, 0, 'account'))}`, body);
+      const params = account(ctx);
+      // Sent as given (a --webhook-format other than A or B included): the gateway refuses it.
+      const patch = body as AccountPatchRequest;
+      showAccount(ctx, await ctx.client.call(R.patchAccount, { params, body: patch }));
     },
   },
   'keys create': {
     usage: 'keys create <account> <name>',
-    run: (ctx) => {
+    async run(ctx) {
       const body: ApiKeyCreateRequest = { name: arg(ctx, 1, 'name') };
-      return showAccount(ctx, 'POST', `/accounts/${seg(arg(ctx, 0, 'account'))}/api-keys`, body);
+      const params = account(ctx);
+      showAccount(ctx, await ctx.client.call(R.createApiKey, { params, body }));
     },
   },
   'keys regenerate': {
     usage: 'keys regenerate <account> <name>',
-    run: (ctx) =>
-      showAccount(
-        ctx,
-        'POST',
-        `/accounts/${seg(arg(ctx, 0, 'account'))}/api-keys/${seg(arg(ctx, 1, 'name'))}/regenerate`,
-      ),
+    async run(ctx) {
+      const params = { ...account(ctx), name: arg(ctx, 1, 'name') };
+      showAccount(ctx, await ctx.client.call(R.regenerateApiKey, { params }));
+    },
   },
   'keys delete': {
     usage: 'keys delete <account> <name>',
     async run(ctx) {
-      const path = `/accounts/${seg(arg(ctx, 0, 'account'))}/api-keys/${seg(arg(ctx, 1, 'name'))}`;
-      await ctx.client.request('DELETE', path);
+      const params = { ...account(ctx), name: arg(ctx, 1, 'name') };
+      await ctx.client.call(R.deleteApiKey, { params });
       show(ctx.out, { deleted: true }, () => 'deleted\n');
     },
   },
@@ -173,19 +174,19 @@ export const COMMANDS: Record<string, Command> = {
         amount_dzd: Number(amount),
         ...(reference === undefined ? {} : { reference }),
       };
-      const { body } = await ctx.client.request<CreditResult>(
-        'POST',
-        `/accounts/${seg(arg(ctx, 0, 'account'))}/credits`,
-        { body: request, headers: { 'Idempotency-Key': key } },
-      );
-      const credited = { ...body, idempotency_key: key };
+      const answer = await ctx.client.call(R.credit, {
+        params: account(ctx),
+        body: request,
+        headers: { 'Idempotency-Key': key },
+      });
+      const credited = { ...answer, idempotency_key: key };
       show(ctx.out, credited, () => record(credited));
     },
   },
   'models list': {
     usage: 'models list',
     async run(ctx) {
-      const { body } = await ctx.client.request<CatalogModelList>('GET', '/models');
+      const body = await ctx.client.call<typeof R.listModels, CatalogModelList>(R.listModels, {});
       // Modalities as `text,image`; a gateway older than the field answers without it (`-`).
       const models = body.models.map((model: Partial<CatalogModel>) => ({
         ...model,
@@ -214,8 +215,12 @@ export const COMMANDS: Record<string, Command> = {
         : [{ id: arg(ctx, 0, 'model'), body: parseJsonOption(option(ctx, 'json-body')) }];
       const saved: CatalogModel[] = [];
       for (const spec of specs) {
-        const path = `/models/${modelPath(spec.id)}`;
-        saved.push((await ctx.client.request<CatalogModel>('PUT', path, { body: spec.body })).body);
+        // Sent as the file or the flag gives it: the gateway checks it against the contract.
+        const body = spec.body as ModelPutRequest;
+        const params = { model: spec.id };
+        saved.push(
+          await ctx.client.call<typeof R.putModel, CatalogModel>(R.putModel, { params, body }),
+        );
       }
       show(ctx.out, saved, () =>
         table(saved, ['id', 'kind', 'provider', 'upstream_model', 'updated_at']),
@@ -226,9 +231,8 @@ export const COMMANDS: Record<string, Command> = {
     usage: 'tokens revoke <jwt:token>',
     async run(ctx) {
       const request: ScopedTokenRevokeRequest = { token: arg(ctx, 0, 'token') };
-      const { body } = await ctx.client.request<ScopedTokenInspection>(
-        'POST',
-        '/scoped-tokens/revoke',
+      const body = await ctx.client.call<typeof R.revokeScopedToken, ScopedTokenInspection>(
+        R.revokeScopedToken,
         { body: request },
       );
       show(ctx.out, body, () => record(body));
@@ -237,9 +241,9 @@ export const COMMANDS: Record<string, Command> = {
   'webhooks secrets': {
     usage: 'webhooks secrets <account>',
     async run(ctx) {
-      const { body } = await ctx.client.request<WebhookSigningSecretList>(
-        'GET',
-        `/accounts/${seg(arg(ctx, 0, 'account'))}/webhook-secrets`,
+      const body = await ctx.client.call<typeof R.listWebhookSecrets, WebhookSigningSecretList>(
+        R.listWebhookSecrets,
+        { params: account(ctx) },
       );
       show(ctx.out, body, () => table(body.secrets, SECRET_COLUMNS));
     },
@@ -247,9 +251,9 @@ export const COMMANDS: Record<string, Command> = {
   'webhooks rotate': {
     usage: 'webhooks rotate <account>',
     async run(ctx) {
-      const { body } = await ctx.client.request<WebhookSigningSecret>(
-        'POST',
-        `/accounts/${seg(arg(ctx, 0, 'account'))}/webhook-secrets/rotate`,
+      const body = await ctx.client.call<typeof R.rotateWebhookSecret, WebhookSigningSecret>(
+        R.rotateWebhookSecret,
+        { params: account(ctx) },
       );
       show(ctx.out, body, () => record(body));
     },
@@ -257,10 +261,10 @@ export const COMMANDS: Record<string, Command> = {
   'webhooks expire-previous': {
     usage: 'webhooks expire-previous <account>',
     async run(ctx) {
-      const { body: answer } = await ctx.client.request<WebhookExpirePreviousResult>(
-        'POST',
-        `/accounts/${seg(arg(ctx, 0, 'account'))}/webhook-secrets/expire-previous`,
-      );
+      const answer = await ctx.client.call<
+        typeof R.expirePreviousWebhookSecret,
+        WebhookExpirePreviousResult
+      >(R.expirePreviousWebhookSecret, { params: account(ctx) });
       show(ctx.out, answer, () =>
         table(answer.secrets, SECRET_COLUMNS).concat(`expired: ${answer.expired}\n`),
       );
@@ -269,9 +273,13 @@ export const COMMANDS: Record<string, Command> = {
   'deliveries list': {
     usage: 'deliveries list <account> [--limit N]',
     async run(ctx) {
+      const params = account(ctx);
       const limit = option(ctx, 'limit');
-      const path = `/accounts/${seg(arg(ctx, 0, 'account'))}/webhook-deliveries${limit ? `?limit=${seg(limit)}` : ''}`;
-      const { body } = await ctx.client.request<WebhookDeliveryPage>('GET', path);
+      const query = new URLSearchParams(limit ? { limit } : {});
+      const body = await ctx.client.call<typeof R.listWebhookDeliveries, WebhookDeliveryPage>(
+        R.listWebhookDeliveries,
+        { params, query },
+      );
       const rows = body.deliveries.map((d) => ({ ...d, attempts: d.attempts.length }));
       show(ctx.out, body, () =>
         table(rows, ['id', 'job_id', 'status', 'attempts', 'next_attempt_at', 'created_at']),
@@ -281,9 +289,9 @@ export const COMMANDS: Record<string, Command> = {
   'deliveries redeliver': {
     usage: 'deliveries redeliver <delivery>',
     async run(ctx) {
-      const { body } = await ctx.client.request<WebhookDelivery | undefined>(
-        'POST',
-        `/webhook-deliveries/${seg(arg(ctx, 0, 'delivery'))}/redeliver`,
+      const body = await ctx.client.call<typeof R.redeliverWebhook, WebhookDelivery | undefined>(
+        R.redeliverWebhook,
+        { params: { id: arg(ctx, 0, 'delivery') } },
       );
       show(ctx.out, body ?? {}, () => record(body ?? { status: 'queued' }));
     },
@@ -291,7 +299,7 @@ export const COMMANDS: Record<string, Command> = {
   'ledger check': {
     usage: 'ledger check',
     async run(ctx) {
-      const { body: report } = await ctx.client.request<LedgerCheck>('GET', '/ledger/check');
+      const report = await ctx.client.call(R.ledgerCheck, {});
       // Each violation is a line of text: `<invariant>: <what breaks it>`.
       show(ctx.out, report, () =>
         report.ok
@@ -307,13 +315,11 @@ export const COMMANDS: Record<string, Command> = {
       const query = new URLSearchParams();
       if (option(ctx, 'from')) query.set('from', option(ctx, 'from')!);
       if (option(ctx, 'to')) query.set('to', option(ctx, 'to')!);
-      const { text } = await ctx.client.request(
-        'GET',
-        `/accounts/${seg(arg(ctx, 0, 'account'))}/statement?${query}`,
-        {
-          headers: { Accept: 'text/csv' },
-        },
-      );
+      const text = await ctx.client.callText(R.statement, {
+        params: account(ctx),
+        query,
+        headers: { Accept: 'text/csv' },
+      });
       await saveText(ctx.out, option(ctx, 'out'), text, 'statement');
     },
   },

@@ -1,24 +1,25 @@
 import { randomBytes } from 'node:crypto';
-import type {
-  InvitationCreateRequest,
-  InvitationCreated,
-  OperatorUser,
-  OperatorUserCreateRequest,
+import {
+  OPERATOR_ROUTES as R,
+  type InvitationCreateRequest,
+  type InvitationCreated,
+  type OperatorUser,
+  type OperatorUserCreateRequest,
 } from '@gateway/contracts';
 import { arg, option, type Command } from './commands.js';
 import { usageError } from './errors.js';
 import { record, show } from './output.js';
-
-const seg = (value: string) => encodeURIComponent(value);
 
 /** Dashboard users: owner invitations and the platform team's operator users. */
 export const DASHBOARD_COMMANDS: Record<string, Command> = {
   'invitations create': {
     usage: 'invitations create <account> <email>',
     async run(ctx) {
-      const path = `/accounts/${seg(arg(ctx, 0, 'account'))}/invitations`;
+      const params = { id: arg(ctx, 0, 'account') };
       const request: InvitationCreateRequest = { email: arg(ctx, 1, 'email') };
-      const { body: invitation } = await ctx.client.request<InvitationCreated>('POST', path, {
+      // Edge answers the invitation with its link on the public origin (the route's publicAnswer).
+      const invitation = await ctx.client.call<typeof R.invite, InvitationCreated>(R.invite, {
+        params,
         body: request,
       });
       // The link is shown once: hand it to the owner over a trusted channel.
@@ -41,9 +42,10 @@ export const DASHBOARD_COMMANDS: Record<string, Command> = {
       if (variable !== undefined && !given) throw usageError(`${variable} is empty or not set`);
       const password = given ?? randomBytes(18).toString('base64url');
       const request: OperatorUserCreateRequest = { email: arg(ctx, 0, 'email'), role, password };
-      const { body } = await ctx.client.request<OperatorUser>('POST', '/operator-users', {
-        body: request,
-      });
+      const body = await ctx.client.call<typeof R.createOperatorUser, OperatorUser>(
+        R.createOperatorUser,
+        { body: request },
+      );
       const user = { ...body, ...(given ? {} : { password }) };
       show(ctx.out, user, () => record(user));
     },

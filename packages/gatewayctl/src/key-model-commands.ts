@@ -1,11 +1,17 @@
-import type { ApiKeyModelsPutRequest, ApiKeyModelsView } from '@gateway/contracts';
+import {
+  OPERATOR_ROUTES as R,
+  type ApiKeyModelsPutRequest,
+  type ApiKeyModelsView,
+} from '@gateway/contracts';
 import { arg, type Command, type CommandContext } from './commands.js';
 import { usageError } from './errors.js';
 import { record, show } from './output.js';
 
-const modelsPath = (ctx: CommandContext) =>
-  `/accounts/${encodeURIComponent(arg(ctx, 0, 'account'))}/api-keys/` +
-  `${encodeURIComponent(arg(ctx, 1, 'key'))}/models`;
+/** The path parameters: `<account> <key>`. */
+const keyParams = (ctx: CommandContext) => ({
+  id: arg(ctx, 0, 'account'),
+  name: arg(ctx, 1, 'key'),
+});
 
 const shown = (view: ApiKeyModelsView) =>
   record({ api_key: view.api_key, models: view.models.length ? view.models.join(' ') : '(any)' });
@@ -19,15 +25,15 @@ export const KEY_MODEL_COMMANDS: Record<string, Command> = {
       const any = ctx.options.any === true;
       if (any === models.length > 0) throw usageError('give the models, or --any (no list)');
       const request: ApiKeyModelsPutRequest = { models };
-      const path = modelsPath(ctx);
-      const { body } = await ctx.client.request<ApiKeyModelsView>('PUT', path, { body: request });
+      const params = keyParams(ctx);
+      const body = await ctx.client.call(R.putKeyModels, { params, body: request });
       show(ctx.out, body, () => shown(body));
     },
   },
   'key-models get': {
     usage: 'key-models get <account> <key>',
     async run(ctx) {
-      const { body } = await ctx.client.request<ApiKeyModelsView>('GET', modelsPath(ctx));
+      const body = await ctx.client.call(R.getKeyModels, { params: keyParams(ctx) });
       show(ctx.out, body, () => shown(body));
     },
   },

@@ -1,8 +1,6 @@
-import type { Receipt } from '@gateway/contracts';
+import { OPERATOR_ROUTES as R } from '@gateway/contracts';
 import { arg, type Command } from './commands.js';
 import { record, show } from './output.js';
-
-const seg = (value: string) => encodeURIComponent(value);
 
 /** Nested parts as dotted keys (`tokens.prompt`, `ledger.refund_transaction_id`): one line each. */
 function flat(value: object, prefix = ''): Record<string, unknown> {
@@ -23,9 +21,8 @@ export const RECEIPT_COMMANDS: Record<string, Command> = {
   receipt: {
     usage: 'receipt <account> <request_id | job_id>',
     async run(ctx) {
-      const path =
-        `/accounts/${seg(arg(ctx, 0, 'account'))}` + `/requests/${seg(arg(ctx, 1, 'request_id'))}`;
-      const { body } = await ctx.client.request<Receipt>('GET', path);
+      const params = { id: arg(ctx, 0, 'account'), requestId: arg(ctx, 1, 'request_id') };
+      const body = await ctx.client.call(R.receipt, { params });
       show(ctx.out, body, () => record(flat(body)));
     },
   },

@@ -74,9 +74,9 @@ const cli = (...argv: string[]) => cliAt(standIn.baseUrl, argv);
 
 describe('gatewayctl receipt', () => {
   it('reads the receipt by request id and prints its money one field a line', async () => {
-    const { code, stdout, stderr } = await cli('receipt', 'usr_1', 'req:42/x');
+    const { code, stdout, stderr } = await cli('receipt', 'usr_1', 'req:42');
     expect({ code, stderr }).toEqual({ code: EXIT.ok, stderr: '' });
-    expect(sent).toEqual(['GET /admin/v1/accounts/usr_1/requests/req%3A42%2Fx']);
+    expect(sent).toEqual(['GET /admin/v1/accounts/usr_1/requests/req%3A42']);
     expect(stdout).toMatch(/^net_dzd\s+0$/m);
     expect(stdout).toMatch(/^refunded_dzd\s+0\.0102$/m);
     expect(stdout).toMatch(/^tokens\.completion\s+30$/m);
@@ -91,6 +91,14 @@ describe('gatewayctl receipt', () => {
     const missing = await cli('receipt', 'usr_1', 'gone');
     expect(missing.code).toBe(EXIT.refused);
     expect(missing.stderr).toContain('(resource_not_found)');
+  });
+
+  it('refuses an id that cannot be one path segment before sending anything', async () => {
+    // No request id has a `/` (X-Request-Id is [A-Za-z0-9._:-]): the gateway would say 404 too.
+    const { code, stderr } = await cli('receipt', 'usr_1', 'req:42/x');
+    expect(code).toBe(EXIT.refused);
+    expect(stderr).toContain('(resource_not_found)');
+    expect(sent).toEqual([]);
   });
 
   it('needs both the account and the request id', async () => {

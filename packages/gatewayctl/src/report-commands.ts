@@ -1,8 +1,8 @@
-import type {
-  ClosedPeriod,
-  ClosedPeriodList,
-  PeriodCloseRequest,
-  PeriodReport,
+import {
+  OPERATOR_ROUTES as R,
+  type ClosedPeriod,
+  type PeriodCloseRequest,
+  type PeriodReport,
 } from '@gateway/contracts';
 import { arg, option, type Command } from './commands.js';
 import { EXIT } from './errors.js';
@@ -57,13 +57,14 @@ export const REPORT_COMMANDS: Record<string, Command> = {
       if (zone) query.set('time_zone', zone);
       const section = option(ctx, 'csv');
       if (section === undefined) {
-        const { body } = await ctx.client.request<PeriodReport>('GET', `/ledger/report?${query}`);
+        const body = await ctx.client.call(R.ledgerReport, { query });
         show(ctx.out, body, () => render(body));
         const allHold = Object.values(body.checks).every(Boolean);
         return allHold ? EXIT.ok : EXIT.violations;
       }
       query.set('section', section);
-      const { text } = await ctx.client.request('GET', `/ledger/report?${query}`, {
+      const text = await ctx.client.callText(R.ledgerReport, {
+        query,
         headers: { Accept: 'text/csv' },
       });
       await saveText(ctx.out, option(ctx, 'out'), text, 'report');
@@ -95,7 +96,7 @@ export const PERIOD_COMMANDS: Record<string, Command> = {
   periods: {
     usage: 'periods',
     async run(ctx) {
-      const { body } = await ctx.client.request<ClosedPeriodList>('GET', '/ledger/periods');
+      const body = await ctx.client.call(R.closedPeriods, {});
       show(ctx.out, body, () => table(body.data.map(periodRow), PERIOD_COLUMNS));
     },
   },
@@ -107,11 +108,7 @@ export const PERIOD_COMMANDS: Record<string, Command> = {
         ...(option(ctx, 'time-zone') ? { time_zone: option(ctx, 'time-zone')! } : {}),
         ...(option(ctx, 'by') ? { closed_by: option(ctx, 'by')! } : {}),
       };
-      const { body: closed } = await ctx.client.request<ClosedPeriod>(
-        'POST',
-        `/ledger/periods/${encodeURIComponent(period)}/close`,
-        { body },
-      );
+      const closed = await ctx.client.call(R.closePeriod, { params: { period }, body });
       show(ctx.out, closed, () => table([periodRow(closed)], PERIOD_COLUMNS));
     },
   },
