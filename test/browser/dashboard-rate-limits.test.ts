@@ -107,6 +107,51 @@ describe('dashboard rate limits', () => {
     await ops.getByText('No key or token rate limits').waitFor();
   }, 120_000);
 
+  it("an operator reads a scoped token's id on the account's page and limits that token", async () => {
+    const { key, accountId } = await ownerWithKey('limit-token');
+    const issued = await fetch(`${stack().edgeUrl}/v1/scoped-jwt`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ api_key_name: 'main', expires_delta: 3600 }),
+    });
+    expect(issued.status).toBe(200);
+    const { token } = (await issued.json()) as { token: string };
+    const keyInfo = await fetch(`${stack().edgeUrl}/v1/key`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    const { scoped_token_id: tokenId } = (await keyInfo.json()) as { scoped_token_id: string };
+
+    const ops = await operatorViewer('limit-token-ops@gateway.test', 'operator');
+    await ops.goto(`/dashboard/operator/accounts/${accountId}`);
+    const listed = ops.getByTestId(`scoped-token-${tokenId}`);
+    await listed.waitFor();
+    await expect(listed.getByRole('cell').allTextContents()).resolves.toEqual([
+      tokenId,
+      'main',
+      'valid',
+      expect.stringContaining('0'),
+      expect.any(String),
+    ]);
+    // The id as shown is what the rate-limit dialog takes.
+    const shownId = await listed.getByRole('cell').first().textContent();
+    await ops.getByRole('button', { name: 'Set a rate limit' }).click();
+    const dialog = ops.getByRole('dialog');
+    await dialog.getByText('Scoped token', { exact: true }).click();
+    await dialog.getByLabel('Token id').fill(shownId!);
+    await dialog.getByLabel('Requests per minute').fill('7');
+    await dialog.getByRole('button', { name: 'Save rate limit' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await expect(limitsOf(accountId)).resolves.toEqual([
+      {
+        object: 'rate_limit',
+        applies_to: 'scoped_token',
+        owner: tokenId,
+        requests_per_minute: 7,
+        tokens_per_minute: null,
+      },
+    ]);
+  });
+
   it('finance reads rate limits without controls; the server refuses a change', async () => {
     const { accountId } = await ownerWithKey('limit-read');
     await adminCall('PUT', `/accounts/${accountId}/api-keys/main/rate-limit`, {

@@ -20,6 +20,7 @@ import type {
   CatalogModelList,
   CreditRequest,
   CreditResult,
+  DashboardScopedTokenList,
   InvitationCreateRequest,
   InvitationIssued,
   IssuedApiKey,
@@ -65,6 +66,8 @@ export interface OperatorClient {
   patchAccount(id: string, body: AccountPatchRequest): Promise<OperatorAccountDetail>;
   setSuspended(id: string, action: 'suspend' | 'unsuspend'): Promise<OperatorAccount>;
   listApiKeys(id: string): Promise<ApiKeyList>;
+  /** The account's registered scoped tokens, newest first (`?limit`, `?cursor`). */
+  listScopedTokens(id: string, query: URLSearchParams): Promise<DashboardScopedTokenList>;
   createApiKey(id: string, body: ApiKeyCreateRequest): Promise<IssuedApiKey>;
   regenerateApiKey(id: string, name: string): Promise<IssuedApiKey>;
   deleteApiKey(id: string, name: string): Promise<void>;
@@ -149,6 +152,7 @@ export function createOperatorClient(http: InternalHttp): OperatorClient {
     setSuspended: (id, action) =>
       call(action === 'suspend' ? R.suspendAccount : R.unsuspendAccount, account(id)),
     listApiKeys: (id) => call(R.listApiKeys, account(id)),
+    listScopedTokens: (id, query) => call(R.listScopedTokens, { ...account(id), query }),
     createApiKey: (id, body) => call(R.createApiKey, { ...account(id), body }),
     regenerateApiKey: (id, name) => call(R.regenerateApiKey, key(id, name)),
     deleteApiKey: (id, name) => done(R.deleteApiKey, key(id, name)),

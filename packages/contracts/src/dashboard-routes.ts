@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { BudgetListSchema, BudgetPutRequestSchema, BudgetViewSchema } from './budgets-api.js';
+import { DashboardScopedTokenListSchema } from './dashboard-api.js';
 import {
   KeyRateLimitListSchema,
   KeyRateLimitPutRequestSchema,
@@ -10,8 +11,8 @@ import type { Route } from './routes.js';
 /*
  * Routes of the dashboard API (`/dashboard/api`, dashboard-api.ts) declared as contracts: edge
  * serves them (`serveRoute`), the dashboard app calls them (`routePath`). The budget and rate
- * limit settings are here; the dashboard's other routes are still written out in edge and the
- * app (ADR 0069 says which move next). Owners reach their own account's settings; operators
+ * limit settings and an operator's list of an account's scoped tokens are here; the dashboard's
+ * other routes are still written out in edge and the app (ADR 0069 says which move next). Owners reach their own account's settings; operators
  * (`/operator`, finance reading only) any account's. The shapes are the operator API's.
  */
 
@@ -126,3 +127,15 @@ export const DASHBOARD_RATE_LIMIT_ROUTES = settingRoutes(
     summary: 'rate limits',
   },
 );
+
+/** An operator's view of one account (after `operatorsOnly`: finance reads too). */
+export const DASHBOARD_ACCOUNT_ROUTES = {
+  scopedTokens: {
+    method: 'GET',
+    path: '/operator/accounts/:id/scoped-tokens',
+    answer: DashboardScopedTokenListSchema,
+    summary:
+      "An account's registered scoped tokens, newest first (?limit, ?cursor): the ids their " +
+      'budgets and rate limits are set by',
+  },
+} as const satisfies Record<string, Route>;

@@ -3,6 +3,7 @@ import { AlertSettingsPutRequestSchema, AlertSettingsViewSchema } from './alerts
 import { BudgetListSchema, BudgetPutRequestSchema, BudgetViewSchema } from './budgets-api.js';
 import { ModelPutRequestSchema } from './catalog-api.js';
 import {
+  DashboardScopedTokenListSchema,
   InvitationCreateRequestSchema,
   InvitationCreatedSchema,
   InvitationIssuedSchema,
@@ -257,6 +258,15 @@ export const OPERATOR_ROUTES = {
     path: '/webhook-deliveries/:id/redeliver',
     server: 'dispatcher',
     summary: 'Deliver a webhook again',
+  },
+  listScopedTokens: {
+    method: 'GET',
+    path: '/accounts/:id/scoped-tokens',
+    server: 'billing',
+    answer: DashboardScopedTokenListSchema,
+    summary:
+      "An account's registered scoped tokens, newest first, with their ids (?limit, ?cursor): " +
+      "the id a token's budget or rate limit is set by",
   },
   revokeScopedToken: {
     method: 'POST',

@@ -69,6 +69,8 @@ export function keyOrToken(ctx: CommandContext): OwnerParams {
 }
 
 const ACCOUNT_COLUMNS = ['id', 'name', 'status', 'balance_dzd', 'reserved_dzd'];
+/** The id is what `--token` takes (budgets, rate limits). */
+const TOKEN_COLUMNS = ['id', 'api_key_name', 'state', 'spent_dzd', 'expires_at'];
 const SECRET_COLUMNS = ['id', 'secret', 'created_at', 'expires_at'];
 
 /** An answer shown as `key: value` lines: an account, its detail, or an issued API key. */
@@ -225,6 +227,22 @@ export const COMMANDS: Record<string, Command> = {
       show(ctx.out, saved, () =>
         table(saved, ['id', 'kind', 'provider', 'upstream_model', 'updated_at']),
       );
+    },
+  },
+  'tokens list': {
+    usage: 'tokens list <account> [--limit N] [--cursor ID]',
+    async run(ctx) {
+      const params = account(ctx);
+      const query = new URLSearchParams();
+      for (const name of ['limit', 'cursor']) {
+        const value = option(ctx, name);
+        if (value !== undefined) query.set(name, value);
+      }
+      const page = await ctx.client.call(R.listScopedTokens, { params, query });
+      show(ctx.out, page, () => {
+        const more = page.next_cursor ? `next page: --cursor ${page.next_cursor}\n` : '';
+        return table(page.data, TOKEN_COLUMNS) + more;
+      });
     },
   },
   'tokens revoke': {

@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import type { ModelPutRequest } from '@gateway/contracts/catalog-api';
-import { api } from './client';
+import { DASHBOARD_ACCOUNT_ROUTES } from '@gateway/contracts/dashboard-routes';
+import { api, callRoute } from './client';
 import type {
   CatalogModel,
   DashboardAccount,
@@ -17,6 +18,20 @@ const keys = {
   check: ['operator', 'ledger-check'] as const,
   account: (id: string) => ['operator', 'account', id] as const,
 };
+
+/** How many of an account's scoped tokens its page lists (the newest). */
+export const ACCOUNT_TOKENS_SHOWN = 50;
+
+/** An account's newest scoped tokens, with the ids their budgets and rate limits are set by. */
+export const useAccountScopedTokens = (id: string) =>
+  useQuery({
+    queryKey: [...keys.account(id), 'scoped-tokens'],
+    queryFn: () =>
+      callRoute(DASHBOARD_ACCOUNT_ROUTES.scopedTokens, {
+        params: { id },
+        query: new URLSearchParams({ limit: String(ACCOUNT_TOKENS_SHOWN) }),
+      }),
+  });
 
 export const useModels = () =>
   useQuery({

@@ -21,6 +21,7 @@ import { canEdit, useSession } from '../api/session';
 import { AccountBudgets } from '../components/AccountBudgets';
 import { AccountControls } from '../components/AccountControls';
 import { AccountRateLimits } from '../components/AccountRateLimits';
+import { AccountScopedTokens } from '../components/AccountScopedTokens';
 import { DeliveriesTable } from '../components/DeliveriesTable';
 import { PageTitle } from '../components/PageTitle';
 import { ErrorAlert, QueryState } from '../components/QueryState';
@@ -215,6 +216,7 @@ export function AccountDetailPage() {
             )}
             <AccountBudgets accountId={detail.id} canWrite={canWrite} />
             <AccountRateLimits accountId={detail.id} canWrite={canWrite} />
+            <AccountScopedTokens accountId={detail.id} />
             <AccountRecords accountId={detail.id} />
           </Stack>
         )}

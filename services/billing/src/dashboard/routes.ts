@@ -2,6 +2,7 @@ import express, { type Router } from 'express';
 import {
   DashboardInvitationAcceptRequestSchema,
   DashboardSignInRequestSchema,
+  OPERATOR_ROUTES,
   createBodyValidator,
   type DashboardInvitationAcceptRequest,
   type DashboardOverview,
@@ -14,6 +15,7 @@ import {
   type InvitationIssued,
   type OperatorUserCreateRequest,
 } from '@gateway/contracts';
+import { serveRoute } from '@gateway/runtime';
 import type { BillingServices } from '../http/internal-routes.js';
 import { requiredString } from '../http/wire.js';
 import type { Dashboard } from './index.js';
@@ -83,8 +85,14 @@ export function dashboardRoutes(services: BillingServices, dashboard: Dashboard)
 type Fields<T> = { [K in keyof T]?: unknown };
 
 /** Operator API additions (`/internal/v1/admin`): owner invitations and operator users. */
-export function dashboardAdminRoutes(dashboard: Dashboard): Router {
+export function dashboardAdminRoutes(services: BillingServices, dashboard: Dashboard): Router {
   const router = express.Router();
+  // An operator finds here the id a token's budget or rate limit is set by.
+  serveRoute(router, OPERATOR_ROUTES.listScopedTokens, async ({ params, req }) => {
+    // An unknown account is 404, not an empty list: a typo must not read as "no tokens".
+    await services.identity.accounts.get(params.id);
+    return dashboard.scopedTokens.list(params.id, req.query);
+  });
   router.post('/accounts/:id/invitations', async (req, res) => {
     const body = (req.body ?? {}) as Fields<InvitationCreateRequest>;
     const invitation = await dashboard.users.invite(req.params.id, body.email);

@@ -55,7 +55,12 @@ export function mountBillingApi(
   app.use('/internal/v1', nodeHealthReportRoutes(nodeHealth));
   app.use('/internal/v1/admin', edgeOnly, nodeHealthAdminRoutes(nodeHealth));
   // The operator API is edge's alone: the worker's credential cannot grant credits.
-  app.use('/internal/v1/admin', edgeOnly, dashboardAdminRoutes(dashboard), adminRoutes(services));
+  app.use(
+    '/internal/v1/admin',
+    edgeOnly,
+    dashboardAdminRoutes(services, dashboard),
+    adminRoutes(services),
+  );
   app.use('/internal/v1/admin', edgeOnly, adminBudgetRoutes(services));
   app.use('/internal/v1/admin', edgeOnly, adminKeyLimitRoutes(services));
   app.use('/internal/v1/admin', edgeOnly, adminAlertRoutes(services));

@@ -172,6 +172,8 @@ describe('the operator API contract, against billing', () => {
     await call(R.getAlerts, { params: { id } });
     await call(R.removeAlerts, { params: { id } });
 
+    const tokens = await call(R.listScopedTokens, { params: { id } });
+    expect(tokens.data.map((listed) => listed.id)).toEqual([scoped.tokenId]);
     await call(R.revokeScopedToken, { body: { token: token.body.token as string } });
   });
 

@@ -1,6 +1,7 @@
 import express, { type Router } from 'express';
 import type { BillingClient } from '@gateway/billing-client';
 import type { ConsoleDeps } from '../deps.js';
+import { accountTokenRoutes } from './account-tokens.js';
 import { ownerAlertRoutes } from './alert-routes.js';
 import { operatorConsoleRoutes } from './operator-console.js';
 import { operatorRoutes, operatorsOnly } from './operator-routes.js';
@@ -54,6 +55,7 @@ export function dashboardRouter(edgeDeps: ConsoleDeps): Router {
   // Owners' and operators' paths in one router each (contract: dashboard-routes.ts).
   router.use(budgetSettingRoutes(deps));
   router.use(rateLimitSettingRoutes(deps));
+  router.use(accountTokenRoutes(deps));
   router.use('/scoped-tokens', scopedTokenRoutes(deps));
   router.use('/webhooks', webhookRoutes(deps));
   router.use('/alerts', ownerAlertRoutes(deps));
