@@ -1,4 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
+import { ScopedTokenInspectionSchema } from './billing-api.js';
 import { AlertSettingsPutRequestSchema, AlertSettingsViewSchema } from './alerts-api.js';
 import { BudgetListSchema, BudgetPutRequestSchema, BudgetViewSchema } from './budgets-api.js';
 import { ModelPutRequestSchema } from './catalog-api.js';
@@ -28,6 +29,7 @@ import {
   OperatorAccountListSchema,
   OperatorAccountSchema,
   OperatorUserCreateRequestSchema,
+  OperatorUserSchema,
   ScopedTokenRevokeRequestSchema,
   StatementSchema,
 } from './operator-api.js';
@@ -273,6 +275,7 @@ export const OPERATOR_ROUTES = {
     path: '/scoped-tokens/revoke',
     server: 'billing',
     body: ScopedTokenRevokeRequestSchema,
+    answer: ScopedTokenInspectionSchema,
     summary: 'Revoke any scoped token',
   },
   listModels: { method: 'GET', path: '/models', server: 'billing', summary: 'The model catalog' },
@@ -355,6 +358,7 @@ export const OPERATOR_ROUTES = {
     path: '/operator-users',
     server: 'billing',
     body: OperatorUserCreateRequestSchema,
+    answer: OperatorUserSchema,
     status: 201,
     refusals: [409],
     summary: 'Create a dashboard user of the platform team (role operator or finance)',

@@ -11,7 +11,6 @@ import {
   type ModelPutRequest,
   type OperatorAccount,
   type OperatorAccountDetail,
-  type ScopedTokenInspection,
   type ScopedTokenRevokeRequest,
   type WebhookDelivery,
   type WebhookDeliveryPage,
@@ -249,10 +248,7 @@ export const COMMANDS: Record<string, Command> = {
     usage: 'tokens revoke <jwt:token>',
     async run(ctx) {
       const request: ScopedTokenRevokeRequest = { token: arg(ctx, 0, 'token') };
-      const body = await ctx.client.call<typeof R.revokeScopedToken, ScopedTokenInspection>(
-        R.revokeScopedToken,
-        { body: request },
-      );
+      const body = await ctx.client.call(R.revokeScopedToken, { body: request });
       show(ctx.out, body, () => record(body));
     },
   },

@@ -3,7 +3,6 @@ import {
   OPERATOR_ROUTES as R,
   type InvitationCreateRequest,
   type InvitationCreated,
-  type OperatorUser,
   type OperatorUserCreateRequest,
 } from '@gateway/contracts';
 import { arg, option, type Command } from './commands.js';
@@ -42,10 +41,7 @@ export const DASHBOARD_COMMANDS: Record<string, Command> = {
       if (variable !== undefined && !given) throw usageError(`${variable} is empty or not set`);
       const password = given ?? randomBytes(18).toString('base64url');
       const request: OperatorUserCreateRequest = { email: arg(ctx, 0, 'email'), role, password };
-      const body = await ctx.client.call<typeof R.createOperatorUser, OperatorUser>(
-        R.createOperatorUser,
-        { body: request },
-      );
+      const body = await ctx.client.call(R.createOperatorUser, { body: request });
       const user = { ...body, ...(given ? {} : { password }) };
       show(ctx.out, user, () => record(user));
     },

@@ -52,8 +52,8 @@ describe('gatewayctl tokens list', () => {
     const listed = await cliAt(standIn.baseUrl, ['tokens', 'list', 'usr 1', '--limit', '1']);
     expect([listed.code, listed.stderr]).toEqual([EXIT.ok, '']);
     expect(listed.stdout.split('\n')).toEqual([
-      'ID     API_KEY_NAME  STATE   SPENT_DZD  EXPIRES_AT',
-      'sct_2  prod          valid   1.25       2026-12-01T00:00:00.000Z',
+      'ID     API_KEY_NAME  STATE  SPENT_DZD  EXPIRES_AT',
+      'sct_2  prod          valid  1.25       2026-12-01T00:00:00.000Z',
       'next page: --cursor sct_2',
       '',
     ]);
