@@ -11,7 +11,7 @@ import {
   createBodyValidator,
   dzdToMicroDzd,
   microDzdToDzd,
-  type ApiKeyList,
+  type DashboardApiKey,
   type CatalogModel,
   type CatalogModelList,
   type CreditRequest,
@@ -20,11 +20,10 @@ import {
   type LedgerEntryPage,
   type OperatorAccount,
   type OperatorAccountDetail,
-  type OperatorAccountList,
   type Statement,
 } from '@gateway/contracts';
 import { serveRoute } from '@gateway/runtime';
-import { accountToJson, modelToJson } from '../identity/index.js';
+import { accountToJson, modelToJson, type ApiKeySummary } from '../identity/index.js';
 import { checkBooks } from '../reports/books-check.js';
 import type { BillingServices } from './internal-routes.js';
 import { modelIdParam } from './internal-routes.js';
@@ -53,7 +52,7 @@ export function adminRoutes({ identity, ledger, periods }: BillingServices): Rou
     });
     res.status(201).json(accountJson(account));
   });
-  router.get('/accounts', async (req, res) => {
+  serveRoute(router, R.listAccounts, async ({ req }) => {
     const limit = req.query.limit === undefined ? undefined : Number(req.query.limit);
     const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
     const search = typeof req.query.q === 'string' ? req.query.q : undefined;
@@ -62,11 +61,7 @@ export function adminRoutes({ identity, ledger, periods }: BillingServices): Rou
       ...(cursor ? { cursor } : {}),
       ...(search ? { search } : {}),
     });
-    const list: OperatorAccountList = {
-      accounts: page.accounts.map(accountJson),
-      next_cursor: page.nextCursor,
-    };
-    res.json(list);
+    return { accounts: page.accounts.map(accountJson), next_cursor: page.nextCursor };
   });
   serveRoute(router, R.getAccount, ({ params }) => accountView(params.id));
   router.patch('/accounts/:id', async (req, res) => {
@@ -88,10 +83,9 @@ export function adminRoutes({ identity, ledger, periods }: BillingServices): Rou
     accountJson(await identity.accounts.unsuspend(params.id)),
   );
 
-  router.get('/accounts/:id/api-keys', async (req, res) => {
-    const keys = toOperatorWire(await identity.accounts.listApiKeys(req.params.id));
-    res.json({ api_keys: keys } as ApiKeyList);
-  });
+  serveRoute(router, R.listApiKeys, async ({ params }) => ({
+    api_keys: (await identity.accounts.listApiKeys(params.id)).map(apiKeyJson),
+  }));
   router.post('/accounts/:id/api-keys', async (req, res) => {
     const issued: IssuedApiKey = await identity.accounts.createApiKey(req.params.id, {
       name: (req.body as Fields<ApiKeyCreateRequest> | undefined)?.name,
@@ -179,6 +173,12 @@ export function adminRoutes({ identity, ledger, periods }: BillingServices): Rou
   serveRoute(router, R.ledgerCheck, () => checkBooks(ledger, periods));
   return router;
 }
+
+const apiKeyJson = (key: ApiKeySummary): DashboardApiKey => ({
+  name: key.name,
+  created_at: key.createdAt.toISOString(),
+  last_used_at: key.lastUsedAt?.toISOString() ?? null,
+});
 
 /** A body's fields as the contract names them; their values are checked by the identity rules. */
 type Fields<T> = { [K in keyof T]?: unknown };
