@@ -10,14 +10,12 @@ import {
   GatewayError,
   createBodyValidator,
   dzdToMicroDzd,
-  microDzdToDzd,
   type DashboardApiKey,
   type CatalogModel,
   type CatalogModelList,
   type CreditRequest,
   type CreditResult,
   type IssuedApiKey,
-  type LedgerEntryPage,
   type OperatorAccount,
   type OperatorAccountDetail,
   type Statement,
@@ -27,6 +25,7 @@ import { accountToJson, modelToJson, type ApiKeySummary } from '../identity/inde
 import { checkBooks } from '../reports/books-check.js';
 import type { BillingServices } from './internal-routes.js';
 import { modelIdParam } from './internal-routes.js';
+import { entryPageToWire, statementToWire } from './ledger-wire.js';
 import { balanceToJson, optionalDate, requiredString, toOperatorWire } from './wire.js';
 
 /**
@@ -134,7 +133,8 @@ export function adminRoutes({ identity, ledger, periods }: BillingServices): Rou
       res.type('text/csv').send(await ledger.statementCsv(req.params.id, range));
       return;
     }
-    res.json(toOperatorWire(await ledger.statement(req.params.id, range)) as Statement);
+    const statement: Statement = statementToWire(await ledger.statement(req.params.id, range));
+    res.json(statement);
   });
 
   router.post('/scoped-tokens/revoke', async (req, res) => {
@@ -157,7 +157,7 @@ export function adminRoutes({ identity, ledger, periods }: BillingServices): Rou
     res.json(modelToJson(model) satisfies CatalogModel);
   });
 
-  router.get('/ledger/entries', async (req, res) => {
+  serveRoute(router, R.ledgerEntries, async ({ req }) => {
     const q = req.query;
     const page = await ledger.listEntries({
       ...(typeof q.account === 'string' ? { accountId: q.account } : {}),
@@ -166,8 +166,7 @@ export function adminRoutes({ identity, ledger, periods }: BillingServices): Rou
       ...(typeof q.cursor === 'string' ? { cursor: q.cursor } : {}),
       ...(q.limit !== undefined ? { limit: Number(q.limit) } : {}),
     });
-    const entries = page.entries.map((e) => ({ ...e, amountDzd: microDzdToDzd(e.amountMicroDzd) }));
-    res.json(toOperatorWire({ entries, next_cursor: page.nextCursor }) as LedgerEntryPage);
+    return entryPageToWire(page);
   });
   // The ledger's invariants, and every closed period recomputed (finance's month-end close).
   serveRoute(router, R.ledgerCheck, () => checkBooks(ledger, periods));
