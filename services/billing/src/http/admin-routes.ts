@@ -6,7 +6,6 @@ import {
   type AccountCreateRequest,
   type AccountPatchRequest,
   type ApiKeyCreateRequest,
-  type ScopedTokenRevokeRequest,
   GatewayError,
   createBodyValidator,
   dzdToMicroDzd,
@@ -26,14 +25,15 @@ import { checkBooks } from '../reports/books-check.js';
 import type { BillingServices } from './internal-routes.js';
 import { modelIdParam } from './internal-routes.js';
 import { entryPageToWire, statementToWire } from './ledger-wire.js';
-import { balanceToJson, optionalDate, requiredString, toOperatorWire } from './wire.js';
+import { balanceToJson, optionalDate } from './wire.js';
 
 /**
  * The operator API of decisions §4, served here and exposed by edge under `/admin/v1`
  * (edge checks the admin token; this router sits behind the internal credential). Its routes
- * are `OPERATOR_ROUTES`; those mounted with `serveRoute` are typed by them. The rest still
- * answer through `toOperatorWire` (ADR 0069): their bodies are checked by identity's rules,
- * which name the field in billing's own words.
+ * are `OPERATOR_ROUTES`; those mounted with `serveRoute` are typed by them. The rest are
+ * written out (ADR 0069): their bodies are checked by identity's rules, which name the field
+ * in billing's own words, or (credit, statement) they check the account before the body or
+ * answer CSV too.
  */
 export function adminRoutes({ identity, ledger, periods }: BillingServices): Router {
   const router = express.Router();
@@ -137,16 +137,9 @@ export function adminRoutes({ identity, ledger, periods }: BillingServices): Rou
     res.json(statement);
   });
 
-  router.post('/scoped-tokens/revoke', async (req, res) => {
-    res.json(
-      toOperatorWire(
-        await identity.scopedTokens.revoke(
-          requiredString(req.body, 'token' satisfies keyof ScopedTokenRevokeRequest),
-          {},
-        ),
-      ),
-    );
-  });
+  serveRoute(router, R.revokeScopedToken, ({ body }) =>
+    identity.scopedTokens.revoke(body.token, {}),
+  );
 
   router.get('/models', async (_req, res) => {
     const list: CatalogModelList = { models: (await identity.catalog.list()).map(modelToJson) };

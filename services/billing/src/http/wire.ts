@@ -20,22 +20,6 @@ export function toWire(value: unknown): unknown {
   return value;
 }
 
-const snakeCase = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-
-/**
- * JSON for the operator API (`/admin/v1`, public to operators): as `toWire`, with snake_case
- * keys like the rest of the public API (`amountMicroDzd` → `amount_micro_dzd`).
- */
-export function toOperatorWire(value: unknown): unknown {
-  const wire = toWire(value);
-  const rename = (item: unknown): unknown => {
-    if (Array.isArray(item)) return item.map(rename);
-    if (!isRecord(item)) return item;
-    return Object.fromEntries(Object.entries(item).map(([k, v]) => [snakeCase(k), rename(v)]));
-  };
-  return rename(wire);
-}
-
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
