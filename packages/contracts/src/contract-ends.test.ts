@@ -349,12 +349,22 @@ function contractImports(file: string): Set<string> {
   return names;
 }
 
-/** The route tables of the contracts, each with the schemas its routes take and give. */
-const ROUTE_TABLES: Record<string, Set<TSchema>> = {
-  OPERATOR_ROUTES: carried(contracts.OPERATOR_ROUTES),
-  DASHBOARD_BUDGET_ROUTES: carried(contracts.DASHBOARD_BUDGET_ROUTES),
-  DASHBOARD_RATE_LIMIT_ROUTES: carried(contracts.DASHBOARD_RATE_LIMIT_ROUTES),
-};
+/**
+ * The route tables the contracts export (every export whose values are all routes), each with
+ * the schemas its routes take and give: a new table counts without being listed here.
+ */
+const isRoute = (value: unknown): value is Route =>
+  typeof value === 'object' && value !== null && 'method' in value && 'path' in value;
+const ROUTE_TABLES: Record<string, Set<TSchema>> = Object.fromEntries(
+  Object.entries(contracts as Record<string, unknown>).flatMap(([name, value]) =>
+    typeof value === 'object' &&
+    value !== null &&
+    Object.values(value).length > 0 &&
+    Object.values(value).every(isRoute)
+      ? [[name, carried(value as Record<string, Route>)]]
+      : [],
+  ),
+);
 
 function carried(table: Record<string, Route & { publicAnswer?: TSchema }>): Set<TSchema> {
   return new Set(
