@@ -81,7 +81,7 @@ export async function startEdgeService(
     dashboardDir,
     metrics: shell.metrics,
     readiness: [
-      ...(jobPath ? [brokerReadiness(jobPath.bus)] : []),
+      ...(jobPath ? [brokerReadiness(jobPath.bus), jobPath.replies.readiness] : []),
       httpReadiness('billing', config.BILLING_URL),
     ],
     surfaces,

@@ -93,7 +93,10 @@ describe('edge surfaces', () => {
     const ready = (await (await fetch(`${dashboard.baseUrl}/readyz`)).json()) as object;
     expect(ready).toEqual({ status: 'ready', checks: { billing: 'ok' } });
     const apiReady = (await (await fetch(`${api.baseUrl}/readyz`)).json()) as object;
-    expect(apiReady).toEqual({ status: 'ready', checks: { rabbitmq: 'ok', billing: 'ok' } });
+    expect(apiReady).toEqual({
+      status: 'ready',
+      checks: { rabbitmq: 'ok', replies: 'ok', billing: 'ok' },
+    });
     for (const route of ['/v1/chat/completions', '/admin/v1/accounts'])
       expect(
         await answer(dashboard, 'POST', route, { Authorization: `Bearer ${adminToken}` }),

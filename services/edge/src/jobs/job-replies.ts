@@ -13,6 +13,7 @@ import type { InferenceCancelPayload, InferenceReplyPayload } from '@gateway/con
 import { gatewayNames, replyQueueName } from '@gateway/messaging';
 import type { Consumer, Delivery, MessageBus, Outcome } from '@gateway/messaging';
 import type { Logger } from '@gateway/observability';
+import type { ReadinessCheck } from '@gateway/runtime';
 import type { HoldReleases } from './hold-release.js';
 
 /** A job waiting for its replies (`RunningJob`). */
@@ -75,6 +76,20 @@ export class ReplyRouter {
 
   get ready(): boolean {
     return this.#consumer !== null;
+  }
+
+  /**
+   * Edge is ready for jobs only once its reply queue is consumed: the HTTP server listens
+   * before the queue is declared, and while a lost queue is being replaced. Without this a
+   * client that waited for `/readyz` could still be told 503 "starting" by the job path.
+   */
+  get readiness(): ReadinessCheck {
+    return {
+      name: 'replies',
+      check: async () => {
+        if (!this.ready) throw new Error('reply queue not consumed yet');
+      },
+    };
   }
 
   /** Jobs waiting for replies (for tests and metrics). */
