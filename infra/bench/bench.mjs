@@ -53,7 +53,7 @@ import { installPortkey, startPortkey, PORTKEY_VERSION } from './portkey.mjs';
 import { rssBytes, withChildren } from './proc.mjs';
 import { serviceTopFunctions } from './profiles.mjs';
 import { COUNTER_FOOTNOTE, renderProfiles, renderTable } from './report.mjs';
-import { startGateway } from './stack.mjs';
+import { startBenchStack } from './stack.mjs';
 import { createCleanup, machineFacts, readSettings, runBench } from './settings.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
@@ -86,7 +86,7 @@ async function startPortkeyTarget(upstreamUrl) {
 async function startEverything() {
   const logDir = path.join(settings.dir, 'logs');
   mkdirSync(logDir, { recursive: true });
-  const stack = await startGateway({
+  const stack = await startBenchStack({
     cleanup,
     logDir,
     upstreamStream: { chunks: settings.streamChunks, gapMs: settings.streamGapMs },
@@ -194,23 +194,18 @@ async function runPhases(stack) {
 }
 
 const PROFILE_TOP_FUNCTIONS = 8;
-/** Each service's process name (its .cpuprofile's), in the order cleanup stops them. */
-const SERVICE_PROCESSES = {
-  edge: 'edge',
-  worker: 'inference-worker',
-  dispatcher: 'dispatcher',
-  billing: 'billing',
-};
+/** The services, by the name of their .cpuprofile, in the order cleanup stops them. */
+const PROFILED_SERVICES = ['edge', 'worker', 'dispatcher', 'billing'];
 
 /**
  * BENCH_CPU_PROF=1: node writes a profile when its process exits, so the four services are
  * stopped here, after the last phase, and their heaviest functions read back.
  */
 async function profileTopFunctions(services, sinceMs) {
-  for (const key of Object.keys(SERVICE_PROCESSES)) await cleanup.stopChild(services[key].child);
+  for (const name of PROFILED_SERVICES) await cleanup.stopChild(services[name].child);
   return serviceTopFunctions(
     path.join(settings.dir, 'profiles'),
-    Object.values(SERVICE_PROCESSES),
+    PROFILED_SERVICES,
     sinceMs,
     PROFILE_TOP_FUNCTIONS,
   );

@@ -4,14 +4,15 @@
  * its runtime role), the four services as processes from services/<name>/dist, and the fake
  * upstream as a process of its own. Everything listens on 127.0.0.1.
  */
-import { randomBytes } from 'node:crypto';
 import { chmodSync, createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
   createIsolatedDatabase,
   createTestCertificates,
+  gatewayServiceEntry,
   spawnService,
+  startGateway,
   startPostgresCluster,
   startRabbitMqNode,
   urlAsRole,
@@ -24,7 +25,6 @@ import { dispatcherDatabaseTemplate } from '../../services/dispatcher/dist/db/mi
 export const CHAT_MODEL = 'bench/chat';
 export const NATIVE_MODEL = 'bench/native';
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const secret = () => randomBytes(32).toString('hex');
 
 /**
  * A service process we own. Once it listens, its output goes to <logDir>/<name>.log instead of
@@ -32,7 +32,7 @@ const secret = () => randomBytes(32).toString('hex');
  */
 async function spawnReady(name, env, { cleanup, logDir }) {
   const child = await spawnService({
-    entry: path.join(root, 'services', name, 'dist', 'main.js'),
+    entry: gatewayServiceEntry(name, root),
     env,
     nodeArgs: [
       // BENCH_NODE_ARGS: V8 flags for the four services only (heap sizing trials).
@@ -82,8 +82,8 @@ export async function startInfrastructure(baseDir, { cleanup }) {
 }
 
 /**
- * Billing, dispatcher, worker and edge, as test/abuse/abuse-stack.ts starts them. The
- * dispatcher's tick and receiver CA come from the webhook phase's settings.
+ * Billing, dispatcher, worker and edge, started by `startGateway` as every test stack starts
+ * them. The dispatcher's tick and receiver CA come from the webhook phase's settings.
  */
 export async function startServices(infra, { dispatchIntervalMs, caFile }, run) {
   const billingOwnerUrl = await createIsolatedDatabase(
@@ -96,56 +96,29 @@ export async function startServices(infra, { dispatchIntervalMs, caFile }, run) 
     dispatcherDatabaseTemplate,
   );
   const dispatcherUrl = urlAsRole(dispatcherOwnerUrl, dispatcherDatabaseTemplate.runtimeRole);
-  const tokens = { edge: secret(), worker: secret(), dispatcher: secret(), admin: secret() };
-  const amqp = { AMQP_URL: infra.rabbitmq.url, AMQP_PREFIX: 'bench.' };
-  const billing = await spawnReady(
-    'billing',
+  const gateway = await startGateway(
     {
-      ...amqp,
-      DATABASE_URL: urlAsRole(billingOwnerUrl, billingDatabaseTemplate.runtimeRole),
-      EDGE_INTERNAL_TOKEN: tokens.edge,
-      WORKER_INTERNAL_TOKEN: tokens.worker,
-      MASTER_KEY: randomBytes(32).toString('base64'),
+      launch: ({ service, env }) => spawnReady(service, env, run),
+      amqp: () => ({ AMQP_URL: infra.rabbitmq.url, AMQP_PREFIX: 'bench.' }),
+      databaseUrls: {
+        billing: urlAsRole(billingOwnerUrl, billingDatabaseTemplate.runtimeRole),
+        dispatcher: dispatcherUrl,
+      },
     },
-    run,
-  );
-  const dispatcher = await spawnReady(
-    'dispatcher',
     {
-      ...amqp,
-      DATABASE_URL: dispatcherUrl,
-      INTERNAL_TOKEN: tokens.dispatcher,
-      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-      DISPATCH_INTERVAL_MS: String(dispatchIntervalMs),
-      WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
-      WEBHOOK_CA_FILE: caFile,
-    },
-    run,
-  );
-  const worker = await spawnReady(
-    'inference-worker',
-    {
-      ...amqp,
-      BILLING_URL: billing.baseUrl,
-      BILLING_INTERNAL_TOKEN: tokens.worker,
-    },
-    run,
-  );
-  const edge = await spawnReady(
-    'edge',
-    {
-      ...amqp,
-      BILLING_URL: billing.baseUrl,
-      BILLING_INTERNAL_TOKEN: tokens.edge,
-      ADMIN_TOKEN: tokens.admin,
-      DISPATCHER_URL: dispatcher.baseUrl,
-      DISPATCHER_INTERNAL_TOKEN: tokens.dispatcher,
+      dispatcher: {
+        DISPATCH_INTERVAL_MS: String(dispatchIntervalMs),
+        WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
+        WEBHOOK_CA_FILE: caFile,
+      },
       // The webhook phase's receiver is on loopback: edge accepts its URL with this, as the
       // dispatcher does (without it every async job is 400).
-      WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
+      edge: { WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true' },
     },
-    run,
   );
+  const { billing, dispatcher, workers, edges } = gateway;
+  const [worker] = workers;
+  const [edge] = edges;
   // The gateway's databases, whose PostgreSQL counters the bench reads.
   const databases = [billingOwnerUrl, dispatcherOwnerUrl].map((url) =>
     new URL(url).pathname.slice(1),
@@ -155,7 +128,7 @@ export async function startServices(infra, { dispatchIntervalMs, caFile }, run) 
     dispatcher,
     worker,
     edge,
-    adminToken: tokens.admin,
+    adminToken: gateway.secrets.adminToken,
     billingOwnerUrl,
     databases,
   };
@@ -244,7 +217,7 @@ export async function provision(
  * webhook receiver, PostgreSQL, RabbitMQ and the fake upstream, the four services, a funded API
  * key. Each start pushes its stop onto `cleanup`. `gateway` is the HTTP target for the phases.
  */
-export async function startGateway({
+export async function startBenchStack({
   cleanup,
   logDir,
   upstreamStream,

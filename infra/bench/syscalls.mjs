@@ -12,7 +12,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { closedPhase } from './phases/http.mjs';
 import { createCleanup, runBench } from './settings.mjs';
-import { startGateway } from './stack.mjs';
+import { startBenchStack } from './stack.mjs';
 
 const SERVICES = ['edge', 'billing', 'worker'];
 const seconds = Number(process.env.BENCH_SYSCALL_SECONDS ?? 5);
@@ -33,7 +33,7 @@ function parseSummary(text) {
 async function main() {
   const logDir = path.resolve('.bench', 'logs');
   mkdirSync(logDir, { recursive: true });
-  const { baseDir, services, gateway } = await startGateway({
+  const { baseDir, services, gateway } = await startBenchStack({
     cleanup,
     logDir,
     upstreamStream: { chunks: 5, gapMs: 20 },

@@ -1,13 +1,14 @@
-import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import path from 'node:path';
 import pg from 'pg';
 import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-ins';
 import {
+  brokerUserOf,
   createTestDatabase,
   fundAccount,
+  gatewayServiceEntry,
   spawnService,
+  startGateway,
   testServiceAmqpUrl,
   uniquePrefix,
   waitForStatus,
@@ -24,9 +25,6 @@ import { dispatcherDatabaseTemplate } from '../../services/dispatcher/src/db/mig
  * Tests talk to edge over raw HTTP (so they can send what no client library would) and read
  * billing's database directly to check that nothing was left behind.
  */
-
-const entry = (service: string) => path.resolve('services', service, 'dist', 'main.js');
-const secret = () => randomBytes(32).toString('hex');
 
 export const CHAT_MODEL = 'abuse/chat';
 export const NATIVE_MODEL = 'abuse/tgi';
@@ -186,15 +184,11 @@ export function operatorOf(admin: AdminCall): OperatorCall {
 }
 
 async function spawnReady(
-  service: string,
+  entry: string,
   env: NodeJS.ProcessEnv,
   niceness?: number,
 ): Promise<ServiceProcess> {
-  const child = await spawnService({
-    entry: entry(service),
-    env,
-    ...(niceness === undefined ? {} : { niceness }),
-  });
+  const child = await spawnService({ entry, env, ...(niceness === undefined ? {} : { niceness }) });
   await waitForStatus(`${child.baseUrl}/readyz`, 200);
   return child;
 }
@@ -228,65 +222,45 @@ export async function startAbuseStack(
   const billingDb = await createTestDatabase(billingDatabaseTemplate);
   const dispatcherDb = await createTestDatabase(dispatcherDatabaseTemplate);
   const node = await createStandInModelNode({ answerTokensMin: 3, answerTokensMax: 6 });
-  const edgeToken = secret();
-  const workerToken = secret();
-  const dispatcherToken = secret();
-  const adminToken = secret();
   // Each service connects as its own broker user, with a deployment's permissions.
   const prefix = uniquePrefix('abuse');
-  const amqp = (service: string) => ({
-    ...options.env,
-    AMQP_URL: testServiceAmqpUrl(service),
-    AMQP_PREFIX: prefix,
-  });
-  const billing = await spawnReady('billing', {
-    ...amqp('billing'),
-    DATABASE_URL: billingDb.runtimeUrl,
-    EDGE_INTERNAL_TOKEN: edgeToken,
-    WORKER_INTERNAL_TOKEN: workerToken,
-    MASTER_KEY: randomBytes(32).toString('base64'),
-    // Billing logs successful internal calls at debug: the path checks need every one.
-    LOG_LEVEL: 'debug',
-    ...options.billingEnv,
-  });
-  const dispatcher = await spawnReady('dispatcher', {
-    ...amqp('dispatcher'),
-    DATABASE_URL: dispatcherDb.runtimeUrl,
-    INTERNAL_TOKEN: dispatcherToken,
-    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    ...options.dispatcherEnv,
-  });
-  const worker = await spawnReady('inference-worker', {
-    ...amqp('inference-worker'),
-    BILLING_URL: billing.baseUrl,
-    BILLING_INTERNAL_TOKEN: workerToken,
-    ...options.workerEnv,
-  });
-  const edgeEnv = {
-    BILLING_URL: billing.baseUrl,
-    BILLING_INTERNAL_TOKEN: edgeToken,
-    DISPATCHER_URL: dispatcher.baseUrl,
-    DISPATCHER_INTERNAL_TOKEN: dispatcherToken,
-    REPLY_TIMEOUT_MS: '20000',
-    AUTH_FAILURES_PER_MINUTE: String(options.authFailuresPerMinute ?? 100_000),
-    ...options.edgeEnv,
-  };
-  const edges: ServiceProcess[] = [];
-  for (let i = 0; i < (options.edgeReplicas ?? 1); i += 1) {
-    edges.push(
-      await spawnReady('edge', {
-        ...amqp('edge'),
-        ADMIN_TOKEN: adminToken,
-        ...(options.dashboardProcess ? { EDGE_SURFACES: 'api,admin' } : {}),
-        ...edgeEnv,
+  const gateway = await startGateway(
+    {
+      launch: ({ service, env }) => spawnReady(gatewayServiceEntry(service), env),
+      amqp: (service) => ({
+        AMQP_URL: testServiceAmqpUrl(brokerUserOf(service)),
+        AMQP_PREFIX: prefix,
       }),
-    );
-  }
+      databaseUrls: { billing: billingDb.runtimeUrl, dispatcher: dispatcherDb.runtimeUrl },
+      edges: options.edgeReplicas ?? 1,
+      ...(options.env && { common: options.env }),
+    },
+    {
+      // Billing logs successful internal calls at debug: the path checks need every one.
+      billing: { LOG_LEVEL: 'debug', ...options.billingEnv },
+      dispatcher: options.dispatcherEnv ?? {},
+      worker: options.workerEnv ?? {},
+      edge: {
+        REPLY_TIMEOUT_MS: '20000',
+        AUTH_FAILURES_PER_MINUTE: String(options.authFailuresPerMinute ?? 100_000),
+        ...(options.dashboardProcess ? { EDGE_SURFACES: 'api,admin' } : {}),
+        ...options.edgeEnv,
+      },
+    },
+  );
+  const { billing, dispatcher, edges, secrets } = gateway;
+  const [worker] = gateway.workers as [ServiceProcess];
   const edge = edges[0]!;
+  const { adminToken, edgeToken } = secrets;
   const dashboard = options.dashboardProcess
     ? await spawnReady(
-        'edge',
-        { ...edgeEnv, EDGE_SURFACES: 'dashboard', AMQP_URL: '', ADMIN_TOKEN: '' },
+        gatewayServiceEntry('edge'),
+        {
+          ...gateway.environments.edge,
+          EDGE_SURFACES: 'dashboard',
+          AMQP_URL: '',
+          ADMIN_TOKEN: '',
+        },
         // Deployed, its pods have their own CPU (k8s/base/edge-dashboard.yaml); on this
         // machine's shared cores, a lower CPU weight stands in for that.
         DASHBOARD_NICENESS,

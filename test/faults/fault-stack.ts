@@ -1,21 +1,24 @@
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
 import { BROKER_SERVICES, brokerDefinitions } from '@gateway/messaging';
 import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-ins';
 import {
   addTestBrokerUsers,
+  brokerUserOf,
   createTestCertificates,
   createTestDatabase,
   freeLoopbackPort,
   fundAccount,
   skewableClock,
+  startGateway,
   startTcpBalancer,
   startTestInfrastructure,
   TEST_ENV,
   TEST_PREFIX_PATTERN,
   testServiceAmqpUrl,
   uniquePrefix,
+  type GatewayEnv,
+  type LaunchRequest,
   type OperatorCall,
   type PostgresWithStandby,
   type RabbitMqCluster,
@@ -90,106 +93,84 @@ export interface FaultStack {
   close(): Promise<void>;
 }
 
-const secret = () => randomBytes(32).toString('hex');
-
 interface Topology {
   edges: number;
   workers: number;
   /** The address edges and workers reach billing at (a proxy, or billing itself). */
-  billingUrl(billingPort: number): string;
-  env: Partial<Record<ServiceName, NodeJS.ProcessEnv>>;
+  reachBilling(billingPort: number): string;
+  env: GatewayEnv;
   /** Where each process's movable clock keeps its offset; none when undefined. */
   clockDir?: string;
   logDir: string;
   supervised: boolean;
 }
 
-async function servicesFor(
+/**
+ * The services, each a `Service` on a loopback port of its own (a restarted process comes back
+ * where its peers expect it), started in dependency order: billing first, edges last.
+ */
+async function startServices(
   certs: TestCertificates,
   topology: Topology,
 ): Promise<{ replicas: Service[]; billingOwnerUrl: string }> {
   const billingDb = await createTestDatabase(billingDatabaseTemplate);
   const dispatcherDb = await createTestDatabase(dispatcherDatabaseTemplate);
-  const [billingPort, dispatcherPort] = await Promise.all([0, 1].map(() => freeLoopbackPort()));
-  const tokens = { edge: secret(), worker: secret(), dispatcher: secret() };
   // Each service as its own broker user (created on this node by startFaultStack).
   const prefix = uniquePrefix('faults');
-  const amqp = (service: string) => ({
-    AMQP_URL: testServiceAmqpUrl(service),
-    AMQP_PREFIX: prefix,
-  });
-  const billingUrl = topology.billingUrl(billingPort!);
-  const envOf: Record<ServiceName, NodeJS.ProcessEnv> = {
+  const { clockDir, logDir, supervised } = topology;
+  const launch = async ({ service, label, env }: LaunchRequest) => {
+    const clock = clockDir ? skewableClock(path.join(clockDir, `${label}.clock`)) : undefined;
+    const options = { label, logDir, supervised, ...(clock && { clock }) };
+    const replica = new Service(service, await freeLoopbackPort(), env, options);
+    await replica.start();
+    return replica;
+  };
+  const gateway = await startGateway(
+    {
+      launch,
+      amqp: (service) => ({
+        AMQP_URL: testServiceAmqpUrl(brokerUserOf(service)),
+        AMQP_PREFIX: prefix,
+      }),
+      databaseUrls: { billing: billingDb.runtimeUrl, dispatcher: dispatcherDb.runtimeUrl },
+      edges: topology.edges,
+      workers: topology.workers,
+      reachBilling: (billing) => topology.reachBilling(billing.port),
+      secrets: { adminToken: FAULTS.adminToken },
+    },
+    faultTimings(certs, topology.env),
+  );
+  return { replicas: gateway.all, billingOwnerUrl: billingDb.url };
+}
+
+/** The suite's short timings and its loopback receiver; `env` is added to each service's. */
+function faultTimings(certs: TestCertificates, env: GatewayEnv): GatewayEnv {
+  return {
     billing: {
-      ...amqp('billing'),
-      DATABASE_URL: billingDb.runtimeUrl,
-      EDGE_INTERNAL_TOKEN: tokens.edge,
-      WORKER_INTERNAL_TOKEN: tokens.worker,
-      MASTER_KEY: randomBytes(32).toString('base64'),
       // Orphaned holds (edge died before publishing) are released within seconds, not 30 s.
       HOLD_PUBLISH_GRACE_MS: String(FAULTS.holdPublishGraceMs),
       HOLD_SWEEP_INTERVAL_MS: String(FAULTS.holdSweepIntervalMs),
-      ...topology.env.billing,
+      ...env.billing,
     },
     dispatcher: {
-      ...amqp('dispatcher'),
-      DATABASE_URL: dispatcherDb.runtimeUrl,
-      INTERNAL_TOKEN: tokens.dispatcher,
-      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
       DISPATCH_INTERVAL_MS: '200',
       RETRY_SCHEDULE_A_MS: '0,500,1000,2000,4000',
       ATTEMPT_TIMEOUT_MS: '3000',
       WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
       WEBHOOK_CA_FILE: certs.caFile,
-      ...topology.env.dispatcher,
+      ...env.dispatcher,
     },
-    worker: {
-      ...amqp('inference-worker'),
-      BILLING_URL: billingUrl,
-      BILLING_INTERNAL_TOKEN: tokens.worker,
-      JOB_PREFETCH: '64',
-      ...topology.env.worker,
-    },
+    worker: { JOB_PREFETCH: '64', ...env.worker },
     edge: {
-      ...amqp('edge'),
-      BILLING_URL: billingUrl,
-      BILLING_INTERNAL_TOKEN: tokens.edge,
-      ADMIN_TOKEN: FAULTS.adminToken,
-      DISPATCHER_URL: `http://127.0.0.1:${dispatcherPort}`,
-      DISPATCHER_INTERNAL_TOKEN: tokens.dispatcher,
       REPLY_TIMEOUT_MS: String(FAULTS.replyTimeoutMs),
       // Below the short publish grace, as 5 s is below the default 30 s.
       HOLD_PUBLISH_MARK_DELAY_MS: String(FAULTS.holdPublishMarkDelayMs),
       // The receiver is on loopback: edge accepts the URL with the development setting too.
       WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
       AUTH_FAILURES_PER_MINUTE: '100000',
-      ...topology.env.edge,
+      ...env.edge,
     },
   };
-  const { clockDir, logDir, supervised } = topology;
-  const replica = (name: ServiceName, port: number, label: string) => {
-    const clock = clockDir ? skewableClock(path.join(clockDir, `${label}.clock`)) : undefined;
-    return new Service(name, port, envOf[name], {
-      label,
-      logDir,
-      supervised,
-      ...(clock && { clock }),
-    });
-  };
-  const replicas = [
-    replica('billing', billingPort!, 'billing'),
-    replica('dispatcher', dispatcherPort!, 'dispatcher'),
-  ];
-  for (const [name, count] of [
-    ['worker', topology.workers],
-    ['edge', topology.edges],
-  ] as const) {
-    for (let index = 1; index <= count; index += 1) {
-      const label = index === 1 ? name : `${name}-${index}`;
-      replicas.push(replica(name, await freeLoopbackPort(), label));
-    }
-  }
-  return { replicas, billingOwnerUrl: billingDb.url };
 }
 
 export interface FaultStackOptions {
@@ -210,7 +191,7 @@ export interface FaultStackOptions {
   /** A process that exits by itself is started again, as Kubernetes would (`Service.crashes`). */
   supervised?: boolean;
   /** Environment added to (or replacing) each service's. */
-  env?: Partial<Record<ServiceName, NodeJS.ProcessEnv>>;
+  env?: GatewayEnv;
 }
 
 export async function startFaultStack(options: FaultStackOptions = {}): Promise<FaultStack> {
@@ -232,10 +213,10 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
   const paths = options.proxied
     ? { billing: await startTcpBalancer([]), model: await startTcpBalancer([node.port]) }
     : undefined;
-  const { replicas, billingOwnerUrl } = await servicesFor(certs, {
+  const { replicas, billingOwnerUrl } = await startServices(certs, {
     edges: options.edges ?? 1,
     workers: options.workers ?? 1,
-    billingUrl: (port) => {
+    reachBilling: (port) => {
       paths?.billing.repoint([port]);
       return `http://127.0.0.1:${paths?.billing.port ?? port}`;
     },
@@ -245,8 +226,6 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
     logDir: path.join(LOG_DIR, options.logDir ?? (cluster ? 'cluster' : '.')),
     supervised: options.supervised === true,
   });
-  // In dependency order: billing first, edge last.
-  for (const replica of replicas) await replica.start();
   const first = (name: ServiceName) => replicas.find((replica) => replica.name === name)!;
   const services = {
     billing: first('billing'),

@@ -1,8 +1,10 @@
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import {
+  gatewayServiceEntry,
   spawnService,
   waitForStatus,
+  type GatewayService,
   type ServiceProcess,
   type SkewableClock,
 } from '@gateway/testing';
@@ -15,14 +17,7 @@ import {
  * crash is readable even if the run that saw it dies.
  */
 
-export type ServiceName = 'billing' | 'dispatcher' | 'worker' | 'edge';
-
-const ENTRY: Record<ServiceName, string> = {
-  billing: 'billing',
-  dispatcher: 'dispatcher',
-  worker: 'inference-worker',
-  edge: 'edge',
-};
+export type ServiceName = GatewayService;
 
 const READY_TIMEOUT_MS = 60_000;
 /** Restart back-off after a crash: doubles from the first to the last. */
@@ -88,7 +83,7 @@ export class Service {
     clearTimeout(this.restartTimer);
     if (!this.running()) {
       this.exitWanted = false;
-      const entry = path.resolve('services', ENTRY[this.name], 'dist', 'main.js');
+      const entry = gatewayServiceEntry(this.name);
       const env = { ...this.env, ...this.clock?.env, PORT: String(this.port) };
       const started = await spawnService({ entry, env });
       this.process = started;

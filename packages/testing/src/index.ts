@@ -48,3 +48,18 @@ export {
   type FundedAccount,
   type OperatorCall,
 } from './fund-account.js';
+export {
+  brokerUserOf,
+  gatewayEnvironment,
+  gatewaySecrets,
+  gatewayServiceEntry,
+  startGateway,
+  type Gateway,
+  type GatewayEnv,
+  type GatewaySecrets,
+  type GatewayService,
+  type GatewayTopology,
+  type GatewayWiring,
+  type LaunchRequest,
+  type Launched,
+} from './gateway-stack.js';
