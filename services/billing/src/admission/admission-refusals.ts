@@ -10,7 +10,7 @@ import type { AdmitRow } from './admission-repository.js';
 import { modelNotFound } from '../catalog/catalog.js';
 import { BAD_SIGNATURE } from '../identity/scoped-tokens.js';
 import { constantTimeEqual } from '../identity/secrets.js';
-import type { AdmitRequest, CatalogModel } from '../identity/types.js';
+import type { AdmitRequest, ModelRecord } from '../identity/types.js';
 
 export const invalidKey = (message: string) => new GatewayError('invalid_api_key', message);
 
@@ -143,7 +143,7 @@ const unsupportedParameter = (name: string): GatewayError =>
 
 /** 400 naming the first part of a kind the model does not read, before any hold. */
 function unsupportedContent(
-  model: Pick<CatalogModel, 'id' | 'inputModalities'>,
+  model: Pick<ModelRecord, 'id' | 'inputModalities'>,
   use: MediaUse,
 ): GatewayError {
   const message =

@@ -7,7 +7,7 @@
  */
 import type { InputModality, MediaKind, RateLimitDecision } from '@gateway/contracts';
 import type pg from 'pg';
-import type { Admission, CatalogModel, Clock, ModelNode, Principal } from '../identity/types.js';
+import type { Admission, ModelRecord, Clock, ModelNode, Principal } from '../identity/types.js';
 
 type Int8 = string | null;
 
@@ -30,9 +30,9 @@ export interface AdmitRow {
   token_reserved: Int8;
   token_expires_at: Date | null;
   model_id: string | null;
-  model_kind: CatalogModel['kind'] | null;
-  model_provider: CatalogModel['provider'] | null;
-  model_protocol: CatalogModel['protocol'] | null;
+  model_kind: ModelRecord['kind'] | null;
+  model_provider: ModelRecord['provider'] | null;
+  model_protocol: ModelRecord['protocol'] | null;
   model_upstream: string | null;
   model_input_price: Int8;
   model_output_price: Int8;
@@ -80,7 +80,7 @@ function required<T>(value: T | null, column: string): T {
   return value;
 }
 
-function modelOf(row: AdmitRow): CatalogModel {
+function modelOf(row: AdmitRow): ModelRecord {
   return {
     id: required(row.model_id, 'model_id'),
     kind: required(row.model_kind, 'model_kind'),

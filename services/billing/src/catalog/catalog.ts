@@ -9,14 +9,14 @@ import {
   MODEL_MEDIA_DEFAULTS,
   ModelPutRequestSchema,
 } from '@gateway/contracts';
-import type { ModelPutRequest, CatalogModel as OperatorCatalogModel } from '@gateway/contracts';
+import type { CatalogModel, ModelPutRequest } from '@gateway/contracts';
 import type { IdentityRepository } from '../identity/identity-repository.js';
-import type { CatalogModel } from '../identity/types.js';
+import type { ModelRecord } from '../identity/types.js';
 
 const validateModelPut = createBodyValidator<ModelPutRequest>(ModelPutRequestSchema);
 
 /** A catalog model as the operator API renders it (DZD numbers, ISO time). */
-export function modelToJson(model: CatalogModel): OperatorCatalogModel {
+export function modelToJson(model: ModelRecord): CatalogModel {
   return {
     id: model.id,
     kind: model.kind,
@@ -56,7 +56,7 @@ export class Catalog {
    * `remote_images` false). `body` is the raw JSON body; 400 `invalid_request_body`
    * when it or the id is not valid.
    */
-  async put(id: string, body: unknown): Promise<CatalogModel> {
+  async put(id: string, body: unknown): Promise<ModelRecord> {
     if (!isValidModelId(id)) {
       throw new GatewayError('invalid_request_body', MODEL_ID_RULE, { param: 'model' });
     }
@@ -80,19 +80,19 @@ export class Catalog {
   }
 
   /** 404 `model_not_found` for an unknown id. */
-  async get(id: string): Promise<CatalogModel> {
+  async get(id: string): Promise<ModelRecord> {
     const model = await this.#store.findModel(id);
     if (!model) throw modelNotFound(id);
     return model;
   }
 
   /** null for an unknown id. */
-  find(id: string): Promise<CatalogModel | null> {
+  find(id: string): Promise<ModelRecord | null> {
     return this.#store.findModel(id);
   }
 
   /** The whole catalog, by id. */
-  list(): Promise<CatalogModel[]> {
+  list(): Promise<ModelRecord[]> {
     return this.#store.listModels();
   }
 }

@@ -13,7 +13,7 @@ import type { PeriodReports } from '../reports/period-reports.js';
 import type { ClosedPeriods } from '../reports/closed-periods.js';
 import type {
   Admission,
-  CatalogModel,
+  ModelRecord,
   CredentialAdmitRequest,
   Identity,
   Principal,
@@ -385,7 +385,7 @@ export function refundToWire(result: RefundResult): RefundResponse {
 }
 
 /** A catalog entry as edge and the worker read it: prices and media rules stay in billing. */
-export function catalogEntryToWire(model: CatalogModel): CatalogEntry {
+export function catalogEntryToWire(model: ModelRecord): CatalogEntry {
   return {
     id: model.id,
     kind: model.kind,

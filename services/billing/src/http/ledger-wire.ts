@@ -5,7 +5,7 @@ import {
   type Statement,
   type StatementLine,
 } from '@gateway/contracts';
-import type { EntryPage, LedgerEntryView, Statement as LedgerStatement } from '../ledger/index.js';
+import type { EntryPage, LedgerEntryView, LedgerStatement } from '../ledger/index.js';
 
 /*
  * The ledger's statement and entry pages as the operator API's contract names them: µDZD as

@@ -6,7 +6,7 @@ import type {
   AccountStatus,
   ApiKeyRecord,
   ApiKeySummary,
-  CatalogModel,
+  ModelRecord,
   ModelNode,
   ScopedTokenRecord,
   SealedSecret,
@@ -47,7 +47,7 @@ type ApiKeyRow = {
 
 type ScopedTokenRow = Omit<ScopedTokenRecord, 'models'> & { models: string[] };
 
-type ModelRow = Omit<CatalogModel, 'nodes' | 'inputModalities'> & {
+type ModelRow = Omit<ModelRecord, 'nodes' | 'inputModalities'> & {
   nodes: Prisma.JsonValue;
   inputModalities: string[];
 };
@@ -102,7 +102,7 @@ const apiKeyRow = (key: ApiKeyRecord) => ({
   createdAt: key.createdAt,
 });
 
-const toModel = (row: ModelRow): CatalogModel => ({
+const toModel = (row: ModelRow): ModelRecord => ({
   id: row.id,
   kind: row.kind,
   provider: row.provider,
@@ -359,7 +359,7 @@ export class IdentityRepository {
 
   // --- catalog ---
 
-  async upsertModel(model: Omit<CatalogModel, 'updatedAt'>): Promise<CatalogModel> {
+  async upsertModel(model: Omit<ModelRecord, 'updatedAt'>): Promise<ModelRecord> {
     const data = {
       kind: model.kind,
       provider: model.provider,
@@ -381,12 +381,12 @@ export class IdentityRepository {
     return toModel(row);
   }
 
-  async findModel(id: string): Promise<CatalogModel | null> {
+  async findModel(id: string): Promise<ModelRecord | null> {
     const row = await this.#prisma.model.findUnique({ where: { id } });
     return row && toModel(row);
   }
 
-  async listModels(): Promise<CatalogModel[]> {
+  async listModels(): Promise<ModelRecord[]> {
     const rows = await this.#prisma.model.findMany({ orderBy: { id: 'asc' } });
     return rows.map(toModel);
   }

@@ -87,7 +87,7 @@ export interface ModelNode {
   weight?: number;
 }
 
-export interface CatalogModel {
+export interface ModelRecord {
   /** Public model id; may contain '/'. */
   id: string;
   kind: ModelKind;
@@ -188,7 +188,7 @@ export interface AdmitRequest {
 
 export interface Admission {
   hold: PlacedHold;
-  model: CatalogModel;
+  model: ModelRecord;
   /** The worst case reserved: input + choices × output cap at the model's rates (× 1.2). */
   worstCaseMicroDzd: bigint;
   /** Output tokens the worst case was sized for (all choices). */

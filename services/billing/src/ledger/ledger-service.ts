@@ -31,7 +31,7 @@ import type {
   ListEntriesQuery,
   RefundResult,
   SettleResult,
-  Statement,
+  LedgerStatement,
   Usage,
   VoidResult,
   VoidUsage,
@@ -114,7 +114,7 @@ export interface LedgerService {
   startSweeper(options: SweeperOptions): () => Promise<void>;
   getBalance(accountId: string): Promise<Balance>;
   listEntries(query?: ListEntriesQuery): Promise<EntryPage>;
-  statement(accountId: string, range: { from: Date; to: Date }): Promise<Statement>;
+  statement(accountId: string, range: { from: Date; to: Date }): Promise<LedgerStatement>;
   statementCsv(accountId: string, range: { from: Date; to: Date }): Promise<string>;
   checkInvariants(): Promise<InvariantReport>;
 }

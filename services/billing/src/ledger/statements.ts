@@ -7,7 +7,7 @@ import { decodeCursor, encodeCursor } from './cursor.js';
 import { csvField, csvRow, csvTextField } from './csv.js';
 import { microDzdToFixedDzd } from './money-format.js';
 import type { LedgerStore } from './prisma-store.js';
-import type { EntryPage, ListEntriesQuery, Statement, StatementLine } from './types.js';
+import type { EntryPage, ListEntriesQuery, LedgerStatement, StatementLine } from './types.js';
 import { requireDate, requireId, requireLimit, requireRange } from './validation.js';
 
 export const MAX_ENTRIES_PAGE = 500;
@@ -57,7 +57,7 @@ export async function statementWith(
   deps: StatementDeps,
   accountId: string,
   range: { from: Date; to: Date },
-): Promise<Statement> {
+): Promise<LedgerStatement> {
   requireId('accountId', accountId);
   const from = requireDate('from', range?.from);
   const to = requireDate('to', range?.to);
@@ -125,7 +125,7 @@ export const STATEMENT_CSV_HEADER = [
  * RFC 4180 CSV of a statement: a header row, an `opening_balance` row at `from`, one row per
  * entry, a `closing_balance` row at `to`. Times in ISO 8601 UTC; DZD with exactly 6 decimals.
  */
-export function statementToCsv(statement: Statement): string {
+export function statementToCsv(statement: LedgerStatement): string {
   const balanceRow = (kind: string, at: Date, balance: bigint) =>
     csvRow([at.toISOString(), '', '', kind, '', '', '', microDzdToFixedDzd(balance)]);
   let csv = csvRow(STATEMENT_CSV_HEADER);

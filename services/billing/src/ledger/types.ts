@@ -169,7 +169,7 @@ export interface StatementLine {
   balanceAfterMicroDzd: bigint;
 }
 
-export interface Statement {
+export interface LedgerStatement {
   accountId: string;
   /** Inclusive. */
   from: Date;
