@@ -4,9 +4,9 @@
  * file sets, reads and removes the rows; a read shows the window as of `now` (a window whose
  * boundary passed reads as empty, as admission would roll it).
  */
+import type { BudgetPeriod } from '@gateway/contracts';
 import type pg from 'pg';
 
-export type BudgetPeriod = 'day' | 'week' | 'month' | 'total';
 export type BudgetOwner = { apiKeyId: string } | { scopedTokenId: string };
 
 export interface BudgetRow {

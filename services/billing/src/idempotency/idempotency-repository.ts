@@ -6,7 +6,7 @@
 import { Prisma } from '../db/client.js';
 import type { SealedValue } from '@gateway/crypto';
 import type { Db } from '../ledger/ledger-repository.js';
-import type { IdempotencyClaim } from '../ledger/store.js';
+import type { IdempotencyClaimInput } from '../ledger/store.js';
 
 /** `response_status` of a claim whose answer is not stored yet. */
 export const IN_PROGRESS = 0;
@@ -18,7 +18,7 @@ export const IN_PROGRESS = 0;
  * does). A lapsed claim that names a hold is not taken over: its hold may be charged for an
  * answer nobody received, and only `settleLapsedClaim` ends it.
  */
-export async function claimIdempotencyKey(db: Db, claim: IdempotencyClaim): Promise<boolean> {
+export async function claimIdempotencyKey(db: Db, claim: IdempotencyClaimInput): Promise<boolean> {
   const rows = await db.$queryRaw<unknown[]>`
     INSERT INTO idempotency_records (scope, key, request_hash, response_status, response_body,
                                      created_at, expires_at, hold_id)
@@ -90,7 +90,7 @@ export async function settleLapsedClaim(
   };
 }
 
-export interface StoredResponse {
+export interface StoredResponseRecord {
   requestHash: string;
   responseStatus: number;
   responseBody: unknown;
@@ -98,7 +98,7 @@ export interface StoredResponse {
   sealed: SealedValue | null;
 }
 
-interface StoredRow extends Omit<StoredResponse, 'sealed'> {
+interface StoredRow extends Omit<StoredResponseRecord, 'sealed'> {
   ciphertext: Uint8Array | null;
   nonce: Uint8Array | null;
   tag: Uint8Array | null;
@@ -109,7 +109,7 @@ export async function readIdempotencyRecord(
   db: Db,
   scope: string,
   key: string,
-): Promise<StoredResponse | null> {
+): Promise<StoredResponseRecord | null> {
   const rows = await db.$queryRaw<StoredRow[]>`
     SELECT request_hash AS "requestHash", response_status AS "responseStatus",
            response_body AS "responseBody", response_ciphertext AS ciphertext,

@@ -7,7 +7,7 @@ import { GatewayError } from '@gateway/contracts';
 import { newId } from '../identity/secrets.js';
 import { assertBalanced, creditLegs } from './ledger-accounts.js';
 import type { LedgerStore, LedgerTx } from './prisma-store.js';
-import type { Balance, CreditInput, CreditResult } from './types.js';
+import type { Balance, CreditInput, LedgerCredit } from './types.js';
 import { requireAmount, requireId, requireReference } from './validation.js';
 
 export const CREDIT_IDEMPOTENCY_SCOPE = 'credit';
@@ -51,7 +51,7 @@ async function claimOrReplay(
   key: string,
   hash: string,
   now: Date,
-): Promise<CreditResult | null> {
+): Promise<LedgerCredit | null> {
   const { store } = deps;
   const claimed = await store.claimIdempotencyKey(tx, {
     scope: CREDIT_IDEMPOTENCY_SCOPE,
@@ -73,7 +73,7 @@ async function claimOrReplay(
   return { transactionId: body.transactionId, balance: balanceFromWire(body.balance) };
 }
 
-export async function creditWith(deps: CreditDeps, input: CreditInput): Promise<CreditResult> {
+export async function creditWith(deps: CreditDeps, input: CreditInput): Promise<LedgerCredit> {
   const accountId = requireId('accountId', input.accountId);
   const amount = requireAmount('amountMicroDzd', input.amountMicroDzd, 1n);
   const reference = requireReference(input.reference);

@@ -8,7 +8,7 @@
 import { GatewayError, formatDzd } from '@gateway/contracts';
 import { isRetryable, mapDatabaseError } from './db-errors.js';
 import { newId } from '../identity/secrets.js';
-import type { HoldState, RunReport, SettleOutcome, SettleRequest, VoidReport } from './store.js';
+import type { HoldState, RunReport, SettleOutcome, SettleInput, VoidReport } from './store.js';
 import type {
   Balance,
   HoldConflictResult,
@@ -98,7 +98,7 @@ function settleResult(outcome: SettleOutcome & { outcome: 'settled' | 'replayed'
  * or serialization failure confined to this item is retried; other outcomes are final.
  */
 export async function settleHoldWith(
-  submit: (request: SettleRequest) => Promise<SettleOutcome>,
+  submit: (request: SettleInput) => Promise<SettleOutcome>,
   holdId: string,
   usage: Usage,
 ): Promise<SettleResult> {
@@ -146,7 +146,7 @@ export async function settleHoldWith(
 /** The usage record's part of a settlement: checked, never priced. */
 function usageRecordFields(
   usage: Usage,
-): Pick<SettleRequest, 'reasoningTokens' | 'cancelled' | 'startedAt' | 'generationMs'> {
+): Pick<SettleInput, 'reasoningTokens' | 'cancelled' | 'startedAt' | 'generationMs'> {
   const reasoning = usage.reasoningTokens;
   return {
     ...(reasoning === undefined

@@ -18,13 +18,13 @@ import { holdNotFound, settleHoldWith, voidHoldWith, ZERO_BALANCE } from './hold
 import { PgHotPath } from './pg-hot-path.js';
 import { LedgerStore } from './prisma-store.js';
 import { listEntriesWith, statementToCsv, statementWith } from './statements.js';
-import type { PublishMark, SettleOutcome, SettleRequest } from './store.js';
+import type { PublishMark, SettleOutcome, SettleInput } from './store.js';
 import { refundHoldWith } from './refunds.js';
 import { expireHoldsWith, startSweeperWith, type SweeperOptions } from './sweeper.js';
 import type {
   Balance,
   CreditInput,
-  CreditResult,
+  LedgerCredit,
   EntryPage,
   InvariantReport,
   LedgerHold,
@@ -83,7 +83,7 @@ export interface LedgerServiceDeps {
 }
 
 export interface LedgerService {
-  credit(input: CreditInput): Promise<CreditResult>;
+  credit(input: CreditInput): Promise<LedgerCredit>;
   settleHold(holdId: string, usage: Usage): Promise<SettleResult>;
   /** `usage`: the usage record's outcome (failed by default) and the run's timings. */
   voidHold(holdId: string, usage?: VoidUsage): Promise<VoidResult>;
@@ -140,7 +140,7 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
     publishGraceMs: deps.holdPublishGraceMs,
   };
   // Settlements that queue up while a statement runs are applied together in the next one.
-  const settlements = new NaturalBatcher<SettleRequest, SettleOutcome>(
+  const settlements = new NaturalBatcher<SettleInput, SettleOutcome>(
     async (requests) =>
       (await hot.settleHolds(requests, clock())).map((value) => ({ ok: true, value })),
     {

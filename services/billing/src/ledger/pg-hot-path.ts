@@ -11,7 +11,7 @@ import type {
   PublishMark,
   RefundOutcome,
   SettleOutcome,
-  SettleRequest,
+  SettleInput,
   VoidOutcome,
   VoidReport,
 } from './store.js';
@@ -174,7 +174,7 @@ export class PgHotPath {
    * outcome per request, in order. A request that fails does not fail the others (each runs in
    * its own savepoint).
    */
-  async settleHolds(requests: readonly SettleRequest[], at: Date): Promise<SettleOutcome[]> {
+  async settleHolds(requests: readonly SettleInput[], at: Date): Promise<SettleOutcome[]> {
     const { rows } = await this.pool.query<SettleRow>({
       ...SETTLE,
       values: [

@@ -13,7 +13,7 @@ import type { PgHotPath } from './pg-hot-path.js';
 import type {
   EntryFilter,
   ExpiredHold,
-  IdempotencyClaim,
+  IdempotencyClaimInput,
   NewJournalTransaction,
   RefundOutcome,
   StoredCreditResponse,
@@ -121,7 +121,7 @@ export class LedgerStore {
   }
 
   /** True when this transaction now owns (scope, key). */
-  claimIdempotencyKey(tx: LedgerTx, claim: IdempotencyClaim): Promise<boolean> {
+  claimIdempotencyKey(tx: LedgerTx, claim: IdempotencyClaimInput): Promise<boolean> {
     return idempotency.claimIdempotencyKey(tx, claim);
   }
 

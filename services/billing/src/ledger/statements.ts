@@ -7,7 +7,7 @@ import { decodeCursor, encodeCursor } from './cursor.js';
 import { csvField, csvRow, csvTextField } from './csv.js';
 import { microDzdToFixedDzd } from './money-format.js';
 import type { LedgerStore } from './prisma-store.js';
-import type { EntryPage, ListEntriesQuery, LedgerStatement, StatementLine } from './types.js';
+import type { EntryPage, ListEntriesQuery, LedgerStatement, LedgerStatementLine } from './types.js';
 import { requireDate, requireId, requireLimit, requireRange } from './validation.js';
 
 export const MAX_ENTRIES_PAGE = 500;
@@ -82,7 +82,7 @@ export async function statementWith(
     let running = opening;
     let credits = 0n;
     let debits = 0n;
-    const lines: StatementLine[] = entries.map((entry) => {
+    const lines: LedgerStatementLine[] = entries.map((entry) => {
       running += entry.amountMicroDzd;
       if (entry.amountMicroDzd > 0n) credits += entry.amountMicroDzd;
       else debits -= entry.amountMicroDzd;

@@ -22,7 +22,7 @@ export interface NewJournalTransaction {
   legs: readonly Leg[];
 }
 
-export interface IdempotencyClaim {
+export interface IdempotencyClaimInput {
   scope: string;
   key: string;
   requestHash: string;
@@ -56,7 +56,7 @@ export interface EntryFilter {
 }
 
 /** One settlement to apply: the id of its journal transaction is chosen by the caller. */
-export interface SettleRequest extends RunReport {
+export interface SettleInput extends RunReport {
   holdId: string;
   inputTokens: bigint;
   outputTokens: bigint;

@@ -35,7 +35,7 @@ export interface CreditInput {
   idempotencyKey?: string | null;
 }
 
-export interface CreditResult {
+export interface LedgerCredit {
   transactionId: string;
   /** The balance right after this credit (a replay returns the first answer unchanged). */
   balance: Balance;
@@ -156,7 +156,7 @@ export interface EntryPage {
   through: Date;
 }
 
-export interface StatementLine {
+export interface LedgerStatementLine {
   entryId: bigint;
   transactionId: string;
   kind: TransactionKind;
@@ -182,7 +182,7 @@ export interface LedgerStatement {
   totalDebitsMicroDzd: bigint;
   /** opening + credits − debits. */
   closingBalanceMicroDzd: bigint;
-  lines: StatementLine[];
+  lines: LedgerStatementLine[];
 }
 
 export interface InvariantReport {
