@@ -333,7 +333,7 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
     },
     forwardAdmin: (request) => http({ ...request, path: `${OPERATOR_API_PREFIX}${request.path}` }),
     operator: createOperatorClient(http),
-    dashboard: createDashboardBillingClient(call),
+    dashboard: createDashboardBillingClient(http),
     close: async () => {
       await Promise.all([publishMarks.flush(), ...Object.values(batches).map((b) => b.flush())]);
       await http.close();

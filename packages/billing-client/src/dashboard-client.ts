@@ -1,4 +1,11 @@
-import { pathSegment } from '@gateway/contracts';
+import {
+  BILLING_DASHBOARD_PREFIX,
+  BILLING_DASHBOARD_ROUTES as R,
+  routePath,
+  type Route,
+  type RouteAnswer,
+  type RouteInput,
+} from '@gateway/contracts';
 import type {
   DashboardInvitationAcceptRequest,
   DashboardOverview,
@@ -8,25 +15,13 @@ import type {
   DashboardSignInRequest,
   DashboardStartedSession,
 } from '@gateway/contracts';
-import type { InternalRequest } from '@gateway/runtime';
-
-const account = (id: string) => `/dashboard/accounts/${pathSegment(id)}`;
-
-/** Every path of billing's dashboard API, relative to `/internal/v1`. */
-export const DASHBOARD_PATHS = {
-  signIn: '/dashboard/sessions',
-  resolveSession: '/dashboard/sessions/resolve',
-  endSession: '/dashboard/sessions/end',
-  acceptInvitation: '/dashboard/invitations/accept',
-  overview: (accountId: string) => `${account(accountId)}/overview`,
-  scopedTokens: (accountId: string) => `${account(accountId)}/scoped-tokens`,
-  revokeScopedToken: (accountId: string, tokenId: string) =>
-    `${account(accountId)}/scoped-tokens/${pathSegment(tokenId)}/revoke`,
-} as const;
+import { jsonOf, type InternalHttp } from '@gateway/runtime';
+import { errorFromAnswer } from './wire-errors.js';
 
 /**
- * Billing's dashboard API (`/internal/v1/dashboard`, edge only): sessions, invitation acceptance
- * and the owner's data. Session tokens travel in bodies, never in URLs (URLs end up in logs).
+ * Billing's dashboard API (`BILLING_DASHBOARD_ROUTES`, edge only): sessions, invitation
+ * acceptance and the owner's data. Session tokens travel in bodies, never in URLs (URLs end up
+ * in logs).
  */
 export interface DashboardBillingClient {
   /** Checks the password; the raw session token is answered this once, for edge's cookie. */
@@ -41,24 +36,34 @@ export interface DashboardBillingClient {
   revokeScopedToken(accountId: string, tokenId: string): Promise<DashboardScopedToken>;
 }
 
-/** `call`: billing's answer or its refusal thrown (the billing client's own). */
-export function createDashboardBillingClient(
-  call: <T>(request: InternalRequest) => Promise<T>,
-): DashboardBillingClient {
-  // Reads may be retried; sign-in and the like are not (a retry could start two sessions).
-  const get = <T>(path: string) => call<T>({ method: 'GET', path, retry: true });
-  const post = <T>(path: string, body?: unknown) => call<T>({ method: 'POST', path, body });
-  const paths = DASHBOARD_PATHS;
+/** Every answer is the route's, every refusal billing's, thrown. */
+export function createDashboardBillingClient(http: InternalHttp): DashboardBillingClient {
+  const send = async <Called extends Route>(route: Called, input: RouteInput<Called>) => {
+    const answer = await http({
+      method: route.method,
+      path: `${BILLING_DASHBOARD_PREFIX}${routePath(route, input.params, input.query)}`,
+      ...(input.body === undefined ? {} : { body: input.body }),
+      // Reads may be retried; sign-in and the like are not (a retry could start two sessions).
+      retry: route.method === 'GET',
+    });
+    // A 401 here is the session's (`session_required`), not edge's credential: passed on as is.
+    if (answer.status >= 400) throw errorFromAnswer('billing', answer);
+    return answer;
+  };
+  const call = async <Called extends Route>(route: Called, input: RouteInput<Called>) =>
+    jsonOf<RouteAnswer<Called>>(await send(route, input));
+  const account = (id: string) => ({ params: { id } });
   return {
-    signIn: (body) => post(paths.signIn, body),
-    acceptInvitation: (body) => post(paths.acceptInvitation, body),
-    resolveSession: (token) => post(paths.resolveSession, { token }),
+    signIn: (body) => call(R.signIn, { body }),
+    acceptInvitation: (body) => call(R.acceptInvitation, { body }),
+    resolveSession: (token) => call(R.resolveSession, { body: { token } }),
     endSession: async (token) => {
-      await post(paths.endSession, { token });
+      await send(R.endSession, { body: { token } });
     },
-    overview: (accountId) => get(paths.overview(accountId)),
+    overview: (accountId) => call(R.overview, account(accountId)),
     listScopedTokens: (accountId, page) =>
-      get(`${paths.scopedTokens(accountId)}?${page.toString()}`),
-    revokeScopedToken: (accountId, tokenId) => post(paths.revokeScopedToken(accountId, tokenId)),
+      call(R.scopedTokens, { ...account(accountId), query: page }),
+    revokeScopedToken: (accountId, tokenId) =>
+      call(R.revokeScopedToken, { params: { id: accountId, tokenId } }),
   };
 }

@@ -10,7 +10,7 @@ export { PublishMarks, type DeferredMark } from './publish-marks.js';
 export { type BatchKind, type BatchOptions } from './batches.js';
 export { CatalogCache } from './catalog-cache.js';
 export { credentialRefused, errorFromAnswer, rateLimitFromHeaders } from './wire-errors.js';
-export { DASHBOARD_PATHS, type DashboardBillingClient } from './dashboard-client.js';
+export { type DashboardBillingClient } from './dashboard-client.js';
 export {
   OPERATOR_API_PREFIX,
   type BudgetOwnerRef,

@@ -240,6 +240,7 @@ const CONTRACTS: Record<string, Entry> = {
   ),
   DashboardSession: ends([BILLING_DASHBOARD], [CLIENT_DASHBOARD, EDGE_SESSIONS, APP]),
   DashboardStartedSession: ends([BILLING_DASHBOARD], [CLIENT_DASHBOARD, EDGE_SESSIONS]),
+  DashboardSessionTokenRequest: ends([CLIENT_DASHBOARD], [BILLING_DASHBOARD]),
   InvitationCreateRequest: ends(
     [CLIENT_OPERATOR, CTL_DASHBOARD],
     [EDGE_ADMIN, EDGE_OPERATOR, BILLING_DASHBOARD],

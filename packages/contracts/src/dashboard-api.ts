@@ -125,6 +125,15 @@ export const DashboardStartedSessionSchema = Type.Object({
 });
 export type DashboardStartedSession = Static<typeof DashboardStartedSessionSchema>;
 
+/**
+ * A session's raw token as edge passes it to billing to resolve or end the session (billing's
+ * internal calls, never the browser's): in a body, since URLs end up in logs.
+ */
+export const DashboardSessionTokenRequestSchema = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: DASHBOARD_LIMITS.tokenMaxLength }),
+});
+export type DashboardSessionTokenRequest = Static<typeof DashboardSessionTokenRequestSchema>;
+
 /** `DELETE /dashboard/api/session`: sign out (204; the cookie is cleared). */
 
 // --- Invitations ---------------------------------------------------------------------------

@@ -30,3 +30,5 @@ export * from './period-report-api.js';
 export * from './routes.js';
 export * from './operator-routes.js';
 export * from './dashboard-routes.js';
+export * from './billing-dashboard-routes.js';
+export * from './dispatcher-routes.js';

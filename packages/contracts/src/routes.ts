@@ -26,8 +26,8 @@ export interface Route {
   readonly body?: TSchema;
   /** The JSON answer it gives; none: a 204, or an answer the route leaves untyped (CSV, a relay). */
   readonly answer?: TSchema;
-  /** The status of success when it is not 200. */
-  readonly status?: 201 | 204;
+  /** The status of success when it is not 200 (202: accepted, the work is queued). */
+  readonly status?: 201 | 202 | 204;
   readonly refusals?: readonly RouteRefusal[];
 }
 
@@ -96,4 +96,4 @@ export function routePath<R extends Route>(
 }
 
 /** The route's success status: 200 unless it says otherwise. */
-export const routeStatus = (route: Route): 200 | 201 | 204 => route.status ?? 200;
+export const routeStatus = (route: Route): 200 | 201 | 202 | 204 => route.status ?? 200;

@@ -1,16 +1,7 @@
 import express, { type Router } from 'express';
 import {
-  DashboardInvitationAcceptRequestSchema,
-  DashboardSignInRequestSchema,
+  BILLING_DASHBOARD_ROUTES as R,
   OPERATOR_ROUTES,
-  createBodyValidator,
-  type DashboardInvitationAcceptRequest,
-  type DashboardOverview,
-  type DashboardScopedToken,
-  type DashboardScopedTokenList,
-  type DashboardSession,
-  type DashboardSignInRequest,
-  type DashboardStartedSession,
   type InvitationCreateRequest,
   type InvitationIssued,
   type OperatorUserCreateRequest,
@@ -20,64 +11,31 @@ import type { BillingServices } from '../http/internal-routes.js';
 import { requiredString } from '../http/wire.js';
 import type { Dashboard } from './index.js';
 import { accountOverview } from './overview.js';
-import { presentedToken } from './tokens.js';
-
-const validateSignIn = createBodyValidator<DashboardSignInRequest>(DashboardSignInRequestSchema);
-const validateAccept = createBodyValidator<DashboardInvitationAcceptRequest>(
-  DashboardInvitationAcceptRequestSchema,
-);
 
 /**
- * `/internal/v1/dashboard` (edge only): sign-in, sessions, invitation acceptance and the owner's
- * overview; answers of packages/contracts/src/dashboard-api.ts. Edge keeps the session token in the browser's cookie and passes it in bodies, never
- * in a URL (URLs end up in logs).
+ * Billing's dashboard API (`BILLING_DASHBOARD_ROUTES`, under `/internal/v1/dashboard`, edge
+ * only): sign-in, sessions, invitation acceptance and the owner's overview and scoped tokens.
+ * Edge keeps the session token in the browser's cookie and passes it in bodies, never in a URL
+ * (URLs end up in logs).
  */
 export function dashboardRoutes(services: BillingServices, dashboard: Dashboard): Router {
   const router = express.Router();
-  const { sessions, users } = dashboard;
-  router.post('/sessions', async (req, res) => {
-    const body = validateSignIn(req.body);
-    const started: DashboardStartedSession = await sessions.signIn(
-      body.realm ?? 'owner',
-      body.email,
-      body.password,
-    );
-    res.status(201).json(started);
-  });
-  router.post('/sessions/resolve', async (req, res) => {
-    const token = presentedToken((req.body as { token?: unknown })?.token);
-    const session: DashboardSession = await sessions.resolve(token);
-    res.json(session);
-  });
-  router.post('/sessions/end', async (req, res) => {
-    await sessions.end(presentedToken((req.body as { token?: unknown })?.token));
-    res.status(204).end();
-  });
-  router.post('/invitations/accept', async (req, res) => {
-    const body = validateAccept(req.body);
-    const started: DashboardStartedSession = await users.accept(body.token, body.password);
-    res.status(201).json(started);
-  });
-  router.get('/accounts/:id/overview', async (req, res) => {
+  const { sessions, users, scopedTokens } = dashboard;
+  serveRoute(router, R.signIn, ({ body }) =>
+    sessions.signIn(body.realm ?? 'owner', body.email, body.password),
+  );
+  serveRoute(router, R.resolveSession, ({ body }) => sessions.resolve(body.token));
+  serveRoute(router, R.endSession, ({ body }) => sessions.end(body.token));
+  serveRoute(router, R.acceptInvitation, ({ body }) => users.accept(body.token, body.password));
+  serveRoute(router, R.overview, ({ params }) => {
     const { identity, ledger } = services;
     const deps = { prisma: identity.prisma, ledger, accounts: identity.accounts };
-    const overview: DashboardOverview = await accountOverview(deps, req.params.id, dashboard.clock);
-    res.json(overview);
+    return accountOverview(deps, params.id, dashboard.clock);
   });
-  router.get('/accounts/:id/scoped-tokens', async (req, res) => {
-    const list: DashboardScopedTokenList = await dashboard.scopedTokens.list(
-      req.params.id,
-      req.query,
-    );
-    res.json(list);
-  });
-  router.post('/accounts/:id/scoped-tokens/:tokenId/revoke', async (req, res) => {
-    const token: DashboardScopedToken = await dashboard.scopedTokens.revoke(
-      req.params.id,
-      req.params.tokenId,
-    );
-    res.json(token);
-  });
+  serveRoute(router, R.scopedTokens, ({ params, req }) => scopedTokens.list(params.id, req.query));
+  serveRoute(router, R.revokeScopedToken, ({ params }) =>
+    scopedTokens.revoke(params.id, params.tokenId),
+  );
   return router;
 }
 

@@ -1,27 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   OPERATOR_ROUTES as R,
-  compile,
-  describeViolation,
-  routePath,
-  routeStatus,
   type Route,
   type RouteAnswer,
   type RouteInput,
 } from '@gateway/contracts';
 import { INTERNAL_TOKEN_HEADER } from '@gateway/runtime';
 import { startBillingApi, type BillingApiUnderTest } from './billing-api.suite.js';
+import { RouteAgreement, routeRequest } from './route-agreement.suite.js';
 
 /*
  * The operator API's contract (`OPERATOR_ROUTES`) agrees with what billing serves: every route
  * billing serves is called here once with a request its body schema accepts, answers with the
  * route's status, and its answer passes the route's answer schema. A route added to the contract
  * without a call here fails the last test; an answer that drifts from its schema fails its call.
- * The dispatcher's routes are its own API's (its tests).
+ * The dispatcher's routes are its own table's (`DISPATCHER_ROUTES`, its agreement test).
  */
 
 let billing: BillingApiUnderTest;
-const called = new Set<Route>();
+const agreement = new RouteAgreement();
 
 beforeAll(async () => {
   billing = await startBillingApi();
@@ -31,41 +28,16 @@ afterAll(async () => {
   await billing?.close();
 });
 
-const validators = new Map<Route, (value: unknown) => boolean>();
-
-function answerValidator(route: Route) {
-  let validate = validators.get(route);
-  if (validate === undefined && route.answer !== undefined) {
-    const compiled = compile(route.answer);
-    validate = (value) => {
-      const ok = compiled(value);
-      if (!ok)
-        throw new Error(
-          `${route.method} ${route.path}: ${JSON.stringify(describeViolation(compiled.errors ?? []))}`,
-        );
-      return ok;
-    };
-    validators.set(route, validate);
-  }
-  return validate;
-}
-
 /** Calls one route through billing's operator API; checks its status and its answer's schema. */
 async function call<Called extends Route>(
   route: Called,
   input: RouteInput<Called>,
 ): Promise<RouteAnswer<Called>> {
-  const path = `/internal/v1/admin${routePath(route, input.params, input.query)}`;
-  const verb = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-  let request = billing.api[verb](path).set(INTERNAL_TOKEN_HEADER, billing.internalToken);
-  if (input.headers) request = request.set(input.headers);
-  const answer = await (input.body === undefined ? request : request.send(input.body as object));
-  expect({ route: `${route.method} ${route.path}`, status: answer.status }).toEqual({
-    route: `${route.method} ${route.path}`,
-    status: routeStatus(route),
-  });
-  answerValidator(route)?.(answer.body);
-  called.add(route);
+  const answer = await routeRequest(billing.api, '/internal/v1/admin', route, input).set(
+    INTERNAL_TOKEN_HEADER,
+    billing.internalToken,
+  );
+  agreement.check(route, answer.status, answer.body);
   return answer.body as RouteAnswer<Called>;
 }
 
@@ -191,7 +163,6 @@ describe('the operator API contract, against billing', () => {
 
   it('has called every route billing serves', () => {
     const served = Object.values(R).filter((route) => route.server === 'billing');
-    const missed = served.filter((route) => !called.has(route));
-    expect(missed.map((route) => `${route.method} ${route.path}`)).toEqual([]);
+    expect(agreement.missed(served)).toEqual([]);
   });
 });

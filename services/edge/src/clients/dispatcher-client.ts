@@ -1,6 +1,10 @@
 import {
   DISPATCHER_API_PREFIX,
-  DISPATCHER_PATHS,
+  DISPATCHER_ROUTES as R,
+  routePath,
+  type Route,
+  type RouteAnswer,
+  type RouteInput,
   type WebhookDelivery,
   type WebhookDeliveryPage,
   type WebhookExpirePreviousResult,
@@ -12,11 +16,11 @@ import { createInternalHttp, jsonOf } from '@gateway/runtime';
 import type { InternalRequest, InternalResponse } from '@gateway/runtime';
 
 /**
- * The dispatcher's internal API (contract: packages/contracts/src/dispatcher-api.ts): typed
- * calls for the dashboard (answers of the contract, refusals thrown as the dispatcher decided
- * them; its 401 to edge's own credential is 500, edge's fault), and `forward` for the operator
- * API's `/admin/v1` proxy alone, which passes an operator's request and the answer through
- * verbatim (`path` relative to `/internal/v1`).
+ * The dispatcher's internal API (`DISPATCHER_ROUTES`, packages/contracts): typed calls for the
+ * dashboard (answers of the contract, refusals thrown as the dispatcher decided them; its 401
+ * to edge's own credential is 500, edge's fault), and `forward` for the operator API's
+ * `/admin/v1` proxy alone, which passes an operator's request and the answer through verbatim
+ * (`path` relative to `/internal/v1`).
  */
 export interface DispatcherClient {
   forward(request: InternalRequest): Promise<InternalResponse>;
@@ -38,21 +42,27 @@ export function createDispatcherClient(options: {
   const http = createInternalHttp({ service: 'dispatcher', ...options });
   const forward = (request: InternalRequest) =>
     http({ ...request, path: `${DISPATCHER_API_PREFIX}${request.path}` });
-  const call = async <T>(method: 'GET' | 'POST', path: string): Promise<T> => {
-    const answer = await forward({ method, path });
+  /** The route's answer, or the dispatcher's refusal thrown. */
+  const call = async <Called extends Route>(route: Called, input: RouteInput<Called>) => {
+    const answer = await forward({
+      method: route.method,
+      path: routePath(route, input.params, input.query),
+      ...(input.body === undefined ? {} : { body: input.body }),
+    });
     if (answer.status === 401) throw credentialRefused('dispatcher');
     if (answer.status >= 400) throw errorFromAnswer('dispatcher', answer);
-    return jsonOf<T>(answer);
+    return jsonOf<RouteAnswer<Called>>(answer);
   };
-  const paths = DISPATCHER_PATHS;
+  const account = (accountId: string) => ({ params: { accountId } });
   return {
     forward,
-    listSecrets: (accountId) => call('GET', paths.secrets(accountId)),
-    rotateSecret: (accountId) => call('POST', paths.rotate(accountId)),
-    expirePreviousSecret: (accountId) => call('POST', paths.expirePrevious(accountId)),
+    listSecrets: (accountId) => call(R.listSecrets, account(accountId)),
+    rotateSecret: (accountId) => call(R.rotateSecret, account(accountId)),
+    expirePreviousSecret: (accountId) => call(R.expirePreviousSecret, account(accountId)),
     listDeliveries: (accountId, page) =>
-      call('GET', `${paths.deliveries(accountId)}?${page.toString()}`),
-    redeliver: (accountId, deliveryId) => call('POST', paths.redeliver(deliveryId, accountId)),
+      call(R.listDeliveries, { ...account(accountId), query: page }),
+    redeliver: (accountId, deliveryId) =>
+      call(R.redeliverOwn, { params: { accountId, deliveryId } }),
     close: () => http.close(),
   };
 }

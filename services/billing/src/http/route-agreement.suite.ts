@@ -1,0 +1,68 @@
+import { expect } from '@jest/globals';
+import type { TSchema } from '@sinclair/typebox';
+import type request from 'supertest';
+import {
+  ajv,
+  compile,
+  describeViolation,
+  routePath,
+  routeStatus,
+  type Route,
+  type RouteInput,
+  type RouteMethod,
+  type SchemaViolation,
+} from '@gateway/contracts';
+
+/** The route's request to `api` under `prefix`: its path filled, the input's query, headers, body. */
+export function routeRequest<Called extends Route>(
+  api: ReturnType<typeof request>,
+  prefix: string,
+  route: Called,
+  input: RouteInput<Called>,
+): request.Test {
+  const verb = route.method.toLowerCase() as Lowercase<RouteMethod>;
+  const sent = api[verb](`${prefix}${routePath(route, input.params, input.query)}`);
+  sent.set(input.headers ?? {});
+  return input.body === undefined ? sent : sent.send(input.body as object);
+}
+
+/**
+ * What a route table's agreement test checks (ADR 0069): each call answers with its route's
+ * status and an answer its route's schema accepts, and every route of the table was called. A
+ * route added to a table without a call in its test fails `missed`. Billing's tables use it, and
+ * so does the dispatcher's (its test imports it from here).
+ */
+export class RouteAgreement {
+  readonly #called = new Set<Route>();
+
+  /** Checks one answer of `route` and counts the route as called. */
+  check(route: Route, status: number, body: unknown): void {
+    const name = `${route.method} ${route.path}`;
+    expect({ route: name, status }).toEqual({ route: name, status: routeStatus(route) });
+    expect({ route: name, violation: answerViolation(route, body) }).toEqual({ route: name });
+    this.#called.add(route);
+  }
+
+  /** The routes of `routes` not called yet, as `METHOD /path`. */
+  missed(routes: readonly Route[]): string[] {
+    return routes
+      .filter((route) => !this.#called.has(route))
+      .map((route) => `${route.method} ${route.path}`);
+  }
+}
+
+/** Why the answer fails its route's schema; undefined when it passes or the route has none. */
+function answerViolation(route: Route, body: unknown): SchemaViolation | undefined {
+  if (route.answer === undefined) return undefined;
+  const validate = validatorOf(route.answer);
+  return validate(body) ? undefined : describeViolation(validate.errors ?? []);
+}
+
+/**
+ * The schema's validator. A schema with an `$id` may be in Ajv already as part of another (a
+ * list's item), and Ajv refuses to compile a second schema of that id: that one is used.
+ */
+function validatorOf(schema: TSchema): ReturnType<typeof compile> {
+  const known = schema.$id === undefined ? undefined : ajv.getSchema(schema.$id);
+  return known ?? compile(schema);
+}
