@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Locator, Page } from 'playwright-core';
 import type { BudgetList, BudgetView } from '@gateway/contracts';
-import { waitFor } from '../support/worker-harness.js';
+import { waitFor } from '@gateway/testing';
 import { screenshots } from './browser.js';
 import {
   adminCall,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { CHAT_MODEL } from '../abuse/abuse-stack.js';
-import { waitFor } from '../support/worker-harness.js';
+import { waitFor } from '@gateway/testing';
 import { screenshots } from './browser.js';
 import {
   acceptInvitation,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Page } from 'playwright-core';
 import { CHAT_MODEL } from '../abuse/abuse-stack.js';
-import { waitFor } from '../support/worker-harness.js';
+import { waitFor } from '@gateway/testing';
 import { screenshots } from './browser.js';
 import { amountOf, chat, open, ownerWithKey, useDashboardStack } from './dashboard-harness.js';
 

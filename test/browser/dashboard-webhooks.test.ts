@@ -8,7 +8,7 @@ import {
 } from '../../services/dispatcher/src/testing/receiver.suite.js';
 import { createTestCertificates } from '../../services/dispatcher/src/testing/test-ca.suite.js';
 import { NATIVE_MODEL } from '../abuse/abuse-stack.js';
-import { waitFor } from '../support/worker-harness.js';
+import { waitFor } from '@gateway/testing';
 import { open, ownerWithKey, takeShownKey, useDashboardStack } from './dashboard-harness.js';
 
 /*

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { waitFor } from '../support/worker-harness.js';
+import { waitFor } from '@gateway/testing';
 import { VIEWPORTS, screenshots } from './browser.js';
 import {
   PASSWORD,

@@ -19,8 +19,7 @@ import {
   type AbuseStack,
 } from '../abuse/abuse-stack.js';
 import { loopbackWebhookEnv } from '../support/loopback-webhooks.js';
-import { waitFor } from '../support/worker-harness.js';
-import { fundAccount } from '@gateway/testing';
+import { fundAccount, waitFor } from '@gateway/testing';
 
 /*
  * Account alerts end to end, every hop real: edge, billing (its alerts loop), the worker

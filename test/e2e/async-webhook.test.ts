@@ -8,6 +8,7 @@ import {
   spawnService,
   testServiceAmqpUrl,
   uniquePrefix,
+  waitFor,
   waitForStatus,
   type ServiceProcess,
   type TestDatabase,
@@ -22,8 +23,10 @@ import {
   type TestCertificates,
 } from '../../services/dispatcher/src/testing/test-ca.suite.js';
 import { dispatcherDatabaseTemplate } from '../../services/dispatcher/src/db/migrate.js';
-import { startBilling, type BillingHarness } from '../support/billing-harness.js';
-import { waitFor } from '../support/worker-harness.js';
+import {
+  startBilling,
+  type BillingUnderTest,
+} from '../../services/billing/src/testing/billing-under-test.suite.js';
 
 /*
  * The asynchronous native path end to end, every hop real: a client POSTs to edge (a process) →
@@ -53,7 +56,7 @@ const DELIVERY_WAIT_MS = 20_000;
 
 let certs: TestCertificates;
 let receiver: Receiver;
-let billing: BillingHarness;
+let billing: BillingUnderTest;
 let node: StandInModelNode;
 let brokenNode: StandInModelNode;
 let dispatcherDb: TestDatabase;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { toFile } from 'openai';
 import { countTextTokens } from '@gateway/tokenizer';
-import { balanceOf } from '../../services/edge/src/test-support/billing.suite.js';
+import { balanceOf } from '../../services/billing/src/testing/billing-under-test.suite.js';
 import { useRealStack } from '../../services/edge/src/test-support/real-stack.suite.js';
 
 /**

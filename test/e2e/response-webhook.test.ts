@@ -19,8 +19,7 @@ import {
   type AbuseStack,
 } from '../abuse/abuse-stack.js';
 import { loopbackWebhookEnv } from '../support/loopback-webhooks.js';
-import { waitFor } from '../support/worker-harness.js';
-import { fundAccount } from '@gateway/testing';
+import { fundAccount, waitFor } from '@gateway/testing';
 
 /*
  * A background response's `webhook` end to end, every service a process: edge accepts

@@ -19,7 +19,7 @@ import {
   type OtlpReceiver,
   type ReceivedSpan,
 } from '../support/otlp-receiver.js';
-import { waitFor } from '../support/worker-harness.js';
+import { waitFor } from '@gateway/testing';
 
 /*
  * One connected trace per request across the processes. Edge, billing, the

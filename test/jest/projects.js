@@ -7,9 +7,8 @@ import { fileURLToPath } from 'node:url';
  * - unit: every `*.test.ts` that is not one of the below. No build, no PostgreSQL, no RabbitMQ:
  *   the servers' addresses are removed before each file (`unit-setup.js`), so a unit test that
  *   reaches for them fails, even inside the full run.
- * - integration: `*.integration.test.ts` beside the code they test, and `test/worker/` (the
- *   worker driven with billing's settlement consumer): real PostgreSQL and RabbitMQ from the
- *   global setup.
+ * - integration: `*.integration.test.ts` beside the code they test: real PostgreSQL and
+ *   RabbitMQ from the global setup.
  * - e2e: `test/e2e/`, `test/clients/` (the client libraries, a package of their own),
  *   `test/abuse/` and `test/local/` (the quick start): the services as processes, over HTTP.
  * - browser: `test/browser/`: the dashboard in Chromium.
@@ -37,7 +36,7 @@ export const withServers = {
 
 const NOT_UNIT = [
   '\\.integration\\.test\\.ts$',
-  '<rootDir>/test/(e2e|clients|abuse|local|browser|worker)/',
+  '<rootDir>/test/(e2e|clients|abuse|local|browser)/',
   '/node_modules/',
 ];
 
@@ -55,7 +54,7 @@ export const integration = {
   ...withServers,
   displayName: 'integration',
   roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'],
-  testMatch: ['**/*.integration.test.ts', '<rootDir>/test/worker/**/*.test.ts'],
+  testMatch: ['**/*.integration.test.ts'],
 };
 
 export const e2e = {

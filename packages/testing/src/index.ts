@@ -40,6 +40,7 @@ export {
   type ServiceProcess,
   type SpawnServiceOptions,
 } from './service-process.js';
+export { waitFor } from './wait.js';
 export { RECEIVER_HOST, createTestCertificates, type TestCertificates } from './test-ca.js';
 export { faketimeLibrary, skewableClock, type SkewableClock } from './skewable-clock.js';
 export {

@@ -2,7 +2,10 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startBilling, type BillingUnderTest } from '../test-support/billing.suite.js';
+import {
+  startBilling,
+  type BillingUnderTest,
+} from '../../../billing/src/testing/billing-under-test.suite.js';
 import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 import { fundAccount } from '@gateway/testing';
 

@@ -13,7 +13,11 @@ import {
   createTestCertificates,
   type TestCertificates,
 } from '../../../dispatcher/src/testing/test-ca.suite.js';
-import { putModel, startBilling, type BillingUnderTest } from '../test-support/billing.suite.js';
+import {
+  putModel,
+  startBilling,
+  type BillingUnderTest,
+} from '../../../billing/src/testing/billing-under-test.suite.js';
 import {
   TEST_DASHBOARD,
   operatorOf,

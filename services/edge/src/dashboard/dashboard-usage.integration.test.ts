@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { putModel, startBilling, type BillingUnderTest } from '../test-support/billing.suite.js';
+import {
+  putModel,
+  startBilling,
+  type BillingUnderTest,
+} from '../../../billing/src/testing/billing-under-test.suite.js';
 import {
   TEST_DASHBOARD,
   operatorOf,

@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Request } from 'express';
 import { DASHBOARD_CSRF_HEADER } from '@gateway/contracts';
-import { putModel, startBilling, type BillingUnderTest } from '../test-support/billing.suite.js';
+import {
+  putModel,
+  startBilling,
+  type BillingUnderTest,
+} from '../../../billing/src/testing/billing-under-test.suite.js';
 import {
   ORIGIN,
   PASSWORD,

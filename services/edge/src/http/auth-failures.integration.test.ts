@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Request } from 'express';
 import { GatewayError } from '@gateway/contracts';
-import { startBilling, type BillingUnderTest } from '../test-support/billing.suite.js';
+import {
+  startBilling,
+  type BillingUnderTest,
+} from '../../../billing/src/testing/billing-under-test.suite.js';
 import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 import { AuthFailureLimiter, KnownCredentials, clientKey } from './auth.js';
 import { fundAccount, type FundedAccount } from '@gateway/testing';

@@ -6,7 +6,7 @@ import {
   putModel,
   startBilling,
   type BillingUnderTest,
-} from '../test-support/billing.suite.js';
+} from '../../../billing/src/testing/billing-under-test.suite.js';
 import { startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 import {
   chatCompletion,

@@ -5,7 +5,7 @@ import {
   putModel,
   startBilling,
   type BillingUnderTest,
-} from '../test-support/billing.suite.js';
+} from '../../../billing/src/testing/billing-under-test.suite.js';
 import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 import { startFakeWorker, type FakeWorker, type Step } from '../test-support/fake-worker.suite.js';
 import { fundAccount, type FundedAccount } from '@gateway/testing';

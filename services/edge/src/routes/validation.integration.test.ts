@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startBilling, type BillingUnderTest } from '../test-support/billing.suite.js';
+import {
+  startBilling,
+  type BillingUnderTest,
+} from '../../../billing/src/testing/billing-under-test.suite.js';
 import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
 import { fundAccount, type FundedAccount } from '@gateway/testing';
 

@@ -21,7 +21,7 @@ import { DeliveredAnswers } from '../jobs/delivered-answers.js';
 import { HoldReleases } from '../jobs/hold-release.js';
 import { InferenceJobs, JobPublisher } from '../jobs/inference-jobs.js';
 import { ReplyRouter } from '../jobs/job-replies.js';
-import type { BillingUnderTest } from './billing.suite.js';
+import type { BillingUnderTest } from '../../../billing/src/testing/billing-under-test.suite.js';
 import { silentStream } from './silent-log.suite.js';
 
 export interface EdgeOptions {

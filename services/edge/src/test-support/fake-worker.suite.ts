@@ -6,7 +6,7 @@ import type {
   InferenceReplyPayload,
 } from '@gateway/contracts';
 import type { Consumer, GatewayNames, MessageBus } from '@gateway/messaging';
-import type { BillingUnderTest } from './billing.suite.js';
+import type { BillingUnderTest } from '../../../billing/src/testing/billing-under-test.suite.js';
 
 /**
  * A scripted worker speaking the job protocol over the real broker, for edge's own tests (the

@@ -15,7 +15,10 @@ import {
   type FundedAccount,
   type ServiceProcess,
 } from '@gateway/testing';
-import { startBilling, type BillingUnderTest } from './billing.suite.js';
+import {
+  startBilling,
+  type BillingUnderTest,
+} from '../../../billing/src/testing/billing-under-test.suite.js';
 import { startEdge, type EdgeUnderTest } from './edge.suite.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { balanceMicroDzd } from '../support/billing-harness.js';
+import { balanceMicroDzd } from '../../../billing/src/testing/billing-under-test.suite.js';
 import {
   chatModel,
   contentOf,
@@ -7,7 +7,7 @@ import {
   finishOf,
   streamedText,
   useWorkerFixture,
-} from './worker-fixture.suite.js';
+} from '../testing/worker-fixture.suite.js';
 
 const messages = [{ role: 'user', content: 'Tell me about the Sahara.' }];
 

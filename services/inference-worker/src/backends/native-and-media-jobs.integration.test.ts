@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { countTextTokens } from '@gateway/tokenizer';
 import { microDzdToDzd } from '@gateway/contracts';
-import { expectedCost, useWorkerFixture } from './worker-fixture.suite.js';
+import { expectedCost, useWorkerFixture } from '../testing/worker-fixture.suite.js';
 
 const node = (url: string, kind: string, protocol = 'openai', maxOutputTokens = 64) => ({
   kind,

@@ -8,20 +8,21 @@ import {
   spawnService,
   testAmqpUrl,
   uniquePrefix,
+  waitFor,
   type FundedAccount,
   type ServiceProcess,
   type TestDatabase,
 } from '@gateway/testing';
 import pg from 'pg';
-import { billingDatabaseTemplate } from '../../services/billing/src/db/client.js';
+import { billingDatabaseTemplate } from '../../../billing/src/db/client.js';
 import {
   adminOperator,
   admitHold,
   billingCaller,
-  type BillingHarness,
-} from '../support/billing-harness.js';
-import { JobClient, startWorker, waitFor } from '../support/worker-harness.js';
-import { chatModel, contentOf, expectedCost, PRICES } from './worker-fixture.suite.js';
+  type BillingUnderTest,
+} from '../../../billing/src/testing/billing-under-test.suite.js';
+import { JobClient, startWorker } from '../testing/worker-harness.suite.js';
+import { chatModel, contentOf, expectedCost, PRICES } from '../testing/worker-fixture.suite.js';
 
 /*
  * Billing unreachable when the worker settles, against the real billing process: stopped
@@ -45,7 +46,7 @@ let worker: { stop(): Promise<void> };
 let account: FundedAccount;
 
 /** The slice of the in-process harness the helpers use, over the spawned billing. */
-type BillingSlice = Pick<BillingHarness, 'url' | 'workerToken' | 'call' | 'operator'>;
+type BillingSlice = Pick<BillingUnderTest, 'url' | 'workerToken' | 'call' | 'operator'>;
 const harnessOf = (url: string): BillingSlice => {
   const call = billingCaller(url, edgeToken, workerToken);
   return { url, workerToken, call, operator: adminOperator(call) };

@@ -6,7 +6,7 @@ import {
   finishOf,
   streamedText,
   useWorkerFixture,
-} from './worker-fixture.suite.js';
+} from '../testing/worker-fixture.suite.js';
 
 const API_KEY = 'sk-upstream-test-key-0123456789';
 const messages = [{ role: 'user', content: 'What is 2 + 2?' }];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { gatewayNames } from '@gateway/messaging';
-import { waitFor } from '../support/worker-harness.js';
-import { chatModel, useWorkerFixture } from './worker-fixture.suite.js';
+import { waitFor } from '@gateway/testing';
+import { chatModel, useWorkerFixture } from '../testing/worker-fixture.suite.js';
 
 /*
  * The worker as deployed on the broker: its own user, which may send replies to edge's reply

@@ -8,18 +8,23 @@ import {
   spawnService,
   testAmqpUrl,
   uniquePrefix,
+  waitFor,
   type FundedAccount,
   type ServiceProcess,
 } from '@gateway/testing';
-import { admitHold, startBilling, type BillingHarness } from '../support/billing-harness.js';
-import { JobClient, startWorker, waitFor } from '../support/worker-harness.js';
-import { chatModel, contentOf, expectedCost, PRICES } from './worker-fixture.suite.js';
+import {
+  admitHold,
+  startBilling,
+  type BillingUnderTest,
+} from '../../../billing/src/testing/billing-under-test.suite.js';
+import { JobClient, startWorker } from '../testing/worker-harness.suite.js';
+import { chatModel, contentOf, expectedCost, PRICES } from '../testing/worker-fixture.suite.js';
 
 const workerEntry = path.resolve('services', 'inference-worker', 'dist', 'main.js');
 const messages = [{ role: 'user', content: 'Count the dunes.' }];
 
 describe('worker: crashes and poison messages', () => {
-  let billing: BillingHarness;
+  let billing: BillingUnderTest;
   let node: StandInModelNode;
   let account: FundedAccount;
   beforeAll(async () => {

@@ -1,8 +1,13 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { InferenceReplyPayload } from '@gateway/contracts';
 import { countTextTokens } from '@gateway/tokenizer';
-import { waitFor } from '../support/worker-harness.js';
-import { chatModel, expectedCost, streamedText, useWorkerFixture } from './worker-fixture.suite.js';
+import { waitFor } from '@gateway/testing';
+import {
+  chatModel,
+  expectedCost,
+  streamedText,
+  useWorkerFixture,
+} from '../testing/worker-fixture.suite.js';
 
 /*
  * A job's deadline bounds its wait in the queue, not its generation;

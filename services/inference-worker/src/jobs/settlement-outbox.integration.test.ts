@@ -1,10 +1,15 @@
 import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { makeEnvelope, type BillingSettlementPayload } from '@gateway/contracts';
 import { gatewayNames, type MessageBus } from '@gateway/messaging';
-import { admitHold } from '../support/billing-harness.js';
-import { waitFor } from '../support/worker-harness.js';
-import { startSettlementConsumerFor } from './settlement-consumer.suite.js';
-import { chatModel, contentOf, expectedCost, useWorkerFixture } from './worker-fixture.suite.js';
+import { admitHold } from '../../../billing/src/testing/billing-under-test.suite.js';
+import { waitFor } from '@gateway/testing';
+import { startSettlementConsumerFor } from '../testing/settlement-consumer.suite.js';
+import {
+  chatModel,
+  contentOf,
+  expectedCost,
+  useWorkerFixture,
+} from '../testing/worker-fixture.suite.js';
 
 /*
  * Billing unreachable when the worker settles. The answer exists, so its

@@ -1,8 +1,11 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { waitFor } from '../support/worker-harness.js';
-import { startSettlementConsumerFor, type BillingConsumer } from './settlement-consumer.suite.js';
-import { chatModel, useWorkerFixture } from './worker-fixture.suite.js';
+import { waitFor } from '@gateway/testing';
+import {
+  startSettlementConsumerFor,
+  type BillingConsumer,
+} from '../testing/settlement-consumer.suite.js';
+import { chatModel, useWorkerFixture } from '../testing/worker-fixture.suite.js';
 
 /*
  * A final reply nobody can receive (edge's reply queue is gone: edge died,

@@ -1,10 +1,10 @@
 import type { MessageBus } from '@gateway/messaging';
 import { gatewayNames } from '@gateway/messaging';
 import { createLogger } from '@gateway/observability';
-import { createPrismaClient } from '../../services/billing/src/db/client.js';
-import { createLedgerService } from '../../services/billing/src/ledger/index.js';
-import { startSettlementConsumer } from '../../services/billing/src/settlements/settlement-consumer.js';
-import { startTestBus } from '../support/worker-harness.js';
+import { createPrismaClient } from '../../../billing/src/db/client.js';
+import { createLedgerService } from '../../../billing/src/ledger/index.js';
+import { startSettlementConsumer } from '../../../billing/src/settlements/settlement-consumer.js';
+import { startTestBus } from './worker-harness.suite.js';
 import type { WorkerFixture } from './worker-fixture.suite.js';
 
 export interface BillingConsumer {

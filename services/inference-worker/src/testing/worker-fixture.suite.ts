@@ -1,8 +1,12 @@
 import { afterAll, beforeAll } from '@jest/globals';
 import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-ins';
 import { fundAccount, uniquePrefix, type FundedAccount } from '@gateway/testing';
-import { admitHold, startBilling, type BillingHarness } from '../support/billing-harness.js';
-import { JobClient, startWorker, type WorkerOptions } from '../support/worker-harness.js';
+import {
+  admitHold,
+  startBilling,
+  type BillingUnderTest,
+} from '../../../billing/src/testing/billing-under-test.suite.js';
+import { JobClient, startWorker, type WorkerOptions } from './worker-harness.suite.js';
 
 /** Prices of the test catalog: cost in µDZD = 10 × input tokens + 30 × output tokens. */
 export const PRICES = { input_price_dzd_per_m: 10, output_price_dzd_per_m: 30 } as const;
@@ -10,7 +14,7 @@ export const expectedCost = (usage: { promptTokens: number; completionTokens: nu
   BigInt(usage.promptTokens * 10 + usage.completionTokens * 30);
 
 export interface WorkerFixture {
-  billing: BillingHarness;
+  billing: BillingUnderTest;
   node: StandInModelNode;
   client: JobClient;
   prefix: string;

@@ -16,13 +16,13 @@ import {
   type MessageBus,
 } from '@gateway/messaging';
 import { createLogger, createServiceMetrics } from '@gateway/observability';
-import { testAmqpUrl, testServiceAmqpUrl } from '@gateway/testing';
-import { createBillingClient } from '../../services/inference-worker/src/billing/billing-client.js';
-import { Cancellations } from '../../services/inference-worker/src/jobs/run-job.js';
-import { startJobConsumers } from '../../services/inference-worker/src/jobs/job-consumer.js';
-import { createWorkerMetrics } from '../../services/inference-worker/src/jobs/metrics.js';
-import { createNodeRegistry } from '../../services/inference-worker/src/upstream/node-pool.js';
-import type { BillingHarness } from './billing-harness.js';
+import { testAmqpUrl, testServiceAmqpUrl, waitFor } from '@gateway/testing';
+import type { BillingUnderTest } from '../../../billing/src/testing/billing-under-test.suite.js';
+import { createBillingClient } from '../billing/billing-client.js';
+import { Cancellations } from '../jobs/run-job.js';
+import { startJobConsumers } from '../jobs/job-consumer.js';
+import { createWorkerMetrics } from '../jobs/metrics.js';
+import { createNodeRegistry } from '../upstream/node-pool.js';
 
 const silent = new Writable({ write: (_c, _e, cb) => cb() });
 
@@ -50,7 +50,7 @@ export async function startTestBus(prefix: string): Promise<MessageBus> {
 
 /** The worker's real job consumers, in process (the kill -9 test runs it as a real process). */
 export async function startWorker(
-  billing: Pick<BillingHarness, 'url' | 'workerToken'>,
+  billing: Pick<BillingUnderTest, 'url' | 'workerToken'>,
   prefix: string,
   options: WorkerOptions = {},
 ): Promise<{ bus: MessageBus; stop(): Promise<void> }> {
@@ -212,19 +212,5 @@ export class JobClient {
 
   async close(): Promise<void> {
     await this.bus.close();
-  }
-}
-
-export async function waitFor<T>(
-  probe: () => T | undefined | Promise<T | undefined>,
-  timeoutMs: number,
-  what: string,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

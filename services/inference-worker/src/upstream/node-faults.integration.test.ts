@@ -1,14 +1,14 @@
 import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-ins';
 import { countTextTokens } from '@gateway/tokenizer';
-import { waitFor } from '../support/worker-harness.js';
+import { waitFor } from '@gateway/testing';
 import {
   chatModel,
   contentOf,
   expectedCost,
   streamedText,
   useWorkerFixture,
-} from './worker-fixture.suite.js';
+} from '../testing/worker-fixture.suite.js';
 
 const chatCalls = (node: StandInModelNode) => node.stats().byPath['/v1/chat/completions'] ?? 0;
 const messages = [{ role: 'user', content: 'Describe the Hoggar mountains.' }];
