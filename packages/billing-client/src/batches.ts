@@ -7,15 +7,15 @@
  */
 import {
   BILLING_API_PREFIX,
+  BILLING_ROUTES as R,
   MAX_ADMISSION_BATCH,
   MAX_HOLD_END_BATCH,
-  type AdmissionBatchRequest,
+  routePath,
   type AdmissionResponse,
-  type BatchAnswer,
   type BatchItemAnswer,
-  type SettleBatchRequest,
+  type RouteAnswer,
+  type RouteBody,
   type SettleResponse,
-  type VoidBatchRequest,
   type VoidResponse,
 } from '@gateway/contracts';
 import {
@@ -42,9 +42,13 @@ export interface BatchOptions {
   onBatch?: (kind: BatchKind, size: number) => void;
 }
 
-type AdmissionItem = AdmissionBatchRequest['items'][number];
-type SettleItem = SettleBatchRequest['items'][number];
-type VoidItem = VoidBatchRequest['items'][number];
+/** The batch routes of `BILLING_ROUTES`, each answering an item as its single route would. */
+type BatchRoute = typeof R.admitBatch | typeof R.settleBatch | typeof R.voidBatch;
+type ItemOf<Batch extends BatchRoute> = RouteBody<Batch>['items'][number];
+
+type AdmissionItem = ItemOf<typeof R.admitBatch>;
+type SettleItem = ItemOf<typeof R.settleBatch>;
+type VoidItem = ItemOf<typeof R.voidBatch>;
 
 /** The single routes, for a billing without the batch routes. */
 export interface SingleCalls {
@@ -71,17 +75,17 @@ export function createBatches(
   single: SingleCalls,
 ): Batches {
   let batchRoutes = true;
-  const batcher = <I extends { requestId?: string }, O>(
+  const batcher = <Batch extends BatchRoute, O>(
     kind: BatchKind,
-    path: string,
+    route: Batch,
     maxBatchSize: number,
-    one: (item: I) => Promise<O>,
+    one: (item: ItemOf<Batch>) => Promise<O>,
   ) =>
-    new NaturalBatcher<I, O>(
+    new NaturalBatcher<ItemOf<Batch>, O>(
       async (items) => {
         if (batchRoutes) {
           // The call serves many requests: its own id is billing's; each item names its own.
-          const answers = await withoutRequestId(() => sendBatch(http, path, items));
+          const answers = await withoutRequestId(() => sendBatch(http, route, items));
           if (answers) return answers.map((answer) => resultOf<O>(answer));
           batchRoutes = false;
         }
@@ -96,9 +100,9 @@ export function createBatches(
       },
     );
   return {
-    admissions: batcher('admissions', '/admissions/batch', MAX_ADMISSION_BATCH, single.admit),
-    settlements: batcher('settlements', '/holds/settlements', MAX_HOLD_END_BATCH, single.settle),
-    voids: batcher('voids', '/holds/voids', MAX_HOLD_END_BATCH, single.void),
+    admissions: batcher('admissions', R.admitBatch, MAX_ADMISSION_BATCH, single.admit),
+    settlements: batcher('settlements', R.settleBatch, MAX_HOLD_END_BATCH, single.settle),
+    voids: batcher('voids', R.voidBatch, MAX_HOLD_END_BATCH, single.void),
   };
 }
 
@@ -106,27 +110,32 @@ export function createBatches(
  * One batch call (idempotent: every item is, by its hold id); undefined when billing has no such
  * route. A refusal of the whole call (e.g. 503 billing unavailable) fails every item.
  */
-async function sendBatch(
+async function sendBatch<Batch extends BatchRoute>(
   http: InternalHttp,
-  path: string,
-  items: unknown[],
+  route: Batch,
+  items: ItemOf<Batch>[],
 ): Promise<BatchItemAnswer[] | undefined> {
   const response = await http({
-    method: 'POST',
-    path: `${BILLING_API_PREFIX}${path}`,
+    method: route.method,
+    path: `${BILLING_API_PREFIX}${routePath(route)}`,
     body: { items },
     retry: true,
   });
   if (response.status === 404) return undefined;
   if (response.status >= 400) throw errorFromAnswer('billing', response);
-  const { answers } = jsonOf<BatchAnswer>(response);
+  const { answers } = jsonOf<RouteAnswer<Batch>>(response);
   if (answers.length !== items.length) {
     throw new Error(`billing answered ${answers.length} items for a batch of ${items.length}`);
   }
   return answers;
 }
 
-/** An item's answer as its single call would have returned or thrown it. */
+/**
+ * An item's answer as its single call would have returned or thrown it. The batch route's schema
+ * leaves an item's body open (`BatchItemAnswer`: a success is the single route's answer, a
+ * refusal the error body), so a success is taken as the single route's answer type, as `jsonOf`
+ * takes a whole answer.
+ */
 function resultOf<O>(answer: BatchItemAnswer): ItemResult<O> {
   if (answer.status < 400) return { ok: true, value: answer.body as O };
   const error = errorFromAnswer('billing', {

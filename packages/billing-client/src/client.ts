@@ -1,30 +1,31 @@
 /*
  * The one client of billing's internal API, for edge and the inference worker: every call with
- * its answer or refusal. Batching lives in batches.ts and publish-marks.ts.
+ * its answer or refusal, through its route in `BILLING_ROUTES`. Batching lives in batches.ts and
+ * publish-marks.ts.
  */
 import {
   BILLING_API_PREFIX,
+  BILLING_ROUTES as R,
+  checkedModelId,
   GatewayError,
   microDzdFromWire,
-  modelIdPath,
-  pathSegment,
+  routePath,
+  type BillingRoute,
+  type RouteAnswer,
+  type RouteInput,
 } from '@gateway/contracts';
 import type {
   AdmissionRequest,
   AdmissionResponse,
-  AuthenticateRequest,
   AuthenticateResponse,
   BalanceResponse,
   CatalogEntry,
-  CatalogListResponse,
   DeletedResponse,
   IdempotencyClaim,
   IdempotencyRef,
   KeyInfo,
   Receipt,
-  PublishMarksResponse,
   SettleRequest,
-  SettleResponse,
   HoldStatusResponse,
   AnswerDeliveredResponse,
   RefundResponse,
@@ -33,14 +34,13 @@ import type {
   ResponseRecord,
   SaveResponseRequest,
   FinishResponseRequest,
-  FinishedResponse,
   ScopedTokenCreated,
+  ScopedTokenCreateRequest,
   ScopedTokenInspection,
   StoredResponse,
   UsageList,
   UsageLogPage,
   VoidRequest,
-  VoidResponse,
   NodeHealthReport,
 } from '@gateway/contracts';
 import {
@@ -75,8 +75,9 @@ export type VoidOutcome =
   { kind: 'voided' | 'expired'; replayed: boolean } | { kind: 'already_final'; reason: string };
 
 /**
- * The one client of billing's internal API (contract: packages/contracts/src/billing-api.ts),
- * used by edge and the inference worker. Every refusal comes back as the GatewayError billing
+ * The one client of billing's internal API, used by edge and the inference worker. Every call
+ * goes through its route in `BILLING_ROUTES` (packages/contracts/src/billing-routes.ts: path,
+ * body and answer types; the schemas in billing-api.ts). Every refusal comes back as the GatewayError billing
  * decided, with its rate-limit details; billing down or too slow is 503 `service_unavailable`.
  */
 export interface BillingClient {
@@ -167,8 +168,8 @@ export interface BillingClient {
     responseId: string,
     reader: string | null,
   ): Promise<DeletedResponse>;
-  /** `POST /v1/scoped-jwt`'s answer; `body` is the client's, checked by billing. */
-  createScopedToken(accountId: string, body: unknown): Promise<ScopedTokenCreated>;
+  /** `POST /v1/scoped-jwt`'s answer; `body` is the client's, checked by billing again. */
+  createScopedToken(accountId: string, body: ScopedTokenCreateRequest): Promise<ScopedTokenCreated>;
   /** `GET /v1/scoped-jwt`'s answer: a token of the account. */
   inspectScopedToken(accountId: string, token: string): Promise<ScopedTokenInspection>;
   /** `DELETE /v1/scoped-jwt`'s answer: the token, revoked (idempotent). */
@@ -205,49 +206,74 @@ export interface BillingClientOptions extends Omit<InternalHttpOptions, 'service
   catalogCacheTtlMs?: number;
 }
 
+/** Whether a call may be sent again when its connection failed: today's policy, call by call. */
+interface RetryPolicy {
+  retry: boolean;
+}
+/** Idempotent: tried again after a failed connection. */
+const RETRIED: RetryPolicy = { retry: true };
+/** Sent once: a retry after a lost answer could act twice (or answer 409 for what was done). */
+const ONCE: RetryPolicy = { retry: false };
+
 export function createBillingClient(options: BillingClientOptions): BillingClient {
   const http = createInternalHttp({ service: 'billing', ...options });
-  /** A call to billing's internal API: its answer, or its refusal (4xx/5xx) thrown. */
-  const send = async (request: InternalRequest): Promise<InternalResponse> => {
-    const response = await http({ ...request, path: `${BILLING_API_PREFIX}${request.path}` });
+  /** A call of `BILLING_ROUTES`: billing's answer, or its refusal (4xx/5xx) thrown. */
+  const send = async <Called extends BillingRoute>(
+    route: Called,
+    input: RouteInput<Called>,
+    { retry }: RetryPolicy,
+  ): Promise<InternalResponse> => {
+    const response = await http({
+      method: route.method,
+      path: `${BILLING_API_PREFIX}${routePath(route, input.params, input.query)}`,
+      ...(input.body === undefined ? {} : { body: input.body }),
+      ...(input.headers === undefined ? {} : { headers: input.headers }),
+      retry,
+    });
     if (response.status >= 400) throw errorFromAnswer('billing', response);
     return response;
   };
-  const call = async <T>(request: InternalRequest): Promise<T> => jsonOf<T>(await send(request));
-  const post = <T>(path: string, body: unknown, retry = false) =>
-    call<T>({ method: 'POST', path, body, retry });
-  const get = <T>(path: string) => call<T>({ method: 'GET', path, retry: true });
-  const account = (id: string) => `/accounts/${pathSegment(id)}`;
-  const hold = (id: string) => `/holds/${pathSegment(id)}`;
-  const response = (accountId: string, id: string, reader: string | null = null) =>
-    `${account(accountId)}/responses/${pathSegment(id)}${readerQuery(reader)}`;
+  /** The route's answer, typed by its contract. */
+  const call = async <Called extends BillingRoute>(
+    route: Called,
+    input: RouteInput<Called>,
+    policy: RetryPolicy,
+  ) => jsonOf<RouteAnswer<Called>>(await send(route, input, policy));
+  const account = (accountId: string) => ({ params: { accountId } });
+  const hold = (holdId: string) => ({ params: { holdId } });
+  const response = (accountId: string, responseId: string) => ({
+    params: { accountId, responseId },
+  });
   const batches = createBatches(http, options, {
-    admit: (request) => post<AdmissionResponse>('/admissions', request, true),
-    settle: ({ holdId, usage }) => post<SettleResponse>(`${hold(holdId)}/settle`, usage, true),
-    void: ({ holdId, usage }) => post<VoidResponse>(`${hold(holdId)}/void`, usage, true),
+    admit: (body) => call(R.admit, { body }, RETRIED),
+    settle: ({ holdId, usage }) => call(R.settle, { ...hold(holdId), body: usage }, RETRIED),
+    // An item without usage voids with an empty body (billing reads none as empty too).
+    void: ({ holdId, usage }) => call(R.void, { ...hold(holdId), body: usage ?? {} }, RETRIED),
   });
   const publishMarks = new PublishMarks(async (holds) => {
-    const answer = await post<PublishMarksResponse>('/holds/published', { holds }, true);
+    const answer = await call(R.publishMarks, { body: { holds } }, RETRIED);
     return new Set(answer.published);
   });
   const catalog = new CatalogCache({
     ttlMs: options.catalogCacheTtlMs ?? 30_000,
-    fetchOne: (id) => get<CatalogEntry>(`/models/${modelIdPath(id)}`),
-    fetchAll: async () => (await get<CatalogListResponse>('/models')).models,
+    // An id no catalog entry could have is `model_not_found` before anything is sent.
+    fetchOne: (id) => call(R.getModel, { params: { modelId: checkedModelId(id) } }, RETRIED),
+    fetchAll: async () => (await call(R.listModels, {}, RETRIED)).models,
   });
 
   return {
     authenticate: (authorization, { count = true } = {}) => {
-      const body: AuthenticateRequest = {
+      const body = {
         ...(authorization === undefined ? {} : { authorization }),
         ...(count ? {} : { count }),
       };
-      return post('/authenticate', body, !count);
+      // Retried only when it counts nothing: a retried count could count the request twice.
+      return call(R.authenticate, { body }, { retry: !count });
     },
     keyInfo: (authorization) => {
-      const body: AuthenticateRequest = authorization === undefined ? {} : { authorization };
+      const body = authorization === undefined ? {} : { authorization };
       // A read: retried like an uncounted authentication.
-      return post('/key', body, true);
+      return call(R.keyInfo, { body }, RETRIED);
     },
     admit: async (request) => {
       // Idempotent on the hold id: a retry after a lost answer returns the same hold.
@@ -277,59 +303,68 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
         );
         return { kind: answer.status, replayed: answer.replayed };
       }),
-    markAnswerDelivered: (holdId) => post(`${hold(holdId)}/delivered`, undefined, true),
+    markAnswerDelivered: (holdId) => call(R.markDelivered, hold(holdId), RETRIED),
     refund: async (holdId) => {
-      const answer = await post<RefundResponse>(`${hold(holdId)}/refund`, undefined, true);
+      const answer = await call(R.refund, hold(holdId), RETRIED);
       return { status: answer.status, refundedMicroDzd: microDzdFromWire(answer.refundedMicroDzd) };
     },
-    holdStatus: async (holdId) => (await get<HoldStatusResponse>(hold(holdId))).status,
+    holdStatus: async (holdId) => (await call(R.holdStatus, hold(holdId), RETRIED)).status,
     getModel: (id, atLeastUpdatedAt) => catalog.get(id, atLeastUpdatedAt),
     listModels: () => catalog.list(),
     invalidateCatalog: () => catalog.clear(),
-    balance: (accountId) => get(`${account(accountId)}/balance`),
-    usage: (accountId, query) => get(`${account(accountId)}/usage${queryOf(query)}`),
+    balance: (accountId) => call(R.balance, account(accountId), RETRIED),
+    usage: (accountId, query) => call(R.usage, { ...account(accountId), query }, RETRIED),
     usageRequests: (accountId, query) =>
-      get(`${account(accountId)}/usage/requests${queryOf(query)}`),
+      call(R.usageRequests, { ...account(accountId), query }, RETRIED),
     usageRequestsCsv: async (accountId, query) => {
-      const path = `${account(accountId)}/usage/requests${queryOf(query)}`;
-      const response = await send({ method: 'GET', path, headers: { Accept: 'text/csv' } });
-      return response.body.toString('utf8');
+      const headers = { Accept: 'text/csv' };
+      const csv = await send(R.usageRequests, { ...account(accountId), query, headers }, ONCE);
+      return csv.body.toString('utf8');
     },
     receipt: (accountId, requestId) =>
-      get(`${account(accountId)}/requests/${pathSegment(requestId)}`),
+      call(R.receipt, { params: { accountId, requestId } }, RETRIED),
     saveResponse: async (accountId, responseId, body) => {
       // Not retried: a retry after a lost answer would be 409 for a response that was stored.
-      await send({ method: 'PUT', path: response(accountId, responseId), body });
+      await send(R.saveResponse, { ...response(accountId, responseId), body }, ONCE);
     },
-    responseRecord: (accountId, responseId, reader) => get(response(accountId, responseId, reader)),
+    responseRecord: (accountId, responseId, reader) =>
+      call(
+        R.responseRecord,
+        { ...response(accountId, responseId), query: readerQuery(reader) },
+        RETRIED,
+      ),
     // Retried: a second finish after a lost answer is `finished: false`, and changes nothing.
     finishResponse: async (accountId, responseId, body) =>
-      (
-        await post<FinishedResponse>(
-          `${account(accountId)}/responses/${pathSegment(responseId)}/finish`,
-          body,
-          true,
-        )
-      ).finished,
+      (await call(R.finishResponse, { ...response(accountId, responseId), body }, RETRIED))
+        .finished,
     responseContext: (accountId, body) =>
-      post(`${account(accountId)}/responses/context`, body, true),
+      call(R.responseContext, { ...account(accountId), body }, RETRIED),
     deleteResponse: (accountId, responseId, reader) =>
-      call({ method: 'DELETE', path: response(accountId, responseId, reader) }),
-    createScopedToken: (accountId, body) => post(`${account(accountId)}/scoped-tokens`, body),
+      call(
+        R.deleteResponse,
+        { ...response(accountId, responseId), query: readerQuery(reader) },
+        ONCE,
+      ),
+    createScopedToken: (accountId, body) =>
+      call(R.createScopedToken, { ...account(accountId), body }, ONCE),
     inspectScopedToken: (accountId, token) =>
-      post(`${account(accountId)}/scoped-tokens/inspect`, { token }, true),
+      call(R.inspectScopedToken, { ...account(accountId), body: { token } }, RETRIED),
     revokeScopedToken: (accountId, token) =>
-      post(`${account(accountId)}/scoped-tokens/revoke`, { token }, true),
+      call(R.revokeScopedToken, { ...account(accountId), body: { token } }, RETRIED),
     claimIdempotencyKey: (ref, leaseMs, holdId) =>
-      post('/idempotency/claim', { ...ref, leaseMs, ...(holdId === undefined ? {} : { holdId }) }),
+      call(
+        R.claimIdempotencyKey,
+        { body: { ...ref, leaseMs, ...(holdId === undefined ? {} : { holdId }) } },
+        ONCE,
+      ),
     completeIdempotencyKey: async (ref, response) => {
-      await post('/idempotency/complete', { ...ref, response });
+      await send(R.completeIdempotencyKey, { body: { ...ref, response } }, ONCE);
     },
     releaseIdempotencyKey: async (ref) => {
-      await post('/idempotency/release', ref, true);
+      await send(R.releaseIdempotencyKey, { body: ref }, RETRIED);
     },
     reportNodeHealth: async (report) => {
-      await post('/nodes/health', report, true);
+      await send(R.reportNodeHealth, { body: report }, RETRIED);
     },
     forwardAdmin: (request) => http({ ...request, path: `${OPERATOR_API_PREFIX}${request.path}` }),
     operator: createOperatorClient(http),
@@ -341,10 +376,9 @@ export function createBillingClient(options: BillingClientOptions): BillingClien
   };
 }
 
-const queryOf = (query: URLSearchParams) => (query.size === 0 ? '' : `?${query.toString()}`);
 /** A scoped token's digest as `?reader=`; none for an API key. */
 const readerQuery = (reader: string | null) =>
-  reader === null ? '' : `?${new URLSearchParams({ reader }).toString()}`;
+  new URLSearchParams(reader === null ? {} : { reader });
 
 /** 409 `conflict`: the hold was finalised by someone else first; whoever is first wins. */
 async function finalOrConflict<T>(

@@ -359,6 +359,15 @@ export const ScopedTokenInspectionSchema = Type.Object(
 );
 export type ScopedTokenInspection = Static<typeof ScopedTokenInspectionSchema>;
 
+/**
+ * `POST /accounts/{id}/scoped-tokens/inspect` and `.../revoke`: the token itself, in a body
+ * (never in a URL: URLs end up in logs).
+ */
+export const ScopedTokenRefSchema = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 131_072 }),
+});
+export type ScopedTokenRef = Static<typeof ScopedTokenRefSchema>;
+
 /** A response stored for an Idempotency-Key, replayed byte for byte. */
 export const StoredResponseSchema = Type.Object(
   {
@@ -371,16 +380,48 @@ export const StoredResponseSchema = Type.Object(
 );
 export type StoredResponse = Static<typeof StoredResponseSchema>;
 
-export const IdempotencyRefSchema = Type.Object({
-  accountId: Type.String({ minLength: 1, maxLength: 64 }),
-  // Printable ASCII, as edge accepts in the header.
-  key: Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' }),
-  requestHash: Type.String({ pattern: '^[0-9a-f]{64}$' }),
-});
+/**
+ * An Idempotency-Key of an account with the hash of its request (`POST /idempotency/release`'s
+ * body; the other idempotency bodies add to it).
+ */
+export const IdempotencyRefSchema = Type.Object(
+  {
+    accountId: Type.String({ minLength: 1, maxLength: 64 }),
+    // Printable ASCII, as edge accepts in the header.
+    key: Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' }),
+    requestHash: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+  },
+  { additionalProperties: false },
+);
 export type IdempotencyRef = Static<typeof IdempotencyRefSchema>;
 
-export type IdempotencyClaim =
-  { outcome: 'claimed' } | { outcome: 'replay'; response: StoredResponse };
+/**
+ * `POST /idempotency/claim` (edge only): the key claimed for `leaseMs`. `holdId`: the hold the
+ * request will place; a claim left in progress past its lease with that hold settled is refunded.
+ */
+export const IdempotencyClaimRequestSchema = Type.Object(
+  {
+    ...IdempotencyRefSchema.properties,
+    leaseMs: Type.Integer({ minimum: 1, maximum: 86_400_000 }),
+    holdId: Type.Optional(HoldIdSchema),
+  },
+  { additionalProperties: false },
+);
+export type IdempotencyClaimRequest = Static<typeof IdempotencyClaimRequestSchema>;
+
+/** The claim's outcome: the key is the caller's now, or the stored answer to replay. */
+export const IdempotencyClaimSchema = Type.Union([
+  Type.Object({ outcome: Type.Literal('claimed') }),
+  Type.Object({ outcome: Type.Literal('replay'), response: StoredResponseSchema }),
+]);
+export type IdempotencyClaim = Static<typeof IdempotencyClaimSchema>;
+
+/** `POST /idempotency/complete` (edge only): the answer stored for the claimed key (204). */
+export const IdempotencyCompleteRequestSchema = Type.Object(
+  { ...IdempotencyRefSchema.properties, response: StoredResponseSchema },
+  { additionalProperties: false },
+);
+export type IdempotencyCompleteRequest = Static<typeof IdempotencyCompleteRequestSchema>;
 
 /** What a worker last observed of its model nodes (bounded batch). */
 export const NODE_HEALTH_BATCH_MAX = 200;
@@ -411,6 +452,10 @@ export const NodeHealthReportSchema = Type.Object(
   { additionalProperties: false },
 );
 export type NodeHealthReport = Static<typeof NodeHealthReportSchema>;
+
+/** The report's answer: how many node observations were recorded. */
+export const NodeHealthAcceptedSchema = Type.Object({ accepted: Count });
+export type NodeHealthAccepted = Static<typeof NodeHealthAcceptedSchema>;
 export type NodeHealthErrorKind = (typeof NODE_HEALTH_ERROR_KINDS)[number];
 
 /** One node of the catalog with what was last observed of it (operator API). */

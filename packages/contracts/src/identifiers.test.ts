@@ -1,5 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { assertNormalizedPath, isValidModelId, modelIdPath, pathSegment } from './identifiers.js';
+import {
+  assertNormalizedPath,
+  checkedModelId,
+  isValidModelId,
+  pathSegment,
+} from './identifiers.js';
 
 describe('identifiers in internal URLs', () => {
   it('accepts catalog ids and refuses dot segments and empty segments', () => {
@@ -19,8 +24,8 @@ describe('identifiers in internal URLs', () => {
         expect.objectContaining({ code: 'resource_not_found' }),
       );
     }
-    expect(modelIdPath('org/model:1')).toBe('org/model%3A1');
-    expect(() => modelIdPath('../admin/ledger/check')).toThrow(
+    expect(checkedModelId('org/model:1')).toBe('org/model:1');
+    expect(() => checkedModelId('../admin/ledger/check')).toThrow(
       expect.objectContaining({ code: 'model_not_found' }),
     );
   });

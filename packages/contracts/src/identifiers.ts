@@ -39,14 +39,17 @@ export function pathSegment(value: string): string {
   return encodeURIComponent(value);
 }
 
-/** A model id as internal URL segments (`org/model` → `org/model`, each segment encoded). */
-export function modelIdPath(id: string): string {
+/**
+ * A model id as a route's `*modelId` parameter: the id itself, or 404 `model_not_found` when no
+ * catalog entry could have it (checked before anything is sent).
+ */
+export function checkedModelId(id: string): string {
   if (!isValidModelId(id)) {
     throw new GatewayError('model_not_found', `Model not found: ${MODEL_ID_RULE}`, {
       param: 'model',
     });
   }
-  return id.split('/').map(pathSegment).join('/');
+  return id;
 }
 
 /**

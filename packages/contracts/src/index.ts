@@ -32,3 +32,4 @@ export * from './operator-routes.js';
 export * from './dashboard-routes.js';
 export * from './billing-dashboard-routes.js';
 export * from './dispatcher-routes.js';
+export * from './billing-routes.js';

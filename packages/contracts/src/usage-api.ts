@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
+import { StringEnum } from './schemas/common.js';
 
 /*
  * Usage records: the public answers of `GET /v1/usage` and `GET /admin/v1/usage`, and
@@ -62,38 +63,41 @@ export const UsageListSchema = Type.Object(
 export type UsageList = Static<typeof UsageListSchema>;
 
 /** One request of the log: never a prompt or an output. */
-export interface UsageLogEntry {
-  account_id?: string;
-  request_id: string | null;
-  job_id: string;
+export const UsageLogEntrySchema = Type.Object({
+  account_id: Type.Optional(Type.String({ description: 'Operators only.' })),
+  request_id: Type.Union([Type.String(), Type.Null()]),
+  job_id: Type.String(),
   /** When it was admitted, and when its hold ended (its cost posted). */
-  created_at: string;
-  ended_at: string;
-  endpoint: string | null;
-  model: string;
-  key: string | null;
-  scoped_token_id: string | null;
-  priority: boolean;
-  prompt_tokens: number;
-  completion_tokens: number;
-  reasoning_tokens: number;
+  created_at: Type.String({ format: 'date-time' }),
+  ended_at: Type.String({ format: 'date-time' }),
+  endpoint: Type.Union([Type.String(), Type.Null()]),
+  model: Type.String(),
+  key: Type.Union([Type.String(), Type.Null()]),
+  scoped_token_id: Type.Union([Type.String(), Type.Null()]),
+  priority: Type.Boolean(),
+  prompt_tokens: Type.Integer(),
+  completion_tokens: Type.Integer(),
+  reasoning_tokens: Type.Integer(),
   /** Net: the settled cost less its refund. */
-  cost_dzd: number;
+  cost_dzd: Type.Number(),
   /** The settled cost given back because the answer reached nobody; 0 otherwise. */
-  refunded_dzd: number;
-  status: UsageOutcome;
-  queue_latency_ms: number | null;
-  generation_latency_ms: number | null;
+  refunded_dzd: Type.Number(),
+  status: StringEnum(USAGE_OUTCOMES),
+  queue_latency_ms: Type.Union([Type.Integer(), Type.Null()]),
+  generation_latency_ms: Type.Union([Type.Integer(), Type.Null()]),
   /**
    * A Responses API request whose input and output are stored now (`store`, not yet deleted or
    * expired): content the account can read back. False for every other request.
    */
-  stored: boolean;
-}
+  stored: Type.Boolean(),
+});
+export type UsageLogEntry = Static<typeof UsageLogEntrySchema>;
 
-export interface UsageLogPage {
-  object: 'list';
-  data: UsageLogEntry[];
+/** A page of the request log, newest first. */
+export const UsageLogPageSchema = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(UsageLogEntrySchema),
   /** Pass as `cursor` for the next (older) page; null on the last page. */
-  next_cursor: string | null;
-}
+  next_cursor: Type.Union([Type.String(), Type.Null()]),
+});
+export type UsageLogPage = Static<typeof UsageLogPageSchema>;

@@ -37,9 +37,11 @@ export function mountBillingApi(
   const { dashboard, nodeHealth, usage } = services;
   const edgeOnly = allowInternalCallers('edge');
   app.use('/internal/v1', identifyInternalCaller({ edge: tokens.edge, worker: tokens.worker }));
+  // The routes of `BILLING_ROUTES` (packages/contracts) are mounted here with their paths under
+  // `/internal/v1`, each behind the credentials its `caller` names; those with a body limit of
+  // their own come before the internal API's parser.
   app.use(
-    '/internal/v1/idempotency',
-    edgeOnly,
+    '/internal/v1',
     idempotencyRoutes(services.requestIdempotency, IDEMPOTENCY_BODY_LIMIT_BYTES),
   );
   // Stored Responses state: edge's alone, with body limits of its own (a stored response is large).

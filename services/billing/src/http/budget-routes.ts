@@ -3,19 +3,16 @@
  * `/admin/v1`) and `POST /key`, the calling credential's own view behind edge's `GET /v1/key`.
  */
 import express, { type Router } from 'express';
-import { allowInternalCallers, serveRoute } from '@gateway/runtime';
+import { serveRoute } from '@gateway/runtime';
 import {
-  AuthenticateRequestSchema,
+  BILLING_ROUTES,
   OPERATOR_ROUTES as R,
-  createBodyValidator,
   microDzdToDzd,
-  type AuthenticateRequest,
   type KeyInfo,
 } from '@gateway/contracts';
 import type { BillingServices } from './internal-routes.js';
+import { serveBillingRoute } from './billing-route.js';
 import { rateSubjectOf } from '../identity/index.js';
-
-const validateAuthenticate = createBodyValidator<AuthenticateRequest>(AuthenticateRequestSchema);
 
 /** Mounted with the operator API (`/internal/v1/admin`, edge's credential only). */
 export function adminBudgetRoutes({ identity, budgets }: BillingServices): Router {
@@ -45,13 +42,13 @@ export function adminBudgetRoutes({ identity, budgets }: BillingServices): Route
 }
 
 /**
- * `POST /key` (edge's `GET /v1/key`): the credential in the body, as for `/authenticate`, and
- * never counted against the rate limit — a client checking its budget must not spend its requests.
+ * `POST /key` (`BILLING_ROUTES.keyInfo`, edge's `GET /v1/key`): the credential in the body, as
+ * for `/authenticate`, and never counted against the rate limit — a client checking its budget
+ * must not spend its requests.
  */
 export function keyInfoRoutes({ identity, budgets }: BillingServices): Router {
   const router = express.Router();
-  router.post('/key', allowInternalCallers('edge'), async (req, res) => {
-    const body = validateAuthenticate(req.body);
+  serveBillingRoute(router, BILLING_ROUTES.keyInfo, async ({ body }): Promise<KeyInfo> => {
     const principal = await identity.authenticator.authenticate(body.authorization);
     const { accountId, apiKeyName, token } = principal;
     // A registered token's row has its spend; an unregistered client-minted one spent nothing.
@@ -60,7 +57,7 @@ export function keyInfoRoutes({ identity, budgets }: BillingServices): Router {
       token ? identity.store.findScopedTokenByDigest(token.digest) : null,
     ]);
     const tokenId = token ? (registered?.id ?? token.id) : null;
-    const answer: KeyInfo = {
+    return {
       object: 'key',
       kind: principal.kind,
       account_id: accountId,
@@ -85,7 +82,6 @@ export function keyInfoRoutes({ identity, budgets }: BillingServices): Router {
           : null,
       },
     };
-    res.json(answer);
   });
   return router;
 }

@@ -1,10 +1,11 @@
 /**
  * Billing's internal API: the routes edge and the worker call on every request (authenticate,
- * admit, settle, void, refund, publish marks, catalog, balance, scoped tokens) and the answers
+ * admit, settle, void, refund, publish marks, catalog, balance, scoped tokens), served from
+ * their contract (`BILLING_ROUTES`, packages/contracts/src/billing-routes.ts), and the answers
  * they send, built with the contract types (packages/contracts/src/billing-api.ts).
  */
 import express, { type Request, type Router } from 'express';
-import { allowInternalCallers, requestLogger, withRequestId } from '@gateway/runtime';
+import { requestLogger, withRequestId } from '@gateway/runtime';
 import type { Budgets } from '../budgets/budgets.js';
 import type { AlertSettings } from '../alerts/alert-settings.js';
 import type { Receipts } from '../receipts/receipts.js';
@@ -26,40 +27,20 @@ import type { Dashboard } from '../dashboard/index.js';
 import type { UsageService } from '../usage/index.js';
 import type { NodeHealthService } from '../nodes/index.js';
 import {
-  AdmissionBatchRequestSchema,
-  AdmissionRequestSchema,
-  SettleBatchRequestSchema,
-  VoidBatchRequestSchema,
-  AuthenticateRequestSchema,
-  PublishMarksRequestSchema,
-  SettleRequestSchema,
-  VoidRequestSchema,
-  createBodyValidator,
+  BILLING_ROUTES as R,
   GatewayError,
   microDzdToWire,
-  type AdmissionBatchRequest,
   type AdmissionRequest,
-  type BatchAnswer,
   type BatchItemAnswer,
-  type SettleBatchRequest,
-  type VoidBatchRequest,
   type AdmissionResponse,
-  type AuthenticateRequest,
-  type AuthenticateResponse,
   type Caller,
   type CatalogEntry,
-  type CatalogListResponse,
-  type HoldStatusResponse,
-  type PublishMarksRequest,
-  type PublishMarksResponse,
-  type AnswerDeliveredResponse,
   type RefundResponse,
-  type SettleRequest,
   type SettleResponse,
-  type VoidRequest,
   type VoidResponse,
 } from '@gateway/contracts';
-import { balanceToJson, requiredString } from './wire.js';
+import { balanceToJson } from './wire.js';
+import { serveBillingRoute } from './billing-route.js';
 
 /** Every service billing's API serves, built by `service.ts` (tests: billing-services.suite.ts). */
 export interface BillingServices {
@@ -87,65 +68,55 @@ export interface BillingServices {
   periods: ClosedPeriods;
 }
 
-// Requests are validated against the one contract (packages/contracts/src/billing-api.ts).
-const validateAuthenticate = createBodyValidator<AuthenticateRequest>(AuthenticateRequestSchema);
-const validateAdmission = createBodyValidator<AdmissionRequest>(AdmissionRequestSchema);
-const validateSettle = createBodyValidator<SettleRequest>(SettleRequestSchema);
-const validatePublishMarks = createBodyValidator<PublishMarksRequest>(PublishMarksRequestSchema);
-const validateVoid = createBodyValidator<VoidRequest>(VoidRequestSchema);
-const validateAdmissionBatch = createBodyValidator<AdmissionBatchRequest>(
-  AdmissionBatchRequestSchema,
-);
-const validateSettleBatch = createBodyValidator<SettleBatchRequest>(SettleBatchRequestSchema);
-const validateVoidBatch = createBodyValidator<VoidBatchRequest>(VoidBatchRequestSchema);
-
-// Least privilege: edge authenticates, admits and manages tokens; the worker reads the catalog
-// and finishes holds; only the worker settles (edge voids a hold it could not publish).
-const EDGE = allowInternalCallers('edge');
-const WORKER = allowInternalCallers('worker');
-const EDGE_OR_WORKER = allowInternalCallers('edge', 'worker');
+/**
+ * An absent body is an empty one: older callers void without a body (the usage record's
+ * outcome and timings are optional).
+ */
+const noBodyIsEmpty: express.RequestHandler = (req, _res, next) => {
+  req.body ??= {};
+  next();
+};
 
 /**
- * What edge and the worker call on every request. Bodies and answers are documented in
- * services/billing/README.md ("Internal API").
+ * What edge and the worker call on every request, served from the contract (`BILLING_ROUTES`:
+ * bodies validated by its schemas, answers of its types, each route behind the credentials its
+ * `caller` names). Least privilege: edge authenticates, admits and manages tokens; the worker
+ * reads the catalog and finishes holds; only the worker settles (edge voids a hold it could not
+ * publish). Bodies and answers are documented in services/billing/README.md ("Internal API").
  */
 export function internalRoutes({ identity, ledger }: BillingServices): Router {
   const router = express.Router();
 
   // A route that places no hold: who is calling, and the request counted against the limit.
-  router.post('/authenticate', EDGE, async (req, res) => {
-    const body = validateAuthenticate(req.body);
+  serveBillingRoute(router, R.authenticate, async ({ body }) => {
     const principal = await identity.authenticator.authenticate(body.authorization);
     const subject = rateSubjectOf(principal);
     const rateLimit =
       body.count === false
         ? await identity.rateLimiter.peek(subject)
         : await identity.rateLimiter.enforce(subject);
-    const answer: AuthenticateResponse = { caller: callerOf(principal), rateLimit };
     identity.lastUsed.touch(principal.accountId, principal.apiKeyName);
-    res.json(answer);
+    return { caller: callerOf(principal), rateLimit };
   });
 
   // Everything before a job, from the credential itself: one call, idempotent on the hold id.
-  router.post('/admissions', EDGE, async (req, res) => {
-    const body = validateAdmission(req.body);
+  serveBillingRoute(router, R.admit, async ({ body }) => {
     // One PostgreSQL round trip: credential, limits, model, budget, balance and the hold.
     const { principal, admission } = await identity.admission.admit(
       body.authorization,
       admitRequestOf(body),
     );
     identity.lastUsed.touch(principal.accountId, principal.apiKeyName);
-    res.json(admissionToWire(principal, admission));
+    return admissionToWire(principal, admission);
   });
 
   // The admissions that queued in one edge while its previous call ran: one transaction, each
   // item answered as `/admissions` would have answered it.
-  router.post('/admissions/batch', EDGE, async (req, res) => {
-    const { items } = validateAdmissionBatch(req.body);
+  serveBillingRoute(router, R.admitBatch, async ({ body: { items }, req }) => {
     const results = await identity.admission.admitMany(
       items.map((body) => ({ authorization: body.authorization, request: admitRequestOf(body) })),
     );
-    const answer: BatchAnswer = {
+    return {
       answers: results.map((result) => {
         if (!result.ok) return errorItemAnswer(result.error, requestLogger(req));
         const { principal, admission } = result.value;
@@ -153,103 +124,85 @@ export function internalRoutes({ identity, ledger }: BillingServices): Router {
         return { status: 200, body: admissionToWire(principal, admission) };
       }),
     };
-    res.json(answer);
   });
 
   // The worker's settlements, batched like admissions; billing groups them into statements.
-  router.post('/holds/settlements', WORKER, async (req, res) => {
-    const { items } = validateSettleBatch(req.body);
-    const answers = await answerEach(req, items, async ({ holdId, usage }) =>
+  serveBillingRoute(router, R.settleBatch, async ({ body: { items }, req }) => ({
+    answers: await answerEach(req, items, async ({ holdId, usage }) =>
       settleToWire(await ledger.settleHold(holdId, usage)),
-    );
-    res.json({ answers } satisfies BatchAnswer);
-  });
+    ),
+  }));
 
-  router.post('/holds/voids', EDGE_OR_WORKER, async (req, res) => {
-    const { items } = validateVoidBatch(req.body);
-    const answers = await answerEach(req, items, async ({ holdId, usage }) =>
+  serveBillingRoute(router, R.voidBatch, async ({ body: { items }, req }) => ({
+    answers: await answerEach(req, items, async ({ holdId, usage }) =>
       voidToWire(await ledger.voidHold(holdId, usage)),
-    );
-    res.json({ answers } satisfies BatchAnswer);
-  });
+    ),
+  }));
 
-  router.post('/holds/:holdId/settle', WORKER, async (req, res) => {
-    const usage = validateSettle(req.body);
-    const result = await ledger.settleHold(param(req.params.holdId), usage);
-    res.json(settleToWire(result));
-  });
+  serveBillingRoute(router, R.settle, async ({ params, body }) =>
+    settleToWire(await ledger.settleHold(params.holdId, body)),
+  );
 
   // Edge confirms jobs reached the broker (batched): each hold then lives until its job's end.
-  router.post('/holds/published', EDGE, async (req, res) => {
-    const marks = validatePublishMarks(req.body).holds.map((mark) => ({
+  serveBillingRoute(router, R.publishMarks, async ({ body }) => {
+    const marks = body.holds.map((mark) => ({
       holdId: mark.holdId,
       expiresAt: publishedHoldExpiry(mark.expiresAtMs),
     }));
-    const answer: PublishMarksResponse = {
-      published: [...(await ledger.markHoldsPublished(marks))],
-    };
-    res.json(answer);
+    return { published: [...(await ledger.markHoldsPublished(marks))] };
   });
 
-  router.post('/holds/:holdId/void', EDGE_OR_WORKER, async (req, res) => {
-    // The body is optional (older callers send none): the usage record's outcome and timings.
-    const usage = validateVoid(req.body ?? {});
-    res.json(voidToWire(await ledger.voidHold(param(req.params.holdId), usage)));
-  });
+  serveBillingRoute(
+    router,
+    R.void,
+    async ({ params, body }) => voidToWire(await ledger.voidHold(params.holdId, body)),
+    [noBodyIsEmpty],
+  );
 
   // The answer of a settled hold reached nobody (its reply was unroutable, or edge gave up
   // waiting): the charge is given back.
-  router.post('/holds/:holdId/refund', EDGE_OR_WORKER, async (req, res) => {
-    res.json(refundToWire(await ledger.refundHold(param(req.params.holdId))));
-  });
+  serveBillingRoute(router, R.refund, async ({ params }) =>
+    refundToWire(await ledger.refundHold(params.holdId)),
+  );
 
   // Edge handed the answer to its request but lost the reply's acknowledgement (ADR 0068).
-  router.post('/holds/:holdId/delivered', EDGE, async (req, res) => {
-    const holdId = param(req.params.holdId);
-    const answer: AnswerDeliveredResponse = {
-      holdId,
-      ...(await ledger.markAnswerDelivered(holdId)),
-    };
-    res.json(answer);
-  });
+  serveBillingRoute(router, R.markDelivered, async ({ params: { holdId } }) => ({
+    holdId,
+    ...(await ledger.markAnswerDelivered(holdId)),
+  }));
 
   // A redelivered job asks whether its hold is still pending before it calls a model again.
-  router.get('/holds/:holdId', WORKER, async (req, res) => {
-    const hold = await ledger.getHold(param(req.params.holdId));
+  serveBillingRoute(router, R.holdStatus, async ({ params }) => {
+    const hold = await ledger.getHold(params.holdId);
     if (!hold) throw new GatewayError('resource_not_found', 'No such hold');
-    const answer: HoldStatusResponse = { holdId: hold.id, status: hold.status };
-    res.json(answer);
+    return { holdId: hold.id, status: hold.status };
   });
 
-  router.get('/accounts/:accountId/balance', EDGE, async (req, res) => {
-    await identity.accounts.get(param(req.params.accountId));
-    res.json(balanceToJson(await ledger.getBalance(param(req.params.accountId))));
+  serveBillingRoute(router, R.balance, async ({ params: { accountId } }) => {
+    await identity.accounts.get(accountId);
+    return balanceToJson(await ledger.getBalance(accountId));
   });
 
-  router.post('/accounts/:accountId/scoped-tokens', EDGE, async (req, res) => {
-    res.status(201).json(await identity.scopedTokens.create(param(req.params.accountId), req.body));
-  });
+  // The body is checked by the contract, then again by the service (an expiry within a year).
+  serveBillingRoute(router, R.createScopedToken, ({ params, body }) =>
+    identity.scopedTokens.create(params.accountId, body),
+  );
 
-  router.post('/accounts/:accountId/scoped-tokens/inspect', EDGE, async (req, res) => {
-    const token = requiredString(req.body, 'token');
-    res.json(await identity.scopedTokens.inspect(param(req.params.accountId), token));
-  });
+  serveBillingRoute(router, R.inspectScopedToken, ({ params, body }) =>
+    identity.scopedTokens.inspect(params.accountId, body.token),
+  );
 
-  router.post('/accounts/:accountId/scoped-tokens/revoke', EDGE, async (req, res) => {
-    const token = requiredString(req.body, 'token');
-    res.json(await identity.scopedTokens.revoke(token, { accountId: param(req.params.accountId) }));
-  });
+  serveBillingRoute(router, R.revokeScopedToken, ({ params, body }) =>
+    identity.scopedTokens.revoke(body.token, { accountId: params.accountId }),
+  );
 
-  router.get('/models', EDGE_OR_WORKER, async (_req, res) => {
-    const answer: CatalogListResponse = {
-      models: (await identity.catalog.list()).map(catalogEntryToWire),
-    };
-    res.json(answer);
-  });
+  serveBillingRoute(router, R.listModels, async () => ({
+    models: (await identity.catalog.list()).map(catalogEntryToWire),
+  }));
 
-  router.get('/models/*modelId', EDGE_OR_WORKER, async (req, res) => {
-    res.json(catalogEntryToWire(await identity.catalog.get(modelIdParam(req.params.modelId))));
-  });
+  serveBillingRoute(router, R.getModel, async ({ params }) =>
+    catalogEntryToWire(await identity.catalog.get(modelIdParam(params.modelId))),
+  );
 
   return router;
 }
@@ -291,11 +244,6 @@ export function modelIdParam(segments: unknown): string {
   const id = Array.isArray(segments) ? segments.join('/') : String(segments ?? '');
   if (id.length === 0) throw new GatewayError('model_not_found', 'Model id is missing');
   return id;
-}
-
-/** A named route parameter (Express types them loosely once middleware precedes the handler). */
-function param(value: string | string[] | undefined): string {
-  return typeof value === 'string' ? value : '';
 }
 
 /** A published job's hold never needs to outlive a week (the longest deadline edge accepts). */

@@ -1,25 +1,19 @@
 import express, { type Router } from 'express';
-import { allowInternalCallers } from '@gateway/runtime';
-import {
-  createBodyValidator,
-  NodeHealthReportSchema,
-  publicNodeUrl,
-  type NodeHealthList,
-  type NodeHealthReport,
-} from '@gateway/contracts';
+import { BILLING_ROUTES, publicNodeUrl, type NodeHealthList } from '@gateway/contracts';
+import { serveBillingRoute } from '../http/billing-route.js';
 import type { NodeHealthService } from './node-health.js';
 
-const validateReport = createBodyValidator<NodeHealthReport>(NodeHealthReportSchema);
-
-/** `POST /internal/v1/nodes/health`: the worker's credential alone may report (least privilege). */
+/**
+ * `POST /internal/v1/nodes/health` (`BILLING_ROUTES.reportNodeHealth`): the worker's credential
+ * alone may report (least privilege).
+ */
 export function nodeHealthReportRoutes(service: NodeHealthService): Router {
   const router = express.Router();
-  router.post('/nodes/health', allowInternalCallers('worker'), async (req, res) => {
-    const report = validateReport(req.body);
+  serveBillingRoute(router, BILLING_ROUTES.reportNodeHealth, async ({ body: report }) => {
     // Stripped again here: a credential in a URL must never reach the table.
     const nodes = report.nodes.map((node) => ({ ...node, url: publicNodeUrl(node.url) }));
     await service.record({ workerId: report.workerId, nodes });
-    res.json({ accepted: nodes.length });
+    return { accepted: nodes.length };
   });
   return router;
 }

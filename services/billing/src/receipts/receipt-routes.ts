@@ -4,19 +4,18 @@
  * `GET /admin/v1/accounts/{id}/requests/{request_id}`.
  */
 import express, { type Router } from 'express';
-import { OPERATOR_ROUTES, type Receipt } from '@gateway/contracts';
-import { allowInternalCallers, serveRoute } from '@gateway/runtime';
+import { BILLING_ROUTES, OPERATOR_ROUTES } from '@gateway/contracts';
+import { serveRoute } from '@gateway/runtime';
+import { serveBillingRoute } from '../http/billing-route.js';
 import type { Identity } from '../identity/index.js';
 import type { Receipts } from './receipts.js';
 
-/** Mounted under `/internal/v1`: edge's calls for one account. */
+/** Mounted under `/internal/v1`: edge's calls for one account (`BILLING_ROUTES.receipt`). */
 export function accountReceiptRoutes(receipts: Receipts): Router {
   const router = express.Router();
-  const EDGE = allowInternalCallers('edge');
-  router.get('/accounts/:accountId/requests/:requestId', EDGE, async (req, res) => {
-    const receipt = await receipts.get(String(req.params.accountId), String(req.params.requestId));
-    res.json(receipt satisfies Receipt);
-  });
+  serveBillingRoute(router, BILLING_ROUTES.receipt, ({ params }) =>
+    receipts.get(params.accountId, params.requestId),
+  );
   return router;
 }
 

@@ -7,26 +7,16 @@
 import express, { type Request, type Router } from 'express';
 import { Type } from '@sinclair/typebox';
 import {
+  BILLING_ROUTES as R,
   createBodyValidator,
-  FinishResponseRequestSchema,
   LIMITS,
   ResponseContextRequestSchema,
-  SaveResponseRequestSchema,
-  type DeletedResponse,
-  type FinishedResponse,
-  type FinishResponseRequest,
-  type ResponseContext,
-  type ResponseContextRequest,
-  type ResponseRecord,
-  type SaveResponseRequest,
 } from '@gateway/contracts';
-import { allowInternalCallers, jsonBodyParser } from '@gateway/runtime';
+import { jsonBodyParser } from '@gateway/runtime';
+import { serveBillingRoute } from '../http/billing-route.js';
 import type { Reader } from './response-repository.js';
 import type { StoredResponses } from './stored-responses.js';
 
-const validateSave = createBodyValidator<SaveResponseRequest>(SaveResponseRequestSchema);
-const validateContext = createBodyValidator<ResponseContextRequest>(ResponseContextRequestSchema);
-const validateFinish = createBodyValidator<FinishResponseRequest>(FinishResponseRequestSchema);
 // `?reader=`: the contract's digest, given at most once; absent is an API key.
 const validateReader = createBodyValidator<{ reader?: Reader }>(
   Type.Object(
@@ -48,40 +38,36 @@ const readerOf = (req: Request): Reader => {
   return validateReader(reader === undefined ? {} : { reader }).reader ?? null;
 };
 
-const accountOf = (req: Request) => String(req.params.accountId);
-const responseOf = (req: Request) => String(req.params.responseId);
-
-/** Mounted under `/internal/v1`. */
+/** Mounted under `/internal/v1`: `BILLING_ROUTES`' stored-response routes (edge only). */
 export function responseRoutes(responses: StoredResponses): Router {
   const router = express.Router();
-  const EDGE = allowInternalCallers('edge');
   const saveBody = jsonBodyParser({ limitBytes: SAVE_BODY_LIMIT_BYTES });
   const contextBody = jsonBodyParser({ limitBytes: CONTEXT_BODY_LIMIT_BYTES });
-  router.post('/accounts/:accountId/responses/context', EDGE, ...contextBody, async (req, res) => {
-    const context = await responses.context(accountOf(req), validateContext(req.body));
-    res.json(context satisfies ResponseContext);
-  });
-  router.put('/accounts/:accountId/responses/:responseId', EDGE, ...saveBody, async (req, res) => {
-    await responses.save(accountOf(req), responseOf(req), validateSave(req.body));
-    res.status(204).end();
-  });
-  router.post(
-    '/accounts/:accountId/responses/:responseId/finish',
-    EDGE,
-    ...saveBody,
-    async (req, res) => {
-      const body = validateFinish(req.body);
-      const finished = await responses.finish(accountOf(req), responseOf(req), body);
-      res.json(finished satisfies FinishedResponse);
-    },
+  serveBillingRoute(
+    router,
+    R.responseContext,
+    ({ params, body }) => responses.context(params.accountId, body),
+    contextBody,
   );
-  router.get('/accounts/:accountId/responses/:responseId', EDGE, async (req, res) => {
-    const record = await responses.get(accountOf(req), responseOf(req), readerOf(req));
-    res.json(record satisfies ResponseRecord);
-  });
-  router.delete('/accounts/:accountId/responses/:responseId', EDGE, async (req, res) => {
-    const deleted = await responses.delete(accountOf(req), responseOf(req), readerOf(req));
-    res.json(deleted satisfies DeletedResponse);
-  });
+  serveBillingRoute(
+    router,
+    R.saveResponse,
+    async ({ params, body }) => {
+      await responses.save(params.accountId, params.responseId, body);
+    },
+    saveBody,
+  );
+  serveBillingRoute(
+    router,
+    R.finishResponse,
+    ({ params, body }) => responses.finish(params.accountId, params.responseId, body),
+    saveBody,
+  );
+  serveBillingRoute(router, R.responseRecord, ({ params, req }) =>
+    responses.get(params.accountId, params.responseId, readerOf(req)),
+  );
+  serveBillingRoute(router, R.deleteResponse, ({ params, req }) =>
+    responses.delete(params.accountId, params.responseId, readerOf(req)),
+  );
   return router;
 }

@@ -1,5 +1,6 @@
 import express, { type Request, type Response, type Router } from 'express';
-import { allowInternalCallers } from '@gateway/runtime';
+import { BILLING_ROUTES as R } from '@gateway/contracts';
+import { callerGuard, serveBillingRoute } from '../http/billing-route.js';
 import type { Identity } from '../identity/index.js';
 import { ACCOUNT_ID_PATTERN } from './query.js';
 import { usageLogCsv } from './usage-csv.js';
@@ -20,16 +21,17 @@ async function sendLog(
 }
 
 /**
- * Edge's calls for one account (`GET /v1/usage` and, later, the dashboard): the account is the
- * authenticated caller's, taken from the path edge builds, never from the query string.
+ * Edge's calls for one account (`GET /v1/usage` and the dashboard; `BILLING_ROUTES`' `usage` and
+ * `usageRequests`): the account is the authenticated caller's, taken from the path edge builds,
+ * never from the query string. The request log is mounted by hand on its route's path: it
+ * answers CSV instead when asked (`Accept`, `?format=csv`), which `serveRoute` does not do.
  */
 export function accountUsageRoutes(usage: UsageService): Router {
   const router = express.Router();
-  const EDGE = allowInternalCallers('edge');
-  router.get('/accounts/:accountId/usage', EDGE, async (req, res) => {
-    res.json(await usage.summary(req.query, { accountId: String(req.params.accountId) }));
-  });
-  router.get('/accounts/:accountId/usage/requests', EDGE, async (req, res) => {
+  serveBillingRoute(router, R.usage, ({ params, req }) =>
+    usage.summary(req.query, { accountId: params.accountId }),
+  );
+  router.get(R.usageRequests.path, callerGuard(R.usageRequests), async (req, res) => {
     await sendLog(usage, req, res, { accountId: String(req.params.accountId) });
   });
   return router;
