@@ -1,6 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { Static, TObject, TProperties } from '@sinclair/typebox';
-import { MODEL_KINDS } from './envelopes.js';
+import {
+  MODEL_KINDS,
+  MODEL_PROVIDERS,
+  NODE_HEALTH_ERROR_KINDS,
+  NODE_PROTOCOLS,
+} from './schemas/catalog-names.js';
 import { MEDIA_KINDS } from './schemas/chat-completion.js';
 import { StringEnum } from './schemas/common.js';
 import { LIMITS } from './schemas/limits.js';
@@ -21,9 +26,9 @@ import { LIMITS } from './schemas/limits.js';
 
 export const BILLING_API_PREFIX = '/internal/v1';
 
-export const MODEL_PROVIDERS = ['node', 'external'] as const;
+// The catalog's names live in a module the browser app may import (no Node-only code).
+export { MODEL_PROVIDERS, NODE_HEALTH_ERROR_KINDS, NODE_PROTOCOLS };
 export type ModelProvider = (typeof MODEL_PROVIDERS)[number];
-export const NODE_PROTOCOLS = ['openai', 'tgi'] as const;
 export type NodeProtocol = (typeof NODE_PROTOCOLS)[number];
 
 const MicroDzd = Type.String({ pattern: '^(0|[1-9][0-9]{0,18})$', description: 'µDZD' });
@@ -425,13 +430,6 @@ export type IdempotencyCompleteRequest = Static<typeof IdempotencyCompleteReques
 
 /** What a worker last observed of its model nodes (bounded batch). */
 export const NODE_HEALTH_BATCH_MAX = 200;
-export const NODE_HEALTH_ERROR_KINDS = [
-  'unreachable',
-  'timeout',
-  'http_error',
-  'rate_limited',
-  'bad_response',
-] as const;
 export const NodeHealthReportSchema = Type.Object(
   {
     workerId: Type.String({ minLength: 1, maxLength: 128 }),

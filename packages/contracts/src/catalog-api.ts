@@ -3,8 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import { INPUT_MODALITIES } from './schemas/chat-messages.js';
 import { StringEnum } from './schemas/common.js';
 import { LIMITS } from './schemas/limits.js';
-import { MODEL_PROVIDERS, NODE_PROTOCOLS } from './billing-api.js';
-import { MODEL_KINDS } from './envelopes.js';
+import { MODEL_KINDS, MODEL_PROVIDERS, NODE_PROTOCOLS } from './schemas/catalog-names.js';
 import { DEFAULT_IMAGE_TOKENS, IMAGE_TOKENS_MAX } from './operator-api.js';
 
 /* The catalog's operator contract: one definition for edge, billing and the dashboard. */

@@ -91,6 +91,7 @@ const EDGE_USAGE = 'services/edge/src/dashboard/usage-routes.ts';
 const EDGE_RECEIPTS = 'services/edge/src/routes/receipts.ts';
 const EDGE_DISPATCHER = 'services/edge/src/clients/dispatcher-client.ts';
 const EDGE_ALERTS = 'services/edge/src/dashboard/alert-routes.ts';
+const EDGE_SCOPED_TOKENS = 'services/edge/src/dashboard/owner-scoped-tokens.ts';
 // The dispatcher
 const DISPATCHER_ROUTES = 'services/dispatcher/src/http/internal-routes.ts';
 const DISPATCHER_WIRE = 'services/dispatcher/src/http/wire.ts';
@@ -266,9 +267,11 @@ const CONTRACTS: Record<string, Entry> = {
   DashboardScopedTokenList: ends([BILLING_DASHBOARD], [CLIENT_DASHBOARD, APP_OWNER]),
   DashboardScopedToken: ends([BILLING_DASHBOARD], [CLIENT_DASHBOARD, APP]),
   ScopedTokenState: partOf('DashboardScopedToken'),
+  DashboardScopedTokenCreated: ends([EDGE_SCOPED_TOKENS], [APP_OWNER]),
   DashboardWebhookSecretList: ends([EDGE_WEBHOOKS], [APP]),
   DashboardWebhookSecret: partOf('DashboardWebhookSecretList'),
   DashboardRevealedWebhookSecret: ends([EDGE_WEBHOOKS], [APP]),
+  DashboardRevealedWebhookSecretList: ends([EDGE_WEBHOOKS], [APP_OWNER]),
   DashboardWebhookRotation: ends([EDGE_WEBHOOKS], [APP]),
   DashboardWebhookExpirePrevious: ends([EDGE_WEBHOOKS], [APP]),
   DashboardWebhookSettings: ends([EDGE_WEBHOOKS], [APP]),

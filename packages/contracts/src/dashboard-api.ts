@@ -381,6 +381,16 @@ export const DashboardScopedTokenListSchema = page(
 );
 export type DashboardScopedTokenList = Static<typeof DashboardScopedTokenListSchema>;
 
+/**
+ * `POST /dashboard/api/scoped-tokens` (201): the new token, shown once (`POST /v1/scoped-jwt`'s
+ * answer, which billing gives edge as its `ScopedTokenCreated`).
+ */
+export const DashboardScopedTokenCreatedSchema = Type.Object(
+  { token: Type.String({ pattern: '^jwt:' }) },
+  { $id: 'DashboardScopedTokenCreated' },
+);
+export type DashboardScopedTokenCreated = Static<typeof DashboardScopedTokenCreatedSchema>;
+
 /** A webhook signing secret as listed: never the secret itself. */
 export const DashboardWebhookSecretSchema = Type.Object(
   {
@@ -408,11 +418,33 @@ export const DashboardWebhookSecretListSchema = Type.Object(
   { $id: 'DashboardWebhookSecretList' },
 );
 export type DashboardWebhookSecretList = Static<typeof DashboardWebhookSecretListSchema>;
-export type DashboardRevealedWebhookSecret = DashboardWebhookSecret & { secret: string };
-export interface DashboardWebhookRotation {
-  secret: DashboardRevealedWebhookSecret;
-  previous_expires_at: string | null;
-}
+
+/** A signing secret with its value (reveal, rotation). */
+export const DashboardRevealedWebhookSecretSchema = Type.Object(
+  { ...DashboardWebhookSecretSchema.properties, secret: Type.String() },
+  { $id: 'DashboardRevealedWebhookSecret' },
+);
+export type DashboardRevealedWebhookSecret = Static<typeof DashboardRevealedWebhookSecretSchema>;
+
+/** `POST /dashboard/api/webhooks/secrets/reveal`: the active secrets with their values. */
+export const DashboardRevealedWebhookSecretListSchema = Type.Object(
+  { object: Type.Literal('list'), data: Type.Array(DashboardRevealedWebhookSecretSchema) },
+  { $id: 'DashboardRevealedWebhookSecretList' },
+);
+export type DashboardRevealedWebhookSecretList = Static<
+  typeof DashboardRevealedWebhookSecretListSchema
+>;
+
+/** `POST /dashboard/api/webhooks/secrets/rotate` (201). */
+export const DashboardWebhookRotationSchema = Type.Object(
+  {
+    secret: DashboardRevealedWebhookSecretSchema,
+    /** The end of the previous secret's rotation window; null: the account's first secret. */
+    previous_expires_at: Type.Union([IsoDate, Type.Null()]),
+  },
+  { $id: 'DashboardWebhookRotation' },
+);
+export type DashboardWebhookRotation = Static<typeof DashboardWebhookRotationSchema>;
 
 /**
  * `POST /dashboard/api/webhooks/secrets/expire-previous` (200, no body): ends the previous

@@ -8,12 +8,17 @@ import {
 } from './key-limits-api.js';
 import type { Route } from './routes.js';
 
+export * from './dashboard-owner-routes.js';
+export * from './dashboard-operator-routes.js';
+
 /*
  * Routes of the dashboard API (`/dashboard/api`, dashboard-api.ts) declared as contracts: edge
- * serves them (`serveRoute`), the dashboard app calls them (`routePath`). The budget and rate
- * limit settings and an operator's list of an account's scoped tokens are here; the dashboard's
- * other routes are still written out in edge and the app (ADR 0069 says which move next). Owners reach their own account's settings; operators
- * (`/operator`, finance reading only) any account's. The shapes are the operator API's.
+ * serves them (`serveRoute`), the dashboard app calls them (`callRoute`). Every route of the
+ * API is in one of its tables: here the budget and rate limit settings and an operator's list
+ * of an account's scoped tokens; sessions and owners' routes in dashboard-owner-routes.ts,
+ * operators' and finance's in dashboard-operator-routes.ts (re-exported here). Owners reach
+ * their own account's settings; operators (`/operator`, finance reading only) any account's.
+ * The settings' shapes are the operator API's.
  */
 
 /** A setting an API key and a scoped token each may have one of, with the account's list. */

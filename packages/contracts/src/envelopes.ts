@@ -4,6 +4,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import { compile, describeViolation } from './ajv.js';
 import { microDzdToWire } from './money.js';
+import { MODEL_KINDS } from './schemas/catalog-names.js';
 import { OpenObject, StringEnum } from './schemas/common.js';
 import { ALERT_TYPES, AlertDataSchema } from './alerts-api.js';
 import { RESPONSE_WEBHOOK_TYPES, ResponseEndedDataSchema } from './responses-state-api.js';
@@ -19,17 +20,7 @@ import { RESPONSE_WEBHOOK_TYPES, ResponseEndedDataSchema } from './responses-sta
  * Amounts are µDZD as digit strings: JSON has no bigint (see money.ts microDzdToWire).
  */
 
-export const MODEL_KINDS = [
-  'chat',
-  'completion',
-  'embedding',
-  'image',
-  'speech',
-  'transcription',
-  'video',
-  'rerank',
-] as const;
-export type ModelKind = (typeof MODEL_KINDS)[number];
+export { MODEL_KINDS, type ModelKind } from './schemas/catalog-names.js';
 
 export const INFERENCE_ENDPOINTS = [
   'chat.completions',

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
-import type { ModelProvider, NodeHealthView, NodeProtocol } from './billing-api.js';
+import type { NodeHealthView } from './billing-api.js';
 import {
   DASHBOARD_LIMITS,
   DashboardAccountDetailSchema,
@@ -14,8 +14,8 @@ import {
   type DashboardCreditResult,
   type DashboardIssuedApiKey,
 } from './dashboard-api.js';
-import type { ModelKind } from './envelopes.js';
-import type { InputModality } from './schemas/chat-messages.js';
+import { MODEL_KINDS, MODEL_PROVIDERS, NODE_PROTOCOLS } from './schemas/catalog-names.js';
+import { INPUT_MODALITIES, type InputModality } from './schemas/chat-messages.js';
 import { StringEnum, dzdAmountSchema } from './schemas/common.js';
 
 /*
@@ -216,30 +216,35 @@ export const LedgerCheckSchema = Type.Object(
 export type LedgerCheck = Static<typeof LedgerCheckSchema>;
 
 /** A node of a catalog model (`weight` 1 when omitted). */
-export interface CatalogNode {
-  url: string;
-  weight?: number;
-}
+export const CatalogNodeSchema = Type.Object({
+  url: Type.String(),
+  weight: Type.Optional(Type.Number()),
+});
+export type CatalogNode = Static<typeof CatalogNodeSchema>;
 
 /**
  * A catalog model as the operator API answers it (`GET /models`, `PUT /models/{id}`): prices in
  * DZD per million tokens, the media fields with their defaults applied.
  */
-export interface CatalogModel {
-  id: string;
-  kind: ModelKind;
-  provider: ModelProvider;
-  protocol: NodeProtocol;
-  upstream_model: string;
-  input_price_dzd_per_m: number;
-  output_price_dzd_per_m: number;
-  max_output_tokens: number;
-  input_modalities: InputModality[];
-  image_tokens: number;
-  remote_images: boolean;
-  nodes: CatalogNode[];
-  updated_at: string;
-}
+export const CatalogModelSchema = Type.Object(
+  {
+    id: Type.String(),
+    kind: StringEnum(MODEL_KINDS),
+    provider: StringEnum(MODEL_PROVIDERS),
+    protocol: StringEnum(NODE_PROTOCOLS),
+    upstream_model: Type.String(),
+    input_price_dzd_per_m: Type.Number(),
+    output_price_dzd_per_m: Type.Number(),
+    max_output_tokens: Type.Integer(),
+    input_modalities: Type.Array(StringEnum(INPUT_MODALITIES)),
+    image_tokens: Type.Integer(),
+    remote_images: Type.Boolean(),
+    nodes: Type.Array(CatalogNodeSchema),
+    updated_at: IsoDate,
+  },
+  { $id: 'AdminCatalogModel' },
+);
+export type CatalogModel = Static<typeof CatalogModelSchema>;
 
 /** `GET /models`. */
 export interface CatalogModelList {

@@ -1,9 +1,13 @@
 import { useQuery } from '@tanstack/react-query';
-import { ApiError, api } from './client';
+import { DASHBOARD_OWNER_ROUTES as R } from '@gateway/contracts/dashboard-owner-routes';
+import { ApiError, callRoute } from './client';
 import type { AlertSettingsPutRequest, AlertSettingsView } from './contract';
 import { useChange } from './queries';
 
-/* Account alerts: the session's account's settings, `null` until they are set. */
+/*
+ * Account alerts (contract: DASHBOARD_OWNER_ROUTES): the session's account's settings, `null`
+ * until they are set.
+ */
 
 const alertsKey = ['alerts'] as const;
 
@@ -12,7 +16,7 @@ export const useAlertSettings = () =>
     queryKey: alertsKey,
     queryFn: async (): Promise<AlertSettingsView | null> => {
       try {
-        return await api<AlertSettingsView>('GET', '/alerts');
+        return await callRoute(R.alerts, {});
       } catch (error) {
         // No settings yet: a 404, shown as an empty form rather than an error.
         if (error instanceof ApiError && error.status === 404) return null;
@@ -23,12 +27,12 @@ export const useAlertSettings = () =>
 
 export const useSaveAlertSettings = () =>
   useChange(
-    (body: AlertSettingsPutRequest) => api<AlertSettingsView>('PUT', '/alerts', body),
+    (body: AlertSettingsPutRequest) => callRoute(R.putAlerts, { body }),
     () => [alertsKey],
   );
 
 export const useRemoveAlertSettings = () =>
   useChange(
-    () => api<void>('DELETE', '/alerts'),
+    () => callRoute(R.removeAlerts, {}),
     () => [alertsKey],
   );

@@ -1,4 +1,5 @@
 import { DASHBOARD_API_PREFIX, DASHBOARD_CSRF_HEADER } from '@gateway/contracts/dashboard-api';
+import { GatewayError } from '@gateway/contracts/errors';
 import {
   routePath,
   type Route,
@@ -49,9 +50,10 @@ function retryAfter(response: Response): number | null {
 
 /**
  * One call to `/dashboard/api{path}`: same-origin credentials (the session cookie), JSON in and
- * out, the CSRF header on every state change. Throws `ApiError` on any non-2xx answer.
+ * out, the CSRF header on every state change. Throws `ApiError` on any non-2xx answer. Only
+ * `callRoute` calls it: the answer's type is the route's.
  */
-export async function api<T>(
+async function api<T>(
   method: string,
   path: string,
   body?: unknown,
@@ -87,13 +89,36 @@ export async function api<T>(
 export const isApiError = (error: unknown, code?: string): error is ApiError =>
   error instanceof ApiError && (code === undefined || error.code === code);
 
-/** One route of a dashboard API contract (dashboard-routes.ts): its answer, typed by it. */
-export function callRoute<R extends Route>(
+/**
+ * The route's path under `/dashboard/api`, its parameters filled in. A parameter that names
+ * nothing (empty, `..`) is refused here as the server would refuse it (404).
+ */
+function pathOf<R extends Route>(route: R, input: RouteInput<R>): string {
+  try {
+    return routePath(route, input.params, input.query);
+  } catch (error) {
+    if (error instanceof GatewayError) throw new ApiError(error.status, error.code, error.message);
+    throw error;
+  }
+}
+
+/**
+ * One route of a dashboard API contract (dashboard-routes.ts, dashboard-owner-routes.ts,
+ * dashboard-operator-routes.ts): its answer, typed by it.
+ */
+export async function callRoute<R extends Route>(
   route: R,
   input: RouteInput<R>,
 ): Promise<RouteAnswer<R>> {
-  const path = routePath(route, input.params, input.query);
-  return api<RouteAnswer<R>>(route.method, path, input.body, input.headers);
+  return api<RouteAnswer<R>>(route.method, pathOf(route, input), input.body, input.headers);
+}
+
+/**
+ * The address of a route's download (its CSV, `?format=csv` in the input's query): a plain link,
+ * so the session cookie goes with it and nothing is built in the page.
+ */
+export function routeHref<R extends Route>(route: R, input: RouteInput<R>): string {
+  return `${DASHBOARD_API_PREFIX}${pathOf(route, input)}`;
 }
 
 /** An owner's own key only: a token's setting is an operator's to change. */

@@ -1,8 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
-import { DASHBOARD_API_PREFIX } from '@gateway/contracts/dashboard-api';
-import { api } from './client';
-import type { ClosedPeriod, ClosedPeriodList, PeriodReport } from './contract';
-import { segment, useChange } from './queries';
+import { DASHBOARD_FINANCE_ROUTES as R } from '@gateway/contracts/dashboard-operator-routes';
+import { callRoute, routeHref } from './client';
+import { useChange } from './queries';
 
 /** A month (YYYY-MM) as the report's inclusive dates. */
 export function monthRange(month: string): { from: string; to: string } {
@@ -27,21 +26,25 @@ const reportQuery = (month: string) => new URLSearchParams({ ...monthRange(month
 export const usePeriodReport = (month: string) =>
   useQuery({
     queryKey: keys.report(month),
-    queryFn: () => api<PeriodReport>('GET', `/finance/report?${reportQuery(month)}`),
+    queryFn: () => callRoute(R.report, { query: reportQuery(month) }),
   });
 
 export const useClosedPeriods = () =>
   useQuery({
     queryKey: keys.periods,
-    queryFn: () => api<ClosedPeriodList>('GET', '/finance/periods'),
+    queryFn: () => callRoute(R.periods, {}),
   });
 
 export const useClosePeriod = () =>
   useChange(
-    (month: string) => api<ClosedPeriod>('POST', `/finance/periods/${segment(month)}/close`, {}),
+    (month: string) => callRoute(R.closePeriod, { params: { period: month } }),
     () => [keys.periods],
   );
 
 /** A download link for one table of the report (a link cannot set `Accept`). */
-export const reportCsvHref = (month: string, section: string): string =>
-  `${DASHBOARD_API_PREFIX}/finance/report?${reportQuery(month)}&format=csv&section=${section}`;
+export function reportCsvHref(month: string, section: string): string {
+  const query = reportQuery(month);
+  query.set('format', 'csv');
+  query.set('section', section);
+  return routeHref(R.report, { query });
+}

@@ -1,17 +1,10 @@
 import { useQuery } from '@tanstack/react-query';
 import type { ModelPutRequest } from '@gateway/contracts/catalog-api';
+import { DASHBOARD_OPERATOR_ROUTES as R } from '@gateway/contracts/dashboard-operator-routes';
 import { DASHBOARD_ACCOUNT_ROUTES } from '@gateway/contracts/dashboard-routes';
-import { api, callRoute } from './client';
-import type {
-  CatalogModel,
-  DashboardAccount,
-  DashboardAccountPatchRequest,
-  DashboardCatalogModelList,
-  LedgerCheck,
-  DashboardLedgerEntryPage,
-  DashboardWebhookDeliveryList,
-} from './contract';
-import { segment, useChange, usePages, type RowOf } from './queries';
+import { callRoute } from './client';
+import type { CatalogModel } from './contract';
+import { useChange, usePages } from './queries';
 
 const keys = {
   models: ['operator', 'models'] as const,
@@ -36,7 +29,7 @@ export const useAccountScopedTokens = (id: string) =>
 export const useModels = () =>
   useQuery({
     queryKey: keys.models,
-    queryFn: () => api<DashboardCatalogModelList>('GET', '/operator/models'),
+    queryFn: () => callRoute(R.models, {}),
   });
 
 /** The fields `PUT /operator/models/{id}` takes (a closed schema): the rest is the server's. */
@@ -68,45 +61,37 @@ function modelPutBody(model: CatalogModel, change: Partial<CatalogModel>): Model
 export const useSaveModel = () =>
   useChange(
     ({ model, change }: { model: CatalogModel; change: Partial<CatalogModel> }) =>
-      api<CatalogModel>(
-        'PUT',
-        `/operator/models/${model.id.split('/').map(segment).join('/')}`,
-        modelPutBody(model, change),
-      ),
+      callRoute(R.putModel, { params: { model: model.id }, body: modelPutBody(model, change) }),
     () => [keys.models],
   );
 
 export const useLedgerEntries = (account: string) =>
-  usePages<RowOf<DashboardLedgerEntryPage>>(
-    ['operator', 'ledger-entries'],
-    `/operator/ledger/entries${account === '' ? '' : `?account=${segment(account)}`}`,
-    50,
-  );
+  usePages(['operator', 'ledger-entries'], (query) => callRoute(R.ledgerEntries, { query }), {
+    limit: 50,
+    query: new URLSearchParams(account === '' ? {} : { account }),
+  });
 
 export const useLedgerCheck = () =>
   useQuery({
     queryKey: keys.check,
-    queryFn: () => api<LedgerCheck>('GET', '/operator/ledger/check'),
+    queryFn: () => callRoute(R.ledgerCheck, {}),
   });
 
 export const useAccountDeliveries = (id: string) =>
-  usePages<RowOf<DashboardWebhookDeliveryList>>(
-    ['operator', 'deliveries', id],
-    `/operator/accounts/${segment(id)}/webhook-deliveries`,
+  usePages(['operator', 'deliveries', id], (query) =>
+    callRoute(R.webhookDeliveries, { params: { id }, query }),
   );
 
 export const useSuspend = () =>
   useChange(
     ({ id, action }: { id: string; action: 'suspend' | 'unsuspend' }) =>
-      api<DashboardAccount>('POST', `/operator/accounts/${segment(id)}/${action}`, {}),
+      callRoute(action === 'suspend' ? R.suspend : R.unsuspend, { params: { id } }),
     ({ id }) => [keys.account(id)],
   );
 
 export const useRateLimit = () =>
   useChange(
     ({ id, perMinute }: { id: string; perMinute: number }) =>
-      api<DashboardAccount>('PATCH', `/operator/accounts/${segment(id)}`, {
-        rate_limit_per_minute: perMinute,
-      } satisfies DashboardAccountPatchRequest),
+      callRoute(R.patchAccount, { params: { id }, body: { rate_limit_per_minute: perMinute } }),
     ({ id }) => [keys.account(id)],
   );

@@ -1,24 +1,15 @@
 import { useQuery } from '@tanstack/react-query';
-import { api } from './client';
-import { DASHBOARD_API_PREFIX } from '@gateway/contracts/dashboard-api';
-import type {
-  DashboardRevealedWebhookSecret,
-  DashboardScopedToken,
-  DashboardScopedTokenList,
-  DashboardWebhookDelivery,
-  DashboardWebhookDeliveryList,
-  DashboardWebhookExpirePrevious,
-  DashboardWebhookRotation,
-  DashboardWebhookSecretList,
-  DashboardWebhookSettings,
-  Receipt,
-  Statement,
-  UsageGroupBy,
-  UsageList,
-  UsageLogPage,
-  ScopedTokenCreateRequest,
-} from './contract';
-import { segment, useChange, usePages, type RowOf } from './queries';
+import { DASHBOARD_OPERATOR_ROUTES as OPERATOR } from '@gateway/contracts/dashboard-operator-routes';
+import { DASHBOARD_OWNER_ROUTES as R } from '@gateway/contracts/dashboard-owner-routes';
+import { callRoute, routeHref } from './client';
+import type { DashboardWebhookSettings, ScopedTokenCreateRequest, UsageGroupBy } from './contract';
+import { useChange, usePages } from './queries';
+
+/*
+ * An owner's scoped tokens, webhooks, usage and statement (contract: DASHBOARD_OWNER_ROUTES),
+ * and operators' usage and statements of any account (DASHBOARD_OPERATOR_ROUTES), which have the
+ * same shapes.
+ */
 
 /** A date range as the API takes it: RFC 3339 instants, `[from, to)`. */
 export interface Range {
@@ -34,82 +25,80 @@ const keys = {
 };
 
 export const useScopedTokens = () =>
-  usePages<RowOf<DashboardScopedTokenList>>(keys.scopedTokens, '/scoped-tokens');
+  usePages(keys.scopedTokens, (query) => callRoute(R.scopedTokens, { query }));
 
 /** `POST /v1/scoped-jwt`'s body. */
 export type ScopedTokenInput = ScopedTokenCreateRequest;
 
 export const useCreateScopedToken = () =>
   useChange(
-    (body: ScopedTokenInput) => api<{ token: string }>('POST', '/scoped-tokens', body),
+    (body: ScopedTokenInput) => callRoute(R.createScopedToken, { body }),
     () => [keys.scopedTokens],
   );
 
 export const useRevokeScopedToken = () =>
   useChange(
-    (id: string) => api<DashboardScopedToken>('POST', `/scoped-tokens/${segment(id)}/revoke`, {}),
+    (id: string) => callRoute(R.revokeScopedToken, { params: { id } }),
     () => [keys.scopedTokens],
   );
 
 export const useWebhookSecrets = () =>
   useQuery({
     queryKey: keys.secrets,
-    queryFn: () => api<DashboardWebhookSecretList>('GET', '/webhooks/secrets'),
+    queryFn: () => callRoute(R.webhookSecrets, {}),
   });
 
 export const useRevealSecrets = () =>
   useChange(
-    () => api<{ data: DashboardRevealedWebhookSecret[] }>('POST', '/webhooks/secrets/reveal', {}),
+    () => callRoute(R.revealWebhookSecrets, {}),
     () => [],
   );
 
 export const useRotateSecret = () =>
   useChange(
-    () => api<DashboardWebhookRotation>('POST', '/webhooks/secrets/rotate', {}),
+    () => callRoute(R.rotateWebhookSecret, {}),
     () => [keys.secrets],
   );
 
 /** Ends the previous secret's rotation window now: only the current secret signs. */
 export const useExpirePreviousSecret = () =>
   useChange(
-    () => api<DashboardWebhookExpirePrevious>('POST', '/webhooks/secrets/expire-previous', {}),
+    () => callRoute(R.expirePreviousWebhookSecret, {}),
     () => [keys.secrets],
   );
 
 export const useWebhookSettings = () =>
   useQuery({
     queryKey: keys.settings,
-    queryFn: () => api<DashboardWebhookSettings>('GET', '/webhooks/settings'),
+    queryFn: () => callRoute(R.webhookSettings, {}),
   });
 
 export const useSaveWebhookSettings = () =>
   useChange(
-    (body: DashboardWebhookSettings) =>
-      api<DashboardWebhookSettings>('PUT', '/webhooks/settings', body),
+    (body: DashboardWebhookSettings) => callRoute(R.putWebhookSettings, { body }),
     () => [keys.settings],
   );
 
 export const useDeliveries = () =>
-  usePages<RowOf<DashboardWebhookDeliveryList>>(keys.deliveries, '/webhooks/deliveries');
+  usePages(keys.deliveries, (query) => callRoute(R.webhookDeliveries, { query }));
 
 export const useRedeliver = () =>
   useChange(
-    (id: string) =>
-      api<DashboardWebhookDelivery>('POST', `/webhooks/deliveries/${segment(id)}/redeliver`, {}),
+    (id: string) => callRoute(R.redeliverWebhook, { params: { id } }),
     () => [keys.deliveries],
   );
 
 const rangeQuery = (range: Range) => new URLSearchParams({ from: range.from, to: range.to });
 
 /**
- * Whose usage: the owner's own (prefix ''), or operators' (prefix '/operator') across accounts
- * or of the one account id in `account`.
+ * Whose usage: the owner's own (`own`), or operators' (`operator`) across accounts or of the one
+ * account id in `account`.
  */
 export interface UsageScope {
-  prefix: '' | '/operator';
+  whose: 'own' | 'operator';
   account: string;
 }
-export const OWN_USAGE: UsageScope = { prefix: '', account: '' };
+export const OWN_USAGE: UsageScope = { whose: 'own', account: '' };
 
 const scopedQuery = (range: Range, scope: UsageScope) => {
   const params = rangeQuery(range);
@@ -117,36 +106,70 @@ const scopedQuery = (range: Range, scope: UsageScope) => {
   return params;
 };
 
+/** The scope's usage: the owner's route or the operators' (the same answers). */
+const usageOf = (scope: UsageScope, query: URLSearchParams) =>
+  scope.whose === 'own' ? callRoute(R.usage, { query }) : callRoute(OPERATOR.usage, { query });
+
+const requestLogOf = (scope: UsageScope, query: URLSearchParams) =>
+  scope.whose === 'own'
+    ? callRoute(R.usageRequests, { query })
+    : callRoute(OPERATOR.usageRequests, { query });
+
 export const useUsage = (range: Range, groupBy: UsageGroupBy, scope = OWN_USAGE) =>
   useQuery({
-    queryKey: ['usage', scope.prefix, scope.account, groupBy, range.from, range.to],
+    queryKey: ['usage', scope.whose, scope.account, groupBy, range.from, range.to],
     queryFn: () => {
-      const params = scopedQuery(range, scope);
-      params.set('group_by', groupBy);
-      return api<UsageList>('GET', `${scope.prefix}/usage?${params}`);
+      const query = scopedQuery(range, scope);
+      query.set('group_by', groupBy);
+      return usageOf(scope, query);
     },
   });
 
 export const useRequestLog = (range: Range, scope = OWN_USAGE) =>
-  usePages<RowOf<UsageLogPage>>(
-    ['usage', 'requests'],
-    `${scope.prefix}/usage/requests?${scopedQuery(range, scope)}`,
-    50,
-  );
+  usePages(['usage', 'requests', scope.whose], (query) => requestLogOf(scope, query), {
+    limit: 50,
+    query: scopedQuery(range, scope),
+  });
 
 /** A request's receipt, by its job id or X-Request-Id: the owner's own requests. */
 export const useReceipt = (id: string) =>
   useQuery({
     queryKey: ['usage', 'receipt', id],
-    queryFn: () => api<Receipt>('GET', `/usage/requests/${segment(id)}`),
+    queryFn: () => callRoute(R.receipt, { params: { requestId: id } }),
   });
 
-/** The CSV download's address (a plain link: the session cookie goes with it). */
-export const csvHref = (path: string, range: Range, scope = OWN_USAGE): string =>
-  `${DASHBOARD_API_PREFIX}${scope.prefix}${path}?${scopedQuery(range, scope)}&format=csv`;
+/** With `?format=csv`: a download link's query. */
+const asCsv = (query: URLSearchParams) => {
+  query.set('format', 'csv');
+  return query;
+};
 
-export const useStatement = (path: string, range: Range) =>
+/** The request log's CSV download (a plain link: the session cookie goes with it). */
+export const requestLogCsvHref = (range: Range, scope = OWN_USAGE): string => {
+  const query = asCsv(scopedQuery(range, scope));
+  return scope.whose === 'own'
+    ? routeHref(R.usageRequests, { query })
+    : routeHref(OPERATOR.usageRequests, { query });
+};
+
+/** Whose statement: the session's own account (null, owners) or the account of that id. */
+export type StatementAccount = string | null;
+
+const statementOf = (account: StatementAccount, range: Range) =>
+  account === null
+    ? callRoute(R.statement, { query: rangeQuery(range) })
+    : callRoute(OPERATOR.statement, { params: { id: account }, query: rangeQuery(range) });
+
+/** The statement's CSV download. */
+export const statementCsvHref = (account: StatementAccount, range: Range): string => {
+  const query = asCsv(rangeQuery(range));
+  return account === null
+    ? routeHref(R.statement, { query })
+    : routeHref(OPERATOR.statement, { params: { id: account }, query });
+};
+
+export const useStatement = (account: StatementAccount, range: Range) =>
   useQuery({
-    queryKey: ['statement', path, range.from, range.to],
-    queryFn: () => api<Statement>('GET', `${path}?${rangeQuery(range)}`),
+    queryKey: ['statement', account, range.from, range.to],
+    queryFn: () => statementOf(account, range),
   });

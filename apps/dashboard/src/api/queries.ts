@@ -5,20 +5,10 @@ import {
   useQueryClient,
   type QueryKey,
 } from '@tanstack/react-query';
-import { api } from './client';
-import type {
-  DashboardAccount,
-  DashboardAccountDetail,
-  DashboardAccountList,
-  DashboardApiKeyCreateRequest,
-  DashboardApiKeyList,
-  DashboardCreditRequest,
-  DashboardCreditResult,
-  DashboardIssuedApiKey,
-  DashboardOverview,
-  InvitationCreated,
-  Page,
-} from './contract';
+import { DASHBOARD_OPERATOR_ROUTES as OPERATOR } from '@gateway/contracts/dashboard-operator-routes';
+import { DASHBOARD_OWNER_ROUTES as OWNER } from '@gateway/contracts/dashboard-owner-routes';
+import { callRoute } from './client';
+import type { DashboardCreditRequest, Page } from './contract';
 
 const keys = {
   overview: ['overview'] as const,
@@ -27,6 +17,7 @@ const keys = {
   account: (id: string) => ['operator', 'account', id] as const,
 };
 
+/** A path segment of the app's own addresses (its client routes, not the API's). */
 export const segment = encodeURIComponent;
 
 /** A mutation that refreshes the given queries once it succeeded. */
@@ -50,17 +41,23 @@ export type RowOf<P extends Page<unknown>> = P['data'][number];
 
 const allRows = <T>({ pages }: { pages: Page<T>[] }): T[] => pages.flatMap((page) => page.data);
 
-/** Cursor pages of a list endpoint, "load more" style; `data` is the rows loaded so far. */
-export function usePages<T>(queryKey: readonly unknown[], path: string, limit = 20) {
+/**
+ * Cursor pages of a list route, "load more" style; `data` is the rows loaded so far. `load`
+ * calls the route with the query (`query`'s parameters, the page's `limit` and `cursor`).
+ */
+export function usePages<T>(
+  queryKey: readonly unknown[],
+  load: (query: URLSearchParams) => Promise<Page<T>>,
+  { limit = 20, query = new URLSearchParams() }: { limit?: number; query?: URLSearchParams } = {},
+) {
   return useInfiniteQuery({
-    queryKey: [...queryKey, path, limit],
+    queryKey: [...queryKey, query.toString(), limit],
     initialPageParam: null as string | null,
     queryFn: ({ pageParam }) => {
-      const [base, query = ''] = path.split('?');
       const params = new URLSearchParams(query);
       params.set('limit', String(limit));
       if (pageParam !== null) params.set('cursor', pageParam);
-      return api<Page<T>>('GET', `${base}?${params}`);
+      return load(params);
     },
     getNextPageParam: (page) => page.next_cursor,
     select: allRows<T>,
@@ -70,55 +67,50 @@ export function usePages<T>(queryKey: readonly unknown[], path: string, limit = 
 export const useOverview = () =>
   useQuery({
     queryKey: keys.overview,
-    queryFn: () => api<DashboardOverview>('GET', '/overview'),
+    queryFn: () => callRoute(OWNER.overview, {}),
     refetchInterval: 30_000,
   });
 
 export const useApiKeys = () =>
   useQuery({
     queryKey: keys.apiKeys,
-    queryFn: () => api<DashboardApiKeyList>('GET', '/api-keys'),
+    queryFn: () => callRoute(OWNER.apiKeys, {}),
   });
 
 export const useCreateApiKey = () =>
   useChange(
-    (name: string) =>
-      api<DashboardIssuedApiKey>('POST', '/api-keys', {
-        name,
-      } satisfies DashboardApiKeyCreateRequest),
+    (name: string) => callRoute(OWNER.createApiKey, { body: { name } }),
     () => [keys.apiKeys],
   );
 
 export const useRegenerateApiKey = () =>
   useChange(
-    (name: string) =>
-      api<DashboardIssuedApiKey>('POST', `/api-keys/${segment(name)}/regenerate`, {}),
+    (name: string) => callRoute(OWNER.regenerateApiKey, { params: { name } }),
     () => [keys.apiKeys],
   );
 
 export const useDeleteApiKey = () =>
   useChange(
-    (name: string) => api<void>('DELETE', `/api-keys/${segment(name)}`),
+    (name: string) => callRoute(OWNER.deleteApiKey, { params: { name } }),
     () => [keys.apiKeys],
   );
 
 export const useAccounts = (q: string) =>
-  usePages<RowOf<DashboardAccountList>>(
-    keys.accounts,
-    q === '' ? '/operator/accounts' : `/operator/accounts?q=${segment(q)}`,
-    50,
-  );
+  usePages(keys.accounts, (query) => callRoute(OPERATOR.accounts, { query }), {
+    limit: 50,
+    query: new URLSearchParams(q === '' ? {} : { q }),
+  });
 
 export const useCreateAccount = () =>
   useChange(
-    (name: string) => api<DashboardAccount>('POST', '/operator/accounts', { name }),
+    (name: string) => callRoute(OPERATOR.createAccount, { body: { name } }),
     () => [keys.accounts],
   );
 
 export const useAccount = (id: string) =>
   useQuery({
     queryKey: keys.account(id),
-    queryFn: () => api<DashboardAccountDetail>('GET', `/operator/accounts/${segment(id)}`),
+    queryFn: () => callRoute(OPERATOR.account, { params: { id } }),
   });
 
 export interface CreditInput extends DashboardCreditRequest {
@@ -130,8 +122,10 @@ export interface CreditInput extends DashboardCreditRequest {
 export const useCredit = () =>
   useChange(
     ({ accountId, idempotencyKey, ...body }: CreditInput) =>
-      api<DashboardCreditResult>('POST', `/operator/accounts/${segment(accountId)}/credits`, body, {
-        'Idempotency-Key': idempotencyKey,
+      callRoute(OPERATOR.credit, {
+        params: { id: accountId },
+        body,
+        headers: { 'Idempotency-Key': idempotencyKey },
       }),
     ({ accountId }) => [keys.account(accountId)],
   );
@@ -139,8 +133,6 @@ export const useCredit = () =>
 export const useInvite = () =>
   useChange(
     ({ accountId, email }: { accountId: string; email: string }) =>
-      api<InvitationCreated>('POST', `/operator/accounts/${segment(accountId)}/invitations`, {
-        email,
-      }),
+      callRoute(OPERATOR.invite, { params: { id: accountId }, body: { email } }),
     () => [],
   );

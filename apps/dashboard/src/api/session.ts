@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
-import { api, isApiError, setCsrfToken } from './client';
+import { DASHBOARD_SESSION_ROUTES as R } from '@gateway/contracts/dashboard-owner-routes';
+import { callRoute, isApiError, setCsrfToken } from './client';
 import type {
   DashboardInvitationAcceptRequest,
   DashboardSession,
@@ -10,7 +11,7 @@ export const SESSION_KEY = ['session'] as const;
 
 async function fetchSession(): Promise<DashboardSession | null> {
   try {
-    const session = await api<DashboardSession>('GET', '/session');
+    const session = await callRoute(R.session, {});
     setCsrfToken(session.csrf_token);
     return session;
   } catch (error) {
@@ -39,7 +40,7 @@ export type SignIn = DashboardSignInRequest;
 export function useSignIn() {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: (body: SignIn) => api<DashboardSession>('POST', '/session', body),
+    mutationFn: (body: SignIn) => callRoute(R.signIn, { body }),
     onSuccess: (session) => replaceSession(client, session),
   });
 }
@@ -47,8 +48,7 @@ export function useSignIn() {
 export function useAcceptInvitation() {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: (body: DashboardInvitationAcceptRequest) =>
-      api<DashboardSession>('POST', '/invitations/accept', body),
+    mutationFn: (body: DashboardInvitationAcceptRequest) => callRoute(R.acceptInvitation, { body }),
     onSuccess: (session) => replaceSession(client, session),
   });
 }
@@ -56,7 +56,7 @@ export function useAcceptInvitation() {
 export function useSignOut() {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: () => api<void>('DELETE', '/session'),
+    mutationFn: () => callRoute(R.signOut, {}),
     // Signed out locally even when the server already forgot the session.
     onSettled: () => replaceSession(client, null),
   });

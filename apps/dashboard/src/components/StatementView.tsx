@@ -1,6 +1,6 @@
 import { Button, Group, Paper, SimpleGrid, Stack, Table, Text } from '@mantine/core';
 import type { Statement } from '../api/contract';
-import { csvHref, useStatement } from '../api/owner-queries';
+import { statementCsvHref, useStatement, type StatementAccount } from '../api/owner-queries';
 import { formatDateTime, formatMicroDzd } from '../format';
 import { DateRangeInputs, toRange, useDayRange } from './DateRange';
 import { ListTable } from './ListTable';
@@ -35,18 +35,18 @@ function Totals({ statement }: { statement: Statement }) {
 
 /**
  * An account's statement over whole days of the viewer's zone: totals, each credit and
- * settlement with the running balance, and the CSV download (`path`: the owner's or an
- * operator's statement address).
+ * settlement with the running balance, and the CSV download (`account`: null for the owner's
+ * own, else the account an operator looks at).
  */
-export function StatementView({ path }: { path: string }) {
+export function StatementView({ account }: { account: StatementAccount }) {
   const [days, setDays] = useDayRange(30);
   const range = toRange(days);
-  const statement = useStatement(path, range);
+  const statement = useStatement(account, range);
   return (
     <Stack gap="md">
       <Group justify="space-between" align="flex-end">
         <DateRangeInputs value={days} onChange={setDays} />
-        <Button component="a" href={csvHref(path, range)} download variant="default">
+        <Button component="a" href={statementCsvHref(account, range)} download variant="default">
           Download CSV
         </Button>
       </Group>

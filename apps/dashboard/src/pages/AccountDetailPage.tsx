@@ -163,7 +163,7 @@ function AccountRecords({ accountId }: { accountId: string }) {
           <Tabs.Tab value="deliveries">Webhook deliveries</Tabs.Tab>
         </Tabs.List>
         <Tabs.Panel value="statement">
-          <StatementView path={`/operator/accounts/${encodeURIComponent(accountId)}/statement`} />
+          <StatementView account={accountId} />
         </Tabs.Panel>
         <Tabs.Panel value="deliveries">
           <DeliveriesTable deliveries={deliveries} canRedeliver={false} />

@@ -25,7 +25,7 @@ export function OperatorUsagePage() {
         maw={420}
         mb="md"
       />
-      <UsageSections range={toRange(days)} scope={{ prefix: '/operator', account }} />
+      <UsageSections range={toRange(days)} scope={{ whose: 'operator', account }} />
     </>
   );
 }

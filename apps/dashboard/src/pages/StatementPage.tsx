@@ -5,7 +5,7 @@ export function StatementPage() {
   return (
     <>
       <PageTitle title="Statement" description="Credits and settled requests, with the balance." />
-      <StatementView path="/statement" />
+      <StatementView account={null} />
     </>
   );
 }

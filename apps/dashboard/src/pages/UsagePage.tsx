@@ -14,7 +14,7 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import type { UsageGroup, UsageGroupBy, UsageLogEntry } from '../api/contract';
 import {
-  csvHref,
+  requestLogCsvHref,
   OWN_USAGE,
   useRequestLog,
   useUsage,
@@ -202,7 +202,7 @@ function LogRow({ entry, withAccount }: { entry: UsageLogEntry; withAccount: boo
 
 function RequestLog({ range, scope }: Scoped) {
   const log = useRequestLog(range, scope);
-  const withAccount = scope.prefix === '/operator';
+  const withAccount = scope.whose === 'operator';
   const headers = withAccount ? ['Time', 'Account', ...LOG_HEADERS.slice(1)] : LOG_HEADERS;
   return (
     <Paper withBorder radius="md" p="md">
@@ -215,7 +215,7 @@ function RequestLog({ range, scope }: Scoped) {
         </div>
         <Button
           component="a"
-          href={csvHref('/usage/requests', range, scope)}
+          href={requestLogCsvHref(range, scope)}
           download
           variant="default"
           size="xs"

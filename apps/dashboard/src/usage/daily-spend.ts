@@ -1,11 +1,12 @@
 /**
- * The overview's chart: spend and tokens per UTC day and model, from
- * `GET /dashboard/api/usage?group_by=day,model` over the last USAGE_DAYS days (usage records:
+ * The overview's chart: spend and tokens per UTC day and model, from the owner's usage route
+ * (`GET /dashboard/api/usage?group_by=day,model`) over the last USAGE_DAYS days (usage records:
  * one per request, counted on the day its hold ended, like the statement's settlements).
  */
 import { useQuery } from '@tanstack/react-query';
-import { api } from '../api/client';
-import type { UsageGroup, UsageList } from '../api/contract';
+import { DASHBOARD_OWNER_ROUTES } from '@gateway/contracts/dashboard-owner-routes';
+import { callRoute } from '../api/client';
+import type { UsageGroup } from '../api/contract';
 
 export interface DailySpendRow {
   /** UTC calendar day, `YYYY-MM-DD`. */
@@ -38,7 +39,8 @@ export const toDailyRows = (groups: readonly UsageGroup[]): DailySpendRow[] =>
 
 async function fetchDailySpend(): Promise<DailySpendRow[]> {
   const from = recentUtcDays()[0]!;
-  const list = await api<UsageList>('GET', `/usage?group_by=day,model&from=${from}`);
+  const query = new URLSearchParams({ group_by: 'day,model', from });
+  const list = await callRoute(DASHBOARD_OWNER_ROUTES.usage, { query });
   return toDailyRows(list.data);
 }
 

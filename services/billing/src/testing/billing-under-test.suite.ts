@@ -281,6 +281,33 @@ export async function admitHold(
 }
 
 /**
+ * One chat request of `account` on `model`, admitted and settled as edge and the worker do (100
+ * tokens in, 20 out), under `holdId` (its request id is `req_<holdId>`).
+ */
+export async function settledRequest(
+  billing: Pick<BillingUnderTest, 'call'>,
+  account: FundedAccount,
+  model: string,
+  holdId: string,
+): Promise<void> {
+  await billing.call('POST', '/admissions', {
+    authorization: `Bearer ${account.apiKey}`,
+    holdId,
+    model,
+    estimate: { inputTokens: 100, maxOutputTokens: 50, choices: 1 },
+    priority: false,
+    endpoint: 'chat.completions',
+    requestId: `req_${holdId}`,
+  });
+  await billing.call('POST', `/holds/${holdId}/settle`, {
+    inputTokens: 100,
+    outputTokens: 20,
+    startedAtMs: Date.now(),
+    generationMs: 50,
+  });
+}
+
+/**
  * Calls billing's internal API as edge (as the worker for the worker's routes), each call under
  * a fresh Idempotency-Key unless `headers` name one; resolves with the JSON answer (`{}` when
  * empty), throws on an error status. Also for a billing started otherwise (a process).

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   putModel,
+  settledRequest,
   startBilling,
   type BillingUnderTest,
 } from '../../../billing/src/testing/billing-under-test.suite.js';
@@ -31,23 +32,8 @@ let ops: Browser;
 const MODEL = 'acme/budgeted';
 
 /** One request with `tenant`'s key, admitted and settled as edge and the worker do. */
-async function spend(tenant: FundedAccount, holdId: string): Promise<void> {
-  await billing.call('POST', '/admissions', {
-    authorization: `Bearer ${tenant.apiKey}`,
-    holdId,
-    model: MODEL,
-    estimate: { inputTokens: 100, maxOutputTokens: 50, choices: 1 },
-    priority: false,
-    endpoint: 'chat.completions',
-    requestId: `req_${holdId}`,
-  });
-  await billing.call('POST', `/holds/${holdId}/settle`, {
-    inputTokens: 100,
-    outputTokens: 20,
-    startedAtMs: Date.now(),
-    generationMs: 50,
-  });
-}
+const spend = (tenant: FundedAccount, holdId: string) =>
+  settledRequest(billing, tenant, MODEL, holdId);
 
 beforeAll(async () => {
   billing = await startBilling();

@@ -1,20 +1,20 @@
 import express, { type Router } from 'express';
 import type { BillingClient } from '@gateway/billing-client';
+import { DASHBOARD_OWNER_ROUTES } from '@gateway/contracts';
 import type { ConsoleDeps } from '../deps.js';
 import { accountTokenRoutes } from './account-tokens.js';
 import { ownerAlertRoutes } from './alert-routes.js';
+import { financeRoutes } from './finance-routes.js';
 import { operatorConsoleRoutes } from './operator-console.js';
 import { operatorRoutes, operatorsOnly } from './operator-routes.js';
 import { ownerOnly, ownerRoutes } from './owner-routes.js';
 import { scopedTokenRoutes } from './owner-scoped-tokens.js';
-import { budgetSettingRoutes, rateLimitSettingRoutes } from './setting-routes.js';
 import { webhookRoutes } from './owner-webhooks.js';
+import { requireSession, sessionOf, sessionRoutes } from './session-routes.js';
+import { budgetSettingRoutes, rateLimitSettingRoutes } from './setting-routes.js';
+import { DEFAULT_DASHBOARD_SETTINGS } from './settings.js';
 import { sendStatement } from './statements.js';
 import { operatorUsageRoutes, ownerUsageRoutes } from './usage-routes.js';
-import { sessionOf } from './session-routes.js';
-import { financeRoutes } from './finance-routes.js';
-import { requireSession, sessionRoutes } from './session-routes.js';
-import { DEFAULT_DASHBOARD_SETTINGS } from './settings.js';
 
 /** The owners' sections (`GET /statement` is guarded on its route: other methods stay 404). */
 const OWNER_PATHS = [
@@ -29,9 +29,11 @@ const OWNER_PATHS = [
 ];
 
 /**
- * `/dashboard/api` (contract: packages/contracts/src/dashboard-api.ts): sign-in and invitation
- * acceptance, then everything else behind a session (cookie), with the CSRF check on every
- * state change. Answers are never cached by the browser.
+ * `/dashboard/api` (contract: the route tables of packages/contracts/src/dashboard-routes.ts,
+ * dashboard-owner-routes.ts and dashboard-operator-routes.ts; shapes: dashboard-api.ts): sign-in
+ * and invitation acceptance, then everything else behind a session (cookie), with the CSRF check
+ * on every state change. Answers are never cached by the browser. Each router below mounts its
+ * routes on their tables' paths, at this router's root.
  */
 export function dashboardRouter(edgeDeps: ConsoleDeps): Router {
   const deps: ConsoleDeps = { ...edgeDeps, billing: dashboardBilling(edgeDeps) };
@@ -45,22 +47,22 @@ export function dashboardRouter(edgeDeps: ConsoleDeps): Router {
   router.use(requireSession(deps, settings));
   // The role guards, each applied once here: the routers below assume them.
   router.use('/operator', operatorsOnly);
-  // Staff read the books; finance alone closes a period (its own guards).
-  router.use('/finance', financeRoutes(deps));
+  // Staff read the books; finance alone closes a period (its own guards, on `/finance`).
+  router.use(financeRoutes(deps));
   router.use(OWNER_PATHS, ownerOnly);
-  router.use('/operator', operatorRoutes(deps, settings));
-  router.use('/operator', operatorConsoleRoutes(deps));
-  router.use('/operator/usage', operatorUsageRoutes(deps));
+  router.use(operatorRoutes(deps, settings));
+  router.use(operatorConsoleRoutes(deps));
+  router.use(operatorUsageRoutes(deps));
   router.use(ownerRoutes(deps));
-  // Owners' and operators' paths in one router each (contract: dashboard-routes.ts).
   router.use(budgetSettingRoutes(deps));
   router.use(rateLimitSettingRoutes(deps));
   router.use(accountTokenRoutes(deps));
-  router.use('/scoped-tokens', scopedTokenRoutes(deps));
-  router.use('/webhooks', webhookRoutes(deps));
-  router.use('/alerts', ownerAlertRoutes(deps));
-  router.use('/usage', ownerUsageRoutes(deps));
-  router.get('/statement', ownerOnly, async (req, res) => {
+  router.use(scopedTokenRoutes(deps));
+  router.use(webhookRoutes(deps));
+  router.use(ownerAlertRoutes(deps));
+  router.use(ownerUsageRoutes(deps));
+  // The statement answers CSV when asked (not `serveRoute`'s): written out on its route's path.
+  router.get(DASHBOARD_OWNER_ROUTES.statement.path, ownerOnly, async (req, res) => {
     await sendStatement(deps, req, res, sessionOf(res).account?.id ?? '');
   });
   return router;

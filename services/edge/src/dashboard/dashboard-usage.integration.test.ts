@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   putModel,
+  settledRequest,
   startBilling,
   type BillingUnderTest,
 } from '../../../billing/src/testing/billing-under-test.suite.js';
@@ -28,23 +29,8 @@ let ownerA: Browser;
 let ownerB: Browser;
 
 /** One request of `tenant` on `model`, admitted and settled as edge and the worker do. */
-async function request(tenant: FundedAccount, holdId: string, model: string): Promise<void> {
-  await billing.call('POST', '/admissions', {
-    authorization: `Bearer ${tenant.apiKey}`,
-    holdId,
-    model,
-    estimate: { inputTokens: 100, maxOutputTokens: 50, choices: 1 },
-    priority: false,
-    endpoint: 'chat.completions',
-    requestId: `req_${holdId}`,
-  });
-  await billing.call('POST', `/holds/${holdId}/settle`, {
-    inputTokens: 100,
-    outputTokens: 20,
-    startedAtMs: Date.now(),
-    generationMs: 50,
-  });
-}
+const request = (tenant: FundedAccount, holdId: string, model: string) =>
+  settledRequest(billing, tenant, model, holdId);
 
 beforeAll(async () => {
   billing = await startBilling();

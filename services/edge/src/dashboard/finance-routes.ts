@@ -1,11 +1,12 @@
 /**
- * `/dashboard/api/finance/*` (after `requireSession`): the month-end close in the dashboard.
+ * The month-end close in the dashboard (`DASHBOARD_FINANCE_ROUTES`, after `requireSession`).
  * Operators and finance read the period report and the closed periods; closing a period is the
  * finance role's alone (the books are finance's to close; operators run the platform). Only the
  * report's own parameters travel on to billing.
  */
 import express, { type RequestHandler, type Router } from 'express';
-import { GatewayError, type ClosedPeriod, type ClosedPeriodList } from '@gateway/contracts';
+import { DASHBOARD_FINANCE_ROUTES as R, GatewayError, type RouteAnswer } from '@gateway/contracts';
+import { serveRoute } from '@gateway/runtime';
 import type { ConsoleDeps } from '../deps.js';
 import { sendCsv } from './billing-calls.js';
 import { pickQuery } from './query.js';
@@ -30,25 +31,28 @@ const financeOnly: RequestHandler = (_req, res, next) => {
 export function financeRoutes(deps: ConsoleDeps): Router {
   const router = express.Router();
   const { operator } = deps.billing;
-  router.use(staffOnly);
-  router.get('/report', async (req, res) => {
+  // Every path under /finance, known or not, is the staff's.
+  router.use('/finance', staffOnly);
+  // The report answers one of its tables as CSV when asked, which `serveRoute` does not do: its
+  // handler is written out, mounted on its route's path; its JSON answer is the route's.
+  router.get(R.report.path, async (req, res) => {
     const query = new URLSearchParams(pickQuery(req.query, REPORT_PARAMS));
     if (!wantsCsv(req)) {
-      res.json(await operator.ledgerReport(query));
+      const report: RouteAnswer<typeof R.report> = await operator.ledgerReport(query);
+      res.json(report);
       return;
     }
     const section = typeof req.query.section === 'string' ? req.query.section : 'roll_forward';
     query.set('section', section);
     sendCsv(res, `ledger-report-${section}`, await operator.ledgerReportCsv(query));
   });
-  router.get('/periods', async (_req, res) => {
-    res.json((await operator.closedPeriods()) satisfies ClosedPeriodList);
-  });
-  router.post('/periods/:period/close', financeOnly, async (req, res) => {
-    const closed = await operator.closePeriod(String(req.params.period), {
-      closed_by: sessionOf(res).user.email,
-    });
-    res.status(201).json(closed satisfies ClosedPeriod);
-  });
+  serveRoute(router, R.periods, () => operator.closedPeriods());
+  serveRoute(
+    router,
+    R.closePeriod,
+    ({ res, params }) =>
+      operator.closePeriod(params.period, { closed_by: sessionOf(res).user.email }),
+    [financeOnly],
+  );
   return router;
 }

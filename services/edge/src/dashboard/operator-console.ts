@@ -1,18 +1,15 @@
-import express, { type Router } from 'express';
+import express, { type Request, type Router } from 'express';
 import {
-  DashboardAccountPatchRequestSchema,
-  ModelPutRequestSchema,
-  createBodyValidator,
+  DASHBOARD_OPERATOR_ROUTES as R,
   pathSegment,
   publicNodeUrl,
   type CatalogModel,
-  type DashboardAccountPatchRequest,
   type DashboardCatalogModel,
   type DashboardCatalogModelList,
   type DashboardLedgerEntryPage,
-  type ModelPutRequest,
   type NodeHealthView,
 } from '@gateway/contracts';
+import { serveRoute } from '@gateway/runtime';
 import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/context.js';
 import { accountIdOf } from './operator-routes.js';
@@ -20,69 +17,67 @@ import { deliveryPage } from './owner-webhooks.js';
 import { PAGE_PARAMS, pickQuery } from './query.js';
 import { sendStatement } from './statements.js';
 
-const validatePatch = createBodyValidator<DashboardAccountPatchRequest>(
-  DashboardAccountPatchRequestSchema,
-);
-const validateModel = createBodyValidator<ModelPutRequest>(ModelPutRequestSchema);
+/** The `*model` parameter's segments as Express decoded them, one by one. */
+const modelSegments = (req: Request) => (req.params as { model: string[] }).model;
 
 /**
- * `/dashboard/api/operator/*`, part 2 (after `requireSession` and `operatorsOnly`): the catalog, the ledger, the
- * invariant check, statements, deliveries, suspension and rate limits, passed to the operator
- * API. Role `finance` reads only (`operatorsOnly`).
+ * The operators' console, part 2 (`DASHBOARD_OPERATOR_ROUTES`, after `requireSession` and
+ * `operatorsOnly`): the catalog, the ledger, the invariant check, statements, deliveries,
+ * suspension and rate limits, passed to the operator API. Role `finance` reads only
+ * (`operatorsOnly`). The statement answers CSV when asked, which `serveRoute` does not do: its
+ * handler is written out, mounted on its route's path; its JSON answer is the route's.
  */
 export function operatorConsoleRoutes(deps: ConsoleDeps): Router {
   const router = express.Router();
-  const body = jsonBody(deps.limits.jsonBodyBytes);
+  const json = jsonBody(deps.limits.jsonBodyBytes);
   const { operator } = deps.billing;
-  router.get('/models', async (_req, res) => {
+  serveRoute(router, R.models, async () => {
     const [{ models }, { nodes }] = await Promise.all([
       operator.listModels(),
       operator.nodeHealth(),
     ]);
-    const list: DashboardCatalogModelList = {
+    return {
       object: 'list',
       data: models.map((model) => withNodeHealth(model, nodes)),
-    };
-    res.json(list);
+    } satisfies DashboardCatalogModelList;
   });
-  router.put('/models/*model', ...body, async (req, res) => {
-    const input = validateModel(req.body);
-    const segments = (req.params as { model: string[] }).model;
-    // A decoded `/` inside one segment is refused here, never re-read as a separator.
-    segments.forEach((segment) => pathSegment(segment));
-    const model = await operator.putModel(segments.join('/'), input);
-    deps.billing.invalidateCatalog();
-    res.json(model);
-  });
-  router.get('/ledger/entries', async (req, res) => {
+  serveRoute(
+    router,
+    R.putModel,
+    async ({ req, params, body }) => {
+      // A decoded `/` inside one segment is refused here, never re-read as a separator.
+      modelSegments(req).forEach((segment) => pathSegment(segment));
+      const model = await operator.putModel(params.model, body);
+      deps.billing.invalidateCatalog();
+      return model;
+    },
+    json,
+  );
+  serveRoute(router, R.ledgerEntries, async ({ req }) => {
     const query = pickQuery(req.query, ['account', 'from', 'to', ...PAGE_PARAMS]);
     const page = await operator.ledgerEntries(new URLSearchParams(query));
-    const list: DashboardLedgerEntryPage = {
+    return {
       object: 'list',
       data: page.entries,
       next_cursor: page.next_cursor,
-    };
-    res.json(list);
+    } satisfies DashboardLedgerEntryPage;
   });
-  router.get('/ledger/check', async (_req, res) => {
-    res.json(await operator.ledgerCheck());
-  });
-  router.get('/accounts/:id/statement', async (req, res) => {
+  serveRoute(router, R.ledgerCheck, () => operator.ledgerCheck());
+  router.get(R.statement.path, async (req, res) => {
     await sendStatement(deps, req, res, accountIdOf(req));
   });
-  router.get('/accounts/:id/webhook-deliveries', async (req, res) => {
-    await operator.getAccount(accountIdOf(req)); // the dispatcher knows no accounts: 404 for a typo
-    res.json(await deliveryPage(deps, accountIdOf(req), req.query));
+  serveRoute(router, R.webhookDeliveries, async ({ req, params }) => {
+    await operator.getAccount(params.id); // the dispatcher knows no accounts: 404 for a typo
+    return deliveryPage(deps, params.id, req.query);
   });
-  for (const action of ['suspend', 'unsuspend'] as const) {
-    router.post(`/accounts/:id/${action}`, async (req, res) => {
-      res.json(await operator.setSuspended(accountIdOf(req), action));
-    });
-  }
-  router.patch('/accounts/:id', ...body, async (req, res) => {
-    const input = validatePatch(req.body);
-    res.json(await operator.patchAccount(accountIdOf(req), input));
-  });
+  serveRoute(router, R.suspend, ({ params }) => operator.setSuspended(params.id, 'suspend'));
+  serveRoute(router, R.unsuspend, ({ params }) => operator.setSuspended(params.id, 'unsuspend'));
+  serveRoute(
+    router,
+    R.patchAccount,
+    ({ params, body }) => operator.patchAccount(params.id, body),
+    json,
+  );
   return router;
 }
 

@@ -1,30 +1,18 @@
 import express, { type Request, type RequestHandler, type Router } from 'express';
 import {
-  AccountCreateRequestSchema,
-  DashboardCreditRequestSchema,
+  DASHBOARD_OPERATOR_ROUTES as R,
   GatewayError,
-  InvitationCreateRequestSchema,
-  createBodyValidator,
   dashboardInvitationUrl,
-  type AccountCreateRequest,
-  type DashboardAccount,
-  type DashboardAccountDetail,
   type DashboardAccountList,
-  type DashboardCreditRequest,
-  type DashboardCreditResult,
-  type InvitationCreateRequest,
   type InvitationCreated,
   type InvitationIssued,
 } from '@gateway/contracts';
+import { serveRoute } from '@gateway/runtime';
 import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/context.js';
 import { PAGE_PARAMS, pickQuery } from './query.js';
 import { sessionOf } from './session-routes.js';
 import type { DashboardSettings } from './settings.js';
-
-const validateCredit = createBodyValidator<DashboardCreditRequest>(DashboardCreditRequestSchema);
-const validateAccount = createBodyValidator<AccountCreateRequest>(AccountCreateRequestSchema);
-const validateInvite = createBodyValidator<InvitationCreateRequest>(InvitationCreateRequestSchema);
 
 /** Operator users of either role read; only role `operator` writes (finance reads only). */
 export const operatorsOnly: RequestHandler = (req, res, next) => {
@@ -49,45 +37,48 @@ export function withInvitationUrl(
   return { ...invitation, url: dashboardInvitationUrl(base, invitation.token) };
 }
 
-/** `/dashboard/api/operator/*` (after `requireSession` and `operatorsOnly`). */
+/**
+ * Accounts in the operators' console (`DASHBOARD_OPERATOR_ROUTES`, after `requireSession` and
+ * `operatorsOnly`): search, creation, detail, credits and invitations, passed to the operator
+ * API.
+ */
 export function operatorRoutes(deps: ConsoleDeps, settings: DashboardSettings): Router {
   const router = express.Router();
-  const body = jsonBody(deps.limits.jsonBodyBytes);
+  const json = jsonBody(deps.limits.jsonBodyBytes);
   const { operator } = deps.billing;
-  router.get('/accounts', async (req, res) => {
+  serveRoute(router, R.accounts, async ({ req }) => {
     const query = new URLSearchParams(pickQuery(req.query, ['q', ...PAGE_PARAMS]));
     const page = await operator.listAccounts(query);
-    const list: DashboardAccountList = {
+    return {
       object: 'list',
       data: page.accounts,
       next_cursor: page.next_cursor,
-    };
-    res.json(list);
+    } satisfies DashboardAccountList;
   });
-  router.post('/accounts', ...body, async (req, res) => {
-    const created: DashboardAccount = await operator.createAccount(validateAccount(req.body));
-    res.status(201).json(created);
-  });
-  router.get('/accounts/:id', async (req, res) => {
-    const detail: DashboardAccountDetail = await operator.getAccount(accountIdOf(req));
-    res.json(detail);
-  });
-  router.post('/accounts/:id/credits', ...body, async (req, res) => {
-    const input = validateCredit(req.body);
-    const key = req.get('Idempotency-Key');
-    if (!key || !/^[\x21-\x7e]{1,255}$/.test(key)) {
-      throw new GatewayError(
-        'invalid_request_body',
-        'Credits need an Idempotency-Key header (1 to 255 printable characters)',
-        { param: 'Idempotency-Key' },
-      );
-    }
-    const result: DashboardCreditResult = await operator.credit(accountIdOf(req), input, key);
-    res.json(result);
-  });
-  router.post('/accounts/:id/invitations', ...body, async (req, res) => {
-    const invitation = await operator.invite(accountIdOf(req), validateInvite(req.body));
-    res.status(201).json(withInvitationUrl(invitation, req, settings.publicBaseUrl));
-  });
+  serveRoute(router, R.createAccount, ({ body }) => operator.createAccount(body), json);
+  serveRoute(router, R.account, ({ params }) => operator.getAccount(params.id));
+  serveRoute(
+    router,
+    R.credit,
+    ({ req, params, body }) => {
+      const key = req.get('Idempotency-Key');
+      if (!key || !/^[\x21-\x7e]{1,255}$/.test(key)) {
+        throw new GatewayError(
+          'invalid_request_body',
+          'Credits need an Idempotency-Key header (1 to 255 printable characters)',
+          { param: 'Idempotency-Key' },
+        );
+      }
+      return operator.credit(params.id, body, key);
+    },
+    json,
+  );
+  serveRoute(
+    router,
+    R.invite,
+    async ({ req, params, body }) =>
+      withInvitationUrl(await operator.invite(params.id, body), req, settings.publicBaseUrl),
+    json,
+  );
   return router;
 }

@@ -1,20 +1,13 @@
 import express, { type RequestHandler, type Router } from 'express';
 import {
-  DashboardApiKeyCreateRequestSchema,
+  DASHBOARD_OWNER_ROUTES as R,
   GatewayError,
-  createBodyValidator,
-  type DashboardApiKeyCreateRequest,
   type DashboardApiKeyList,
-  type DashboardIssuedApiKey,
-  type DashboardOverview,
 } from '@gateway/contracts';
+import { serveRoute } from '@gateway/runtime';
 import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/context.js';
 import { sessionOf } from './session-routes.js';
-
-const validateCreate = createBodyValidator<DashboardApiKeyCreateRequest>(
-  DashboardApiKeyCreateRequestSchema,
-);
 
 /** Owner routes: the account is the session's, never one named in a path or a body. */
 export const ownerOnly: RequestHandler = (_req, res, next) => {
@@ -28,44 +21,36 @@ export const ownerOnly: RequestHandler = (_req, res, next) => {
 /** The session's account (after `ownerOnly`, which makes sure there is one). */
 export const ownerAccountId = (res: express.Response) => sessionOf(res).account?.id ?? '';
 
-/** `/dashboard/api/overview` and `/dashboard/api/api-keys` (after `requireSession` and `ownerOnly`). */
+/**
+ * The overview and the API keys (`DASHBOARD_OWNER_ROUTES`, after `requireSession` and
+ * `ownerOnly`), through the operator API's methods on the session's account.
+ */
 export function ownerRoutes(deps: ConsoleDeps): Router {
   const router = express.Router();
   const { operator } = deps.billing;
-  router.get('/overview', async (_req, res) => {
-    const overview: DashboardOverview = await deps.billing.dashboard.overview(ownerAccountId(res));
-    res.json(overview);
-  });
-  router.get('/api-keys', async (_req, res) => {
+  serveRoute(router, R.overview, ({ res }) => deps.billing.dashboard.overview(ownerAccountId(res)));
+  serveRoute(router, R.apiKeys, async ({ res }) => {
     const answer = await operator.listApiKeys(ownerAccountId(res));
-    const list: DashboardApiKeyList = {
+    return {
       object: 'list',
       data: answer.api_keys.map(({ name, created_at, last_used_at }) => ({
         name,
         created_at,
         last_used_at,
       })),
-    };
-    res.json(list);
+    } satisfies DashboardApiKeyList;
   });
-  router.post('/api-keys', ...jsonBody(deps.limits.jsonBodyBytes), async (req, res) => {
-    const body = validateCreate(req.body);
-    const issued: DashboardIssuedApiKey = await operator.createApiKey(ownerAccountId(res), {
-      name: body.name,
-    });
-    res.status(201).json(issued);
-  });
-  router.post('/api-keys/:name/regenerate', async (req, res) => {
-    const name = req.params.name ?? '';
-    const issued: DashboardIssuedApiKey = await operator.regenerateApiKey(
-      ownerAccountId(res),
-      name,
-    );
-    res.json(issued);
-  });
-  router.delete('/api-keys/:name', async (req, res) => {
-    await operator.deleteApiKey(ownerAccountId(res), req.params.name ?? '');
-    res.status(204).end();
-  });
+  serveRoute(
+    router,
+    R.createApiKey,
+    ({ res, body }) => operator.createApiKey(ownerAccountId(res), { name: body.name }),
+    jsonBody(deps.limits.jsonBodyBytes),
+  );
+  serveRoute(router, R.regenerateApiKey, ({ res, params }) =>
+    operator.regenerateApiKey(ownerAccountId(res), params.name),
+  );
+  serveRoute(router, R.deleteApiKey, ({ res, params }) =>
+    operator.deleteApiKey(ownerAccountId(res), params.name),
+  );
   return router;
 }

@@ -1,25 +1,20 @@
 import express, { type Router } from 'express';
 import {
-  DashboardWebhookSettingsSchema,
-  createBodyValidator,
+  DASHBOARD_OWNER_ROUTES as R,
   type DashboardRevealedWebhookSecret,
+  type DashboardRevealedWebhookSecretList,
   type DashboardWebhookDelivery,
-  type DashboardWebhookExpirePrevious,
   type DashboardWebhookDeliveryList,
-  type DashboardWebhookRotation,
+  type DashboardWebhookExpirePrevious,
   type DashboardWebhookSecretList,
-  type DashboardWebhookSettings,
   type WebhookDelivery,
   type WebhookSigningSecret,
 } from '@gateway/contracts';
+import { serveRoute } from '@gateway/runtime';
 import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/context.js';
 import { ownerAccountId } from './owner-routes.js';
 import { PAGE_PARAMS, pickQuery } from './query.js';
-
-const validateSettings = createBodyValidator<DashboardWebhookSettings>(
-  DashboardWebhookSettingsSchema,
-);
 
 const deliveryOf = (d: WebhookDelivery): DashboardWebhookDelivery => ({
   id: d.id,
@@ -56,60 +51,58 @@ const withoutValue = ({ id, created_at, expires_at }: WebhookSigningSecret) => (
 });
 
 /**
- * `/dashboard/api/webhooks` (owners, after `ownerOnly`): signing secrets (values only on an
- * explicit POST), rotation (limited per account by the dispatcher: its 429 and `Retry-After`
- * pass through), ending the previous secret's window now, the payload format, deliveries and
- * redelivery, always of the session's account.
+ * An owner's webhooks (`DASHBOARD_OWNER_ROUTES`, after `ownerOnly`): signing secrets (values
+ * only on an explicit POST), rotation (limited per account by the dispatcher: its 429 and
+ * `Retry-After` pass through), ending the previous secret's window now, the payload format,
+ * deliveries and redelivery, always of the session's account.
  */
 export function webhookRoutes(deps: ConsoleDeps): Router {
   const router = express.Router();
-  router.get('/secrets', async (_req, res) => {
+  serveRoute(router, R.webhookSecrets, async ({ res }) => {
     const secrets = await secretsOf(deps, ownerAccountId(res));
-    const list: DashboardWebhookSecretList = { object: 'list', data: secrets.map(withoutValue) };
-    res.json(list);
+    return { object: 'list', data: secrets.map(withoutValue) } satisfies DashboardWebhookSecretList;
   });
-  router.post('/secrets/reveal', async (_req, res) => {
+  serveRoute(router, R.revealWebhookSecrets, async ({ res }) => {
     const data: DashboardRevealedWebhookSecret[] = await secretsOf(deps, ownerAccountId(res));
-    res.json({ object: 'list', data });
+    return { object: 'list', data } satisfies DashboardRevealedWebhookSecretList;
   });
-  router.post('/secrets/rotate', async (_req, res) => {
+  serveRoute(router, R.rotateWebhookSecret, async ({ res }) => {
     const secret = await deps.dispatcher.rotateSecret(ownerAccountId(res));
     const windows = (await secretsOf(deps, ownerAccountId(res)))
       .map((s) => s.expires_at)
       .filter((end): end is string => end !== null)
       .sort();
-    const rotation: DashboardWebhookRotation = {
-      secret,
-      previous_expires_at: windows.at(-1) ?? null,
-    };
-    res.status(201).json(rotation);
+    return { secret, previous_expires_at: windows.at(-1) ?? null };
   });
-  router.post('/secrets/expire-previous', async (_req, res) => {
+  serveRoute(router, R.expirePreviousWebhookSecret, async ({ res }) => {
     const answer = await deps.dispatcher.expirePreviousSecret(ownerAccountId(res));
-    const result: DashboardWebhookExpirePrevious = {
+    const data = answer.secrets.map(withoutValue);
+    return {
       object: 'list',
-      data: answer.secrets.map(withoutValue),
+      data,
       expired: answer.expired,
-    };
-    res.json(result);
+    } satisfies DashboardWebhookExpirePrevious;
   });
-  router.get('/settings', async (_req, res) => {
+  serveRoute(router, R.webhookSettings, async ({ res }) => {
     const account = await deps.billing.operator.getAccount(ownerAccountId(res));
-    res.json({ webhook_format: account.webhook_format });
+    return { webhook_format: account.webhook_format };
   });
-  router.put('/settings', ...jsonBody(deps.limits.jsonBodyBytes), async (req, res) => {
-    const body = validateSettings(req.body);
-    const account = await deps.billing.operator.patchAccount(ownerAccountId(res), {
-      webhook_format: body.webhook_format,
-    });
-    res.json({ webhook_format: account.webhook_format });
-  });
-  router.get('/deliveries', async (req, res) => {
-    res.json(await deliveryPage(deps, ownerAccountId(res), req.query));
-  });
-  router.post('/deliveries/:id/redeliver', async (req, res) => {
-    const delivery = await deps.dispatcher.redeliver(ownerAccountId(res), req.params.id ?? '');
-    res.status(202).json(deliveryOf(delivery));
-  });
+  serveRoute(
+    router,
+    R.putWebhookSettings,
+    async ({ res, body }) => {
+      const account = await deps.billing.operator.patchAccount(ownerAccountId(res), {
+        webhook_format: body.webhook_format,
+      });
+      return { webhook_format: account.webhook_format };
+    },
+    jsonBody(deps.limits.jsonBodyBytes),
+  );
+  serveRoute(router, R.webhookDeliveries, ({ req, res }) =>
+    deliveryPage(deps, ownerAccountId(res), req.query),
+  );
+  serveRoute(router, R.redeliverWebhook, async ({ res, params }) =>
+    deliveryOf(await deps.dispatcher.redeliver(ownerAccountId(res), params.id)),
+  );
   return router;
 }

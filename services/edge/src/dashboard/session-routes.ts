@@ -1,24 +1,17 @@
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import {
-  DashboardInvitationAcceptRequestSchema,
-  DashboardSignInRequestSchema,
+  DASHBOARD_SESSION_ROUTES as R,
   GatewayError,
-  createBodyValidator,
-  type DashboardInvitationAcceptRequest,
   type DashboardSession,
-  type DashboardSignInRequest,
   type DashboardStartedSession,
 } from '@gateway/contracts';
+import { serveRoute } from '@gateway/runtime';
 import type { ConsoleDeps } from '../deps.js';
 import { jsonBody } from '../http/context.js';
 import { checkCsrfToken, checkOrigin } from './csrf.js';
 import { DEFAULT_SIGN_INS_IN_FLIGHT, type DashboardSettings } from './settings.js';
 import { clearSessionCookie, sessionTokenOf, setSessionCookie } from './session-cookie.js';
 
-const validateSignIn = createBodyValidator<DashboardSignInRequest>(DashboardSignInRequestSchema);
-const validateAccept = createBodyValidator<DashboardInvitationAcceptRequest>(
-  DashboardInvitationAcceptRequestSchema,
-);
 const STATE_CHANGES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** The request's session, once `requireSession` found it. */
@@ -46,20 +39,32 @@ export function requireSession(deps: ConsoleDeps, settings: DashboardSettings): 
 }
 
 /**
- * `/dashboard/api/session` and `/dashboard/api/invitations/accept`. Each attempt takes one of
- * its address's failed-authentication points before billing is asked (429 when none is left)
- * and gives it back only when billing started a session: a wrong password, any refusal and a
- * timeout keep it. At most `DASHBOARD_SIGN_INS_IN_FLIGHT` attempts per replica are at billing
- * at once (more: 503 at once). Billing limits each email (`DASHBOARD_SIGN_IN_FAILURES_PER_HOUR`,
- * shared by every replica) and checks a few passwords at a time (503 beyond).
+ * `DASHBOARD_SESSION_ROUTES`: sign-in, the session, sign-out and invitation acceptance. Each
+ * attempt takes one of its address's failed-authentication points before billing is asked (429
+ * when none is left) and gives it back only when billing started a session: a wrong password,
+ * any refusal and a timeout keep it. At most `DASHBOARD_SIGN_INS_IN_FLIGHT` attempts per replica
+ * are at billing at once (more: 503 at once). Billing limits each email
+ * (`DASHBOARD_SIGN_IN_FAILURES_PER_HOUR`, shared by every replica) and checks a few passwords at
+ * a time (503 beyond). Sign-in and acceptance set the cookie, sign-out clears it (through the
+ * handler's `res`; the answer is the route's).
  */
 export function sessionRoutes(deps: ConsoleDeps, settings: DashboardSettings): Router {
   const router = express.Router();
-  const body = jsonBody(deps.limits.jsonBodyBytes);
+  // Sign-in and acceptance have no session yet: the origin check alone (no login CSRF), before
+  // the body is checked.
+  const starting: RequestHandler[] = [
+    deps.authFailures.guard,
+    ...jsonBody(deps.limits.jsonBodyBytes),
+    (req, _res, next) => {
+      checkOrigin(req, settings.publicBaseUrl);
+      next();
+    },
+  ];
+  const withSession = [requireSession(deps, settings)];
   const started = (req: Request, res: Response, answer: DashboardStartedSession) => {
     const { token, session } = answer;
     setSessionCookie(req, res, token, session.expires_at, settings.insecureLoopbackCookie);
-    res.json(session);
+    return session;
   };
   const inFlightMax = settings.signInsInFlight ?? DEFAULT_SIGN_INS_IN_FLIGHT;
   let inFlight = 0;
@@ -82,23 +87,29 @@ export function sessionRoutes(deps: ConsoleDeps, settings: DashboardSettings): R
     }
   };
 
-  router.post('/session', deps.authFailures.guard, ...body, async (req, res) => {
-    checkOrigin(req, settings.publicBaseUrl);
-    const input = validateSignIn(req.body);
-    started(req, res, await attempt(req, () => deps.billing.dashboard.signIn(input)));
-  });
-  router.get('/session', requireSession(deps, settings), (_req, res) => {
-    res.json(sessionOf(res));
-  });
-  router.delete('/session', requireSession(deps, settings), async (req, res) => {
-    await deps.billing.dashboard.endSession(res.locals.dashboardToken as string);
-    clearSessionCookie(req, res, settings.insecureLoopbackCookie);
-    res.status(204).end();
-  });
-  router.post('/invitations/accept', deps.authFailures.guard, ...body, async (req, res) => {
-    checkOrigin(req, settings.publicBaseUrl);
-    const input = validateAccept(req.body);
-    started(req, res, await attempt(req, () => deps.billing.dashboard.acceptInvitation(input)));
-  });
+  serveRoute(
+    router,
+    R.signIn,
+    async ({ req, res, body }) =>
+      started(req, res, await attempt(req, () => deps.billing.dashboard.signIn(body))),
+    starting,
+  );
+  serveRoute(router, R.session, async ({ res }) => sessionOf(res), withSession);
+  serveRoute(
+    router,
+    R.signOut,
+    async ({ req, res }) => {
+      await deps.billing.dashboard.endSession(res.locals.dashboardToken as string);
+      clearSessionCookie(req, res, settings.insecureLoopbackCookie);
+    },
+    withSession,
+  );
+  serveRoute(
+    router,
+    R.acceptInvitation,
+    async ({ req, res, body }) =>
+      started(req, res, await attempt(req, () => deps.billing.dashboard.acceptInvitation(body))),
+    starting,
+  );
   return router;
 }
