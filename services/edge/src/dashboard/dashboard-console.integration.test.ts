@@ -1,31 +1,19 @@
 import { createHmac } from 'node:crypto';
+import { startDashboardStack, type DashboardStack } from '../test-support/dashboard-stack.suite.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { listen, type RunningServer } from '@gateway/runtime';
-import {
-  TEST_INTERNAL_TOKEN,
-  completedEvent,
-  internalApiApp,
-  startHarness,
-  type Harness,
-} from '../../../dispatcher/src/testing/harness.suite.js';
-import { startReceiver, type Receiver } from '../../../dispatcher/src/testing/receiver.suite.js';
-import {
-  createTestCertificates,
-  type TestCertificates,
-} from '../../../dispatcher/src/testing/test-ca.suite.js';
+import { completedEvent, type Harness } from '../../../dispatcher/src/testing/harness.suite.js';
+import { type Receiver } from '../../../dispatcher/src/testing/receiver.suite.js';
 import {
   putModel,
-  startBilling,
   type BillingUnderTest,
 } from '../../../billing/src/testing/billing-under-test.suite.js';
 import {
-  TEST_DASHBOARD,
   operatorOf,
   ownerOf,
   type Browser,
   type DashboardMethod,
 } from '../test-support/dashboard.suite.js';
-import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
+import { bearer, type EdgeUnderTest } from '../test-support/edge.suite.js';
 import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /*
@@ -34,11 +22,10 @@ import { fundAccount, type FundedAccount } from '@gateway/testing';
  * internal API on a loopback port) delivering to an HTTPS receiver.
  */
 
+let stack: DashboardStack;
 let billing: BillingUnderTest;
-let certs: TestCertificates;
 let receiver: Receiver;
 let dispatcher: Harness;
-let dispatcherApi: RunningServer;
 let edge: EdgeUnderTest;
 let tenantA: FundedAccount;
 let tenantB: FundedAccount;
@@ -46,16 +33,8 @@ let ownerA: Browser;
 let ownerB: Browser;
 
 beforeAll(async () => {
-  billing = await startBilling({ entriesStableAfterMs: 0 });
-  certs = createTestCertificates();
-  receiver = await startReceiver(certs);
-  dispatcher = await startHarness({ extraCaPem: certs.caPem });
-  dispatcherApi = await listen(internalApiApp(dispatcher), '127.0.0.1', 0);
-  edge = await startEdge(billing, {
-    dispatcherUrl: `http://127.0.0.1:${dispatcherApi.port}`,
-    dispatcherToken: TEST_INTERNAL_TOKEN,
-    dashboard: TEST_DASHBOARD,
-  });
+  stack = await startDashboardStack();
+  ({ billing, dispatcher, receiver, edge } = stack);
   tenantA = await fundAccount(billing.operator, { creditDzd: 10 });
   tenantB = await fundAccount(billing.operator, { creditDzd: 10 });
   await putModel(billing, 'acme/chat');
@@ -64,21 +43,13 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await edge?.close();
-  await dispatcherApi?.close(1_000);
-  await dispatcher?.close();
-  await receiver?.close();
-  certs?.remove();
-  await billing?.close();
+  await stack?.close();
 });
 
 const models = (credential: string) => edge.api.get('/v1/models').set(bearer(credential));
 
 /** Runs the dispatch once and waits for its attempts (the loop is not started here). */
-async function dispatchOnce(): Promise<void> {
-  await dispatcher.dispatcher.loop.tick();
-  await dispatcher.dispatcher.loop.idle();
-}
+const dispatchOnce = () => stack.dispatchOnce();
 
 function expectCsrfRefused(response: { status: number; body: { error: { code: string } } }) {
   expect(response.status).toBe(403);

@@ -1,3 +1,4 @@
+import { startDashboardStack, type DashboardStack } from '../test-support/dashboard-stack.suite.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   DASHBOARD_ACCOUNT_ROUTES,
@@ -15,35 +16,17 @@ import {
   type RouteAnswer,
   type RouteInput,
 } from '@gateway/contracts';
-import { listen, type RunningServer } from '@gateway/runtime';
 import { fundAccount, type FundedAccount } from '@gateway/testing';
 import {
   putModel,
   settledRequest,
-  startBilling,
   type BillingUnderTest,
 } from '../../../billing/src/testing/billing-under-test.suite.js';
 import { RouteAgreement, routeRequest } from '../../../billing/src/http/route-agreement.suite.js';
-import {
-  TEST_INTERNAL_TOKEN,
-  completedEvent,
-  internalApiApp,
-  startHarness,
-  type Harness,
-} from '../../../dispatcher/src/testing/harness.suite.js';
-import { startReceiver, type Receiver } from '../../../dispatcher/src/testing/receiver.suite.js';
-import {
-  createTestCertificates,
-  type TestCertificates,
-} from '../../../dispatcher/src/testing/test-ca.suite.js';
-import {
-  ORIGIN,
-  PASSWORD,
-  TEST_DASHBOARD,
-  adminAuth,
-  invite,
-} from '../test-support/dashboard.suite.js';
-import { startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
+import { completedEvent, type Harness } from '../../../dispatcher/src/testing/harness.suite.js';
+import { type Receiver } from '../../../dispatcher/src/testing/receiver.suite.js';
+import { ORIGIN, PASSWORD, adminAuth, invite } from '../test-support/dashboard.suite.js';
+import { type EdgeUnderTest } from '../test-support/edge.suite.js';
 
 /*
  * The dashboard API's contract (the tables of packages/contracts' dashboard-routes.ts,
@@ -55,11 +38,10 @@ import { startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
  * are called for their JSON, the route's answer.)
  */
 
+let stack: DashboardStack;
 let billing: BillingUnderTest;
-let certs: TestCertificates;
 let receiver: Receiver;
 let dispatcher: Harness;
-let dispatcherApi: RunningServer;
 let edge: EdgeUnderTest;
 let tenant: FundedAccount;
 const agreement = new RouteAgreement();
@@ -75,27 +57,14 @@ const TABLES: Record<string, Record<string, Route>> = {
 };
 
 beforeAll(async () => {
-  billing = await startBilling({ entriesStableAfterMs: 0 });
-  certs = createTestCertificates();
-  receiver = await startReceiver(certs);
-  dispatcher = await startHarness({ extraCaPem: certs.caPem });
-  dispatcherApi = await listen(internalApiApp(dispatcher), '127.0.0.1', 0);
-  edge = await startEdge(billing, {
-    dispatcherUrl: `http://127.0.0.1:${dispatcherApi.port}`,
-    dispatcherToken: TEST_INTERNAL_TOKEN,
-    dashboard: TEST_DASHBOARD,
-  });
+  stack = await startDashboardStack();
+  ({ billing, dispatcher, receiver, edge } = stack);
   tenant = await fundAccount(billing.operator, { creditDzd: 10 });
   await putModel(billing, 'acme/chat');
 });
 
 afterAll(async () => {
-  await edge?.close();
-  await dispatcherApi?.close(1_000);
-  await dispatcher?.close();
-  await receiver?.close();
-  certs?.remove();
-  await billing?.close();
+  await stack?.close();
 });
 
 /** A browser of the dashboard: its session cookie and CSRF token, as the app sends them. */
@@ -153,8 +122,7 @@ async function tenantRequest(holdId: string): Promise<string> {
 async function deliveredWebhook(): Promise<string> {
   const event = completedEvent(receiver.url('/routes'), { accountId: tenant.accountId });
   const { deliveryId } = await dispatcher.dispatcher.intake.accept(event);
-  await dispatcher.dispatcher.loop.tick();
-  await dispatcher.dispatcher.loop.idle();
+  await stack.dispatchOnce();
   return deliveryId;
 }
 
