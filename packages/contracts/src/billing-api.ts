@@ -456,17 +456,6 @@ export const NodeHealthAcceptedSchema = Type.Object({ accepted: Count });
 export type NodeHealthAccepted = Static<typeof NodeHealthAcceptedSchema>;
 export type NodeHealthErrorKind = (typeof NODE_HEALTH_ERROR_KINDS)[number];
 
-/** One node of the catalog with what was last observed of it (operator API). */
-export interface NodeHealthView {
-  model: string;
-  url: string;
-  /** `unknown` when no report or the last one is older than the staleness bound. */
-  health: 'healthy' | 'down' | 'unknown';
-  observedAt: string | null;
-  lastErrorKind: NodeHealthErrorKind | null;
-  workerId: string | null;
-}
-
 /**
  * A node URL as it may be stored and shown: without userinfo, query or fragment (they may carry
  * credentials). The worker strips them before reporting; billing again before showing.

@@ -297,6 +297,7 @@ const CONTRACTS: Record<string, Entry> = {
   UsageGroupBy: partOf('UsageList'),
   UsageLogPage: ends([BILLING_USAGE], [CLIENT, CLIENT_OPERATOR, EDGE_USAGE, APP]),
   UsageLogEntry: partOf('UsageLogPage'),
+  OperatorUsageLogPage: partOf('UsageLogPage'),
   UsageOutcome: partOf('UsageLogEntry'),
 
   // receipts-api.ts: billing → edge → clients, the app and the CLI

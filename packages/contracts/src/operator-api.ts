@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
 import type { Static } from '@sinclair/typebox';
-import type { NodeHealthView } from './billing-api.js';
 import {
   DASHBOARD_LIMITS,
   DashboardAccountDetailSchema,
@@ -14,9 +13,16 @@ import {
   type DashboardCreditResult,
   type DashboardIssuedApiKey,
 } from './dashboard-api.js';
-import { MODEL_KINDS, MODEL_PROVIDERS, NODE_PROTOCOLS } from './schemas/catalog-names.js';
+import {
+  MODEL_KINDS,
+  MODEL_PROVIDERS,
+  NODE_HEALTH_ERROR_KINDS,
+  NODE_HEALTH_STATES,
+  NODE_PROTOCOLS,
+} from './schemas/catalog-names.js';
 import { INPUT_MODALITIES, type InputModality } from './schemas/chat-messages.js';
 import { StringEnum, dzdAmountSchema } from './schemas/common.js';
+import { UsageLogPageSchema } from './usage-api.js';
 
 /*
  * The operator API's request bodies (`/admin/v1`, decisions §4), defined once: edge validates
@@ -247,11 +253,38 @@ export const CatalogModelSchema = Type.Object(
 export type CatalogModel = Static<typeof CatalogModelSchema>;
 
 /** `GET /models`. */
-export interface CatalogModelList {
-  models: CatalogModel[];
-}
+export const CatalogModelListSchema = Type.Object(
+  { models: Type.Array(CatalogModelSchema) },
+  { $id: 'AdminCatalogModelList' },
+);
+export type CatalogModelList = Static<typeof CatalogModelListSchema>;
+
+/** One node of the catalog with what was last observed of it. */
+export const NodeHealthViewSchema = Type.Object(
+  {
+    model: Type.String(),
+    url: Type.String(),
+    /** `unknown` when no report or the last one is older than the staleness bound. */
+    health: StringEnum(NODE_HEALTH_STATES),
+    observedAt: Type.Union([IsoDate, Type.Null()]),
+    lastErrorKind: Type.Union([StringEnum(NODE_HEALTH_ERROR_KINDS), Type.Null()]),
+    workerId: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: 'AdminNodeHealth' },
+);
+export type NodeHealthView = Static<typeof NodeHealthViewSchema>;
 
 /** `GET /nodes/health`: each catalog node's last observed health. */
-export interface NodeHealthList {
-  nodes: NodeHealthView[];
-}
+export const NodeHealthListSchema = Type.Object(
+  { nodes: Type.Array(NodeHealthViewSchema) },
+  { $id: 'AdminNodeHealthList' },
+);
+export type NodeHealthList = Static<typeof NodeHealthListSchema>;
+
+/**
+ * `GET /usage/requests` as JSON: the request log of every account (each entry names its
+ * account), the shape of an account's own log under a name of the operator API's.
+ */
+export const OperatorUsageLogPageSchema = Type.Object(UsageLogPageSchema.properties, {
+  $id: 'AdminUsageLogPage',
+});
