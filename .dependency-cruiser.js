@@ -166,8 +166,8 @@ export default {
     },
   ],
   options: {
-    // Only what ships: tests, their support and suites are not cruised at all.
-    exclude: { path: ['\\.test\\.tsx?$', '\\.suite\\.ts$', '/test-support/'] },
+    // Only what ships: tests and their support (`*.suite.ts`) are not cruised at all.
+    exclude: { path: ['\\.test\\.tsx?$', '\\.suite\\.ts$'] },
     // Seen as import targets (the persistence rules need them), not analysed themselves.
     doNotFollow: { path: ['(^|/)node_modules/', '^services/billing/src/generated/'] },
     // Keep imports TypeScript erases (`import type`), marked type-only, so rules can tell them.

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { toFile } from 'openai';
 import { countTextTokens } from '@gateway/tokenizer';
 import { balanceOf } from '../../services/billing/src/testing/billing-under-test.suite.js';
-import { useRealStack } from '../../services/edge/src/test-support/real-stack.suite.js';
+import { useRealStack } from '../../services/edge/src/testing/real-stack.suite.js';
 
 /**
  * The media routes with the official `openai` SDK, through the real worker to a stand-in model

@@ -2,8 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import OpenAI from 'openai';
 import { countTextTokens } from '@gateway/tokenizer';
 import { balanceOf } from '../../services/billing/src/testing/billing-under-test.suite.js';
-import { useRealStack } from '../../services/edge/src/test-support/real-stack.suite.js';
-import { clientToken, nowS } from '../../services/edge/src/test-support/tokens.suite.js';
+import { useRealStack } from '../../services/edge/src/testing/real-stack.suite.js';
+import { clientToken, nowS } from '../../services/edge/src/testing/tokens.suite.js';
 import { fundAccount } from '@gateway/testing';
 
 /**

@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import type { Receipt } from '@gateway/contracts';
-import { bearer } from '../../services/edge/src/test-support/edge.suite.js';
-import { useRealStack } from '../../services/edge/src/test-support/real-stack.suite.js';
-import { clientToken, nowS } from '../../services/edge/src/test-support/tokens.suite.js';
+import { bearer } from '../../services/edge/src/testing/edge.suite.js';
+import { useRealStack } from '../../services/edge/src/testing/real-stack.suite.js';
+import { clientToken, nowS } from '../../services/edge/src/testing/tokens.suite.js';
 import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /**

@@ -11,7 +11,7 @@ import {
   type TestDatabase,
 } from '@gateway/testing';
 import { billingDatabaseTemplate } from '../../billing/src/db/client.js';
-import { waitFor } from './test-support/wait.suite.js';
+import { waitFor } from './testing/wait.suite.js';
 
 /**
  * Two edge processes (built, as deployed) in front of one billing process: the account's rate

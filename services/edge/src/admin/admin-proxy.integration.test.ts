@@ -6,7 +6,7 @@ import {
   startBilling,
   type BillingUnderTest,
 } from '../../../billing/src/testing/billing-under-test.suite.js';
-import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
+import { bearer, startEdge, type EdgeUnderTest } from '../testing/edge.suite.js';
 import { fundAccount } from '@gateway/testing';
 
 /**

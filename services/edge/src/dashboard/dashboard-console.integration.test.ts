@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { startDashboardStack, type DashboardStack } from '../test-support/dashboard-stack.suite.js';
+import { startDashboardStack, type DashboardStack } from '../testing/dashboard-stack.suite.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { completedEvent, type Harness } from '../../../dispatcher/src/testing/harness.suite.js';
 import { type Receiver } from '../../../dispatcher/src/testing/receiver.suite.js';
@@ -12,8 +12,8 @@ import {
   ownerOf,
   type Browser,
   type DashboardMethod,
-} from '../test-support/dashboard.suite.js';
-import { bearer, type EdgeUnderTest } from '../test-support/edge.suite.js';
+} from '../testing/dashboard.suite.js';
+import { bearer, type EdgeUnderTest } from '../testing/edge.suite.js';
 import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /*

@@ -9,8 +9,8 @@ import {
   operatorOf,
   ownerOf,
   type Browser,
-} from '../test-support/dashboard.suite.js';
-import { startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
+} from '../testing/dashboard.suite.js';
+import { startEdge, type EdgeUnderTest } from '../testing/edge.suite.js';
 import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /*

@@ -1,4 +1,4 @@
-import { startDashboardStack, type DashboardStack } from '../test-support/dashboard-stack.suite.js';
+import { startDashboardStack, type DashboardStack } from '../testing/dashboard-stack.suite.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   DASHBOARD_ACCOUNT_ROUTES,
@@ -25,8 +25,8 @@ import {
 import { RouteAgreement, routeRequest } from '../../../billing/src/http/route-agreement.suite.js';
 import { completedEvent, type Harness } from '../../../dispatcher/src/testing/harness.suite.js';
 import { type Receiver } from '../../../dispatcher/src/testing/receiver.suite.js';
-import { ORIGIN, PASSWORD, adminAuth, invite } from '../test-support/dashboard.suite.js';
-import { type EdgeUnderTest } from '../test-support/edge.suite.js';
+import { ORIGIN, PASSWORD, adminAuth, invite } from '../testing/dashboard.suite.js';
+import { type EdgeUnderTest } from '../testing/edge.suite.js';
 
 /*
  * The dashboard API's contract (the tables of packages/contracts' dashboard-routes.ts,

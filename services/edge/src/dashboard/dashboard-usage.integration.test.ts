@@ -5,13 +5,8 @@ import {
   startBilling,
   type BillingUnderTest,
 } from '../../../billing/src/testing/billing-under-test.suite.js';
-import {
-  TEST_DASHBOARD,
-  operatorOf,
-  ownerOf,
-  type Browser,
-} from '../test-support/dashboard.suite.js';
-import { startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
+import { TEST_DASHBOARD, operatorOf, ownerOf, type Browser } from '../testing/dashboard.suite.js';
+import { startEdge, type EdgeUnderTest } from '../testing/edge.suite.js';
 import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /*

@@ -13,8 +13,8 @@ import {
   invite as inviteOwner,
   ownerOf as signedInOwner,
   signIn as signInAs,
-} from '../test-support/dashboard.suite.js';
-import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
+} from '../testing/dashboard.suite.js';
+import { bearer, startEdge, type EdgeUnderTest } from '../testing/edge.suite.js';
 import { cookieMustBeSecure } from './session-cookie.js';
 import { fundAccount, type FundedAccount } from '@gateway/testing';
 

@@ -6,14 +6,10 @@ import {
   startBilling,
   type BillingUnderTest,
 } from '../../../billing/src/testing/billing-under-test.suite.js';
-import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
-import {
-  chatCompletion,
-  startFakeWorker,
-  type FakeWorker,
-} from '../test-support/fake-worker.suite.js';
-import { waitFor } from '../test-support/wait.suite.js';
-import { clientToken, nowS } from '../test-support/tokens.suite.js';
+import { bearer, startEdge, type EdgeUnderTest } from '../testing/edge.suite.js';
+import { chatCompletion, startFakeWorker, type FakeWorker } from '../testing/fake-worker.suite.js';
+import { waitFor } from '../testing/wait.suite.js';
+import { clientToken, nowS } from '../testing/tokens.suite.js';
 import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /** The spec's error table, row by row, through HTTP: status, code, body shape and headers. */

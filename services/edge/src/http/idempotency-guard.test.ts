@@ -5,7 +5,7 @@ import { GatewayError } from '@gateway/contracts';
 import { createLogger } from '@gateway/observability';
 import type { RunningJob } from '../jobs/job-replies.js';
 import { settleGuard, spendBeforeStreaming } from '../routes/inference-flow.js';
-import { silentStream } from '../test-support/silent-log.suite.js';
+import { silentStream } from '../testing/silent-log.suite.js';
 import { IdempotencyGuard } from './idempotency.js';
 import { sendJson } from './send-answer.js';
 

@@ -6,14 +6,14 @@ import {
   startBilling,
   type BillingUnderTest,
 } from '../../../billing/src/testing/billing-under-test.suite.js';
-import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
+import { bearer, startEdge, type EdgeUnderTest } from '../testing/edge.suite.js';
 import {
   chatChunk,
   chatCompletion,
   startFakeWorker,
   type FakeWorker,
   type Step,
-} from '../test-support/fake-worker.suite.js';
+} from '../testing/fake-worker.suite.js';
 
 /** Idempotency-Key (decisions §3) across two edge processes sharing billing. */
 

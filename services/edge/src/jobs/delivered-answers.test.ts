@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { GatewayError, makeEnvelope, type InferenceReplyPayload } from '@gateway/contracts';
 import type { ConsumeOptions, Delivery, Handler, MessageBus } from '@gateway/messaging';
 import { createLogger } from '@gateway/observability';
-import { silentStream } from '../test-support/silent-log.suite.js';
+import { silentStream } from '../testing/silent-log.suite.js';
 import { DeliveredAnswers } from './delivered-answers.js';
 import { ReplyRouter } from './job-replies.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { GatewayError } from '@gateway/contracts';
 import { createLogger } from '@gateway/observability';
-import { silentStream } from '../test-support/silent-log.suite.js';
+import { silentStream } from '../testing/silent-log.suite.js';
 import { HoldReleases, type ReleaseRequest } from './hold-release.js';
 
 /** The hold of an answer that reached nobody, when billing does not answer at that moment. */

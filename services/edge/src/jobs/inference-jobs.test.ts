@@ -7,7 +7,7 @@ import type {
 } from '@gateway/contracts';
 import { createLogger } from '@gateway/observability';
 import type { MessageBus } from '@gateway/messaging';
-import { silentStream } from '../test-support/silent-log.suite.js';
+import { silentStream } from '../testing/silent-log.suite.js';
 import { PublishMarks, type Admission } from '@gateway/billing-client';
 
 import {

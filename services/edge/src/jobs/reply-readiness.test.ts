@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { MessageBus } from '@gateway/messaging';
 import { createLogger } from '@gateway/observability';
-import { silentStream } from '../test-support/silent-log.suite.js';
+import { silentStream } from '../testing/silent-log.suite.js';
 import { ReplyRouter } from './job-replies.js';
 
 /*

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { GatewayError } from '@gateway/contracts';
 import type { InferenceCancelPayload, InferenceReplyPayload } from '@gateway/contracts';
 import { createLogger } from '@gateway/observability';
-import { silentStream } from '../test-support/silent-log.suite.js';
+import { silentStream } from '../testing/silent-log.suite.js';
 import type { JobPublisher } from './inference-jobs.js';
 import { HoldReleases } from './hold-release.js';
 import { RunningJob } from './job-replies.js';

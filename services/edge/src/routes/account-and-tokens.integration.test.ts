@@ -4,8 +4,8 @@ import {
   startBilling,
   type BillingUnderTest,
 } from '../../../billing/src/testing/billing-under-test.suite.js';
-import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
-import { clientToken, nowS } from '../test-support/tokens.suite.js';
+import { bearer, startEdge, type EdgeUnderTest } from '../testing/edge.suite.js';
+import { clientToken, nowS } from '../testing/tokens.suite.js';
 import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /** Scoped tokens, balance and models: the routes that place no hold. */

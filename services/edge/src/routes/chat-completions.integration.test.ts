@@ -7,16 +7,16 @@ import {
   startBilling,
   type BillingUnderTest,
 } from '../../../billing/src/testing/billing-under-test.suite.js';
-import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
+import { bearer, startEdge, type EdgeUnderTest } from '../testing/edge.suite.js';
 import {
   chatChunk,
   chatCompletion,
   startFakeWorker,
   type FakeWorker,
   type Step,
-} from '../test-support/fake-worker.suite.js';
-import { readEvents } from '../test-support/sse.suite.js';
-import { waitFor } from '../test-support/wait.suite.js';
+} from '../testing/fake-worker.suite.js';
+import { readEvents } from '../testing/sse.suite.js';
+import { waitFor } from '../testing/wait.suite.js';
 import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /** Chat completions, JSON and SSE, against a scripted worker on the real broker and billing. */

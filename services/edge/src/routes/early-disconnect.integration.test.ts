@@ -7,12 +7,8 @@ import {
   startBilling,
   type BillingUnderTest,
 } from '../../../billing/src/testing/billing-under-test.suite.js';
-import { startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
-import {
-  chatCompletion,
-  startFakeWorker,
-  type FakeWorker,
-} from '../test-support/fake-worker.suite.js';
+import { startEdge, type EdgeUnderTest } from '../testing/edge.suite.js';
+import { chatCompletion, startFakeWorker, type FakeWorker } from '../testing/fake-worker.suite.js';
 import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /**

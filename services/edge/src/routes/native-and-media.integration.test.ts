@@ -6,8 +6,8 @@ import {
   startBilling,
   type BillingUnderTest,
 } from '../../../billing/src/testing/billing-under-test.suite.js';
-import { bearer, startEdge, type EdgeUnderTest } from '../test-support/edge.suite.js';
-import { startFakeWorker, type FakeWorker, type Step } from '../test-support/fake-worker.suite.js';
+import { bearer, startEdge, type EdgeUnderTest } from '../testing/edge.suite.js';
+import { startFakeWorker, type FakeWorker, type Step } from '../testing/fake-worker.suite.js';
 import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /** Native inference (sync and async) and the default-models-only routes. */
