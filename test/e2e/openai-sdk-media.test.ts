@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { toFile } from 'openai';
 import { countTextTokens } from '@gateway/tokenizer';
 import { balanceOf } from '../../services/billing/src/testing/billing-under-test.suite.js';
-import { useRealStack } from '../../services/edge/src/testing/real-stack.suite.js';
+import { MEDIA_MODELS, useRealStack } from '../../services/edge/src/testing/real-stack.suite.js';
 
 /**
  * The media routes with the official `openai` SDK, through the real worker to a stand-in model
@@ -10,20 +10,7 @@ import { useRealStack } from '../../services/edge/src/testing/real-stack.suite.j
  * transcription, and that each is settled. Video and rerank have no SDK method: plain HTTP.
  */
 
-const priced = (kind: string) => ({
-  kind,
-  input_price_dzd_per_m: 1_000,
-  output_price_dzd_per_m: 2_000,
-  max_output_tokens: 256,
-});
-const stack = useRealStack({
-  'acme/embed': priced('embedding'),
-  'acme/paint': priced('image'),
-  'acme/voice': priced('speech'),
-  'acme/ear': priced('transcription'),
-  'acme/film': priced('video'),
-  'acme/rank': priced('rerank'),
-});
+const stack = useRealStack(MEDIA_MODELS);
 
 /** Everything reserved for a request is released once it is answered. */
 async function expectNothingReserved() {

@@ -33,3 +33,6 @@ export * from './dashboard-routes.js';
 export * from './billing-dashboard-routes.js';
 export * from './dispatcher-routes.js';
 export * from './billing-routes.js';
+export * from './schemas/media-requests.js';
+export * from './schemas/public-answers.js';
+export * from './public-routes.js';

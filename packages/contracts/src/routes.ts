@@ -69,7 +69,7 @@ export type RouteInput<R extends Route> = (keyof RouteParams<R> extends never
     headers?: Record<string, string>;
   };
 
-const PARAMETER = /([:*])([A-Za-z]+)/g;
+const PARAMETER = /([:*])([A-Za-z_]+)/g;
 
 /** The names of the route's path parameters, in order. */
 export function routeParamNames(route: Route): string[] {
@@ -94,6 +94,9 @@ export function routePath<R extends Route>(
   });
   return query === undefined || query.size === 0 ? path : `${path}?${query.toString()}`;
 }
+
+/** The route's path as an OpenAPI path template (`/models/*model` → `/models/{model}`). */
+export const routeTemplate = (route: Route): string => route.path.replace(PARAMETER, '{$2}');
 
 /** The route's success status: 200 unless it says otherwise. */
 export const routeStatus = (route: Route): 200 | 201 | 202 | 204 => route.status ?? 200;

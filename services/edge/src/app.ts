@@ -1,5 +1,5 @@
 import type { Express, RequestHandler } from 'express';
-import { GatewayError } from '@gateway/contracts';
+import { GatewayError, PUBLIC_API_PREFIX, PUBLIC_ROUTES } from '@gateway/contracts';
 import type { Logger, ServiceMetrics } from '@gateway/observability';
 import { createServiceApp, finishApp, type ReadinessCheck } from '@gateway/runtime';
 import { adminRouter } from './admin/admin-router.js';
@@ -75,18 +75,20 @@ export function buildEdgeApp(options: EdgeAppOptions): Express {
     mountPublicApi(app, { ...deps, jobs, idempotency, background });
   }
   app.use(noSuchRoute);
-  if (surfaces.has('api')) app.use('/v1', rateLimitOnErrors(deps.billing, deps.authFailures));
+  if (surfaces.has('api'))
+    app.use(PUBLIC_API_PREFIX, rateLimitOnErrors(deps.billing, deps.authFailures));
   return finishApp(app, options.logger);
 }
 
 /** `/v1`: the public document, inference routes (authenticated with their admission), the rest. */
 function mountPublicApi(app: Express, deps: EdgeDeps): void {
   const openApi = JSON.stringify(buildOpenApiDocument());
-  app.get('/v1/openapi.json', (_req, res) => {
+  const documentPath = `${PUBLIC_API_PREFIX}${PUBLIC_ROUTES.openApi.path}`;
+  app.get(documentPath, (_req, res) => {
     res.type('application/json').send(openApi);
   });
-  app.all('/v1/openapi.json', methodNotAllowed(['GET']));
-  app.use('/v1', deps.authFailures.guard);
+  app.all(documentPath, methodNotAllowed(['GET']));
+  app.use(PUBLIC_API_PREFIX, deps.authFailures.guard);
   // Inference routes: billing authenticates with the admission (one call before the job).
   for (const router of [
     chatCompletionsRouter,
@@ -95,12 +97,12 @@ function mountPublicApi(app: Express, deps: EdgeDeps): void {
     mediaRouter,
     transcriptionsRouter,
   ]) {
-    app.use('/v1', router(deps));
+    app.use(PUBLIC_API_PREFIX, router(deps));
   }
   // `GET /v1/key`: billing checks the credential without counting the request.
-  app.use('/v1', keyRouter(deps));
+  app.use(PUBLIC_API_PREFIX, keyRouter(deps));
   // Every other /v1 route: authenticate (and count) first.
-  app.use('/v1', authenticate(deps.billing, deps.authFailures));
+  app.use(PUBLIC_API_PREFIX, authenticate(deps.billing, deps.authFailures));
   for (const router of [
     scopedJwtRouter,
     accountRouter,
@@ -108,7 +110,7 @@ function mountPublicApi(app: Express, deps: EdgeDeps): void {
     receiptsRouter,
     storedResponsesRouter,
   ]) {
-    app.use('/v1', router(deps));
+    app.use(PUBLIC_API_PREFIX, router(deps));
   }
 }
 

@@ -8,7 +8,10 @@ import {
 } from '@gateway/contracts';
 import { INTERNAL_TOKEN_HEADER } from '@gateway/runtime';
 import { startBillingApi, type BillingApiUnderTest } from '../http/billing-api.suite.js';
-import { RouteAgreement, routeRequest } from '../http/route-agreement.suite.js';
+import {
+  RouteAgreement,
+  routeRequest,
+} from '../../../../packages/testing/src/route-agreement.suite.js';
 
 /*
  * Billing's dashboard API contract (`BILLING_DASHBOARD_ROUTES`) agrees with what billing serves:

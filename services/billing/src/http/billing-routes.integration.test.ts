@@ -13,7 +13,10 @@ import {
 import { INTERNAL_TOKEN_HEADER } from '@gateway/runtime';
 import { fundAccount } from '@gateway/testing';
 import { putChatModel, startBillingApi, type BillingApiUnderTest } from './billing-api.suite.js';
-import { RouteAgreement, routeRequest } from './route-agreement.suite.js';
+import {
+  RouteAgreement,
+  routeRequest,
+} from '../../../../packages/testing/src/route-agreement.suite.js';
 
 /*
  * Billing's internal API contract (`BILLING_ROUTES`) agrees with what billing serves: every

@@ -7,7 +7,10 @@ import {
 } from '@gateway/contracts';
 import { INTERNAL_TOKEN_HEADER } from '@gateway/runtime';
 import { startBillingApi, type BillingApiUnderTest } from './billing-api.suite.js';
-import { RouteAgreement, routeRequest } from './route-agreement.suite.js';
+import {
+  RouteAgreement,
+  routeRequest,
+} from '../../../../packages/testing/src/route-agreement.suite.js';
 
 /*
  * The operator API's contract (`OPERATOR_ROUTES`) agrees with what billing serves: every route

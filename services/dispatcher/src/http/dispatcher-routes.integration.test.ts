@@ -9,7 +9,10 @@ import {
 } from '@gateway/contracts';
 import { INTERNAL_TOKEN_HEADER } from '@gateway/runtime';
 // The agreement checks are billing's first; shared here rather than written twice.
-import { RouteAgreement, routeRequest } from '../../../billing/src/http/route-agreement.suite.js';
+import {
+  RouteAgreement,
+  routeRequest,
+} from '../../../../packages/testing/src/route-agreement.suite.js';
 import { startReceiver, type Receiver } from '../testing/receiver.suite.js';
 import { createTestCertificates, type TestCertificates } from '../testing/test-ca.suite.js';
 import {

@@ -22,7 +22,10 @@ import {
   settledRequest,
   type BillingUnderTest,
 } from '../../../billing/src/testing/billing-under-test.suite.js';
-import { RouteAgreement, routeRequest } from '../../../billing/src/http/route-agreement.suite.js';
+import {
+  RouteAgreement,
+  routeRequest,
+} from '../../../../packages/testing/src/route-agreement.suite.js';
 import { completedEvent, type Harness } from '../../../dispatcher/src/testing/harness.suite.js';
 import { type Receiver } from '../../../dispatcher/src/testing/receiver.suite.js';
 import { ORIGIN, PASSWORD, adminAuth, invite } from '../testing/dashboard.suite.js';

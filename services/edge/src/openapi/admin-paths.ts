@@ -1,9 +1,8 @@
-import { routeParamNames, routeStatus } from '@gateway/contracts';
+import { routeParamNames, routeStatus, routeTemplate } from '@gateway/contracts';
 import { ADMIN_ROUTES, type AdminRoute } from '../admin/admin-routes.js';
 import { errors, json, ref } from './components.js';
 
-const openApiPath = (route: AdminRoute) =>
-  `/admin/v1${route.path.replace(/[:*]([A-Za-z]+)/g, '{$1}')}`;
+const openApiPath = (route: AdminRoute) => `/admin/v1${routeTemplate(route)}`;
 
 const pathParameters = (route: AdminRoute) =>
   routeParamNames(route).map((name) => ({

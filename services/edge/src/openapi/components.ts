@@ -1,55 +1,23 @@
 import type { TSchema } from '@sinclair/typebox';
 import {
-  AccountCreateRequestSchema,
-  AccountPatchRequestSchema,
-  AlertSettingsPutRequestSchema,
-  ApiKeyCreateRequestSchema,
-  ApiKeyModelsPutRequestSchema,
-  BudgetPutRequestSchema,
-  ChatCompletionRequestSchema,
-  CreditRequestSchema,
-  ModelPutRequestSchema,
-  OperatorUserCreateRequestSchema,
-  ScopedTokenRevokeRequestSchema,
   ERROR_CATALOG,
   ErrorBodySchema,
-  InvitationCreateRequestSchema,
   KeyInfoSchema,
-  KeyRateLimitPutRequestSchema,
-  NativeInferenceRequestSchema,
-  PeriodCloseRequestSchema,
-  ResponsesRequestSchema,
-  ScopedTokenCreateRequestSchema,
+  publicAnswerSchemas,
+  publicRequestSchemas,
 } from '@gateway/contracts';
-import * as media from '../schemas/media.js';
-import { ADMIN_ANSWER_SCHEMAS } from '../admin/admin-routes.js';
-import { RESPONSE_SCHEMAS } from './response-schemas.js';
+import { ADMIN_ANSWER_SCHEMAS, ADMIN_ROUTES } from '../admin/admin-routes.js';
 
-/** Every request schema edge validates with, by name: the very objects the validators compile. */
+/**
+ * Every request schema edge validates with, by name: the very objects the validators compile,
+ * taken from the public and the operator route tables.
+ */
 export const REQUEST_SCHEMAS: readonly TSchema[] = [
-  ChatCompletionRequestSchema,
-  ResponsesRequestSchema,
-  NativeInferenceRequestSchema,
-  ScopedTokenCreateRequestSchema,
-  media.EmbeddingsRequestSchema,
-  media.ImagesRequestSchema,
-  media.SpeechRequestSchema,
-  media.TranscriptionRequestSchema,
-  media.VideoRequestSchema,
-  media.RerankRequestSchema,
-  AccountCreateRequestSchema,
-  AccountPatchRequestSchema,
-  ApiKeyCreateRequestSchema,
-  CreditRequestSchema,
-  ScopedTokenRevokeRequestSchema,
-  ModelPutRequestSchema,
-  OperatorUserCreateRequestSchema,
-  InvitationCreateRequestSchema,
-  BudgetPutRequestSchema,
-  KeyRateLimitPutRequestSchema,
-  ApiKeyModelsPutRequestSchema,
-  AlertSettingsPutRequestSchema,
-  PeriodCloseRequestSchema,
+  ...new Map(
+    [...publicRequestSchemas(), ...ADMIN_ROUTES.flatMap((route) => route.body ?? [])].map(
+      (schema) => [schema.$id, schema],
+    ),
+  ).values(),
 ];
 
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -74,10 +42,10 @@ function pointRefsAtComponents(value: unknown): unknown {
 }
 
 export function schemaComponents(): Record<string, unknown> {
-  const named = [ErrorBodySchema, ...REQUEST_SCHEMAS, ...RESPONSE_SCHEMAS];
+  const named = [ErrorBodySchema, ...REQUEST_SCHEMAS];
   return {
     // `GET /v1/key`'s answer embeds the operator API's BudgetView: the same component.
-    ...answerComponents([...ADMIN_ANSWER_SCHEMAS, KeyInfoSchema]),
+    ...answerComponents([...ADMIN_ANSWER_SCHEMAS, KeyInfoSchema, ...publicAnswerSchemas()]),
     ...Object.fromEntries(named.map((schema) => [String(schema.$id), toComponent(schema)])),
   };
 }

@@ -1,5 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { ChatCompletionRequestSchema, UsageListSchema, ajv } from '@gateway/contracts';
+import {
+  ChatCompletionRequestSchema,
+  UsageListSchema,
+  RESPONSE_ID_PATTERN,
+  ajv,
+  routeTemplate,
+} from '@gateway/contracts';
 import { ADMIN_ROUTES } from '../admin/admin-routes.js';
 import { REQUEST_SCHEMAS, ref, toComponent } from './components.js';
 import { buildOpenApiDocument } from './openapi.js';
@@ -13,10 +19,25 @@ type Doc = {
   components: { schemas: Record<string, unknown>; responses: Record<string, unknown> };
 };
 
+interface Operation {
+  parameters: { name: string; in: string; required: boolean; schema: unknown }[];
+  requestBody?: unknown;
+  responses: Record<string, { content: Record<string, unknown> }>;
+  security?: unknown;
+}
+
 const doc = buildOpenApiDocument() as unknown as Doc;
 
-const PUBLIC_ROUTES: [string, string][] = [
+/** The spec's public routes, written out: a route the table dropped would go unnoticed otherwise. */
+const SPEC_ROUTES: [string, string][] = [
   ['post', '/v1/chat/completions'],
+  ['post', '/v1/responses'],
+  ['get', '/v1/responses/{response_id}'],
+  ['delete', '/v1/responses/{response_id}'],
+  ['post', '/v1/responses/{response_id}/cancel'],
+  ['get', '/v1/responses/{response_id}/input_items'],
+  ['get', '/v1/usage'],
+  ['get', '/v1/requests/{request_id}'],
   ['post', '/v1/inference/{model}'],
   ['post', '/v1/scoped-jwt'],
   ['get', '/v1/scoped-jwt'],
@@ -55,11 +76,11 @@ function resolve(pointer: string): unknown {
 describe('OpenAPI document', () => {
   it('is OpenAPI 3.1 and covers every public and operator route', () => {
     expect(doc.openapi).toBe('3.1.0');
-    for (const [method, path] of PUBLIC_ROUTES) {
+    for (const [method, path] of SPEC_ROUTES) {
       expect(doc.paths[path]?.[method]).toBeDefined();
     }
     for (const route of ADMIN_ROUTES) {
-      const path = `/admin/v1${route.path.replace(/[:*]([A-Za-z]+)/g, '{$1}')}`;
+      const path = `/admin/v1${routeTemplate(route)}`;
       expect(doc.paths[path]?.[route.method.toLowerCase()]).toBeDefined();
     }
   });
@@ -79,7 +100,7 @@ describe('OpenAPI document', () => {
     const answered = ADMIN_ROUTES.filter((route) => route.answer);
     expect(answered.length).toBeGreaterThan(10);
     for (const route of answered) {
-      const path = `/admin/v1${route.path.replace(/[:*]([A-Za-z]+)/g, '{$1}')}`;
+      const path = `/admin/v1${routeTemplate(route)}`;
       const ok =
         doc.paths[path]![route.method.toLowerCase()]!.responses[String(route.status ?? 200)];
       const name = String(route.answer!.$id);
@@ -91,6 +112,47 @@ describe('OpenAPI document', () => {
     };
     expect(list.properties.accounts.items).toEqual(ref('DashboardAccount'));
     expect(doc.components.schemas.UsageList).toEqual(toComponent(UsageListSchema));
+  });
+
+  it('describes each public route from its contract: parameters, bodies, streams, uploads', () => {
+    const chat = doc.paths['/v1/chat/completions']!.post as unknown as Operation;
+    expect(chat.parameters.map((parameter) => parameter.name)).toEqual(['Idempotency-Key']);
+    expect(chat.requestBody).toEqual({
+      required: true,
+      content: { 'application/json': { schema: ref('ChatCompletionRequest') } },
+    });
+    expect(chat.responses['200']!.content).toEqual({
+      'application/json': { schema: ref('ChatCompletion') },
+      'text/event-stream': { schema: { type: 'string' }, itemSchema: ref('ChatCompletionChunk') },
+    });
+
+    const read = doc.paths['/v1/responses/{response_id}/input_items']!.get as unknown as Operation;
+    expect(read.parameters).toEqual([
+      expect.objectContaining({ name: 'response_id', in: 'path', required: true }),
+      expect.objectContaining({ name: 'limit', in: 'query', required: false }),
+      expect.objectContaining({ name: 'order', in: 'query', required: false }),
+      expect.objectContaining({ name: 'after', in: 'query', required: false }),
+    ]);
+    expect(read.parameters[0]!.schema).toEqual({ type: 'string', pattern: RESPONSE_ID_PATTERN });
+
+    const native = doc.paths['/v1/inference/{model}']!.post as unknown as Operation;
+    expect(native.responses['200']!.content['application/json']).toEqual({
+      schema: { oneOf: [ref('NativeInferenceResult'), ref('NativeInferenceAck')] },
+    });
+
+    const upload = doc.paths['/v1/audio/transcriptions']!.post as unknown as Operation;
+    const form = (upload.requestBody as { content: Record<string, { schema: object }> }).content;
+    expect(form['multipart/form-data']!.schema).toMatchObject({
+      properties: { file: { type: 'string' }, model: { type: 'string' } },
+      required: ['model', 'file'],
+    });
+    expect(Object.keys(upload.responses['200']!.content)).toEqual([
+      'application/json',
+      'text/plain',
+    ]);
+
+    const document = doc.paths['/v1/openapi.json']!.get as unknown as Operation;
+    expect(document.security).toEqual([]);
   });
 
   it('validates like the validators: the document is the contract', () => {

@@ -8,6 +8,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import {
   GatewayError,
   LIMITS,
+  PUBLIC_ROUTES,
   RESPONSE_ID_PATTERN,
   type ResponseItemRecord,
 } from '@gateway/contracts';
@@ -16,7 +17,7 @@ const RESPONSE_ID = new RegExp(RESPONSE_ID_PATTERN);
 import type { EdgeDeps } from '../deps.js';
 import { credentialOf, credentialRequired } from '../http/auth.js';
 import { callerOf, jsonBody } from '../http/context.js';
-import { methodNotAllowed } from '../http/errors.js';
+import { mountPublicRoute, refuseOtherMethods } from '../http/public-route.js';
 import { cancelResponse } from './background-response.js';
 import { readerOf } from './conversation.js';
 import { createResponseHandler } from './create-response.js';
@@ -26,51 +27,52 @@ import { invalidInput } from './input-items.js';
 export function createResponsesRouter(deps: EdgeDeps): Router {
   const router = express.Router();
   const credential = credentialRequired(deps.authFailures);
-  router.post(
-    '/responses',
-    credential,
-    ...jsonBody(deps.limits.jsonBodyBytes),
-    createResponseHandler(deps),
-  );
-  router.all('/responses', credential, methodNotAllowed(['POST']));
+  const route = PUBLIC_ROUTES.createResponse;
+  const body = jsonBody(deps.limits.jsonBodyBytes);
+  mountPublicRoute(router, route, [credential], ...body, createResponseHandler(deps));
+  refuseOtherMethods(router, route.path, [credential]);
   return router;
 }
 
 /** Stored responses: mounted after authentication. */
 export function storedResponsesRouter(deps: EdgeDeps): Router {
   const router = express.Router();
+  /** The response the path names, and who reads it. */
   const who = (req: Request, res: Response) => {
+    const id = String(req.params.response_id);
     // A malformed id cannot name a stored response: the same 404 as an unknown one.
-    if (!RESPONSE_ID.test(String(req.params.responseId))) {
+    if (!RESPONSE_ID.test(id)) {
       throw new GatewayError('response_not_found', 'No stored response with this id');
     }
     const caller = callerOf(res);
-    return { accountId: caller.accountId, reader: readerOf(caller, credentialOf(req)) };
+    return { id, accountId: caller.accountId, reader: readerOf(caller, credentialOf(req)) };
   };
-  router.get('/responses/:responseId', async (req, res) => {
-    const { accountId, reader } = who(req, res);
-    const record = await deps.billing.responseRecord(accountId, req.params.responseId!, reader);
+  const { getResponse, deleteResponse, cancelResponse: cancel, responseInputItems } = PUBLIC_ROUTES;
+  mountPublicRoute(router, getResponse, [], async (req, res) => {
+    const { id, accountId, reader } = who(req, res);
+    const record = await deps.billing.responseRecord(accountId, id, reader);
     // Stored `queued` when it was accepted; from then until its result it reads `in_progress`
     // (edge does not write each step: the job may still wait in the queue).
     res.json(record.inProgress ? { ...record.response, status: 'in_progress' } : record.response);
   });
-  router.delete('/responses/:responseId', async (req, res) => {
-    const { accountId, reader } = who(req, res);
-    const deleted = await deps.billing.deleteResponse(accountId, req.params.responseId!, reader);
+  mountPublicRoute(router, deleteResponse, [], async (req, res) => {
+    const { id, accountId, reader } = who(req, res);
+    const deleted = await deps.billing.deleteResponse(accountId, id, reader);
     res.json({ id: deleted.id, object: 'response', deleted: true });
   });
-  router.all('/responses/:responseId', methodNotAllowed(['GET', 'DELETE']));
-  router.post('/responses/:responseId/cancel', async (req, res) => {
-    res.json(await cancelResponse(deps, who(req, res), req.params.responseId!));
+  mountPublicRoute(router, cancel, [], async (req, res) => {
+    const { id, ...owner } = who(req, res);
+    res.json(await cancelResponse(deps, owner, id));
   });
-  router.all('/responses/:responseId/cancel', methodNotAllowed(['POST']));
-  router.get('/responses/:responseId/input_items', async (req, res) => {
-    const { accountId, reader } = who(req, res);
+  mountPublicRoute(router, responseInputItems, [], async (req, res) => {
+    const { id, accountId, reader } = who(req, res);
     const page = pageOf(req.query);
-    const record = await deps.billing.responseRecord(accountId, req.params.responseId!, reader);
+    const record = await deps.billing.responseRecord(accountId, id, reader);
     res.json(listPage(record.inputItems, page));
   });
-  router.all('/responses/:responseId/input_items', methodNotAllowed(['GET']));
+  for (const route of [getResponse, cancel, responseInputItems]) {
+    refuseOtherMethods(router, route.path);
+  }
   return router;
 }
 

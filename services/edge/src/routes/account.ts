@@ -1,9 +1,9 @@
 import express, { type Router } from 'express';
-import { GatewayError } from '@gateway/contracts';
+import { GatewayError, PUBLIC_ROUTES } from '@gateway/contracts';
 import type { Caller, CatalogEntry } from '@gateway/contracts';
 import type { EdgeDeps } from '../deps.js';
 import { callerOf } from '../http/context.js';
-import { methodNotAllowed } from '../http/errors.js';
+import { mountPublicRoute, refuseOtherMethods } from '../http/public-route.js';
 import { modelFromPath } from './native-inference.js';
 
 /** `GET /v1/user/balance` (decisions §3 shape) and the model list in the OpenAI shape. */
@@ -11,14 +11,15 @@ export function accountRouter(deps: EdgeDeps): Router {
   const router = express.Router();
   const { billing } = deps;
 
-  router.get('/user/balance', async (_req, res) => {
+  const { balance, models, model } = PUBLIC_ROUTES;
+  mountPublicRoute(router, balance, [], async (_req, res) => {
     res.json(await billing.balance(callerOf(res).accountId));
   });
-  router.get('/models', async (_req, res) => {
-    const models = (await billing.listModels()).filter(visibleTo(callerOf(res)));
-    res.json({ object: 'list', data: models.map(openAiModel) });
+  mountPublicRoute(router, models, [], async (_req, res) => {
+    const visible = (await billing.listModels()).filter(visibleTo(callerOf(res)));
+    res.json({ object: 'list', data: visible.map(openAiModel) });
   });
-  router.get('/models/*model', async (req, res) => {
+  mountPublicRoute(router, model, [], async (req, res) => {
     const model = await billing.getModel(modelFromPath(req));
     if (!visibleTo(callerOf(res))(model)) {
       throw new GatewayError('model_not_found', `Model '${model.id}' not found`, {
@@ -27,9 +28,7 @@ export function accountRouter(deps: EdgeDeps): Router {
     }
     res.json(openAiModel(model));
   });
-  router.all('/user/balance', methodNotAllowed(['GET']));
-  router.all('/models', methodNotAllowed(['GET']));
-  router.all('/models/*model', methodNotAllowed(['GET']));
+  for (const route of [balance, models, model]) refuseOtherMethods(router, route.path);
   return router;
 }
 

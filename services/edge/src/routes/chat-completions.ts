@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Response, type Router } from 'express';
 import {
+  PUBLIC_ROUTES,
   chatMediaUse,
   GATEWAY_CHAT_PARAMETERS,
   NODE_DROPPED_CHAT_PARAMETERS,
@@ -17,7 +18,7 @@ import { sendJson } from '../http/send-answer.js';
 import { credentialRequired } from '../http/auth.js';
 import { openEventStream, writeFrame } from '../http/event-stream.js';
 import { jsonBody, logOf } from '../http/context.js';
-import { methodNotAllowed } from '../http/errors.js';
+import { mountPublicRoute, refuseOtherMethods } from '../http/public-route.js';
 import type { JobReply, RunningJob } from '../jobs/job-replies.js';
 import { omit } from '../jobs/inference-jobs.js';
 import { inferenceHandler, spendBeforeStreaming, type InferencePlan } from './inference-flow.js';
@@ -39,8 +40,9 @@ export function chatCompletionsRouter(deps: EdgeDeps): Router {
       await relayStream(res, job, first, logOf(req));
     },
   });
-  router.post('/chat/completions', credential, ...jsonBody(deps.limits.jsonBodyBytes), handler);
-  router.all('/chat/completions', credential, methodNotAllowed(['POST']));
+  const route = PUBLIC_ROUTES.chatCompletions;
+  mountPublicRoute(router, route, [credential], ...jsonBody(deps.limits.jsonBodyBytes), handler);
+  refuseOtherMethods(router, route.path, [credential]);
   return router;
 }
 

@@ -1,10 +1,10 @@
 import express, { type RequestHandler, type Router } from 'express';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import { GatewayError, rateLimitHeaders } from '@gateway/contracts';
+import { GatewayError, PUBLIC_ROUTES, rateLimitHeaders } from '@gateway/contracts';
 import type { EdgeDeps } from '../deps.js';
 import { credentialRequired, digestOf, noteAuthentication } from '../http/auth.js';
 import { stateOf } from '../http/context.js';
-import { methodNotAllowed } from '../http/errors.js';
+import { mountPublicRoute, refuseOtherMethods } from '../http/public-route.js';
 
 /** Nothing about this request is counted, on its way out either (`rateLimitOnErrors`). */
 const uncounted: RequestHandler = (_req, res, next) => {
@@ -52,8 +52,10 @@ function keyReadLimit(): RequestHandler {
 export function keyRouter(deps: EdgeDeps): Router {
   const router = express.Router();
   const { billing, authFailures } = deps;
-  router.all('/key', uncounted);
-  router.get('/key', credentialRequired(authFailures), keyReadLimit(), async (req, res) => {
+  const route = PUBLIC_ROUTES.key;
+  router.all(route.path, uncounted);
+  const guards = [credentialRequired(authFailures), keyReadLimit()];
+  mountPublicRoute(router, route, guards, async (req, res) => {
     try {
       const info = await billing.keyInfo(req.get('Authorization'));
       authFailures.accepted(req);
@@ -73,6 +75,6 @@ export function keyRouter(deps: EdgeDeps): Router {
       throw error;
     }
   });
-  router.all('/key', methodNotAllowed(['GET']));
+  refuseOtherMethods(router, route.path);
   return router;
 }

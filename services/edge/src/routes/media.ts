@@ -1,29 +1,30 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Response, type Router } from 'express';
-import type { InferenceEndpoint, ModelKind } from '@gateway/contracts';
+import {
+  EmbeddingsRequestSchema,
+  ImagesRequestSchema,
+  PUBLIC_ROUTES,
+  RerankRequestSchema,
+  SpeechRequestSchema,
+  VideoRequestSchema,
+  type EmbeddingsRequest,
+  type ImagesRequest,
+  type InferenceEndpoint,
+  type ModelKind,
+  type PublicRoute,
+  type RerankRequest,
+  type SpeechRequest,
+  type VideoRequest,
+} from '@gateway/contracts';
 import { estimateTextTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
 import { jsonBody } from '../http/context.js';
 import { credentialRequired } from '../http/auth.js';
-import { methodNotAllowed } from '../http/errors.js';
+import { mountPublicRoute, refuseOtherMethods } from '../http/public-route.js';
 import { sendBytes, sendJson } from '../http/send-answer.js';
 import type { IdempotencyGuard } from '../http/idempotency.js';
 import type { JobReply } from '../jobs/job-replies.js';
-import {
-  EmbeddingsRequestSchema,
-  ImagesRequestSchema,
-  RerankRequestSchema,
-  SpeechRequestSchema,
-  VideoRequestSchema,
-} from '../schemas/media.js';
-import type {
-  EmbeddingsRequest,
-  ImagesRequest,
-  RerankRequest,
-  SpeechRequest,
-  VideoRequest,
-} from '../schemas/media.js';
-import { modelBodyValidator } from '../schemas/validate.js';
+import { modelBodyValidator } from './model-body.js';
 import { inferenceHandler, type InferencePlan } from './inference-flow.js';
 import { serviceBlock } from './service-block.js';
 import { omit } from '../jobs/inference-jobs.js';
@@ -133,13 +134,14 @@ export function mediaRouter(deps: EdgeDeps): Router {
   const router = express.Router();
   const credential = credentialRequired(deps.authFailures);
   const mount = <T extends { model: string }>(
-    path: string,
+    contract: PublicRoute,
     route: MediaRoute<T>,
     answer = jsonAnswer,
   ) => {
-    router.post(
-      path,
-      credential,
+    mountPublicRoute(
+      router,
+      contract,
+      [credential],
       ...jsonBody(deps.limits.jsonBodyBytes),
       inferenceHandler<T>(deps, {
         validate: (body) => route.validate(body),
@@ -147,12 +149,12 @@ export function mediaRouter(deps: EdgeDeps): Router {
         answer,
       }),
     );
-    router.all(path, credential, methodNotAllowed(['POST']));
+    refuseOtherMethods(router, contract.path, [credential]);
   };
-  mount('/embeddings', embeddingsRoute);
-  mount('/images/generations', imagesRoute);
-  mount('/audio/speech', speechRoute, audioAnswer);
-  mount('/video/generations', videoRoute);
-  mount('/rerank', rerankRoute);
+  mount(PUBLIC_ROUTES.embeddings, embeddingsRoute);
+  mount(PUBLIC_ROUTES.images, imagesRoute);
+  mount(PUBLIC_ROUTES.speech, speechRoute, audioAnswer);
+  mount(PUBLIC_ROUTES.video, videoRoute);
+  mount(PUBLIC_ROUTES.rerank, rerankRoute);
   return router;
 }

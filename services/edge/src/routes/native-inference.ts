@@ -6,6 +6,7 @@ import {
   isValidModelId,
   microDzdToDzd,
   MODEL_ID_RULE,
+  PUBLIC_ROUTES,
   validateNativeInference,
 } from '@gateway/contracts';
 import type { NativeInferenceRequest } from '@gateway/contracts';
@@ -14,15 +15,13 @@ import { estimateTextTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
 import { credentialRequired } from '../http/auth.js';
 import { jsonBody, logOf } from '../http/context.js';
-import { methodNotAllowed } from '../http/errors.js';
+import { mountPublicRoute, refuseOtherMethods } from '../http/public-route.js';
 import { sendJson } from '../http/send-answer.js';
 import type { IdempotencyGuard } from '../http/idempotency.js';
 import { admit, settleGuard, inferenceHandler, type InferencePlan } from './inference-flow.js';
 import { serviceBlock } from './service-block.js';
 import { checkWebhookUrl } from './webhook-url.js';
 import { omit } from '../jobs/inference-jobs.js';
-
-const PATH = '/inference/*model';
 
 /**
  * `POST /v1/inference/{model}` (the model id contains `/`). Without `webhook`: the synchronous
@@ -38,7 +37,9 @@ export function nativeInferenceRouter(deps: EdgeDeps): Router {
       sendJson(res, 200, { ...final.data, _service: serviceBlock(final) }, guard),
   });
   const credential = credentialRequired(deps.authFailures);
-  router.post(PATH, credential, ...jsonBody(deps.limits.jsonBodyBytes), async (req, res, next) => {
+  const route = PUBLIC_ROUTES.nativeInference;
+  const body = jsonBody(deps.limits.jsonBodyBytes);
+  mountPublicRoute(router, route, [credential], ...body, async (req, res, next) => {
     const request = validateNativeInference(req.body);
     if (request.webhook === undefined) {
       await sync(req, res, next);
@@ -50,7 +51,7 @@ export function nativeInferenceRouter(deps: EdgeDeps): Router {
     const plan = await nativePlan(request, modelFromPath(req));
     await queued(deps, req, res, plan, webhookUrl, guard);
   });
-  router.all(PATH, credential, methodNotAllowed(['POST']));
+  refuseOtherMethods(router, route.path, [credential]);
   return router;
 }
 

@@ -1,9 +1,8 @@
 import express, { type Router } from 'express';
-import type { Receipt } from '@gateway/contracts';
+import { PUBLIC_ROUTES, type Receipt } from '@gateway/contracts';
 import type { EdgeDeps } from '../deps.js';
-import { requireApiKey } from '../http/auth.js';
 import { callerOf } from '../http/context.js';
-import { methodNotAllowed } from '../http/errors.js';
+import { mountPublicRoute, refuseOtherMethods } from '../http/public-route.js';
 
 /**
  * `GET /v1/requests/{request_id}`: the receipt of one of the account's requests, by
@@ -14,11 +13,12 @@ import { methodNotAllowed } from '../http/errors.js';
  */
 export function receiptsRouter(deps: EdgeDeps): Router {
   const router = express.Router();
-  router.get('/requests/:requestId', requireApiKey, async (req, res) => {
+  const route = PUBLIC_ROUTES.receipt;
+  mountPublicRoute(router, route, [], async (req, res) => {
     const { accountId } = callerOf(res);
-    const receipt: Receipt = await deps.billing.receipt(accountId, String(req.params.requestId));
+    const receipt: Receipt = await deps.billing.receipt(accountId, String(req.params.request_id));
     res.json(receipt);
   });
-  router.all('/requests/:requestId', methodNotAllowed(['GET']));
+  refuseOtherMethods(router, route.path);
   return router;
 }

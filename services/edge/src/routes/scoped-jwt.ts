@@ -1,12 +1,9 @@
 import express, { type Request, type Router } from 'express';
-import { GatewayError, validateScopedTokenCreate } from '@gateway/contracts';
+import { GatewayError, PUBLIC_ROUTES, validateScopedTokenCreate } from '@gateway/contracts';
 import type { EdgeDeps } from '../deps.js';
-import { requireApiKey } from '../http/auth.js';
 import { sendJson } from '../http/send-answer.js';
 import { callerOf, jsonBody } from '../http/context.js';
-import { methodNotAllowed } from '../http/errors.js';
-
-const PATH = '/scoped-jwt';
+import { mountPublicRoute, refuseOtherMethods } from '../http/public-route.js';
 
 /**
  * Scoped tokens, for the holder of an API key: create (`POST`), inspect (`GET ?jwt=` or
@@ -15,9 +12,9 @@ const PATH = '/scoped-jwt';
 export function scopedJwtRouter(deps: EdgeDeps): Router {
   const router = express.Router();
   const { billing } = deps;
-  const guard = [requireApiKey];
-
-  router.post(PATH, ...guard, ...jsonBody(deps.limits.jsonBodyBytes), async (req, res) => {
+  const { createScopedToken, inspectScopedToken, revokeScopedToken } = PUBLIC_ROUTES;
+  const body = jsonBody(deps.limits.jsonBodyBytes);
+  mountPublicRoute(router, createScopedToken, [], ...body, async (req, res) => {
     validateScopedTokenCreate(req.body, { nowS: Math.floor(Date.now() / 1000) });
     const idempotency = await deps.idempotency.begin(req, res, req.body);
     if (idempotency === 'replayed') return;
@@ -29,13 +26,13 @@ export function scopedJwtRouter(deps: EdgeDeps): Router {
       throw error;
     }
   });
-  router.get(PATH, ...guard, async (req, res) => {
+  mountPublicRoute(router, inspectScopedToken, [], async (req, res) => {
     res.json(await billing.inspectScopedToken(callerOf(res).accountId, tokenParam(req)));
   });
-  router.delete(PATH, ...guard, async (req, res) => {
+  mountPublicRoute(router, revokeScopedToken, [], async (req, res) => {
     res.json(await billing.revokeScopedToken(callerOf(res).accountId, tokenParam(req)));
   });
-  router.all(PATH, methodNotAllowed(['GET', 'POST', 'DELETE']));
+  refuseOtherMethods(router, createScopedToken.path);
   return router;
 }
 

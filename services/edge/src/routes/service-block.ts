@@ -3,17 +3,7 @@
  * shared by every inference route and the Responses API (no Express, no dependencies).
  */
 import { holdIdOfJob, microDzdFromWire, microDzdToDzd } from '@gateway/contracts';
-import type { InferenceReplyPayload } from '@gateway/contracts';
-
-export interface ServiceBlock {
-  cost_dzd?: number;
-  balance_dzd?: number;
-  /** The hold (= the job id): `GET /v1/requests/{hold_id}` answers the receipt. */
-  hold_id: string;
-  /** `pending`: billing was unreachable; the cost is what the queued settlement will charge. */
-  settlement?: 'pending';
-  warnings?: string[];
-}
+import type { InferenceReplyPayload, ServiceBlock } from '@gateway/contracts';
 
 /**
  * `_service` of a successful answer: the settled cost and the balance after it, from the worker's

@@ -2,20 +2,23 @@ import { createHash } from 'node:crypto';
 import express, { type Request, type RequestHandler, type Router } from 'express';
 import multer from 'multer';
 import { bodyIdleTimeout, checkJsonValue } from '@gateway/runtime';
-import { GatewayError } from '@gateway/contracts';
+import {
+  GatewayError,
+  PUBLIC_ROUTES,
+  TranscriptionRequestSchema,
+  type TranscriptionRequest,
+} from '@gateway/contracts';
 import { estimateTextTokens } from '@gateway/tokenizer';
 import type { EdgeDeps } from '../deps.js';
 import { credentialRequired } from '../http/auth.js';
 import { sendJson } from '../http/send-answer.js';
-import { methodNotAllowed } from '../http/errors.js';
-import { TranscriptionRequestSchema, type TranscriptionRequest } from '../schemas/media.js';
-import { modelBodyValidator } from '../schemas/validate.js';
+import { mountPublicRoute, refuseOtherMethods } from '../http/public-route.js';
+import { modelBodyValidator } from './model-body.js';
 import { inferenceHandler } from './inference-flow.js';
 import { serviceBlock } from './service-block.js';
 import { mediaPlan, type MediaRoute } from './media.js';
 import { omit } from '../jobs/inference-jobs.js';
 
-const PATH = '/audio/transcriptions';
 const TEXT_FORMATS = new Set(['text', 'srt', 'vtt']);
 
 const route: MediaRoute<TranscriptionRequest> = {
@@ -34,10 +37,12 @@ const route: MediaRoute<TranscriptionRequest> = {
 export function transcriptionsRouter(deps: EdgeDeps): Router {
   const router = express.Router();
   const credential = credentialRequired(deps.authFailures);
-  router.post(
-    PATH,
-    credential,
-    upload(deps.limits.uploadBytes),
+  const contract = PUBLIC_ROUTES.transcriptions;
+  mountPublicRoute(
+    router,
+    contract,
+    [credential],
+    upload(deps.limits.uploadBytes, contract.upload.file),
     inferenceHandler<TranscriptionRequest>(deps, {
       validate: (_body, req) => route.validate(fields(req)),
       plan: (request, req) => {
@@ -77,15 +82,16 @@ export function transcriptionsRouter(deps: EdgeDeps): Router {
       },
     }),
   );
-  router.all(PATH, credential, methodNotAllowed(['POST']));
+  refuseOtherMethods(router, contract.path, [credential]);
   return router;
 }
 
-function upload(fileSizeBytes: number): RequestHandler {
+/** Takes the multipart upload: its one file part `file`, and the text fields. */
+function upload(fileSizeBytes: number, file: string): RequestHandler {
   const single = multer({
     storage: multer.memoryStorage(),
     limits: { fileSize: fileSizeBytes, files: 1, fields: 16, fieldSize: 64 * 1024, parts: 17 },
-  }).single('file');
+  }).single(file);
   const idle = bodyIdleTimeout();
   return (req, res, next) => {
     if (!req.is('multipart/form-data')) {

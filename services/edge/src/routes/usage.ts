@@ -1,11 +1,11 @@
 import express, { type Request, type Router } from 'express';
+import { PUBLIC_ROUTES } from '@gateway/contracts';
 import type { EdgeDeps } from '../deps.js';
-import { requireApiKey } from '../http/auth.js';
 import { callerOf } from '../http/context.js';
-import { methodNotAllowed } from '../http/errors.js';
+import { mountPublicRoute, refuseOtherMethods } from '../http/public-route.js';
 
 /** What `GET /v1/usage` passes on; billing validates it (400 `invalid_request_body` + param). */
-const USAGE_PARAMS = ['from', 'to', 'group_by'];
+const USAGE_PARAMS = Object.keys(PUBLIC_ROUTES.usage.query.properties);
 
 /**
  * `GET /v1/usage?from=&to=&group_by=day|model|key`: the caller's account's usage, grouped, from
@@ -15,10 +15,11 @@ const USAGE_PARAMS = ['from', 'to', 'group_by'];
  */
 export function usageRouter(deps: EdgeDeps): Router {
   const router = express.Router();
-  router.get('/usage', requireApiKey, async (req, res) => {
+  const route = PUBLIC_ROUTES.usage;
+  mountPublicRoute(router, route, [], async (req, res) => {
     res.json(await deps.billing.usage(callerOf(res).accountId, queryOf(req, USAGE_PARAMS)));
   });
-  router.all('/usage', methodNotAllowed(['GET']));
+  refuseOtherMethods(router, route.path);
   return router;
 }
 

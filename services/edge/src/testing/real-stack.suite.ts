@@ -41,6 +41,24 @@ export interface RealStack {
 /** Catalog entries to create on the stand-in node: id → body of `PUT /admin/models/{id}`. */
 export type StackModels = Record<string, Record<string, unknown>>;
 
+/** A catalog entry of `kind`, priced 1,000 DZD per million input and 2,000 per million output. */
+export const pricedModel = (kind: string) => ({
+  kind,
+  input_price_dzd_per_m: 1_000,
+  output_price_dzd_per_m: 2_000,
+  max_output_tokens: 256,
+});
+
+/** One model of each media kind. */
+export const MEDIA_MODELS: StackModels = {
+  'acme/embed': pricedModel('embedding'),
+  'acme/paint': pricedModel('image'),
+  'acme/voice': pricedModel('speech'),
+  'acme/ear': pricedModel('transcription'),
+  'acme/film': pricedModel('video'),
+  'acme/rank': pricedModel('rerank'),
+};
+
 export function useRealStack(
   models: StackModels,
   nodeOptions: StandInModelNodeOptions = {},

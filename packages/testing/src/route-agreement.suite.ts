@@ -1,5 +1,4 @@
 import { expect } from '@jest/globals';
-import type { TSchema } from '@sinclair/typebox';
 import type request from 'supertest';
 import {
   ajv,
@@ -12,6 +11,9 @@ import {
   type RouteMethod,
   type SchemaViolation,
 } from '@gateway/contracts';
+
+/** A schema of a route (its body, its answer). */
+type TSchema = NonNullable<Route['answer']>;
 
 /** The route's request to `api` under `prefix`: its path filled, the input's query, headers, body. */
 export function routeRequest<Called extends Route>(
@@ -29,8 +31,8 @@ export function routeRequest<Called extends Route>(
 /**
  * What a route table's agreement test checks (ADR 0069): each call answers with its route's
  * status and an answer its route's schema accepts, and every route of the table was called. A
- * route added to a table without a call in its test fails `missed`. Billing's tables use it, and
- * so does the dispatcher's (its test imports it from here).
+ * route added to a table without a call in its test fails `missed`. Every route table's agreement
+ * test uses it: billing's, the dispatcher's, edge's dashboard API and the public API.
  */
 export class RouteAgreement {
   readonly #called = new Set<Route>();
@@ -53,9 +55,13 @@ export class RouteAgreement {
 
 /** Why the answer fails its route's schema; undefined when it passes or the route has none. */
 function answerViolation(route: Route, body: unknown): SchemaViolation | undefined {
-  if (route.answer === undefined) return undefined;
-  const validate = validatorOf(route.answer);
-  return validate(body) ? undefined : describeViolation(validate.errors ?? []);
+  return route.answer === undefined ? undefined : schemaViolation(route.answer, body);
+}
+
+/** Why `value` fails `schema`; undefined when it passes. */
+export function schemaViolation(schema: TSchema, value: unknown): SchemaViolation | undefined {
+  const validate = validatorOf(schema);
+  return validate(value) ? undefined : describeViolation(validate.errors ?? []);
 }
 
 /**

@@ -1,26 +1,22 @@
-import { Type } from '@sinclair/typebox';
-import {
-  BalanceResponseSchema,
-  ScopedTokenCreatedSchema,
-  ScopedTokenInspectionSchema,
-  StringEnum,
-  UsageListSchema,
-} from '@gateway/contracts';
+import { Type, type Static } from '@sinclair/typebox';
+import { StringEnum } from './common.js';
 
 /*
- * Shapes of edge's answers, for the OpenAPI document only (requests are validated with the
- * request schemas; answers are built by the code and checked by the tests). Answers billing
- * builds and edge passes through are the contracts' own (`UsageList`, `Balance`,
- * `ScopedToken`, `ScopedTokenInspection`; the operator API's in `ADMIN_ROUTES`).
+ * The public API's answers that edge builds (in the OpenAI SDKs' shapes, plus `_service`). Each
+ * is the answer of its route in `PUBLIC_ROUTES`: the OpenAPI document describes it and the
+ * public routes' agreement test checks edge's real answers against it. Answers billing builds
+ * and edge passes through are billing's contracts (`UsageList`, `Balance`, `ScopedToken`, …).
  */
 
 const Dzd = (description: string) => Type.Number({ description });
 
 export const ServiceBlockSchema = Type.Object(
   {
-    cost_dzd: Dzd(
-      'Cost of the request in DZD (up to 6 decimals): settled, or what the pending settlement ' +
-        'will charge.',
+    cost_dzd: Type.Optional(
+      Dzd(
+        'Cost of the request in DZD (up to 6 decimals): settled, or what the pending settlement ' +
+          'will charge; absent only when the worker reported no cost.',
+      ),
     ),
     balance_dzd: Type.Optional(
       Dzd('Account balance after settlement, in DZD; absent while the settlement is pending.'),
@@ -43,6 +39,8 @@ export const ServiceBlockSchema = Type.Object(
   },
   { $id: 'ServiceBlock' },
 );
+/** `_service` of an answer: what billing charged for it. */
+export type ServiceBlock = Static<typeof ServiceBlockSchema>;
 
 const Usage = Type.Object({
   prompt_tokens: Type.Integer(),
@@ -259,21 +257,8 @@ export const ResponseDeletedSchema = Type.Object(
   { $id: 'ResponseDeleted' },
 );
 
-export const RESPONSE_SCHEMAS = [
-  ServiceBlockSchema,
-  ChatCompletionSchema,
-  ChatCompletionChunkSchema,
-  NativeInferenceResultSchema,
-  NativeInferenceAckSchema,
-  BalanceResponseSchema,
-  ModelSchema,
-  ModelListSchema,
-  ScopedTokenCreatedSchema,
-  ScopedTokenInspectionSchema,
-  UsageListSchema,
-  MediaResultSchema,
-  ResponseObjectSchema,
-  ResponseStreamEventSchema,
-  ResponseInputItemListSchema,
-  ResponseDeletedSchema,
-];
+/**
+ * The answers that other answers name by `$ref` (`_service`, a list's model): a validator of
+ * those needs these known to Ajv first.
+ */
+export const PUBLIC_REFERENCED_SCHEMAS = [ServiceBlockSchema, ModelSchema];

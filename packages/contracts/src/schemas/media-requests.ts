@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Static, TSchema } from '@sinclair/typebox';
-import { LIMITS, StringEnum } from '@gateway/contracts';
+import { StringEnum } from './common.js';
+import { LIMITS } from './limits.js';
 
 /*
  * Request bodies of the routes beyond chat and native inference (default models only), in the
