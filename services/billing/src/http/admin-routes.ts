@@ -1,20 +1,10 @@
-import express, { type Router } from 'express';
+import express, { type RequestHandler, type Router } from 'express';
 import {
-  CreditRequestSchema,
   OPERATOR_ROUTES as R,
   type ApiKeyModelsView,
-  type AccountCreateRequest,
-  type AccountPatchRequest,
-  type ApiKeyCreateRequest,
   GatewayError,
-  createBodyValidator,
   dzdToMicroDzd,
   type DashboardApiKey,
-  type CatalogModel,
-  type CatalogModelList,
-  type CreditRequest,
-  type CreditResult,
-  type IssuedApiKey,
   type OperatorAccount,
   type OperatorAccountDetail,
   type Statement,
@@ -30,10 +20,9 @@ import { balanceToJson, optionalDate } from './wire.js';
 /**
  * The operator API of decisions §4, served here and exposed by edge under `/admin/v1`
  * (edge checks the admin token; this router sits behind the internal credential). Its routes
- * are `OPERATOR_ROUTES`; those mounted with `serveRoute` are typed by them. The rest are
- * written out (ADR 0069): their bodies are checked by identity's rules, which name the field
- * in billing's own words, or (credit, statement) they check the account before the body or
- * answer CSV too.
+ * are `OPERATOR_ROUTES`, mounted with `serveRoute`: the contract's schema checks each body
+ * first, then identity's and the catalog's own rules (uniqueness, a model's pricing) check what
+ * a schema cannot. The statement alone is written out: it answers CSV too.
  */
 export function adminRoutes({ identity, ledger, periods }: BillingServices): Router {
   const router = express.Router();
@@ -45,12 +34,9 @@ export function adminRoutes({ identity, ledger, periods }: BillingServices): Rou
   const accountJson = (account: Parameters<typeof accountToJson>[0]): OperatorAccount =>
     accountToJson(account);
 
-  router.post('/accounts', async (req, res) => {
-    const account = await identity.accounts.create({
-      name: (req.body as Fields<AccountCreateRequest> | undefined)?.name,
-    });
-    res.status(201).json(accountJson(account));
-  });
+  serveRoute(router, R.createAccount, async ({ body }) =>
+    accountJson(await identity.accounts.create({ name: body.name })),
+  );
   serveRoute(router, R.listAccounts, async ({ req }) => {
     const limit = req.query.limit === undefined ? undefined : Number(req.query.limit);
     const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
@@ -63,17 +49,14 @@ export function adminRoutes({ identity, ledger, periods }: BillingServices): Rou
     return { accounts: page.accounts.map(accountJson), next_cursor: page.nextCursor };
   });
   serveRoute(router, R.getAccount, ({ params }) => accountView(params.id));
-  router.patch('/accounts/:id', async (req, res) => {
-    const body = (req.body ?? {}) as Fields<AccountPatchRequest>;
-    await identity.accounts.patch(req.params.id, {
+  serveRoute(router, R.patchAccount, async ({ params, body }) => {
+    await identity.accounts.patch(params.id, {
       ...(body.rate_limit_per_minute !== undefined
-        ? { rateLimitPerMinute: body.rate_limit_per_minute as number }
+        ? { rateLimitPerMinute: body.rate_limit_per_minute }
         : {}),
-      ...(body.webhook_format !== undefined
-        ? { webhookFormat: body.webhook_format as 'A' | 'B' }
-        : {}),
+      ...(body.webhook_format !== undefined ? { webhookFormat: body.webhook_format } : {}),
     });
-    res.json(await accountView(req.params.id));
+    return accountView(params.id);
   });
   serveRoute(router, R.suspendAccount, async ({ params }) =>
     accountJson(await identity.accounts.suspend(params.id)),
@@ -85,12 +68,9 @@ export function adminRoutes({ identity, ledger, periods }: BillingServices): Rou
   serveRoute(router, R.listApiKeys, async ({ params }) => ({
     api_keys: (await identity.accounts.listApiKeys(params.id)).map(apiKeyJson),
   }));
-  router.post('/accounts/:id/api-keys', async (req, res) => {
-    const issued: IssuedApiKey = await identity.accounts.createApiKey(req.params.id, {
-      name: (req.body as Fields<ApiKeyCreateRequest> | undefined)?.name,
-    });
-    res.status(201).json(issued);
-  });
+  serveRoute(router, R.createApiKey, ({ params, body }) =>
+    identity.accounts.createApiKey(params.id, { name: body.name }),
+  );
   serveRoute(router, R.regenerateApiKey, ({ params }) =>
     identity.accounts.regenerateApiKey(params.id, params.name),
   );
@@ -106,24 +86,27 @@ export function adminRoutes({ identity, ledger, periods }: BillingServices): Rou
   );
 
   // The account's 404 comes before the body's 400 (a typo in the id is the first thing wrong).
-  router.post(R.credit.path, async (req, res) => {
-    const accountId = String(req.params.id);
-    await identity.accounts.get(accountId);
-    const body = validateCredit(req.body);
-    const result = await ledger.credit({
-      accountId,
-      amountMicroDzd: creditAmountMicroDzd(body.amount_dzd),
-      reference: body.reference ?? null,
-      idempotencyKey: req.get('Idempotency-Key') ?? null,
-    });
-    const answer: CreditResult = {
-      transaction_id: result.transactionId,
-      ...balanceToJson(result.balance),
-    };
-    res.json(answer);
-  });
+  const accountExists: RequestHandler = async (req, _res, next) => {
+    await identity.accounts.get(String(req.params.id));
+    next();
+  };
+  serveRoute(
+    router,
+    R.credit,
+    async ({ params, body, req }) => {
+      const result = await ledger.credit({
+        accountId: params.id,
+        amountMicroDzd: creditAmountMicroDzd(body.amount_dzd),
+        reference: body.reference ?? null,
+        idempotencyKey: req.get('Idempotency-Key') ?? null,
+      });
+      return { transaction_id: result.transactionId, ...balanceToJson(result.balance) };
+    },
+    [accountExists],
+  );
 
-  router.get('/accounts/:id/statement', async (req, res) => {
+  // Hand-written: it answers CSV too (`Accept: text/csv`), which `serveRoute` does not.
+  router.get(R.statement.path, async (req, res) => {
     await identity.accounts.get(req.params.id);
     const range = {
       from: optionalDate(req.query.from, 'from') ?? new Date(0),
@@ -141,14 +124,12 @@ export function adminRoutes({ identity, ledger, periods }: BillingServices): Rou
     identity.scopedTokens.revoke(body.token, {}),
   );
 
-  router.get('/models', async (_req, res) => {
-    const list: CatalogModelList = { models: (await identity.catalog.list()).map(modelToJson) };
-    res.json(list);
-  });
-  router.put('/models/*modelId', async (req, res) => {
-    const model = await identity.catalog.put(modelIdParam(req.params.modelId), req.body);
-    res.json(modelToJson(model) satisfies CatalogModel);
-  });
+  serveRoute(router, R.listModels, async () => ({
+    models: (await identity.catalog.list()).map(modelToJson),
+  }));
+  serveRoute(router, R.putModel, async ({ params, body }) =>
+    modelToJson(await identity.catalog.put(modelIdParam(params.model), body)),
+  );
 
   serveRoute(router, R.ledgerEntries, async ({ req }) => {
     const q = req.query;
@@ -171,11 +152,6 @@ const apiKeyJson = (key: ApiKeySummary): DashboardApiKey => ({
   created_at: key.createdAt.toISOString(),
   last_used_at: key.lastUsedAt?.toISOString() ?? null,
 });
-
-/** A body's fields as the contract names them; their values are checked by the identity rules. */
-type Fields<T> = { [K in keyof T]?: unknown };
-
-const validateCredit = createBodyValidator<CreditRequest>(CreditRequestSchema);
 
 const keyModelsView = (name: string, models: string[]): ApiKeyModelsView => ({
   object: 'api_key_models',

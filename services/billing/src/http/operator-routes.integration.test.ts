@@ -164,6 +164,34 @@ describe('the operator API contract, against billing', () => {
     });
   });
 
+  it('checks every body by its route’s schema, as edge does: an unknown field is 400', async () => {
+    const refused = async <Called extends Route>(route: Called, input: RouteInput<Called>) => {
+      const answer = await routeRequest(billing.api, '/internal/v1/admin', route, input).set(
+        INTERNAL_TOKEN_HEADER,
+        billing.internalToken,
+      );
+      return { route: route.path, status: answer.status, code: answer.body.error?.code };
+    };
+    const account = await call(R.createAccount, { body: { name: 'Strict' } });
+    const id = { id: account.id };
+    // A body with one field the schema does not name (typed as the route's, to send it).
+    const extra = <Body extends object>(body: Body): Body => ({ ...body, colour: 'blue' });
+    for (const answer of [
+      await refused(R.createAccount, { body: extra({ name: 'x' }) }),
+      await refused(R.patchAccount, { params: id, body: extra({ webhook_format: 'A' as const }) }),
+      await refused(R.createApiKey, { params: id, body: extra({ name: 'k' }) }),
+      await refused(R.credit, { params: id, body: extra({ amount_dzd: 1 }) }),
+    ]) {
+      expect(answer).toEqual({ ...answer, status: 400, code: 'invalid_request_body' });
+    }
+    // The account comes first: an unknown one is 404 before its body is read.
+    const unknown = await refused(R.credit, {
+      params: { id: 'acct_unknown' },
+      body: extra({ amount_dzd: 1 }),
+    });
+    expect(unknown.status).toBe(404);
+  });
+
   it('has called every route billing serves', () => {
     const served = Object.values(R).filter((route) => route.server === 'billing');
     expect(agreement.missed(served)).toEqual([]);
