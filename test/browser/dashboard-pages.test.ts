@@ -238,6 +238,9 @@ describe('dashboard pages, operators', () => {
     await page.getByRole('heading', { name: 'controlled-owner' }).waitFor();
     await page.getByTestId('statement-line').first().waitFor();
     await screenshots(page, 'operator-account-detail');
+    // Every request of the account has ended: nothing is reserved.
+    await page.getByRole('tab', { name: 'Open holds' }).click();
+    await page.getByText('No open holds').waitFor();
     await page.getByRole('tab', { name: 'Webhook deliveries' }).click();
     await page.getByText('No deliveries yet').waitFor();
     await page.getByRole('button', { name: 'Suspend account' }).click();

@@ -35,6 +35,7 @@ import type {
   LedgerEntryPage,
   ModelPutRequest,
   NodeHealthList,
+  OpenHoldList,
   OperatorAccount,
   OperatorAccountDetail,
   OperatorAccountList,
@@ -76,6 +77,8 @@ export interface OperatorClient {
   /** The invitation without its link (edge adds it on the public origin). */
   invite(id: string, body: InvitationCreateRequest): Promise<InvitationIssued>;
   statement(id: string, range: URLSearchParams): Promise<Statement>;
+  /** The account's open holds, oldest first (at most `OPEN_HOLDS_MAX`). */
+  openHolds(id: string): Promise<OpenHoldList>;
   statementCsv(id: string, range: URLSearchParams): Promise<Buffer>;
   listModels(): Promise<CatalogModelList>;
   putModel(id: string, body: ModelPutRequest): Promise<CatalogModel>;
@@ -156,6 +159,7 @@ export function createOperatorClient(http: InternalHttp): OperatorClient {
     createApiKey: (id, body) => call(R.createApiKey, { ...account(id), body }),
     regenerateApiKey: (id, name) => call(R.regenerateApiKey, key(id, name)),
     deleteApiKey: (id, name) => done(R.deleteApiKey, key(id, name)),
+    openHolds: (id) => call(R.openHolds, account(id)),
     credit: (id, body, idempotencyKey) =>
       call(R.credit, { ...account(id), body, headers: { 'Idempotency-Key': idempotencyKey } }),
     invite: (id, body) => call(R.invite, { ...account(id), body }),

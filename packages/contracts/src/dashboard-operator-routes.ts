@@ -18,6 +18,7 @@ import {
   AccountCreateRequestSchema,
   CatalogModelSchema,
   LedgerCheckSchema,
+  OpenHoldListSchema,
   StatementSchema,
 } from './operator-api.js';
 import {
@@ -98,6 +99,12 @@ export const DASHBOARD_OPERATOR_ROUTES = {
     path: '/operator/accounts/:id/statement',
     answer: StatementSchema,
     summary: "An account's statement (?from, ?to); CSV with ?format=csv or Accept: text/csv",
+  },
+  openHolds: {
+    method: 'GET',
+    path: '/operator/accounts/:id/holds',
+    answer: OpenHoldListSchema,
+    summary: "An account's open holds (reserved, not settled yet), oldest first, at most 100",
   },
   webhookDeliveries: {
     method: 'GET',

@@ -189,6 +189,46 @@ export const StatementSchema = Type.Object(
 );
 export type Statement = Static<typeof StatementSchema>;
 
+/** The most open holds `GET /accounts/{id}/holds` lists (oldest first; `has_more` beyond). */
+export const OPEN_HOLDS_MAX = 100;
+
+/** Money reserved for one request that is not settled or released yet. */
+export const OpenHoldSchema = Type.Object(
+  {
+    hold_id: Type.String({ description: "The request's job id (its receipt's id)." }),
+    model: Type.String(),
+    amount_micro_dzd: MicroDzd('Reserved for the worst case of the request.'),
+    priority: Type.Boolean(),
+    scoped_token_id: Nullable(Type.String()),
+    published: Type.Boolean({
+      description:
+        'Its job reached the queue. One that did not is released after the publish grace.',
+    }),
+    created_at: IsoDate,
+    expires_at: Type.String({
+      format: 'date-time',
+      description: 'When the sweeper releases it if it is still open.',
+    }),
+  },
+  { $id: 'AdminOpenHold' },
+);
+export type OpenHold = Static<typeof OpenHoldSchema>;
+
+/**
+ * `GET /accounts/{id}/holds`: the account's open holds, oldest first (a stuck one is the oldest),
+ * at most `OPEN_HOLDS_MAX`; with every one listed they add up to `reserved_micro_dzd`.
+ */
+export const OpenHoldListSchema = Type.Object(
+  {
+    object: Type.Literal('list'),
+    data: Type.Array(OpenHoldSchema),
+    has_more: Type.Boolean(),
+    reserved_micro_dzd: MicroDzd("The account's reserved total: all of its open holds."),
+  },
+  { $id: 'AdminOpenHoldList' },
+);
+export type OpenHoldList = Static<typeof OpenHoldListSchema>;
+
 /** One ledger entry (double entry: a customer's or a system account's side of a transaction). */
 export const LedgerEntrySchema = Type.Object({
   id: Type.String(),

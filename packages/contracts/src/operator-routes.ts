@@ -28,6 +28,7 @@ import {
   LedgerCheckSchema,
   LedgerEntryPageSchema,
   NodeHealthListSchema,
+  OpenHoldListSchema,
   OperatorAccountDetailSchema,
   OperatorAccountListSchema,
   OperatorAccountSchema,
@@ -390,6 +391,13 @@ export const OPERATOR_ROUTES = {
     summary:
       'Request log, newest first (?from, ?to, ?account, ?limit, ?cursor; CSV: ?format=csv or ' +
       'Accept: text/csv)',
+  },
+  openHolds: {
+    method: 'GET',
+    path: '/accounts/:id/holds',
+    server: 'billing',
+    answer: OpenHoldListSchema,
+    summary: "An account's open holds (reserved, not settled yet), oldest first, at most 100",
   },
   receipt: {
     method: 'GET',

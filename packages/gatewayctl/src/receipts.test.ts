@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { Receipt } from '@gateway/contracts';
 import { EXIT } from './index.js';
-import { cliAt, startStandIn } from './stand-in.suite.js';
+import { useStandIn } from './stand-in.suite.js';
 
 /*
  * `receipt <account> <request_id>` against a stand-in operator API on 127.0.0.1: the path sent
@@ -46,31 +46,15 @@ const RECEIPT: Receipt = {
   },
 };
 
-let standIn: Awaited<ReturnType<typeof startStandIn>>;
-let sent: string[] = [];
-
-beforeAll(async () => {
-  standIn = await startStandIn((request, response) => {
-    sent.push(`${request.method} ${request.url}`);
-    response.setHeader('Content-Type', 'application/json');
-    if (request.url!.endsWith('/requests/gone')) {
-      response.statusCode = 404;
-      const error = { message: 'No request gone of this account', type: 'service_error' };
-      return void response.end(JSON.stringify({ error: { ...error, code: 'resource_not_found' } }));
-    }
-    response.end(JSON.stringify(RECEIPT));
-  });
+const { sent, cli } = useStandIn((request, response) => {
+  response.setHeader('Content-Type', 'application/json');
+  if (request.url!.endsWith('/requests/gone')) {
+    response.statusCode = 404;
+    const error = { message: 'No request gone of this account', type: 'service_error' };
+    return void response.end(JSON.stringify({ error: { ...error, code: 'resource_not_found' } }));
+  }
+  response.end(JSON.stringify(RECEIPT));
 });
-
-beforeEach(() => {
-  sent = [];
-});
-
-afterAll(async () => {
-  await standIn.close();
-});
-
-const cli = (...argv: string[]) => cliAt(standIn.baseUrl, argv);
 
 describe('gatewayctl receipt', () => {
   it('reads the receipt by request id and prints its money one field a line', async () => {

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll, beforeEach } from '@jest/globals';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { runCli } from './index.js';
@@ -28,4 +29,27 @@ export async function cliAt(baseUrl: string, argv: string[]) {
     stderr: (text) => void (stderr += text),
   });
   return { code, stdout, stderr };
+}
+
+/**
+ * A stand-in operator API for one test file: started before its tests, closed after them.
+ * `sent` holds `METHOD url` of each request of the current test (emptied before each one);
+ * `cli` runs gatewayctl against it.
+ */
+export function useStandIn(
+  answer: (request: IncomingMessage, response: ServerResponse, text: string) => void,
+): { sent: string[]; cli: (...argv: string[]) => ReturnType<typeof cliAt> } {
+  const sent: string[] = [];
+  let standIn: Awaited<ReturnType<typeof startStandIn>> | undefined;
+  beforeAll(async () => {
+    standIn = await startStandIn((request, response, text) => {
+      sent.push(`${request.method} ${request.url}`);
+      answer(request, response, text);
+    });
+  });
+  beforeEach(() => {
+    sent.length = 0;
+  });
+  afterAll(() => standIn?.close());
+  return { sent, cli: (...argv) => cliAt(standIn!.baseUrl, argv) };
 }

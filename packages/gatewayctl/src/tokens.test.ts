@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { DashboardScopedTokenList } from '@gateway/contracts';
 import { EXIT } from './index.js';
-import { cliAt, startStandIn } from './stand-in.suite.js';
+import { useStandIn } from './stand-in.suite.js';
 
 /*
  * `tokens list` against a stand-in operator API on 127.0.0.1: the path and query sent, and the
@@ -28,28 +28,14 @@ const PAGE: DashboardScopedTokenList = {
   next_cursor: 'sct_2',
 };
 
-let standIn: Awaited<ReturnType<typeof startStandIn>>;
-let sent: string[] = [];
-
-beforeAll(async () => {
-  standIn = await startStandIn((request, response) => {
-    sent.push(`${request.method} ${request.url}`);
-    response.setHeader('Content-Type', 'application/json');
-    response.end(JSON.stringify(PAGE));
-  });
-});
-
-beforeEach(() => {
-  sent = [];
-});
-
-afterAll(async () => {
-  await standIn.close();
+const { sent, cli } = useStandIn((request, response) => {
+  response.setHeader('Content-Type', 'application/json');
+  response.end(JSON.stringify(PAGE));
 });
 
 describe('gatewayctl tokens list', () => {
   it("prints an account's tokens with their ids, and the next page's cursor", async () => {
-    const listed = await cliAt(standIn.baseUrl, ['tokens', 'list', 'usr 1', '--limit', '1']);
+    const listed = await cli('tokens', 'list', 'usr 1', '--limit', '1');
     expect([listed.code, listed.stderr]).toEqual([EXIT.ok, '']);
     expect(listed.stdout.split('\n')).toEqual([
       'ID     API_KEY_NAME  STATE  SPENT_DZD  EXPIRES_AT',
@@ -61,7 +47,7 @@ describe('gatewayctl tokens list', () => {
   });
 
   it('refuses a missing account before sending anything', async () => {
-    const refused = await cliAt(standIn.baseUrl, ['tokens', 'list']);
+    const refused = await cli('tokens', 'list');
     expect([refused.code, refused.stderr]).toEqual([EXIT.usage, 'gatewayctl: missing <account>\n']);
     expect(sent).toEqual([]);
   });

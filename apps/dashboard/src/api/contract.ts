@@ -54,6 +54,8 @@ export {
   IMAGE_TOKENS_MAX,
   MODEL_MEDIA_DEFAULTS,
   type LedgerCheck,
+  type OpenHold,
+  type OpenHoldList,
   type Statement,
 } from '@gateway/contracts/operator-api';
 export { INPUT_MODALITIES, type InputModality } from '@gateway/contracts/schemas/chat-messages';

@@ -82,6 +82,13 @@ export const useAccountDeliveries = (id: string) =>
     callRoute(R.webhookDeliveries, { params: { id }, query }),
   );
 
+/** The account's open holds: what its reserved total is made of. */
+export const useOpenHolds = (id: string) =>
+  useQuery({
+    queryKey: [...keys.account(id), 'holds'],
+    queryFn: () => callRoute(R.openHolds, { params: { id } }),
+  });
+
 export const useSuspend = () =>
   useChange(
     ({ id, action }: { id: string; action: 'suspend' | 'unsuspend' }) =>

@@ -23,6 +23,7 @@ import { AccountControls } from '../components/AccountControls';
 import { AccountRateLimits } from '../components/AccountRateLimits';
 import { AccountScopedTokens } from '../components/AccountScopedTokens';
 import { DeliveriesTable } from '../components/DeliveriesTable';
+import { OpenHoldsTable } from '../components/OpenHoldsTable';
 import { PageTitle } from '../components/PageTitle';
 import { ErrorAlert, QueryState } from '../components/QueryState';
 import { SecretOnce } from '../components/SecretOnce';
@@ -152,7 +153,7 @@ function Balances({ account }: { account: DashboardAccountDetail }) {
   );
 }
 
-/** The account's statement and webhook deliveries, one tab each. */
+/** The account's statement, open holds and webhook deliveries, one tab each. */
 function AccountRecords({ accountId }: { accountId: string }) {
   const deliveries = useAccountDeliveries(accountId);
   return (
@@ -160,10 +161,14 @@ function AccountRecords({ accountId }: { accountId: string }) {
       <Tabs defaultValue="statement" keepMounted={false}>
         <Tabs.List mb="md">
           <Tabs.Tab value="statement">Statement</Tabs.Tab>
+          <Tabs.Tab value="holds">Open holds</Tabs.Tab>
           <Tabs.Tab value="deliveries">Webhook deliveries</Tabs.Tab>
         </Tabs.List>
         <Tabs.Panel value="statement">
           <StatementView account={accountId} />
+        </Tabs.Panel>
+        <Tabs.Panel value="holds">
+          <OpenHoldsTable accountId={accountId} />
         </Tabs.Panel>
         <Tabs.Panel value="deliveries">
           <DeliveriesTable deliveries={deliveries} canRedeliver={false} />

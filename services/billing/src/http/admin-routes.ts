@@ -1,5 +1,6 @@
 import express, { type RequestHandler, type Router } from 'express';
 import {
+  OPEN_HOLDS_MAX,
   OPERATOR_ROUTES as R,
   type ApiKeyModelsView,
   GatewayError,
@@ -14,7 +15,7 @@ import { accountToJson, modelToJson, type ApiKeySummary } from '../identity/inde
 import { checkBooks } from '../reports/books-check.js';
 import type { BillingServices } from './internal-routes.js';
 import { modelIdParam } from './internal-routes.js';
-import { entryPageToWire, statementToWire } from './ledger-wire.js';
+import { entryPageToWire, openHoldsToWire, statementToWire } from './ledger-wire.js';
 import { balanceToJson, optionalDate } from './wire.js';
 
 /**
@@ -119,6 +120,11 @@ export function adminRoutes({ identity, ledger, periods }: BillingServices): Rou
     const statement: Statement = statementToWire(await ledger.statement(req.params.id, range));
     res.json(statement);
   });
+
+  // What the account's reserved total is made of: a hold that stays open is a stuck request.
+  serveRoute(router, R.openHolds, async ({ params }) =>
+    openHoldsToWire(await ledger.openHolds(params.id, OPEN_HOLDS_MAX)),
+  );
 
   serveRoute(router, R.revokeScopedToken, ({ body }) =>
     identity.scopedTokens.revoke(body.token, {}),

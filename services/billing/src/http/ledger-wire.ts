@@ -2,16 +2,35 @@ import {
   microDzdToDzd,
   type LedgerEntry,
   type LedgerEntryPage,
+  type OpenHoldList,
   type Statement,
   type StatementLine,
 } from '@gateway/contracts';
-import type { EntryPage, LedgerEntryView, LedgerStatement } from '../ledger/index.js';
+import type { EntryPage, LedgerEntryView, LedgerStatement, OpenHolds } from '../ledger/index.js';
 
 /*
  * The ledger's statement and entry pages as the operator API's contract names them: µDZD as
  * digit strings, instants as ISO 8601, snake_case. Written field by field so a field the
  * contract gains or loses is a compile error here, not a silent difference on the wire.
  */
+
+export function openHoldsToWire(open: OpenHolds): OpenHoldList {
+  return {
+    object: 'list',
+    data: open.holds.map((hold) => ({
+      hold_id: hold.id,
+      model: hold.model,
+      amount_micro_dzd: hold.amountMicroDzd.toString(),
+      priority: hold.priority,
+      scoped_token_id: hold.scopedTokenId,
+      published: hold.publishedAt !== null,
+      created_at: hold.createdAt.toISOString(),
+      expires_at: hold.expiresAt.toISOString(),
+    })),
+    has_more: open.hasMore,
+    reserved_micro_dzd: open.reservedMicroDzd.toString(),
+  };
+}
 
 export function statementToWire(statement: LedgerStatement): Statement {
   return {

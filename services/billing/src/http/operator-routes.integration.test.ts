@@ -44,16 +44,21 @@ async function call<Called extends Route>(
   return answer.body as RouteAnswer<Called>;
 }
 
-/** A settled request of the account's key: its hold id. */
-async function settledRequest(key: string): Promise<string> {
+/** Admits a request of the account's key: its hold stays open. */
+async function admittedRequest(key: string, holdId: string): Promise<void> {
   const admitted = await billing.call('post', '/admissions').send({
     authorization: `Bearer ${key}`,
-    holdId: 'chatcmpl-operator-routes-1',
+    holdId,
     model: 'acme/routes-1',
     estimate: { inputTokens: 100, maxOutputTokens: 50, choices: 1 },
     priority: false,
   });
   expect(admitted.status).toBe(200);
+}
+
+/** A settled request of the account's key: its hold id. */
+async function settledRequest(key: string): Promise<string> {
+  await admittedRequest(key, 'chatcmpl-operator-routes-1');
   const settled = await billing
     .call('post', '/holds/chatcmpl-operator-routes-1/settle', 'worker')
     .send({ inputTokens: 100, outputTokens: 10 });
@@ -100,6 +105,17 @@ describe('the operator API contract, against billing', () => {
 
     const holdId = await settledRequest(issued.key);
     await call(R.receipt, { params: { ...id, requestId: holdId } });
+    await admittedRequest(issued.key, 'chatcmpl-operator-routes-open');
+    const open = await call(R.openHolds, { params: id });
+    expect(open.data.map((hold) => [hold.hold_id, hold.published])).toEqual([
+      ['chatcmpl-operator-routes-open', false],
+    ]);
+    // Every open hold listed: they make up the account's reserved total.
+    expect(open).toMatchObject({
+      has_more: false,
+      reserved_micro_dzd: open.data[0]!.amount_micro_dzd,
+    });
+    expect((await call(R.getAccount, { params: id })).reserved_dzd).toBeGreaterThan(0);
     await call(R.usage, {});
     await call(R.usageRequests, {});
     await call(R.ledgerEntries, { query: new URLSearchParams({ account: account.id }) });

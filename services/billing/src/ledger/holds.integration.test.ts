@@ -532,3 +532,41 @@ describe('credit', () => {
     expect(later.balance.balanceMicroDzd).toBe(3n * DZD);
   });
 });
+
+describe('openHolds', () => {
+  it("lists the account's pending holds oldest first, up to the limit, with the reserved total", async () => {
+    const accountId = await h.fundedAccount(10n * DZD);
+    const first = await admit({ accountId, amountMicroDzd: DZD, model: ANY_AMOUNT_MODEL });
+    h.clock.advance(1_000);
+    const second = await admit({ accountId, amountMicroDzd: 2n * DZD, model: ANY_AMOUNT_MODEL });
+    h.clock.advance(1_000);
+    const settled = await admit({ accountId, amountMicroDzd: DZD, model: ANY_AMOUNT_MODEL });
+    await h.ledger.settleHold(settled.id, { inputTokens: 1, outputTokens: 0 });
+    await h.markPublished(second.id, new Date(h.clock.now().getTime() + HOLD_TTL_MS));
+
+    const all = await h.ledger.openHolds(accountId, 10);
+    expect(
+      all.holds.map((hold) => [hold.id, hold.amountMicroDzd, hold.publishedAt !== null]),
+    ).toEqual([
+      [first.id, DZD, false],
+      [second.id, 2n * DZD, true],
+    ]);
+    expect(all).toMatchObject({ hasMore: false, reservedMicroDzd: 3n * DZD });
+
+    const oldest = await h.ledger.openHolds(accountId, 1);
+    expect(oldest.holds.map((hold) => hold.id)).toEqual([first.id]);
+    expect(oldest).toMatchObject({ hasMore: true, reservedMicroDzd: 3n * DZD });
+  });
+
+  it('is empty for an account with nothing reserved, and 404 for an unknown one', async () => {
+    const accountId = await h.createAccount();
+    expect(await h.ledger.openHolds(accountId, 10)).toEqual({
+      holds: [],
+      hasMore: false,
+      reservedMicroDzd: 0n,
+    });
+    await expect(h.ledger.openHolds('acct_unknown', 10)).rejects.toMatchObject({
+      code: 'resource_not_found',
+    });
+  });
+});

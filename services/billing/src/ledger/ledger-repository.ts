@@ -8,7 +8,7 @@
  */
 import { Prisma } from '../db/client.js';
 import type { EntryFilter, ExpiredHold, NewJournalTransaction } from './store.js';
-import type { Balance, LedgerEntryView, TransactionKind } from './types.js';
+import type { Balance, LedgerEntryView, OpenHoldRecord, TransactionKind } from './types.js';
 
 /** A Prisma client or the client of an interactive transaction. */
 export type Db = Prisma.TransactionClient;
@@ -113,6 +113,22 @@ export async function lockExpiredHolds(
      ORDER BY expires_at, id
      LIMIT ${limit}::int
        FOR UPDATE SKIP LOCKED`;
+}
+
+/** The account's pending holds, oldest first, at most `limit` (the index on account, status). */
+export function selectOpenHolds(
+  db: Db,
+  accountId: string,
+  limit: number,
+): Promise<OpenHoldRecord[]> {
+  return db.$queryRaw<OpenHoldRecord[]>`
+    SELECT id, model, amount_micro_dzd AS "amountMicroDzd", priority,
+           scoped_token_id AS "scopedTokenId", published_at AS "publishedAt",
+           created_at AS "createdAt", expires_at AS "expiresAt"
+      FROM holds
+     WHERE account_id = ${accountId} AND status = 'pending'
+     ORDER BY created_at, id
+     LIMIT ${limit}::int`;
 }
 
 /** Releases pending amounts per account: locks the rows in account-id order, then updates. */

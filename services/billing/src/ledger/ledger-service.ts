@@ -23,6 +23,7 @@ import { refundHoldWith } from './refunds.js';
 import { expireHoldsWith, startSweeperWith, type SweeperOptions } from './sweeper.js';
 import type {
   Balance,
+  OpenHolds,
   CreditInput,
   LedgerCredit,
   EntryPage,
@@ -113,6 +114,8 @@ export interface LedgerService {
   /** Runs expireHolds every intervalMs; returns stop(). (Idempotency records: service.ts.) */
   startSweeper(options: SweeperOptions): () => Promise<void>;
   getBalance(accountId: string): Promise<Balance>;
+  /** The account's open holds, oldest first, at most `limit`, and its reserved total. */
+  openHolds(accountId: string, limit: number): Promise<OpenHolds>;
   listEntries(query?: ListEntriesQuery): Promise<EntryPage>;
   statement(accountId: string, range: { from: Date; to: Date }): Promise<LedgerStatement>;
   statementCsv(accountId: string, range: { from: Date; to: Date }): Promise<string>;
@@ -189,6 +192,7 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
       if (await store.accountExists(accountId)) return ZERO_BALANCE;
       throw new GatewayError('resource_not_found', `Account ${accountId} does not exist.`);
     },
+    openHolds: (accountId, limit) => openHoldsWith(store, requireId('accountId', accountId), limit),
     listEntries: (query) => listEntriesWith(statementDeps, query),
     statement,
     statementCsv: async (accountId, range) => statementToCsv(await statement(accountId, range)),
@@ -197,4 +201,20 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
       return { ok: violations.length === 0, violations };
     },
   };
+}
+
+/** One snapshot: the holds and the reserved total agree (404 for an unknown account). */
+function openHoldsWith(store: LedgerStore, accountId: string, limit: number): Promise<OpenHolds> {
+  return store.snapshot(async (tx) => {
+    const balance = await store.readBalance(accountId, tx);
+    if (!balance && !(await store.accountExists(accountId, tx))) {
+      throw new GatewayError('resource_not_found', `Account ${accountId} does not exist.`);
+    }
+    const holds = await store.openHolds(tx, accountId, limit + 1);
+    return {
+      holds: holds.slice(0, limit),
+      hasMore: holds.length > limit,
+      reservedMicroDzd: balance?.pendingMicroDzd ?? 0n,
+    };
+  });
 }

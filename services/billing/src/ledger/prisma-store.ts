@@ -20,7 +20,7 @@ import type {
   VoidOutcome,
   VoidReport,
 } from './store.js';
-import type { Balance, LedgerEntryView, LedgerHold } from './types.js';
+import type { Balance, LedgerEntryView, LedgerHold, OpenHoldRecord } from './types.js';
 
 /** The transaction handle of the ledger's store. */
 export type LedgerTx = repo.Db;
@@ -112,6 +112,11 @@ export class LedgerStore {
   /** Refunds a settled hold whose answer was delivered to nobody, in ONE statement. */
   refundHold(holdId: string, transactionId: string, at: Date): Promise<RefundOutcome> {
     return this.#hot.refundHold(holdId, transactionId, at);
+  }
+
+  /** Up to `limit` of the account's pending holds, oldest first, in `tx`'s snapshot. */
+  openHolds(tx: LedgerTx, accountId: string, limit: number): Promise<OpenHoldRecord[]> {
+    return repo.selectOpenHolds(tx, accountId, limit);
   }
 
   // --- journal and credit idempotency ---

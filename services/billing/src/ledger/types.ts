@@ -57,6 +57,25 @@ export interface LedgerHold {
   finalizedAt: Date | null;
 }
 
+/** A pending hold as an operator sees it: what is reserved, for what, since when. */
+export interface OpenHoldRecord {
+  id: string;
+  model: string;
+  amountMicroDzd: bigint;
+  priority: boolean;
+  scopedTokenId: string | null;
+  publishedAt: Date | null;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+/** An account's open holds, oldest first, up to a limit; `reservedMicroDzd` counts them all. */
+export interface OpenHolds {
+  holds: OpenHoldRecord[];
+  hasMore: boolean;
+  reservedMicroDzd: bigint;
+}
+
 /** `details.result` of the `conflict` GatewayError raised for a hold no longer pending. */
 export type HoldConflictResult = 'hold_settled' | 'hold_voided' | 'hold_expired' | 'hold_id_taken';
 

@@ -240,6 +240,8 @@ describe("the dashboard API's contract, against edge", () => {
     await operator.call(OPERATOR.invite, { params, body: { email: 'routes.new@example.com' } });
     await operator.call(OPERATOR.statement, { params, query: RANGE });
     await operator.call(OPERATOR.webhookDeliveries, { params: { id: tenant.accountId } });
+    const holds = await operator.call(OPERATOR.openHolds, { params: { id: tenant.accountId } });
+    expect(holds).toMatchObject({ object: 'list', has_more: false });
 
     const model = await operator.call(OPERATOR.putModel, {
       params: { model: 'acme/routes' },

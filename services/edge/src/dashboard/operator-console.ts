@@ -66,6 +66,7 @@ export function operatorConsoleRoutes(deps: ConsoleDeps): Router {
   router.get(R.statement.path, async (req, res) => {
     await sendStatement(deps, req, res, accountIdOf(req));
   });
+  serveRoute(router, R.openHolds, ({ params }) => operator.openHolds(params.id));
   serveRoute(router, R.webhookDeliveries, async ({ req, params }) => {
     await operator.getAccount(params.id); // the dispatcher knows no accounts: 404 for a typo
     return deliveryPage(deps, params.id, req.query);
