@@ -9,9 +9,7 @@ import {
   checkedModelId,
   GatewayError,
   microDzdFromWire,
-  routePath,
   type BillingRoute,
-  type RouteAnswer,
   type RouteInput,
 } from '@gateway/contracts';
 import type {
@@ -45,7 +43,6 @@ import type {
 } from '@gateway/contracts';
 import {
   createInternalHttp,
-  jsonOf,
   type InternalHttpOptions,
   type InternalRequest,
   type InternalResponse,
@@ -58,8 +55,8 @@ import {
   type OperatorClient,
 } from './operator-client.js';
 import { createBatches, withCurrentRequestId, type BatchOptions } from './batches.js';
-import { errorFromAnswer } from './wire-errors.js';
 import { PublishMarks, type DeferredMark } from './publish-marks.js';
+import { routeSender } from './route-sender.js';
 
 /** An admission as callers use it: the hold amount as a bigint. */
 export type Admission = Omit<AdmissionResponse, 'hold'> & {
@@ -217,28 +214,18 @@ const ONCE: RetryPolicy = { retry: false };
 
 export function createBillingClient(options: BillingClientOptions): BillingClient {
   const http = createInternalHttp({ service: 'billing', ...options });
-  /** A call of `BILLING_ROUTES`: billing's answer, or its refusal (4xx/5xx) thrown. */
-  const send = async <Called extends BillingRoute>(
-    route: Called,
-    input: RouteInput<Called>,
-    { retry }: RetryPolicy,
-  ): Promise<InternalResponse> => {
-    const response = await http({
-      method: route.method,
-      path: `${BILLING_API_PREFIX}${routePath(route, input.params, input.query)}`,
-      ...(input.body === undefined ? {} : { body: input.body }),
-      ...(input.headers === undefined ? {} : { headers: input.headers }),
-      retry,
-    });
-    if (response.status >= 400) throw errorFromAnswer('billing', response);
-    return response;
-  };
-  /** The route's answer, typed by its contract. */
-  const call = async <Called extends BillingRoute>(
+  /** A call of `BILLING_ROUTES`, each stating its retry policy. */
+  const sender = routeSender(http, { prefix: BILLING_API_PREFIX });
+  const send = <Called extends BillingRoute>(
     route: Called,
     input: RouteInput<Called>,
     policy: RetryPolicy,
-  ) => jsonOf<RouteAnswer<Called>>(await send(route, input, policy));
+  ) => sender.send(route, input, policy);
+  const call = <Called extends BillingRoute>(
+    route: Called,
+    input: RouteInput<Called>,
+    policy: RetryPolicy,
+  ) => sender.call(route, input, policy);
   const account = (accountId: string) => ({ params: { accountId } });
   const hold = (holdId: string) => ({ params: { holdId } });
   const response = (accountId: string, responseId: string) => ({

@@ -1,11 +1,4 @@
-import {
-  BILLING_DASHBOARD_PREFIX,
-  BILLING_DASHBOARD_ROUTES as R,
-  routePath,
-  type Route,
-  type RouteAnswer,
-  type RouteInput,
-} from '@gateway/contracts';
+import { BILLING_DASHBOARD_PREFIX, BILLING_DASHBOARD_ROUTES as R } from '@gateway/contracts';
 import type {
   DashboardInvitationAcceptRequest,
   DashboardOverview,
@@ -15,8 +8,8 @@ import type {
   DashboardSignInRequest,
   DashboardStartedSession,
 } from '@gateway/contracts';
-import { jsonOf, type InternalHttp } from '@gateway/runtime';
-import { errorFromAnswer } from './wire-errors.js';
+import type { InternalHttp } from '@gateway/runtime';
+import { routeSender } from './route-sender.js';
 
 /**
  * Billing's dashboard API (`BILLING_DASHBOARD_ROUTES`, edge only): sessions, invitation
@@ -38,28 +31,18 @@ export interface DashboardBillingClient {
 
 /** Every answer is the route's, every refusal billing's, thrown. */
 export function createDashboardBillingClient(http: InternalHttp): DashboardBillingClient {
-  const send = async <Called extends Route>(route: Called, input: RouteInput<Called>) => {
-    const answer = await http({
-      method: route.method,
-      path: `${BILLING_DASHBOARD_PREFIX}${routePath(route, input.params, input.query)}`,
-      ...(input.body === undefined ? {} : { body: input.body }),
-      // Reads may be retried; sign-in and the like are not (a retry could start two sessions).
-      retry: route.method === 'GET',
-    });
+  const { call, done } = routeSender(http, {
+    prefix: BILLING_DASHBOARD_PREFIX,
+    // Reads may be retried; sign-in and the like are not (a retry could start two sessions).
+    retries: (route) => route.method === 'GET',
     // A 401 here is the session's (`session_required`), not edge's credential: passed on as is.
-    if (answer.status >= 400) throw errorFromAnswer('billing', answer);
-    return answer;
-  };
-  const call = async <Called extends Route>(route: Called, input: RouteInput<Called>) =>
-    jsonOf<RouteAnswer<Called>>(await send(route, input));
+  });
   const account = (id: string) => ({ params: { id } });
   return {
     signIn: (body) => call(R.signIn, { body }),
     acceptInvitation: (body) => call(R.acceptInvitation, { body }),
     resolveSession: (token) => call(R.resolveSession, { body: { token } }),
-    endSession: async (token) => {
-      await send(R.endSession, { body: { token } });
-    },
+    endSession: (token) => done(R.endSession, { body: { token } }),
     overview: (accountId) => call(R.overview, account(accountId)),
     listScopedTokens: (accountId, page) =>
       call(R.scopedTokens, { ...account(accountId), query: page }),

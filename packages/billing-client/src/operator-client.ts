@@ -1,9 +1,7 @@
 import {
   BILLING_API_PREFIX,
   OPERATOR_ROUTES,
-  routePath,
   type Route,
-  type RouteAnswer,
   type RouteInput,
 } from '@gateway/contracts';
 import type {
@@ -44,8 +42,8 @@ import type {
   UsageList,
   UsageLogPage,
 } from '@gateway/contracts';
-import { jsonOf, type InternalHttp } from '@gateway/runtime';
-import { credentialRefused, errorFromAnswer } from './wire-errors.js';
+import type { InternalHttp } from '@gateway/runtime';
+import { routeSender } from './route-sender.js';
 
 /** Billing serves the operator API here; edge's `/admin/v1` maps onto it path for path. */
 export const OPERATOR_API_PREFIX = `${BILLING_API_PREFIX}/admin`;
@@ -118,32 +116,12 @@ export interface OperatorClient {
 }
 
 export function createOperatorClient(http: InternalHttp): OperatorClient {
-  const send = async <Called extends Route>(
-    route: Called,
-    input: RouteInput<Called>,
-    accept?: 'text/csv',
-  ) => {
-    const headers = { ...input.headers, ...(accept ? { Accept: accept } : {}) };
-    const answer = await http({
-      method: route.method,
-      path: `${OPERATOR_API_PREFIX}${routePath(route, input.params, input.query)}`,
-      headers,
-      ...(input.body === undefined ? {} : { body: input.body }),
-    });
-    if (answer.status === 401) throw credentialRefused('billing');
-    if (answer.status >= 400) throw errorFromAnswer('billing', answer);
-    return answer;
-  };
-  /** The route's answer: its contract's type (`Answer` names it where the route leaves it open). */
-  const call = async <Called extends Route, Answer = RouteAnswer<Called>>(
-    route: Called,
-    input: RouteInput<Called>,
-  ) => jsonOf<Answer>(await send(route, input));
-  const done = async <Called extends Route>(route: Called, input: RouteInput<Called>) => {
-    await send(route, input);
-  };
+  const { send, call, done } = routeSender(http, {
+    prefix: OPERATOR_API_PREFIX,
+    unauthorizedIsOurs: true,
+  });
   const csv = async <Called extends Route>(route: Called, input: RouteInput<Called>) =>
-    (await send(route, input, 'text/csv')).body;
+    (await send(route, input, { accept: 'text/csv' })).body;
   const account = (id: string) => ({ params: { id } });
   const key = (id: string, name: string) => ({ params: { id, name } });
   const token = (id: string, tokenId: string) => ({ params: { id, tokenId } });
