@@ -230,6 +230,8 @@ const CONTRACTS: Record<string, Entry> = {
   LedgerEntryPage: ends([BILLING_ADMIN], [CLIENT_OPERATOR, EDGE_ADMIN]),
   LedgerEntry: partOf('LedgerEntryPage'),
   LedgerCheck: ends([BILLING_ADMIN], [CLIENT_OPERATOR, EDGE_ADMIN, APP, CTL]),
+  OpenHoldList: ends([BILLING_ADMIN], [CLIENT_OPERATOR, EDGE_CONSOLE, APP, CTL_RECEIPTS]),
+  OpenHold: partOf('OpenHoldList'),
   CatalogModelList: ends([BILLING_ADMIN], [CLIENT_OPERATOR, CTL]),
   CatalogModel: ends([BILLING_ADMIN, BILLING_CATALOG], [CLIENT_OPERATOR, EDGE_CONSOLE, CTL]),
   CatalogNode: partOf('CatalogModel'),
