@@ -7,6 +7,7 @@ import {
   routePath,
   routeStatus,
   type Route,
+  type RouteAnswer,
   type RouteInput,
   type RouteMethod,
   type SchemaViolation,
@@ -43,6 +44,16 @@ export class RouteAgreement {
     expect({ route: name, status }).toEqual({ route: name, status: routeStatus(route) });
     expect({ route: name, violation: answerViolation(route, body) }).toEqual({ route: name });
     this.#called.add(route);
+  }
+
+  /** Sends a request of `route` (`routeRequest`, its headers set), checks it, types its answer. */
+  async answerOf<Called extends Route>(
+    route: Called,
+    sent: request.Test,
+  ): Promise<RouteAnswer<Called>> {
+    const answer = await sent;
+    this.check(route, answer.status, answer.body);
+    return answer.body as RouteAnswer<Called>;
   }
 
   /** The routes of `routes` not called yet, as `METHOD /path`. */

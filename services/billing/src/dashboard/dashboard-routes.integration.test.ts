@@ -37,12 +37,8 @@ async function call<Called extends Route>(
   route: Called,
   input: RouteInput<Called>,
 ): Promise<RouteAnswer<Called>> {
-  const answer = await routeRequest(billing.api, BILLING_DASHBOARD_PREFIX, route, input).set(
-    INTERNAL_TOKEN_HEADER,
-    billing.internalToken,
-  );
-  agreement.check(route, answer.status, answer.body);
-  return answer.body as RouteAnswer<Called>;
+  const sent = routeRequest(billing.api, BILLING_DASHBOARD_PREFIX, route, input);
+  return agreement.answerOf(route, sent.set(INTERNAL_TOKEN_HEADER, billing.internalToken));
 }
 
 async function newAccount(): Promise<string> {

@@ -9,7 +9,11 @@ import { billingDatabaseTemplate, createPrismaClient } from '../db/client.js';
 import type { LedgerServiceDeps } from '../ledger/index.js';
 import { INTERNAL_TOKEN_HEADER } from '@gateway/runtime';
 import { mountBillingApi } from './billing-app.js';
-import { createTestBillingServices } from './billing-services.suite.js';
+import {
+  createTestBillingServices,
+  type TestBillingServicesOptions,
+} from './billing-services.suite.js';
+import type { RequestHandler } from 'express';
 
 const silent = new Writable({ write: (_c, _e, cb) => cb() });
 
@@ -30,12 +34,23 @@ export interface BillingApiUnderTest {
   close(): Promise<void>;
 }
 
-export async function startBillingApi(
-  ledgerOptions: Partial<Pick<LedgerServiceDeps, 'entriesStableAfterMs'>> = {},
-): Promise<BillingApiUnderTest> {
+/** How a test harness builds billing's app. */
+export interface TestBillingAppOptions extends TestBillingServicesOptions {
+  maxConnections: number;
+  /** Runs ahead of billing's routes (a recorder, a fault hook). */
+  before?: RequestHandler;
+}
+
+/**
+ * Billing's app as production mounts it (`mountBillingApi`), over a throwaway database of its
+ * own, with a fresh credential for edge and one for the worker: what both test harnesses serve
+ * (`startBillingApi` through supertest, `startBilling` on a loopback port).
+ */
+export async function createTestBillingApp(options: TestBillingAppOptions) {
+  const { maxConnections, before, ...serviceOptions } = options;
   const db = await createTestDatabase(billingDatabaseTemplate);
-  const prisma = createPrismaClient(db.runtimeUrl, { maxConnections: 5 });
-  const services = createTestBillingServices(prisma, ledgerOptions);
+  const prisma = createPrismaClient(db.runtimeUrl, { maxConnections });
+  const services = createTestBillingServices(prisma, serviceOptions);
   const logger = createLogger({ service: 'billing', destination: silent });
   const app = createServiceApp({
     logger,
@@ -45,9 +60,18 @@ export async function startBillingApi(
   });
   const internalToken = randomBytes(32).toString('hex');
   const workerToken = randomBytes(32).toString('hex');
+  if (before) app.use(before);
   mountBillingApi(app, services, { edge: internalToken, worker: workerToken });
   finishApp(app, logger);
-  const api = request(app);
+  return { db, prisma, services, app, internalToken, workerToken };
+}
+
+export async function startBillingApi(
+  ledgerOptions: Partial<Pick<LedgerServiceDeps, 'entriesStableAfterMs'>> = {},
+): Promise<BillingApiUnderTest> {
+  const built = await createTestBillingApp({ maxConnections: 5, ...ledgerOptions });
+  const { db, prisma, services, internalToken, workerToken } = built;
+  const api = request(built.app);
   return {
     api,
     internalToken,

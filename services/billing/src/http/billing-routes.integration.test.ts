@@ -58,12 +58,8 @@ async function call<Called extends BillingRoute>(
   input: RouteInput<Called>,
   as: 'edge' | 'worker' = route.caller === 'worker' ? 'worker' : 'edge',
 ): Promise<RouteAnswer<Called>> {
-  const answer = await routeRequest(billing.api, BILLING_API_PREFIX, route, input).set(
-    INTERNAL_TOKEN_HEADER,
-    tokenOf(as),
-  );
-  agreement.check(route, answer.status, answer.body);
-  return answer.body as RouteAnswer<Called>;
+  const sent = routeRequest(billing.api, BILLING_API_PREFIX, route, input);
+  return agreement.answerOf(route, sent.set(INTERNAL_TOKEN_HEADER, tokenOf(as)));
 }
 
 const admission = (apiKey: string, holdId: string): AdmissionRequest => ({

@@ -36,12 +36,8 @@ async function call<Called extends Route>(
   route: Called,
   input: RouteInput<Called>,
 ): Promise<RouteAnswer<Called>> {
-  const answer = await routeRequest(billing.api, '/internal/v1/admin', route, input).set(
-    INTERNAL_TOKEN_HEADER,
-    billing.internalToken,
-  );
-  agreement.check(route, answer.status, answer.body);
-  return answer.body as RouteAnswer<Called>;
+  const sent = routeRequest(billing.api, '/internal/v1/admin', route, input);
+  return agreement.answerOf(route, sent.set(INTERNAL_TOKEN_HEADER, billing.internalToken));
 }
 
 /** Admits a request of the account's key: its hold stays open. */

@@ -1,15 +1,11 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
+import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import pg from 'pg';
 import type { InferenceJobPayload } from '@gateway/contracts';
-import { createLogger, createServiceMetrics } from '@gateway/observability';
-import { createServiceApp, finishApp, listen, type RunningServer } from '@gateway/runtime';
-import { createTestDatabase, type FundedAccount, type OperatorCall } from '@gateway/testing';
+import { listen, type RunningServer } from '@gateway/runtime';
+import type { FundedAccount, OperatorCall } from '@gateway/testing';
 import type { DashboardOptions } from '../dashboard/index.js';
-import { billingDatabaseTemplate, createPrismaClient, type PrismaClient } from '../db/client.js';
-import { mountBillingApi } from '../http/billing-app.js';
-import { createTestBillingServices } from '../http/billing-services.suite.js';
+import { createTestBillingApp } from '../http/billing-api.suite.js';
 import type { LedgerService } from '../ledger/index.js';
 
 /*
@@ -21,8 +17,6 @@ import type { LedgerService } from '../ledger/index.js';
  * on purpose (a chaos hook in front of the real routes; the routes themselves are untouched).
  * `close()` fails the test when the ledger's invariants do not hold.
  */
-
-const silent = new Writable({ write: (_c, _e, cb) => cb() });
 
 export interface HoldView {
   id: string;
@@ -97,19 +91,6 @@ const holdView = (row: HoldRow): HoldView => ({
 const HOLD_COLUMNS = 'id, status, amount_micro_dzd, settled_amount_micro_dzd';
 
 export async function startBilling(options: BillingTestOptions = {}): Promise<BillingUnderTest> {
-  const db = await createTestDatabase(billingDatabaseTemplate);
-  const prisma: PrismaClient = createPrismaClient(db.runtimeUrl, { maxConnections: 8 });
-  const internalToken = randomBytes(32).toString('hex');
-  const workerToken = randomBytes(32).toString('hex');
-  const services = createTestBillingServices(prisma, options);
-  const { ledger } = services;
-  const logger = createLogger({ service: 'billing', destination: silent });
-  const app = createServiceApp({
-    logger,
-    metrics: createServiceMetrics('billing', { defaultMetrics: false }),
-    readiness: [],
-    isShuttingDown: () => false,
-  });
   const paths: string[] = [];
   const received: BillingUnderTest['received'] = [];
   const fault: BillingUnderTest['fault'] = {};
@@ -133,9 +114,13 @@ export async function startBilling(options: BillingTestOptions = {}): Promise<Bi
     }
     next();
   };
-  app.use(recordAndFault);
-  mountBillingApi(app, services, { edge: internalToken, worker: workerToken });
-  finishApp(app, logger);
+  const built = await createTestBillingApp({
+    ...options,
+    maxConnections: 8,
+    before: recordAndFault,
+  });
+  const { db, prisma, internalToken, workerToken, app } = built;
+  const { ledger } = built.services;
   const server: RunningServer = await listen(app, '127.0.0.1', 0);
   const url = `http://127.0.0.1:${server.port}`;
   const call = billingCaller(url, internalToken, workerToken);

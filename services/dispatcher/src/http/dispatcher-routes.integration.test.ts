@@ -53,12 +53,8 @@ async function call<Called extends Route>(
   route: Called,
   input: RouteInput<Called>,
 ): Promise<RouteAnswer<Called>> {
-  const answer = await routeRequest(api, DISPATCHER_API_PREFIX, route, input).set(
-    INTERNAL_TOKEN_HEADER,
-    TEST_INTERNAL_TOKEN,
-  );
-  agreement.check(route, answer.status, answer.body);
-  return answer.body as RouteAnswer<Called>;
+  const sent = routeRequest(api, DISPATCHER_API_PREFIX, route, input);
+  return agreement.answerOf(route, sent.set(INTERNAL_TOKEN_HEADER, TEST_INTERNAL_TOKEN));
 }
 
 /** Runs the dispatch once and waits for its attempts (the loop is not started here). */

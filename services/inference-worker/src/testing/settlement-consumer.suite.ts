@@ -1,9 +1,5 @@
 import type { MessageBus } from '@gateway/messaging';
-import { gatewayNames } from '@gateway/messaging';
-import { createLogger } from '@gateway/observability';
-import { createPrismaClient } from '../../../billing/src/db/client.js';
-import { createLedgerService } from '../../../billing/src/ledger/index.js';
-import { startSettlementConsumer } from '../../../billing/src/settlements/settlement-consumer.js';
+import { startBillingSettlements } from '../../../billing/src/testing/settlement-consumer.suite.js';
 import { startTestBus } from './worker-harness.suite.js';
 import type { WorkerFixture } from './worker-fixture.suite.js';
 
@@ -14,22 +10,13 @@ export interface BillingConsumer {
 
 /** Billing's settlement consumer, in process, over the fixture's database and broker. */
 export async function startSettlementConsumerFor(fixture: WorkerFixture): Promise<BillingConsumer> {
-  const prisma = createPrismaClient(fixture.billing.databaseUrl, { maxConnections: 4 });
-  const ledger = createLedgerService({ prisma, clock: () => new Date() });
   const bus = await startTestBus(fixture.prefix);
-  const consumer = await startSettlementConsumer({
-    bus,
-    names: gatewayNames(fixture.prefix),
-    ledger,
-    logger: createLogger({ service: 'billing', level: 'silent' }),
-    minBackoffMs: 20,
-  });
+  const consumer = await startBillingSettlements(fixture.billing, bus, fixture.prefix);
   return {
     bus,
     async stop() {
-      await consumer.cancel();
+      await consumer.stop();
       await bus.close();
-      await prisma.$disconnect();
     },
   };
 }
