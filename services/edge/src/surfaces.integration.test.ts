@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
-  createTestDatabase,
   spawnService,
   testAmqpUrl,
   uniquePrefix,
@@ -11,7 +10,7 @@ import {
   type ServiceProcess,
   type TestDatabase,
 } from '@gateway/testing';
-import { billingDatabaseTemplate } from '../../billing/src/db/client.js';
+import { createBillingDatabase } from '../../billing/src/testing/billing-under-test.suite.js';
 
 /**
  * `EDGE_SURFACES`: the public and operator API in one process, the dashboard in another (as
@@ -40,7 +39,7 @@ const edgeEnv = (surfaces: string, env: NodeJS.ProcessEnv = {}) => ({
 });
 
 beforeAll(async () => {
-  db = await createTestDatabase(billingDatabaseTemplate);
+  db = await createBillingDatabase();
   billing = await spawnService({
     entry: entry('billing'),
     env: {

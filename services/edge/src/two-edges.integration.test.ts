@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
-  createTestDatabase,
   spawnService,
   testAmqpUrl,
   uniquePrefix,
@@ -10,7 +9,7 @@ import {
   type ServiceProcess,
   type TestDatabase,
 } from '@gateway/testing';
-import { billingDatabaseTemplate } from '../../billing/src/db/client.js';
+import { createBillingDatabase } from '../../billing/src/testing/billing-under-test.suite.js';
 import { waitFor } from './testing/wait.suite.js';
 
 /**
@@ -28,7 +27,7 @@ let billing: ServiceProcess;
 const edges: ServiceProcess[] = [];
 
 beforeAll(async () => {
-  db = await createTestDatabase(billingDatabaseTemplate);
+  db = await createBillingDatabase();
   const prefix = uniquePrefix('two-edges');
   billing = await spawnService({
     entry: entry('billing'),

@@ -3,8 +3,9 @@ import type { RequestHandler } from 'express';
 import pg from 'pg';
 import type { InferenceJobPayload } from '@gateway/contracts';
 import { listen, type RunningServer } from '@gateway/runtime';
-import type { FundedAccount, OperatorCall } from '@gateway/testing';
+import { createTestDatabase, type FundedAccount, type OperatorCall } from '@gateway/testing';
 import type { DashboardOptions } from '../dashboard/index.js';
+import { billingDatabaseTemplate } from '../db/client.js';
 import { createTestBillingApp } from '../http/billing-api.suite.js';
 import type { LedgerService } from '../ledger/index.js';
 
@@ -80,6 +81,12 @@ interface HoldRow {
   amount_micro_dzd: string;
   settled_amount_micro_dzd: string | null;
 }
+
+/**
+ * A throwaway billing database, migrated (from the template of the current migrations), for
+ * tests that run billing as a process of its own: its `url` (the owner's) and `runtimeUrl`.
+ */
+export const createBillingDatabase = () => createTestDatabase(billingDatabaseTemplate);
 
 const holdView = (row: HoldRow): HoldView => ({
   id: row.id,

@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-ins';
 import {
-  createTestDatabase,
   fundAccount,
   spawnService,
   testAmqpUrl,
@@ -14,7 +13,7 @@ import {
   type TestDatabase,
 } from '@gateway/testing';
 import pg from 'pg';
-import { billingDatabaseTemplate } from '../../../billing/src/db/client.js';
+import { createBillingDatabase } from '../../../billing/src/testing/billing-under-test.suite.js';
 import {
   adminOperator,
   admitHold,
@@ -63,7 +62,7 @@ async function holdRow(holdId: string) {
 }
 
 beforeAll(async () => {
-  db = await createTestDatabase(billingDatabaseTemplate);
+  db = await createBillingDatabase();
   billingProcess = await spawnService({
     entry: billingEntry,
     env: {
