@@ -16,7 +16,7 @@ import { pgPoolOf, type PrismaClient } from '../db/client.js';
 import { creditWith } from './credits.js';
 import { holdNotFound, settleHoldWith, voidHoldWith, ZERO_BALANCE } from './holds.js';
 import { PgHotPath } from './pg-hot-path.js';
-import { LedgerStore } from './prisma-store.js';
+import { LedgerStore, type LedgerTx } from './prisma-store.js';
 import { listEntriesWith, statementToCsv, statementWith } from './statements.js';
 import type { PublishMark, SettleOutcome, SettleInput } from './store.js';
 import { refundHoldWith } from './refunds.js';
@@ -185,13 +185,7 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
     markHoldsPublished,
     expireHolds,
     startSweeper: (options) => startSweeperWith(expireHolds, clock, options),
-    async getBalance(accountId) {
-      requireId('accountId', accountId);
-      const balance = await store.readBalance(accountId);
-      if (balance) return balance;
-      if (await store.accountExists(accountId)) return ZERO_BALANCE;
-      throw new GatewayError('resource_not_found', `Account ${accountId} does not exist.`);
-    },
+    getBalance: (accountId) => accountBalance(store, requireId('accountId', accountId)),
     openHolds: (accountId, limit) => openHoldsWith(store, requireId('accountId', accountId), limit),
     listEntries: (query) => listEntriesWith(statementDeps, query),
     statement,
@@ -203,18 +197,27 @@ export function createLedgerService(deps: LedgerServiceDeps): LedgerService {
   };
 }
 
+/** The account's balance (zero before its first credit); 404 for an unknown account. */
+async function accountBalance(
+  store: LedgerStore,
+  accountId: string,
+  tx?: LedgerTx,
+): Promise<Balance> {
+  const balance = await store.readBalance(accountId, tx);
+  if (balance) return balance;
+  if (await store.accountExists(accountId, tx)) return ZERO_BALANCE;
+  throw new GatewayError('resource_not_found', `Account ${accountId} does not exist.`);
+}
+
 /** One snapshot: the holds and the reserved total agree (404 for an unknown account). */
 function openHoldsWith(store: LedgerStore, accountId: string, limit: number): Promise<OpenHolds> {
   return store.snapshot(async (tx) => {
-    const balance = await store.readBalance(accountId, tx);
-    if (!balance && !(await store.accountExists(accountId, tx))) {
-      throw new GatewayError('resource_not_found', `Account ${accountId} does not exist.`);
-    }
+    const balance = await accountBalance(store, accountId, tx);
     const holds = await store.openHolds(tx, accountId, limit + 1);
     return {
       holds: holds.slice(0, limit),
       hasMore: holds.length > limit,
-      reservedMicroDzd: balance?.pendingMicroDzd ?? 0n,
+      reservedMicroDzd: balance.pendingMicroDzd,
     };
   });
 }
