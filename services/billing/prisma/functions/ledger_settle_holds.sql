@@ -35,12 +35,14 @@ BEGIN
     -- Every hold of the batch first, in id order: the batch then never waits for a hold row
     -- while it holds a balance row (a sweeper holding that hold would wait for the balance).
     PERFORM 1 FROM holds WHERE id = ANY(hold_ids) ORDER BY id FOR UPDATE;
+    -- Each item's account is read by its primary key (a subquery per item), never by a join:
+    -- the cached generic plan estimates ten items, and on a table whose statistics lag behind
+    -- it (a young database) it chose a hash join over a full scan of holds, per batch.
     FOR item IN
         SELECT u.i, u.id, u.tokens_in, u.tokens_out, u.txn
           FROM unnest(hold_ids, input_tokens, output_tokens, transaction_ids)
                WITH ORDINALITY AS u(id, tokens_in, tokens_out, txn, i)
-          LEFT JOIN holds x ON x.id = u.id
-         ORDER BY x.account_id NULLS LAST, u.id, u.i
+         ORDER BY (SELECT x.account_id FROM holds x WHERE x.id = u.id) NULLS LAST, u.id, u.i
     LOOP
         ord := item.i; hold_id := item.id; outcome := NULL; account_id := NULL; status := NULL;
         model := NULL;

@@ -169,6 +169,35 @@ describe('batched settlement', () => {
     await h.ledger.voidHold(bad!.id);
   });
 
+  it('finds its holds by their key on every call: no scan of the holds table', async () => {
+    const h = harness();
+    const accountId = await h.fundedAccount(100n * DZD);
+    const holds = await Promise.all(Array.from({ length: 8 }, () => hold(accountId)));
+    // One session: from the sixth call on, PL/pgSQL runs the function's cached generic plan,
+    // which is planned for ten items and the statistics the table has (none yet, here).
+    const client = await pgPoolOf(h.prisma).connect();
+    try {
+      const scans: number[] = [];
+      for (const held of holds) {
+        await client.query('BEGIN');
+        await client.query('SELECT * FROM ledger_settle_holds($1, $2, $3, $4, now())', [
+          [held.id],
+          ['10'],
+          ['10'],
+          [newId('txn')],
+        ]);
+        const { rows } = await client.query<{ seq_scan: string }>(
+          `SELECT seq_scan FROM pg_stat_xact_user_tables WHERE relname = 'holds'`,
+        );
+        await client.query('COMMIT');
+        scans.push(Number(rows[0]?.seq_scan));
+      }
+      expect(scans).toEqual(Array(holds.length).fill(0));
+    } finally {
+      client.release();
+    }
+  });
+
   it('N concurrent settlements on ONE account all succeed, money exact', async () => {
     const h = harness();
     const n = 200;
