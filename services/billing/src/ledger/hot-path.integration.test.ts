@@ -55,6 +55,36 @@ describe('ledger_cost_micro_dzd', () => {
     );
   });
 
+  it('is NULL when any argument is NULL, as a STRICT function would be', async () => {
+    const pool = pgPoolOf(harness().prisma);
+    const args = ['100', '200', '3', '4', 'true'];
+    for (let position = 0; position < args.length; position += 1) {
+      const values = args.map((value, index) => (index === position ? null : value));
+      const { rows } = await pool.query<{ cost: string | null }>(
+        'SELECT ledger_cost_micro_dzd($1, $2, $3, $4, $5)::text AS cost',
+        values,
+      );
+      expect([position, rows[0]?.cost]).toEqual([position, null]);
+    }
+  });
+
+  it('is inlined where it is called, with the worst case that calls it: not run as a function', async () => {
+    // A SQL function the planner cannot inline has its body parsed and planned again in every
+    // transaction that calls it; inlined, it is part of its caller's cached plan.
+    const pool = pgPoolOf(harness().prisma);
+    for (const call of [
+      'ledger_cost_micro_dzd(g, g, g, g, g > 1)',
+      'billing_worst_case_micro_dzd(g, g, 1, 1000, g, g, g > 1)',
+    ]) {
+      const { rows } = await pool.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN (VERBOSE, COSTS OFF) SELECT ${call} FROM generate_series(1::bigint, 2) AS g`,
+      );
+      const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
+      expect(plan).toContain('div(');
+      expect(plan).not.toMatch(/ledger_cost_micro_dzd|billing_worst_case_micro_dzd/);
+    }
+  });
+
   it('is what a settlement charges (priority tier, rounding up)', async () => {
     const h = harness();
     const accountId = await h.fundedAccount(10n * DZD);
