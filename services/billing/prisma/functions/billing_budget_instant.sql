@@ -4,13 +4,21 @@
 -- time happens twice and `AT TIME ZONE` gives the later one: the earlier (30 min or an hour
 -- before) is taken when it shows the same local time. Where clocks spring forward over it, it
 -- never happens: `AT TIME ZONE` gives the first instant after the gap.
+-- A single expression, without SET: the planner inlines it, and the window functions that
+-- call it, into the admission's cached plans (a SQL function it cannot inline is parsed and
+-- planned again in every transaction: 0.12 ms per budget checked). Built-ins only: it needs
+-- no search_path of its own.
 CREATE OR REPLACE FUNCTION "billing_budget_instant"(p_local TIMESTAMP, p_time_zone TEXT)
 RETURNS TIMESTAMPTZ
-LANGUAGE sql STABLE SET search_path = public, pg_temp
+LANGUAGE sql STABLE
 AS $$
-    SELECT min(c)
-      FROM unnest(ARRAY[(p_local AT TIME ZONE p_time_zone) - interval '1 hour',
-                        (p_local AT TIME ZONE p_time_zone) - interval '30 minutes',
-                        p_local AT TIME ZONE p_time_zone]) AS c
-     WHERE c = p_local AT TIME ZONE p_time_zone OR c AT TIME ZONE p_time_zone = p_local
+    SELECT CASE
+               WHEN ((p_local AT TIME ZONE p_time_zone) - interval '1 hour') AT TIME ZONE p_time_zone
+                    = p_local
+               THEN (p_local AT TIME ZONE p_time_zone) - interval '1 hour'
+               WHEN ((p_local AT TIME ZONE p_time_zone) - interval '30 minutes') AT TIME ZONE p_time_zone
+                    = p_local
+               THEN (p_local AT TIME ZONE p_time_zone) - interval '30 minutes'
+               ELSE p_local AT TIME ZONE p_time_zone
+           END
 $$;

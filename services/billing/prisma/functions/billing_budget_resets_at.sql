@@ -6,10 +6,10 @@
 CREATE OR REPLACE FUNCTION "billing_budget_resets_at"(
     p_period TEXT, p_time_zone TEXT, p_window_start TIMESTAMPTZ
 ) RETURNS TIMESTAMPTZ
-LANGUAGE sql STABLE SET search_path = public, pg_temp
+LANGUAGE sql STABLE
 AS $$
     SELECT CASE WHEN p_period = 'total' THEN NULL
-                ELSE billing_budget_instant(
+                ELSE public.billing_budget_instant(
                          date_trunc(p_period, p_window_start AT TIME ZONE p_time_zone)
                              + ('1 ' || p_period)::interval,
                          p_time_zone)

@@ -7,10 +7,10 @@
 CREATE OR REPLACE FUNCTION "billing_budget_window_start"(
     p_period TEXT, p_time_zone TEXT, p_at TIMESTAMPTZ
 ) RETURNS TIMESTAMPTZ
-LANGUAGE sql STABLE SET search_path = public, pg_temp
+LANGUAGE sql STABLE
 AS $$
     SELECT CASE WHEN p_period = 'total' THEN '-infinity'::timestamptz
-                ELSE billing_budget_instant(date_trunc(p_period, p_at AT TIME ZONE p_time_zone),
+                ELSE public.billing_budget_instant(date_trunc(p_period, p_at AT TIME ZONE p_time_zone),
                                             p_time_zone)
            END
 $$;

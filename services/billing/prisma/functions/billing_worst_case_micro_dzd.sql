@@ -8,7 +8,7 @@ CREATE OR REPLACE FUNCTION "billing_worst_case_micro_dzd"(
 ) RETURNS NUMERIC
 LANGUAGE sql IMMUTABLE PARALLEL SAFE SECURITY INVOKER
 AS $$
-    SELECT ledger_cost_micro_dzd(
+    SELECT public.ledger_cost_micro_dzd(
         input_tokens,
         LEAST(COALESCE(max_output_tokens, model_cap), model_cap)::bigint * choices,
         input_price_micro_dzd_per_m, output_price_micro_dzd_per_m, priority)
