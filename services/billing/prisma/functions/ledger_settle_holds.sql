@@ -23,6 +23,11 @@ CREATE OR REPLACE FUNCTION "ledger_settle_holds"(
     credits BIGINT, debits BIGINT, pending BIGINT, error_state TEXT, error_message TEXT
 )
 LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
+-- Generic plans, planned once per session: for a batch of one, a custom plan looks cheaper than
+-- the generic one (planned for ten items), so without this the holds' lock and the loop's query
+-- were planned again on every call (0.17 ms of a settlement's 1.1 ms). Every statement here
+-- finds its rows by primary key, whatever the batch.
+SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
     item RECORD;
@@ -31,10 +36,15 @@ DECLARE
     usage_cost NUMERIC;
     released BOOLEAN;
     held BIGINT;
+    locked_id TEXT;
 BEGIN
     -- Every hold of the batch first, in id order: the batch then never waits for a hold row
     -- while it holds a balance row (a sweeper holding that hold would wait for the balance).
-    PERFORM 1 FROM holds WHERE id = ANY(hold_ids) ORDER BY id FOR UPDATE;
+    -- One primary-key lookup per hold: `id = ANY(hold_ids)` in a generic plan is a full scan
+    -- while the table's statistics say it is small.
+    FOR locked_id IN SELECT DISTINCT u.id FROM unnest(hold_ids) AS u(id) ORDER BY u.id LOOP
+        PERFORM 1 FROM holds WHERE id = locked_id FOR UPDATE;
+    END LOOP;
     -- Each item's account is read by its primary key (a subquery per item), never by a join:
     -- the cached generic plan estimates ten items, and on a table whose statistics lag behind
     -- it (a young database) it chose a hash join over a full scan of holds, per batch.
