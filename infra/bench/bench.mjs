@@ -33,6 +33,11 @@
  *                           (node --cpu-prof); the services are stopped after the last phase so
  *                           that they do, and the report lists each one's 8 heaviest functions
  *                           by self time over its whole life (startup included) [0]
+ *   BENCH_SQL_PROFILE       1: PostgreSQL times every function and every statement run inside
+ *                           one, with its planning; the report lists, per request of the
+ *                           gateway's closed and open loops, the heaviest statements (calls,
+ *                           plans per call, planning and execution ms per call) and the
+ *                           functions by self time [0]
  *
  * CPU per request is utime+stime from /proc/<pid>/stat over a phase divided by its answered
  * requests (10 ms clock ticks: short phases are coarse); memory is VmRSS after the last phase.
@@ -52,7 +57,7 @@ import { startReceiver, webhookPhase } from './phases/webhooks.mjs';
 import { installPortkey, startPortkey, PORTKEY_VERSION } from './portkey.mjs';
 import { rssBytes, withChildren } from './proc.mjs';
 import { serviceTopFunctions } from './profiles.mjs';
-import { COUNTER_FOOTNOTE, renderProfiles, renderTable } from './report.mjs';
+import { COUNTER_FOOTNOTE, renderProfiles, renderSqlProfile, renderTable } from './report.mjs';
 import { startBenchStack } from './stack.mjs';
 import { createCleanup, machineFacts, readSettings, runBench } from './settings.mjs';
 
@@ -93,6 +98,7 @@ async function startEverything() {
     dispatchIntervalMs: settings.webhookTickMs,
     keyBudget: settings.keyBudget,
     keyLimits: settings.keyLimits,
+    sqlProfile: settings.sqlProfile,
     log,
   });
   const { infra, upstream } = stack;
@@ -233,6 +239,7 @@ async function main() {
     console.log(`${COUNTER_FOOTNOTE}\n`);
   }
   if (results.profiles) console.log(`${renderProfiles(results.profiles)}\n`);
+  if (settings.sqlProfile) console.log(`${renderSqlProfile(results)}\n`);
   console.log(
     `${machine.cpus}× ${machine.cpuModel}, Node ${process.version}; load average ${machine.loadAverage.map((l) => l.toFixed(2)).join(' ')} before, ${machine.loadAverageAfter.map((l) => l.toFixed(2)).join(' ')} after (above ~0.5 before: someone else is using the CPU, figures disturbed)`,
   );

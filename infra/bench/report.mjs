@@ -272,6 +272,34 @@ export function renderProfiles(profiles) {
   return lines.join('\n');
 }
 
+/**
+ * BENCH_SQL_PROFILE=1: where PostgreSQL's time went, per loop of the gateway: the heaviest
+ * statements (nested ones marked; a statement's time includes the statements and triggers it
+ * ran) and the functions by self time.
+ */
+export function renderSqlProfile(results) {
+  const lines = [];
+  for (const phase of ['closed', 'open']) {
+    const profile = results[phase]?.gateway?.counters?.sqlProfile;
+    if (!profile) continue;
+    lines.push(
+      `PostgreSQL, ${phase} loop, heaviest statements (per request: calls; per call: plans, planning + execution ms):`,
+    );
+    for (const s of profile.statements) {
+      lines.push(
+        `  ${fmt(s.callsPerRequest, 2).padStart(6)}  ${fmt(s.plansPerCall, 2).padStart(5)}  ${s.planMsPerCall.toFixed(3)} + ${s.execMsPerCall.toFixed(3)} ms  ${s.query}`,
+      );
+    }
+    lines.push(`PostgreSQL, ${phase} loop, functions by self time (per request: calls, self ms):`);
+    for (const f of profile.functions) {
+      lines.push(
+        `  ${fmt(f.callsPerRequest, 2).padStart(6)}  ${f.selfMsPerRequest.toFixed(3).padStart(7)} ms  ${f.name}`,
+      );
+    }
+  }
+  return lines.join('\n');
+}
+
 /** How the counter rows were counted. */
 export const COUNTER_FOOTNOTE = [
   'Counters per answered request, gateway only, read around the measured interval:',

@@ -52,6 +52,7 @@ export function readSettings(env, root) {
     keyBudget: env.BENCH_KEY_BUDGET === '1',
     keyLimits: env.BENCH_KEY_LIMITS === '1',
     cpuProfiles: env.BENCH_CPU_PROF === '1',
+    sqlProfile: env.BENCH_SQL_PROFILE === '1',
     dir: path.resolve(root, env.BENCH_DIR ?? '.bench'),
   };
 }

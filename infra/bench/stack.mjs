@@ -58,15 +58,27 @@ async function spawnReady(name, env, { cleanup, logDir }) {
   return child;
 }
 
-export async function startInfrastructure(baseDir, { cleanup }) {
+/**
+ * BENCH_SQL_PROFILE=1: PostgreSQL also times each function (self and total) and each statement
+ * run inside a function, with its planning: counters/postgres.mjs, `sqlProfile`.
+ */
+const SQL_PROFILE_SETTINGS = [
+  'track_functions=pl',
+  'pg_stat_statements.track=all',
+  'pg_stat_statements.track_planning=on',
+];
+
+export async function startInfrastructure(baseDir, { cleanup, sqlProfile = false }) {
   const [postgres, rabbitmq] = await Promise.all([
     // Statement statistics: the bench counts the statements one request sends.
-    startPostgresCluster({ baseDir: path.join(baseDir, 'pg'), statementStatistics: true }).then(
-      (pg) => {
-        cleanup.push(() => pg.stop());
-        return pg;
-      },
-    ),
+    startPostgresCluster({
+      baseDir: path.join(baseDir, 'pg'),
+      statementStatistics: true,
+      settings: sqlProfile ? SQL_PROFILE_SETTINGS : [],
+    }).then((pg) => {
+      cleanup.push(() => pg.stop());
+      return pg;
+    }),
     startRabbitMqNode({ baseDir: path.join(baseDir, 'rabbitmq') }).then((mq) => {
       cleanup.push(() => mq.destroy());
       return mq;
@@ -224,6 +236,7 @@ export async function startBenchStack({
   dispatchIntervalMs,
   keyBudget = false,
   keyLimits = false,
+  sqlProfile = false,
   log,
 }) {
   const baseDir = mkdtempSync(path.join(os.tmpdir(), 'gateway-bench-'));
@@ -231,7 +244,7 @@ export async function startBenchStack({
   cleanup.push(() => rmSync(baseDir, { recursive: true, force: true }));
   const certs = createTestCertificates();
   cleanup.push(() => certs.remove());
-  const run = { cleanup, logDir };
+  const run = { cleanup, logDir, sqlProfile };
   log('starting PostgreSQL, RabbitMQ and the fake upstream');
   const [infra, upstream] = await Promise.all([
     startInfrastructure(baseDir, run),
@@ -252,7 +265,12 @@ export async function startBenchStack({
       ]),
     ),
   };
-  const counters = await gatewayCounters({ infra, services, databases: services.databases });
+  const counters = await gatewayCounters({
+    infra,
+    services,
+    databases: services.databases,
+    sqlProfile,
+  });
   cleanup.push(() => counters.close());
   return { baseDir, infra, upstream, services, certs, apiKey, gateway: { ...gateway, counters } };
 }

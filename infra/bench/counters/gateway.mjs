@@ -5,7 +5,12 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { billingRouteCounts, routeDelta } from './billing-http.mjs';
-import { STATS_PUBLISHED_AFTER_MS, connectPostgresCounters, statementDelta } from './postgres.mjs';
+import {
+  STATS_PUBLISHED_AFTER_MS,
+  connectPostgresCounters,
+  sqlProfileDelta,
+  statementDelta,
+} from './postgres.mjs';
 import { brokerCounters } from './rabbitmq.mjs';
 
 /**
@@ -40,7 +45,7 @@ const perEach = (counts, requests) =>
  * Counters of a started gateway (stack.mjs): `start()` reads them and resolves to `stop(answered)`,
  * which reads them again and resolves to the figures per answered request.
  */
-export async function gatewayCounters({ infra, services, databases }) {
+export async function gatewayCounters({ infra, services, databases, sqlProfile = false }) {
   const postgres = await connectPostgresCounters(infra.postgres.adminUrl, databases);
   const billingUrl = services.billing.baseUrl;
   const start = async () => {
@@ -52,6 +57,7 @@ export async function gatewayCounters({ infra, services, databases }) {
       transactions: await postgres.transactions(),
       statements: await postgres.statements(),
       messages: await brokerCounters(infra.rabbitmq),
+      sql: sqlProfile ? await postgres.sqlProfile() : undefined,
     };
     return (answered) => stop(before, routesBefore, answered);
   };
@@ -62,6 +68,8 @@ export async function gatewayCounters({ infra, services, databases }) {
     const messages = await brokerCounters(infra.rabbitmq);
     await sleep(STATS_PUBLISHED_AFTER_MS);
     const transactions = (await postgres.transactions()) - before.transactions;
+    // Function times are published with the transaction counts: read after the same wait.
+    const sql = before.sql && sqlProfileDelta(before.sql, await postgres.sqlProfile(), requests);
     // Scraped last, for the same reason as in start().
     const calls = routeDelta(routesBefore, await billingRouteCounts(billingUrl));
     const messageDelta = Object.fromEntries(
@@ -77,6 +85,7 @@ export async function gatewayCounters({ infra, services, databases }) {
       })),
       rabbitmqMessagesPerRequest: perEach(messageDelta, requests),
       billingCallsPerRequest: byCaller(calls, requests),
+      ...(sql ? { sqlProfile: sql } : {}),
     };
   };
   return { start, close: () => postgres.close() };
