@@ -5,7 +5,9 @@
 -- revocation may have registered it first: it then exists, revoked); then the hold, at the
 -- model's prices, and what it reserves: the balance's pending amount, the token's, the
 -- budgets' (released, and the cost counted, by holds_budget_end when the hold ends) and the
--- tokens windows' (given back, the part unused, by holds_rate_end).
+-- tokens windows' (given back, the part unused, by holds_rate_end). The hold carries the
+-- request's endpoint and id and the key's name (the signing key's for a scoped token), which
+-- its usage record copies.
 CREATE OR REPLACE FUNCTION "billing_admission_hold"(
     r billing_admission_request, adm billing_admission
 ) RETURNS billing_admission
@@ -32,14 +34,16 @@ BEGIN
     INSERT INTO holds (id, account_id, scoped_token_id, amount_micro_dzd, status, model,
                        input_price_micro_dzd_per_m, output_price_micro_dzd_per_m, priority,
                        expires_at, created_at, key_budget_id, token_budget_id, rate_tokens,
-                       rate_window_start_ms, rate_key_id, rate_token_id)
+                       rate_window_start_ms, rate_key_id, rate_token_id, endpoint, request_id,
+                       api_key_name)
     VALUES (r.hold_id, adm.account_id, adm.token_id, amount, 'pending', adm.model_id,
             adm.model_input_price, adm.model_output_price, r.priority, r.hold_expires_at,
             adm.hold_created_at, adm.key_budget_id, adm.token_budget_id,
             CASE WHEN rated THEN adm.rate_tokens END,
             CASE WHEN rated THEN r.window_start_ms END,
             CASE WHEN adm.key_tokens_used IS NOT NULL THEN adm.key_id END,
-            CASE WHEN adm.token_tokens_used IS NOT NULL THEN adm.token_id END);
+            CASE WHEN adm.token_tokens_used IS NOT NULL THEN adm.token_id END,
+            r.endpoint, r.request_id, adm.api_key_name);
     UPDATE account_balances b
        SET pending_micro_dzd = b.pending_micro_dzd + amount, updated_at = now()
      WHERE b.account_id = adm.account_id;

@@ -4,6 +4,9 @@
 -- transaction-local setting, read by this trigger as the row is inserted (no second write of the
 -- hold). Only the hold named in the setting is touched: never a replayed hold or another
 -- account's (those are not inserted), never a hold placed by another path (no setting).
+-- Only `billing_admit_v4` and `billing_admit_with_context_v4` (the previous release) set it:
+-- v5's hold step writes these columns itself. It goes with them (README.md, "Versions during a
+-- rolling update").
 CREATE OR REPLACE FUNCTION "holds_admission_context"() RETURNS trigger
 LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
 AS $$
