@@ -133,6 +133,40 @@ describe("a scoped token's own rate limits", () => {
     expect((await admit(t.key)).admission.rateLimit.tokens).toMatchObject({ remaining: 100 });
   });
 
+  it('folds the tokens given back into the window as the next admission reads them', async () => {
+    // Each return is read once: the window's count stays right, and an admission never sums
+    // all of the minute's returns again.
+    h.clock.set('2030-01-01T12:00:10Z');
+    const t = await tokenOfNewAccount();
+    await h.identity.keyRateLimits.put(
+      t.accountId,
+      { apiKey: 'auto' },
+      { tokens_per_minute: 10 * REQUEST_TOKENS },
+    );
+    const placed = [await admit(t.key), await admit(t.key), await admit(t.key)];
+    for (const { admission } of placed) {
+      await ledger.settleHold(admission.hold.id, { inputTokens: 100, outputTokens: 100 });
+    }
+    const returns = async () =>
+      Number(
+        (
+          await h.sql.query<{ n: string }>(
+            'SELECT count(*) AS n FROM key_token_returns r JOIN api_keys k ON k.id = r.owner_id WHERE k.account_id = $1',
+            [t.accountId],
+          )
+        ).rows[0]?.n,
+      );
+    expect(await returns()).toBe(3);
+    // Three holds that used 200 tokens each, and this one's 1 500 reserved.
+    expect((await admit(t.key)).admission.rateLimit.tokens).toMatchObject({
+      remaining: 10 * REQUEST_TOKENS - 3 * 200 - REQUEST_TOKENS,
+    });
+    expect(await returns()).toBe(0);
+    expect((await admit(t.key)).admission.rateLimit.tokens).toMatchObject({
+      remaining: 10 * REQUEST_TOKENS - 3 * 200 - 2 * REQUEST_TOKENS,
+    });
+  });
+
   it('admits exactly what fits when two billing replicas admit at once', async () => {
     h.clock.set('2030-01-01T12:00:10Z');
     const t = await fundedAccount(h);
