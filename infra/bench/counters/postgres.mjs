@@ -50,7 +50,7 @@ export async function connectPostgresCounters(adminUrl, databases) {
 
 /**
  * BENCH_SQL_PROFILE: every statement (nested ones too) with its calls, plans and times, and each
- * database's functions with their calls and self and total times (pg_stat_user_functions shows
+ * database's functions with their calls and self times (pg_stat_user_functions shows
  * only the database it is read in). Times in ms, cumulative since the server started.
  */
 async function readSqlProfile(client, adminUrl, databases) {
@@ -80,14 +80,10 @@ async function readSqlProfile(client, adminUrl, databases) {
     await db.connect();
     try {
       const { rows: fns } = await db.query(
-        'SELECT funcname, calls, self_time, total_time FROM pg_stat_user_functions',
+        'SELECT funcname, calls, self_time FROM pg_stat_user_functions',
       );
       for (const f of fns) {
-        functions.set(f.funcname, {
-          calls: Number(f.calls),
-          selfMs: f.self_time,
-          totalMs: f.total_time,
-        });
+        functions.set(f.funcname, { calls: Number(f.calls), selfMs: f.self_time });
       }
     } finally {
       await db.end();
@@ -121,7 +117,7 @@ export function sqlProfileDelta(before, after, requests) {
       execMsPerCall: s.execMs / s.calls,
     }));
   const functions = [...after.functions.keys()]
-    .map((name) => ({ name, ...delta('functions', name, ['calls', 'selfMs', 'totalMs']) }))
+    .map((name) => ({ name, ...delta('functions', name, ['calls', 'selfMs']) }))
     .filter((f) => f.calls > 0)
     .sort((a, b) => b.selfMs - a.selfMs)
     .slice(0, SQL_PROFILE_TOP)
@@ -129,7 +125,6 @@ export function sqlProfileDelta(before, after, requests) {
       name: f.name,
       callsPerRequest: f.calls / requests,
       selfMsPerRequest: f.selfMs / requests,
-      totalMsPerCall: f.totalMs / f.calls,
     }));
   return { statements, functions };
 }

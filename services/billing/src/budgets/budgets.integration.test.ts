@@ -8,6 +8,7 @@ import {
   putStandardChatModel,
 } from '../identity/fixtures.suite.js';
 import { createLedgerService, type LedgerService } from '../ledger/index.js';
+import { verbosePlan } from '../testing/query-plan.suite.js';
 import { BudgetRepository } from './budget-repository.js';
 import { Budgets } from './budgets.js';
 
@@ -268,13 +269,12 @@ describe('windows', () => {
   it('the window functions are inlined where they are called, not run as functions', async () => {
     // A SQL function the planner cannot inline (one with SET, or a FROM) is parsed and
     // planned again in every transaction that calls it: 0.12 ms per budget an admission checks.
-    const { rows } = await h.sql.query<{ 'QUERY PLAN': string }>(
-      `EXPLAIN (VERBOSE, COSTS OFF)
-       SELECT billing_budget_window_start('day', 'Europe/Paris', at),
+    const plan = await verbosePlan(
+      h.sql,
+      `SELECT billing_budget_window_start('day', 'Europe/Paris', at),
               billing_budget_resets_at('week', 'Europe/Paris', at)
          FROM generate_series(now(), now() + interval '1 day', interval '1 hour') AS at`,
     );
-    const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
     expect(plan).toContain('date_trunc');
     expect(plan).not.toMatch(/billing_budget_(window_start|resets_at|instant)/);
   });

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { createServiceMetrics } from '@gateway/observability';
 import { pgPoolOf } from '../db/client.js';
 import { instrumentBilling } from '../metrics.js';
+import { verbosePlan } from '../testing/query-plan.suite.js';
 import { newId } from '../identity/secrets.js';
 import {
   DZD,
@@ -76,10 +77,10 @@ describe('ledger_cost_micro_dzd', () => {
       'ledger_cost_micro_dzd(g, g, g, g, g > 1)',
       'billing_worst_case_micro_dzd(g, g, 1, 1000, g, g, g > 1)',
     ]) {
-      const { rows } = await pool.query<{ 'QUERY PLAN': string }>(
-        `EXPLAIN (VERBOSE, COSTS OFF) SELECT ${call} FROM generate_series(1::bigint, 2) AS g`,
+      const plan = await verbosePlan(
+        pool,
+        `SELECT ${call} FROM generate_series(1::bigint, 2) AS g`,
       );
-      const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
       expect(plan).toContain('div(');
       expect(plan).not.toMatch(/ledger_cost_micro_dzd|billing_worst_case_micro_dzd/);
     }
