@@ -96,9 +96,10 @@ export function deliveriesOf(stack: FaultStack, id: string): Delivery[] {
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Waits (bounded) until no hold of the round is pending, the node is idle, every accepted
- * async job got a webhook and no request is charged without an answer (an answer nobody read is
- * refunded once edge's reply queue dead-letters it, 30 s after edge died): the moment "beyond
- * its job" begins. */
+ * async job got a webhook, no request is charged without an answer (an answer nobody read is
+ * refunded once edge's reply queue dead-letters it, 30 s after edge died) and none answered is
+ * uncharged (a settlement queued while billing was away is applied after the answer): the
+ * moment "beyond its job" begins. */
 export async function quiesce(stack: FaultStack, since: Date, sent: Sent[]): Promise<void> {
   const deadline = Date.now() + FAULTS.settleWaitMs;
   while (Date.now() < deadline) {
@@ -112,7 +113,8 @@ export async function quiesce(stack: FaultStack, since: Date, sent: Sent[]): Pro
       holds.every((hold) => hold.status !== 'pending') &&
       stack.node.stats().outstanding === 0 &&
       waitingHooks.length === 0 &&
-      !sent.some((s) => chargedUnanswered(s, holds, deliveriesOf(stack, s.id)));
+      !sent.some((s) => chargedUnanswered(s, holds, deliveriesOf(stack, s.id))) &&
+      !sent.some((s) => answeredUncharged(s, holds));
     if (quiet) return;
     await delay(250);
   }
@@ -171,6 +173,16 @@ const answeredOrNotified = (request: Sent, hooks: Delivery[]) =>
 function chargedUnanswered(request: Sent, holds: HoldRow[], hooks: Delivery[]): boolean {
   const own = holds.filter((hold) => hold.account_id === request.lane.accountId);
   return own.some(charged) && !answeredOrNotified(request, hooks) && !gotSomething(request);
+}
+
+/**
+ * Answered, and no hold of its account charged (yet). With billing unreachable the answer goes
+ * out first and its settlement follows through billing's queue (docs/job-protocol.md §5), so
+ * the check waits for it as it waits for a refund; past the wait it is a loss (`judge`).
+ */
+function answeredUncharged(request: Sent, holds: HoldRow[]): boolean {
+  const own = holds.filter((hold) => hold.account_id === request.lane.accountId);
+  return request.outcomes.some((o) => o.kind === 'answer') && !own.some(charged);
 }
 
 /** Checks one repetition and adds it to the scenario's tally. */
