@@ -84,6 +84,8 @@ export interface FaultStack {
   node: StandInModelNode;
   receiver: Receiver;
   lanes: Lane[];
+  /** Where the services' logs are written (`.faults/logs/...`). */
+  logDir: string;
   /** The billing database as its owner: the suite reads holds directly. */
   sql: pg.Pool;
   admin: AdminCall;
@@ -213,6 +215,8 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
   const paths = options.proxied
     ? { billing: await startTcpBalancer([]), model: await startTcpBalancer([node.port]) }
     : undefined;
+  // The services' logs, for whoever reads a failure (git-ignored), written as they come.
+  const logDir = path.join(LOG_DIR, options.logDir ?? (cluster ? 'cluster' : '.'));
   const { replicas, billingOwnerUrl } = await startServices(certs, {
     edges: options.edges ?? 1,
     workers: options.workers ?? 1,
@@ -222,8 +226,7 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
     },
     env: options.env ?? {},
     ...(options.movableClocks && { clockDir: infra.baseDir }),
-    // The services' logs, for whoever reads a failure (git-ignored), written as they come.
-    logDir: path.join(LOG_DIR, options.logDir ?? (cluster ? 'cluster' : '.')),
+    logDir,
     supervised: options.supervised === true,
   });
   const first = (name: ServiceName) => replicas.find((replica) => replica.name === name)!;
@@ -264,6 +267,7 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
     node,
     receiver,
     lanes,
+    logDir,
     sql,
     admin,
     operator,

@@ -10,6 +10,7 @@ import {
   runRound,
   type RoundPlan,
 } from './fault-round.js';
+import { warningsSince } from './fault-logs.js';
 import { FAULTS } from './fault-settings.js';
 import { startFaultStack, type FaultStack, type Lane } from './fault-stack.js';
 import { renderTable } from './fault-table.js';
@@ -48,6 +49,7 @@ async function scenario(
   const tally = emptyTally();
   tallies.set(name, tally);
   const s = on();
+  const startedMs = Date.now();
   try {
     for (let i = 0; i < repetitions * FAULTS.repetitionScale; i += 1) {
       await runRound(s, name, plan(), tally);
@@ -55,6 +57,10 @@ async function scenario(
   } finally {
     s.node.setOptions({ ...FAULTS.node });
     await ensureUp(s);
+  }
+  if (tally.problems.length > 0) {
+    const logged = warningsSince(s.logDir, startedMs) || '(none)';
+    process.stdout.write(`\n${name}: what the services logged at warn and above\n${logged}\n`);
   }
   expect(tally.problems).toEqual([]);
   const { lost, doubled, pendingHolds, ledgerViolations, unstopped, chargedUnanswered } = tally;
