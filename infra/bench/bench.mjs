@@ -29,6 +29,9 @@
  *   BENCH_KEY_BUDGET        1: the bench key has a daily budget, checked on every admission
  *   BENCH_KEY_LIMITS        1: the bench key has its own requests and tokens per minute,
  *                           counted on every admission and given back on every settlement
+ *   BENCH_ACCOUNTS          funded accounts (one key each) whose keys the gateway's requests
+ *                           take in turn: 1 puts every admission and settlement on one
+ *                           account's balance row, as one busy customer would [1]
  *   BENCH_CPU_PROF          1: every service writes <BENCH_DIR>/profiles/<service>.cpuprofile
  *                           (node --cpu-prof); the services are stopped after the last phase so
  *                           that they do, and the report lists each one's 8 heaviest functions
@@ -98,6 +101,7 @@ async function startEverything() {
     dispatchIntervalMs: settings.webhookTickMs,
     keyBudget: settings.keyBudget,
     keyLimits: settings.keyLimits,
+    accounts: settings.accounts,
     sqlProfile: settings.sqlProfile,
     log,
   });

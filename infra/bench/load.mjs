@@ -24,13 +24,16 @@ export function summarize(latenciesMs) {
 }
 
 /**
- * A target: where to send and what. `path` and `headers` differ per system under test; the body
- * is the same chat completion everywhere.
+ * A target: where to send and what. `path` and `headers` (or `headerSets`, taken in turn) differ
+ * per system under test; the body is the same chat completion everywhere.
  */
 export function createClient(target, { maxSockets }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets });
   const url = new URL(target.url);
   if (!['127.0.0.1', '[::1]'].includes(url.hostname)) throw new Error('loopback targets only');
+  // A target with several credentials (`headerSets`) uses them in turn, one per request.
+  const headerSets = target.headerSets ?? [target.headers];
+  let sent = 0;
   /**
    * Sends one request. onChunk(timeMs) is called at each body chunk's arrival. Resolves with the
    * status and the full body; never rejects (a network error is status 0).
@@ -45,7 +48,10 @@ export function createClient(target, { maxSockets }) {
           port: url.port,
           method: 'POST',
           path: `${url.pathname.replace(/\/$/, '')}${target.path}`,
-          headers: { ...target.headers, 'content-type': 'application/json' },
+          headers: {
+            ...headerSets[sent++ % headerSets.length],
+            'content-type': 'application/json',
+          },
         },
         (res) => {
           const chunks = [];

@@ -51,6 +51,7 @@ export function readSettings(env, root) {
     ledgerSeconds: integer(env, 'BENCH_LEDGER_SECONDS', 10, 1, 600),
     keyBudget: env.BENCH_KEY_BUDGET === '1',
     keyLimits: env.BENCH_KEY_LIMITS === '1',
+    accounts: integer(env, 'BENCH_ACCOUNTS', 1, 1, 64),
     cpuProfiles: env.BENCH_CPU_PROF === '1',
     sqlProfile: env.BENCH_SQL_PROFILE === '1',
     dir: path.resolve(root, env.BENCH_DIR ?? '.bench'),

@@ -171,13 +171,14 @@ async function admin(services, method, route, body, extraHeaders = {}) {
 }
 
 /**
- * Catalog entries on the fake upstream, and a funded account with a raised rate limit, through
- * the operator API. Returns the account's API key.
+ * Catalog entries on the fake upstream, and `accounts` funded accounts with a raised rate limit
+ * (one API key each), through the operator API. Returns their API keys, the first account's
+ * first.
  */
 export async function provision(
   services,
   upstreamUrl,
-  { keyBudget = false, keyLimits = false } = {},
+  { keyBudget = false, keyLimits = false, accounts = 1 } = {},
 ) {
   const common = {
     provider: 'node',
@@ -193,7 +194,18 @@ export async function provision(
     protocol: 'openai',
     ...common,
   });
-  const account = await admin(services, 'POST', '/accounts', { name: 'bench' });
+  const apiKeys = [];
+  for (let index = 0; index < accounts; index += 1) {
+    apiKeys.push(
+      await fundedKey(services, index === 0 ? 'bench' : `bench-${index}`, { keyBudget, keyLimits }),
+    );
+  }
+  return { apiKeys };
+}
+
+/** One funded account with a raised rate limit and its API key `bench`; returns the key. */
+async function fundedKey(services, name, { keyBudget, keyLimits }) {
+  const account = await admin(services, 'POST', '/accounts', { name });
   const { key } = await admin(services, 'POST', `/accounts/${account.id}/api-keys`, {
     name: 'bench',
   });
@@ -221,13 +233,13 @@ export async function provision(
       tokens_per_minute: 10_000_000_000,
     });
   }
-  return { apiKey: key, accountId: account.id };
+  return key;
 }
 
 /**
  * Everything the gateway needs, started in order: a temporary directory, a throwaway CA for the
- * webhook receiver, PostgreSQL, RabbitMQ and the fake upstream, the four services, a funded API
- * key. Each start pushes its stop onto `cleanup`. `gateway` is the HTTP target for the phases.
+ * webhook receiver, PostgreSQL, RabbitMQ and the fake upstream, the four services, funded API
+ * keys. Each start pushes its stop onto `cleanup`. `gateway` is the HTTP target for the phases.
  */
 export async function startBenchStack({
   cleanup,
@@ -236,6 +248,7 @@ export async function startBenchStack({
   dispatchIntervalMs,
   keyBudget = false,
   keyLimits = false,
+  accounts = 1,
   sqlProfile = false,
   log,
 }) {
@@ -252,12 +265,19 @@ export async function startBenchStack({
   ]);
   log(`starting billing, dispatcher, worker and edge (dispatcher tick ${dispatchIntervalMs} ms)`);
   const services = await startServices(infra, { dispatchIntervalMs, caFile: certs.caFile }, run);
-  const { apiKey } = await provision(services, upstream.baseUrl, { keyBudget, keyLimits });
+  const { apiKeys } = await provision(services, upstream.baseUrl, {
+    keyBudget,
+    keyLimits,
+    accounts,
+  });
+  const [apiKey] = apiKeys;
   const gateway = {
     name: 'gateway',
     url: services.edge.baseUrl,
     path: '/v1/chat/completions',
     headers: { authorization: `Bearer ${apiKey}` },
+    // Requests take the accounts' keys in turn (BENCH_ACCOUNTS).
+    headerSets: apiKeys.map((key) => ({ authorization: `Bearer ${key}` })),
     processes: Object.fromEntries(
       ['edge', 'billing', 'worker', 'dispatcher'].map((name) => [
         name,
