@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { Static, TSchema } from '@sinclair/typebox';
-import type { ValidateFunction } from 'ajv';
-import { compile, describeViolation } from './ajv.js';
+import { describeViolation, lazyValidator, type Validator } from './ajv.js';
 import { microDzdToWire } from './money.js';
 import { MODEL_KINDS } from './schemas/catalog-names.js';
 import { OpenObject, StringEnum } from './schemas/common.js';
@@ -332,14 +331,15 @@ export const ENVELOPE_SCHEMAS = {
   },
 } as const satisfies Record<EnvelopeKind, Record<EnvelopeVersion, TSchema>>;
 
+// Each compiled on its first message: a service reads and writes a few of these kinds.
 const validators = Object.fromEntries(
   ENVELOPE_KINDS.map((kind) => [
     kind,
     Object.fromEntries(
-      ENVELOPE_VERSIONS.map((v) => [v, compile<Envelope>(ENVELOPE_SCHEMAS[kind][v])]),
+      ENVELOPE_VERSIONS.map((v) => [v, lazyValidator<Envelope>(ENVELOPE_SCHEMAS[kind][v])]),
     ),
   ]),
-) as Record<EnvelopeKind, Record<EnvelopeVersion, ValidateFunction<Envelope>>>;
+) as Record<EnvelopeKind, Record<EnvelopeVersion, Validator<Envelope>>>;
 
 export type EnvelopeErrorReason = 'malformed' | 'unsupported_version' | 'wrong_kind' | 'invalid';
 

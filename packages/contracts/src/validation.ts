@@ -1,5 +1,5 @@
-import type { AnySchemaObject, ValidateFunction } from 'ajv';
-import { compile, describeViolation } from './ajv.js';
+import type { AnySchemaObject } from 'ajv';
+import { describeViolation, lazyValidator, type Validator } from './ajv.js';
 import { GatewayError } from './errors.js';
 import { dzdToMicroDzd } from './money.js';
 import { ChatCompletionRequestSchema, checkChatMessageRules } from './schemas/chat-completion.js';
@@ -20,18 +20,35 @@ import type { ScopedTokenCreateRequest } from './schemas/scoped-token.js';
  * (prompts and credentials must not be echoed).
  */
 
-const chatCompletionValidator = compile<ChatCompletionRequest>(ChatCompletionRequestSchema);
-const nativeInferenceValidator = compile<NativeInferenceRequest>(NativeInferenceRequestSchema);
-const responsesValidator = compile<ResponsesRequest>(ResponsesRequestSchema);
-const scopedTokenCreateValidator = compile<ScopedTokenCreateRequest>(
+const chatCompletionValidator = lazyValidator<ChatCompletionRequest>(ChatCompletionRequestSchema);
+const nativeInferenceValidator = lazyValidator<NativeInferenceRequest>(
+  NativeInferenceRequestSchema,
+);
+const responsesValidator = lazyValidator<ResponsesRequest>(ResponsesRequestSchema);
+const scopedTokenCreateValidator = lazyValidator<ScopedTokenCreateRequest>(
   ScopedTokenCreateRequestSchema,
 );
+
+/**
+ * Compiles the public API's request validators now (edge, at start): its first requests then
+ * do not wait for them (the chat request's takes about 0.12 s).
+ */
+export function warmRequestValidators(): void {
+  for (const validator of [
+    chatCompletionValidator,
+    nativeInferenceValidator,
+    responsesValidator,
+    scopedTokenCreateValidator,
+  ]) {
+    validator.warm();
+  }
+}
 
 function invalid(message: string, param: string | undefined): GatewayError {
   return new GatewayError('invalid_request_body', message, param === undefined ? {} : { param });
 }
 
-function check<T>(validator: ValidateFunction<T>, body: unknown): T {
+function check<T>(validator: Validator<T>, body: unknown): T {
   // Checked first: object-level rules such as "exactly one of input/inputs" hold vacuously for
   // non-objects, so Ajv's first error would otherwise be misleading.
   if (!isPlainObject(body)) throw invalid('request body must be a JSON object', undefined);
@@ -46,10 +63,10 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * A validator for any other JSON body schema (e.g. the operator API's), with the same error
- * mapping: the schema is compiled once, here, so call this at module load.
+ * mapping: the schema is compiled once, on the first body it checks.
  */
 export function createBodyValidator<T>(schema: AnySchemaObject): (body: unknown) => T {
-  const validator = compile<T>(schema);
+  const validator = lazyValidator<T>(schema);
   return (body) => check(validator, body);
 }
 

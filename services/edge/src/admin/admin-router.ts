@@ -39,7 +39,7 @@ export function adminRouter(deps: ConsoleDeps): Router {
   return router;
 }
 
-// Compiled once, at module load (Ajv keeps schemas by $id).
+// One validator per route, made once; each compiles its schema on the first body it checks.
 const BODY_VALIDATORS = new Map(
   ADMIN_ROUTES.flatMap((route) => (route.body ? [[route, createBodyValidator(route.body)]] : [])),
 );
