@@ -341,6 +341,13 @@ const validators = Object.fromEntries(
   ]),
 ) as Record<EnvelopeKind, Record<EnvelopeVersion, Validator<Envelope>>>;
 
+/** Compiles the validators of these kinds now (a service warms what it reads on its hot path). */
+export function warmEnvelopeValidators(...kinds: EnvelopeKind[]): void {
+  for (const kind of kinds) {
+    for (const v of ENVELOPE_VERSIONS) validators[kind][v].warm();
+  }
+}
+
 export type EnvelopeErrorReason = 'malformed' | 'unsupported_version' | 'wrong_kind' | 'invalid';
 
 /** A message that cannot be consumed. Consumers dead-letter it rather than retry. */

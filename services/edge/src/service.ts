@@ -1,4 +1,4 @@
-import { holdIdOfJob, warmRequestValidators } from '@gateway/contracts';
+import { holdIdOfJob, warmEnvelopeValidators, warmRequestValidators } from '@gateway/contracts';
 import { createGatewayBus, gatewayNames, type MessageBus } from '@gateway/messaging';
 import { brokerReadiness, httpReadiness, serveHttp, type ServiceShell } from '@gateway/runtime';
 import { buildEdgeApp, trustedProxies } from './app.js';
@@ -42,11 +42,12 @@ export async function startEdgeService(
   if (missing.length > 0) {
     throw new Error(`edge: EDGE_SURFACES ${config.EDGE_SURFACES} needs ${missing.join(' and ')}`);
   }
-  // Edge counts and checks every prompt: load the tokenizer's tables and compile the request
-  // validators now, not on the first request.
+  // Edge counts and checks every prompt and reads every answer: load the tokenizer's tables and
+  // compile the request and reply validators now, not on the first request.
   if (surfaces.has('api')) {
     preloadTokenizer();
     warmRequestValidators();
+    warmEnvelopeValidators('inference.reply');
   }
   const billing = createBillingClient({
     baseUrl: config.BILLING_URL,
