@@ -25,6 +25,10 @@ export const ajv = new Ajv({
   allErrors: false,
   // Chat roles and content parts are discriminated unions: only the named branch is checked.
   discriminator: true,
+  // A compiled schema is not registered under its `$id`: validators compile on first use, in
+  // whatever order traffic brings (`lazyValidator`), and Ajv refuses to register an id that an
+  // earlier schema holds inside it. No schema refers to another by id.
+  addUsedSchema: false,
 });
 addFormats(ajv);
 
@@ -69,14 +73,13 @@ export interface Validator<T> {
 /**
  * A validator compiled on its first call, not at import. Every service imports every contract
  * but validates a few of them: compiled at import, billing spent 0.24 s and about 13 MB on
- * validators it never calls (the chat request's alone is 0.12 s). A schema whose `$id` Ajv has
- * already (compiled as part of another schema) is taken from Ajv, since Ajv refuses a second
- * schema of one id: so the order of first calls does not matter.
+ * validators it never calls (the chat request's alone is 0.12 s). The order of first calls does
+ * not matter (`addUsedSchema: false` above).
  */
 export function lazyValidator<T>(schema: AnySchemaObject): Validator<T> {
   let compiled: ValidateFunction<T> | undefined;
   const ready = (): ValidateFunction<T> => {
-    compiled ??= registered<T>(schema) ?? ajv.compile<T>(schema);
+    compiled ??= ajv.compile<T>(schema);
     return compiled;
   };
   const validate = (data: unknown): data is T => ready()(data);
@@ -84,10 +87,6 @@ export function lazyValidator<T>(schema: AnySchemaObject): Validator<T> {
     errors: { get: () => compiled?.errors },
     warm: { value: () => void ready() },
   }) as Validator<T>;
-}
-
-function registered<T>(schema: AnySchemaObject): ValidateFunction<T> | undefined {
-  return typeof schema.$id === 'string' ? ajv.getSchema<T>(schema.$id) : undefined;
 }
 
 /** A schema violation rendered for clients: the field path and a message naming the rule. */

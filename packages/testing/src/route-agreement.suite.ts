@@ -1,7 +1,6 @@
 import { expect } from '@jest/globals';
 import type request from 'supertest';
 import {
-  ajv,
   compile,
   describeViolation,
   routePath,
@@ -71,15 +70,7 @@ function answerViolation(route: Route, body: unknown): SchemaViolation | undefin
 
 /** Why `value` fails `schema`; undefined when it passes. */
 export function schemaViolation(schema: TSchema, value: unknown): SchemaViolation | undefined {
-  const validate = validatorOf(schema);
+  // Ajv keeps each schema object it compiled: a schema checked again is not compiled again.
+  const validate = compile(schema);
   return validate(value) ? undefined : describeViolation(validate.errors ?? []);
-}
-
-/**
- * The schema's validator. A schema with an `$id` may be in Ajv already as part of another (a
- * list's item), and Ajv refuses to compile a second schema of that id: that one is used.
- */
-function validatorOf(schema: TSchema): ReturnType<typeof compile> {
-  const known = schema.$id === undefined ? undefined : ajv.getSchema(schema.$id);
-  return known ?? compile(schema);
 }
