@@ -275,7 +275,6 @@ export async function startBenchStack({
     name: 'gateway',
     url: services.edge.baseUrl,
     path: '/v1/chat/completions',
-    headers: { authorization: `Bearer ${apiKey}` },
     // Requests take the accounts' keys in turn (BENCH_ACCOUNTS).
     headerSets: apiKeys.map((key) => ({ authorization: `Bearer ${key}` })),
     processes: Object.fromEntries(
