@@ -32,6 +32,8 @@
  *   BENCH_ACCOUNTS          funded accounts (one key each) whose keys the gateway's requests
  *                           take in turn: 1 puts every admission and settlement on one
  *                           account's balance row, as one busy customer would [1]
+ *   BENCH_HOLD_ENDS         ledger: the worker settles and voids in billing's database itself
+ *                           (ADR 0070); api: over billing's API, as before it [ledger]
  *   BENCH_CPU_PROF          1: every service writes <BENCH_DIR>/profiles/<service>.cpuprofile
  *                           (node --cpu-prof); the services are stopped after the last phase so
  *                           that they do, and the report lists each one's 8 heaviest functions
@@ -102,6 +104,7 @@ async function startEverything() {
     keyBudget: settings.keyBudget,
     keyLimits: settings.keyLimits,
     accounts: settings.accounts,
+    holdEnds: settings.holdEnds,
     sqlProfile: settings.sqlProfile,
     log,
   });

@@ -52,6 +52,7 @@ export function readSettings(env, root) {
     keyBudget: env.BENCH_KEY_BUDGET === '1',
     keyLimits: env.BENCH_KEY_LIMITS === '1',
     accounts: integer(env, 'BENCH_ACCOUNTS', 1, 1, 64),
+    holdEnds: list(env, 'BENCH_HOLD_ENDS', ['ledger', 'api'])[0] ?? 'ledger',
     cpuProfiles: env.BENCH_CPU_PROF === '1',
     sqlProfile: env.BENCH_SQL_PROFILE === '1',
     dir: path.resolve(root, env.BENCH_DIR ?? '.bench'),

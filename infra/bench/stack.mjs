@@ -19,7 +19,10 @@ import {
   waitForStatus,
 } from '../../packages/testing/dist/index.js';
 import { gatewayCounters } from './counters/gateway.mjs';
-import { billingDatabaseTemplate } from '../../services/billing/dist/db/client.js';
+import {
+  billingDatabaseTemplate,
+  TEST_WORKER_LEDGER_ROLE,
+} from '../../services/billing/dist/db/client.js';
 import { dispatcherDatabaseTemplate } from '../../services/dispatcher/dist/db/migrate.js';
 
 export const CHAT_MODEL = 'bench/chat';
@@ -97,7 +100,7 @@ export async function startInfrastructure(baseDir, { cleanup, sqlProfile = false
  * Billing, dispatcher, worker and edge, started by `startGateway` as every test stack starts
  * them. The dispatcher's tick and receiver CA come from the webhook phase's settings.
  */
-export async function startServices(infra, { dispatchIntervalMs, caFile }, run) {
+export async function startServices(infra, { dispatchIntervalMs, caFile, holdEnds }, run) {
   const billingOwnerUrl = await createIsolatedDatabase(
     infra.postgres.adminUrl,
     billingDatabaseTemplate,
@@ -115,6 +118,11 @@ export async function startServices(infra, { dispatchIntervalMs, caFile }, run) 
       databaseUrls: {
         billing: urlAsRole(billingOwnerUrl, billingDatabaseTemplate.runtimeRole),
         dispatcher: dispatcherUrl,
+        // The worker ends holds in billing's database itself (ADR 0070) unless the run
+        // measures the path through billing's API (BENCH_HOLD_ENDS=api).
+        ...(holdEnds === 'api'
+          ? {}
+          : { workerLedger: urlAsRole(billingOwnerUrl, TEST_WORKER_LEDGER_ROLE) }),
       },
     },
     {
@@ -249,6 +257,7 @@ export async function startBenchStack({
   keyBudget = false,
   keyLimits = false,
   accounts = 1,
+  holdEnds = 'ledger',
   sqlProfile = false,
   log,
 }) {
@@ -264,7 +273,11 @@ export async function startBenchStack({
     startUpstream(upstreamStream, run),
   ]);
   log(`starting billing, dispatcher, worker and edge (dispatcher tick ${dispatchIntervalMs} ms)`);
-  const services = await startServices(infra, { dispatchIntervalMs, caFile: certs.caFile }, run);
+  const services = await startServices(
+    infra,
+    { dispatchIntervalMs, caFile: certs.caFile, holdEnds },
+    run,
+  );
   const { apiKeys } = await provision(services, upstream.baseUrl, {
     keyBudget,
     keyLimits,

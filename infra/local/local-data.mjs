@@ -19,6 +19,7 @@ const SECRET_MAKERS = {
   WEBHOOK_ENCRYPTION_KEY: () => randomBytes(32).toString('base64'),
   BILLING_DATABASE_PASSWORD: () => randomBytes(24).toString('hex'),
   DISPATCHER_DATABASE_PASSWORD: () => randomBytes(24).toString('hex'),
+  WORKER_LEDGER_DATABASE_PASSWORD: () => randomBytes(24).toString('hex'),
   // The demo owner's dashboard password (printed at start, like the demo key).
   DEMO_OWNER_PASSWORD: () => randomBytes(12).toString('base64url'),
 };
@@ -39,6 +40,9 @@ const RUNTIME_ROLES = {
     migrate: migrateDispatcher,
   },
 };
+
+/** The worker's ledger role on billing's database: it may only end holds (ADR 0070). */
+const WORKER_LEDGER_ROLE = { role: 'worker_ledger', password: 'WORKER_LEDGER_DATABASE_PASSWORD' };
 
 /** Made once and kept (mode 0600); a secret added by a newer version is filled in. */
 export function localSecrets(dataDir) {
@@ -93,19 +97,33 @@ export async function localDatabases(dataDir, port, stoppers, log) {
   };
 }
 
+/** `databaseUrl` as `role`, with its password from the secrets. */
+function urlAs(databaseUrl, { role, password }, secrets) {
+  const url = new URL(databaseUrl);
+  url.username = role;
+  url.password = secrets[password];
+  return url.toString();
+}
+
 /**
- * Migrates both databases as the admin (owner); each service's runtime role is created and
- * granted what the service needs. Returns each service's URL as its runtime role.
+ * Migrates both databases as the admin (owner); each service's runtime role, and the worker's
+ * ledger role on billing's, is created and granted what it needs. Returns each role's URL.
  */
 export async function migrateDatabases(databases, secrets) {
+  const { role: workerRole, password: workerPassword } = WORKER_LEDGER_ROLE;
+  await ensureLoginRole(databases.adminUrl, workerRole, secrets[workerPassword]);
   const runtimeUrls = {};
   for (const [service, { role, password, migrate }] of Object.entries(RUNTIME_ROLES)) {
     await ensureLoginRole(databases.adminUrl, role, secrets[password]);
-    await migrate(databases[service], { runtimeRole: role });
-    const runtimeUrl = new URL(databases[service]);
-    runtimeUrl.username = role;
-    runtimeUrl.password = secrets[password];
-    runtimeUrls[service] = runtimeUrl.toString();
+    await migrate(databases[service], {
+      runtimeRole: role,
+      ...(service === 'billing' ? { workerRole } : {}),
+    });
+    runtimeUrls[service] = urlAs(databases[service], { role, password }, secrets);
   }
-  return { billingRuntimeUrl: runtimeUrls.billing, dispatcherRuntimeUrl: runtimeUrls.dispatcher };
+  return {
+    billingRuntimeUrl: runtimeUrls.billing,
+    dispatcherRuntimeUrl: runtimeUrls.dispatcher,
+    workerLedgerUrl: urlAs(databases.billing, WORKER_LEDGER_ROLE, secrets),
+  };
 }

@@ -88,7 +88,10 @@ async function main() {
   const startedMs = Date.now();
   const secrets = localSecrets(dataDir);
   const databases = await localDatabases(dataDir, ports.postgres, stoppers, log);
-  const { billingRuntimeUrl, dispatcherRuntimeUrl } = await migrateDatabases(databases, secrets);
+  const { billingRuntimeUrl, dispatcherRuntimeUrl, workerLedgerUrl } = await migrateDatabases(
+    databases,
+    secrets,
+  );
   const standIns = await startStandIns();
   const { amqpUrl, bus } = await sharedBus();
   const deps = bus ? { bus } : {};
@@ -133,6 +136,7 @@ async function main() {
       PORT: String(ports.worker),
       BILLING_URL: billingUrl,
       BILLING_INTERNAL_TOKEN: secrets.WORKER_INTERNAL_TOKEN,
+      LEDGER_DATABASE_URL: workerLedgerUrl,
       EXTERNAL_PROVIDER_URL: standIns.providerUrl,
       EXTERNAL_PROVIDER_API_KEY: standIns.providerKey,
     },

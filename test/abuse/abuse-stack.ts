@@ -11,11 +11,15 @@ import {
   startGateway,
   testServiceAmqpUrl,
   uniquePrefix,
+  urlAsRole,
   waitForStatus,
   type OperatorCall,
   type ServiceProcess,
 } from '@gateway/testing';
-import { billingDatabaseTemplate } from '../../services/billing/src/db/client.js';
+import {
+  billingDatabaseTemplate,
+  TEST_WORKER_LEDGER_ROLE,
+} from '../../services/billing/src/db/client.js';
 import { dispatcherDatabaseTemplate } from '../../services/dispatcher/src/db/migrate.js';
 
 /*
@@ -231,7 +235,11 @@ export async function startAbuseStack(
         AMQP_URL: testServiceAmqpUrl(brokerUserOf(service)),
         AMQP_PREFIX: prefix,
       }),
-      databaseUrls: { billing: billingDb.runtimeUrl, dispatcher: dispatcherDb.runtimeUrl },
+      databaseUrls: {
+        billing: billingDb.runtimeUrl,
+        dispatcher: dispatcherDb.runtimeUrl,
+        workerLedger: urlAsRole(billingDb.url, TEST_WORKER_LEDGER_ROLE),
+      },
       edges: options.edgeReplicas ?? 1,
       ...(options.env && { common: options.env }),
     },

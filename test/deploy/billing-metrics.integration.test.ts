@@ -13,7 +13,8 @@ import {
   createLedgerService,
   type LedgerService,
 } from '../../services/billing/src/ledger/index.js';
-import { instrumentBilling, settledMicroDzdCounter } from '../../services/billing/src/metrics.js';
+import { settledMicroDzdCounter } from '@gateway/observability';
+import { instrumentBilling } from '../../services/billing/src/metrics.js';
 import { parseExposition, sampleValue } from './support/prometheus-text.js';
 
 /*

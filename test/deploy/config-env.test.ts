@@ -84,6 +84,22 @@ function expectOwnerMigratesForRuntimeRole(
   expect(migrate.RUNTIME_DATABASE_ROLE).toBe(runtime.username);
 }
 
+/**
+ * The worker reaches billing's database as its own ledger role (ADR 0070): the one billing's
+ * migration grants, neither billing's runtime role nor the owner.
+ */
+function expectWorkerLedgerRole(
+  worker: Record<string, string>,
+  billing: Record<string, string>,
+  migrate: Record<string, string>,
+) {
+  const [ledger, runtime] = [urlOf(worker.LEDGER_DATABASE_URL!), urlOf(billing.DATABASE_URL!)];
+  expect([ledger.host, ledger.pathname]).toEqual([runtime.host, runtime.pathname]);
+  expect(ledger.username).toBe(migrate.WORKER_DATABASE_ROLE);
+  expect(ledger.username).not.toBe(runtime.username);
+  expect(ledger.username).not.toBe(urlOf(migrate.DATABASE_URL!).username);
+}
+
 describe('docker-compose.yml', () => {
   const compose = loadCompose();
   const env = (service: string) => compose.services[service]!.environment;
@@ -104,6 +120,10 @@ describe('docker-compose.yml', () => {
       expectOwnerMigratesForRuntimeRole(service, env(oneShot), env(service));
     },
   );
+
+  it("gives the worker billing's database as the ledger role the migration grants", () => {
+    expectWorkerLedgerRole(env('inference-worker'), env('billing'), env('migrate'));
+  });
 
   it('wires the shared credentials and addresses consistently', () => {
     expect(env('edge').BILLING_INTERNAL_TOKEN).toBe(env('billing').EDGE_INTERNAL_TOKEN);
@@ -216,14 +236,15 @@ describe.each(['base', 'dev', 'prod'])('k8s %s', (layer) => {
     }
   });
 
+  const envOf = (kind: string, name: string) => {
+    const found = containers.find((c) => c.manifest.kind === kind && c.container.name === name);
+    expect(found).toBeDefined();
+    return containerEnvironment(found!.container, manifests, external);
+  };
+
   it.each(MIGRATED_SERVICES.map(([service]) => service))(
     'migrates %s as the owner and runs it as the runtime role it grants',
     (service) => {
-      const envOf = (kind: string, name: string) => {
-        const found = containers.find((c) => c.manifest.kind === kind && c.container.name === name);
-        expect(found).toBeDefined();
-        return containerEnvironment(found!.container, manifests, external);
-      };
       expectOwnerMigratesForRuntimeRole(
         service,
         envOf('Job', `${service}-migrate`),
@@ -231,6 +252,14 @@ describe.each(['base', 'dev', 'prod'])('k8s %s', (layer) => {
       );
     },
   );
+
+  it("gives the worker billing's database as the ledger role billing's migration grants", () => {
+    expectWorkerLedgerRole(
+      envOf('Deployment', 'inference-worker'),
+      envOf('Deployment', 'billing'),
+      envOf('Job', 'billing-migrate'),
+    );
+  });
 
   it('takes each shared credential from one secret key', () => {
     const refs = (deployment: string, variable: string) => {

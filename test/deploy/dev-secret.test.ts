@@ -21,6 +21,7 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const PASSWORDS = {
   DEV_BILLING_PASSWORD: 'owner-pw',
   DEV_BILLING_RUNTIME_PASSWORD: 'runtime-pw',
+  DEV_WORKER_LEDGER_PASSWORD: 'ledger-pw',
   DEV_DISPATCHER_PASSWORD: 'd-owner-pw',
   DEV_DISPATCHER_RUNTIME_PASSWORD: 'd-runtime-pw',
   DEV_RABBITMQ_ADMIN_PASSWORD: 'admin-pw',

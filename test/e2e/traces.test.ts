@@ -114,7 +114,8 @@ const CHAT_PATH = [
   is('edge', 'producer'),
   is('inference-worker', 'consumer'),
   is('inference-worker', 'client', /node/),
-  is('inference-worker', 'client', /billing/),
+  // The worker settles in billing's database itself (ADR 0070).
+  is('inference-worker', 'client', 'ledger settle'),
 ];
 
 function expectNodeChildOfWorker(spans: ReceivedSpan[], traceId: string, marker: string): void {

@@ -17,6 +17,7 @@ import {
   TEST_PREFIX_PATTERN,
   testServiceAmqpUrl,
   uniquePrefix,
+  urlAsRole,
   type GatewayEnv,
   type LaunchRequest,
   type OperatorCall,
@@ -26,7 +27,10 @@ import {
   type TestCertificates,
   type TestInfrastructure,
 } from '@gateway/testing';
-import { billingDatabaseTemplate } from '../../services/billing/src/db/client.js';
+import {
+  billingDatabaseTemplate,
+  TEST_WORKER_LEDGER_ROLE,
+} from '../../services/billing/src/db/client.js';
 import { dispatcherDatabaseTemplate } from '../../services/dispatcher/src/db/migrate.js';
 import {
   startReceiver,
@@ -78,9 +82,10 @@ export interface FaultStack {
   workers: Service[];
   /**
    * With `proxied`: fault-injecting TCP proxies on the paths to billing (from edges and
-   * workers) and to the model node (from workers).
+   * workers), to billing's database from workers (their ledger role, ADR 0070) and to the model
+   * node (from workers).
    */
-  paths?: { billing: TcpBalancer; model: TcpBalancer };
+  paths?: { billing: TcpBalancer; ledger: TcpBalancer; model: TcpBalancer };
   node: StandInModelNode;
   receiver: Receiver;
   lanes: Lane[];
@@ -100,6 +105,8 @@ interface Topology {
   workers: number;
   /** The address edges and workers reach billing at (a proxy, or billing itself). */
   reachBilling(billingPort: number): string;
+  /** The URL the worker reaches billing's database at (through a proxy, or directly). */
+  reachLedger(databaseUrl: string): string;
   env: GatewayEnv;
   /** Where each process's movable clock keeps its offset; none when undefined. */
   clockDir?: string;
@@ -134,7 +141,11 @@ async function startServices(
         AMQP_URL: testServiceAmqpUrl(brokerUserOf(service)),
         AMQP_PREFIX: prefix,
       }),
-      databaseUrls: { billing: billingDb.runtimeUrl, dispatcher: dispatcherDb.runtimeUrl },
+      databaseUrls: {
+        billing: billingDb.runtimeUrl,
+        dispatcher: dispatcherDb.runtimeUrl,
+        workerLedger: topology.reachLedger(urlAsRole(billingDb.url, TEST_WORKER_LEDGER_ROLE)),
+      },
       edges: topology.edges,
       workers: topology.workers,
       reachBilling: (billing) => topology.reachBilling(billing.port),
@@ -212,8 +223,13 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
   const receiver = await startReceiver(certs);
   const node = await createStandInModelNode(FAULTS.node);
   // The billing proxy learns billing's port once the port is chosen (it is not running yet).
+  const postgresPort = Number(new URL(infra.postgres.adminUrl).port);
   const paths = options.proxied
-    ? { billing: await startTcpBalancer([]), model: await startTcpBalancer([node.port]) }
+    ? {
+        billing: await startTcpBalancer([]),
+        ledger: await startTcpBalancer([postgresPort]),
+        model: await startTcpBalancer([node.port]),
+      }
     : undefined;
   // The services' logs, for whoever reads a failure (git-ignored), written as they come.
   const logDir = path.join(LOG_DIR, options.logDir ?? (cluster ? 'cluster' : '.'));
@@ -223,6 +239,12 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
     reachBilling: (port) => {
       paths?.billing.repoint([port]);
       return `http://127.0.0.1:${paths?.billing.port ?? port}`;
+    },
+    reachLedger: (databaseUrl) => {
+      if (!paths) return databaseUrl;
+      const url = new URL(databaseUrl);
+      url.port = String(paths.ledger.port);
+      return url.toString();
     },
     env: options.env ?? {},
     ...(options.movableClocks && { clockDir: infra.baseDir }),
@@ -274,7 +296,11 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
     webhookUrl: (id) => `https://127.0.0.1:${receiver.port}/hook/${id}`,
     close: async () => {
       await Promise.allSettled(replicas.map((replica) => replica.stop()));
-      await Promise.allSettled([paths?.billing.close(), paths?.model.close()]);
+      await Promise.allSettled([
+        paths?.billing.close(),
+        paths?.ledger.close(),
+        paths?.model.close(),
+      ]);
       await sql.end().catch(() => undefined);
       await node.close();
       await receiver.close();

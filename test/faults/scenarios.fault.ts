@@ -250,7 +250,8 @@ const SCENARIOS: Scenario[] = [
     }),
   },
   {
-    title: 'billing unreachable from edge and the worker past the publish grace while jobs run',
+    title:
+      "billing unreachable from edge and the worker (its API, and the worker's path to its database) past the publish grace while jobs run",
     name: 'billing-unreachable-past-grace',
     repetitions: 1,
     plan: () => {
@@ -263,11 +264,14 @@ const SCENARIOS: Scenario[] = [
           // Edge has its admissions' answers and publishes the jobs before the path goes.
           await delay(300);
           const closed = await freeLoopbackPort();
+          const ledgerPorts = s.paths!.ledger.upstreamPorts;
           s.paths!.billing.repoint([closed]);
+          s.paths!.ledger.repoint([closed]);
           // The marks fail, the holds are released, the answers go out with their settlements
-          // queued through the broker; then the path comes back.
+          // queued through the broker; then the paths come back.
           await delay(FAULTS.holdPublishGraceMs + 5_000);
           s.paths!.billing.repoint([s.services.billing.port]);
+          s.paths!.ledger.repoint(ledgerPorts);
         },
       };
     },

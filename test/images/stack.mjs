@@ -38,6 +38,8 @@ async function databases(adminUrl) {
       await client.query(`REVOKE ALL ON DATABASE ${db} FROM PUBLIC`);
       await client.query(`CREATE ROLE ${db}_runtime LOGIN`);
     }
+    // The worker's ledger role on billing's database (granted by billing's migration).
+    await client.query(`CREATE ROLE ${composeSetting('migrate', 'WORKER_DATABASE_ROLE')} LOGIN`);
   } finally {
     await client.end();
   }
@@ -125,6 +127,7 @@ async function main() {
     await service(name, 'inference-worker', 'inference-worker', {
       AMQP_URL: amqp['inference-worker'],
       BILLING_URL: url('billing'),
+      LEDGER_DATABASE_URL: dbUrl(composeSetting('migrate', 'WORKER_DATABASE_ROLE'), 'billing'),
       EXTERNAL_PROVIDER_URL: url('provider'),
     });
   }

@@ -6,3 +6,4 @@ export {
   type SealedValue,
 } from './keyring.js';
 export { isKeyringSpec, parseKeyringSpec, type KeyEntry } from './keyring-spec.js';
+export { newId, randomBase32 } from './random-ids.js';

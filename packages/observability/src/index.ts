@@ -3,6 +3,7 @@ export {
   billingBatchSizes,
   createServiceMetrics,
   metricPrefix,
+  settledMicroDzdCounter,
   type ServiceMetrics,
 } from './metrics.js';
 export {

@@ -1,4 +1,4 @@
-import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface ServiceMetrics {
   registry: Registry;
@@ -46,4 +46,18 @@ export function billingBatchSizes(
     registers: [registry],
   });
   return (kind, size) => histogram.observe({ kind }, size);
+}
+
+/**
+ * `billing_settled_micro_dzd_total`: µDZD charged by the hold settlements this process made (a
+ * replayed settlement adds nothing). Billing counts the ones its API applies, the inference
+ * worker the ones it applies in the ledger itself (ADR 0070); `sum(...)` over both is the money
+ * settled, whichever path a settlement took.
+ */
+export function settledMicroDzdCounter(registry: Registry): Counter {
+  return new Counter({
+    name: 'billing_settled_micro_dzd_total',
+    help: 'Micro-dinar charged by hold settlements made by this process',
+    registers: [registry],
+  });
 }

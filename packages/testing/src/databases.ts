@@ -9,6 +9,8 @@ export interface DatabaseTemplate {
    * test cluster trusts loopback) before `migrate`, which grants it what the service needs.
    */
   runtimeRole?: string;
+  /** Other login roles `migrate` grants something (billing's: the worker's ledger role). */
+  otherRoles?: readonly string[];
   /** Brings an empty database (given by URL) to the service's current schema. */
   migrate(databaseUrl: string): Promise<void>;
 }
@@ -88,6 +90,7 @@ export async function createIsolatedDatabase(
         ]);
         if (exists.rowCount === 0) {
           if (template.runtimeRole) await ensureLoginRole(adminUrl, template.runtimeRole);
+          for (const role of template.otherRoles ?? []) await ensureLoginRole(adminUrl, role);
           await client.query(`CREATE DATABASE ${quoteIdent(template.name)}`);
           try {
             await template.migrate(withDatabase(adminUrl, template.name));

@@ -97,4 +97,21 @@ describe('startGateway', () => {
     expect(edge!.BILLING_URL).toBe('http://127.0.0.1:1/elsewhere');
     expect(billing!.OTEL_SERVICE).toBe('x');
   });
+
+  it("gives the worker billing's database as its ledger role only when the stack names one", async () => {
+    const { launch } = recordingLauncher();
+    const apiOnly = await startGateway(topology(launch));
+    expect(apiOnly.environments.worker).not.toHaveProperty('LEDGER_DATABASE_URL');
+    const base = topology(launch);
+    const direct = await startGateway({
+      ...base,
+      databaseUrls: { ...base.databaseUrls, workerLedger: 'postgres://worker_ledger@db/billing' },
+    });
+    expect(direct.environments.worker!.LEDGER_DATABASE_URL).toBe(
+      'postgres://worker_ledger@db/billing',
+    );
+    for (const service of ['billing', 'dispatcher', 'edge'] as const) {
+      expect(direct.environments[service]).not.toHaveProperty('LEDGER_DATABASE_URL');
+    }
+  });
 });

@@ -57,12 +57,22 @@ export function gatewaySecrets(given: Partial<GatewaySecrets> = {}): GatewaySecr
 
 export type GatewayEnv = Partial<Record<GatewayService, NodeJS.ProcessEnv>>;
 
+export interface DatabaseUrls {
+  billing: string;
+  dispatcher: string;
+  /**
+   * Billing's database as the worker's ledger role (ADR 0070): the worker then ends holds there
+   * itself. Unset: it ends them over billing's API.
+   */
+  workerLedger?: string;
+}
+
 export interface GatewayWiring {
   secrets: GatewaySecrets;
   /** `AMQP_URL` and `AMQP_PREFIX` of one service (each its own broker user, as deployed). */
   amqp(service: GatewayService): NodeJS.ProcessEnv;
   /** The databases' URLs as their runtime roles. */
-  databaseUrls: { billing: string; dispatcher: string };
+  databaseUrls: DatabaseUrls;
   /** Where edges and workers reach billing, and edges the dispatcher. */
   billingUrl: string;
   dispatcherUrl: string;
@@ -92,6 +102,9 @@ export function gatewayEnvironment(
     worker: () => ({
       BILLING_URL: wiring.billingUrl,
       BILLING_INTERNAL_TOKEN: secrets.workerToken,
+      ...(wiring.databaseUrls.workerLedger
+        ? { LEDGER_DATABASE_URL: wiring.databaseUrls.workerLedger }
+        : {}),
     }),
     edge: () => ({
       BILLING_URL: wiring.billingUrl,
@@ -120,7 +133,7 @@ export interface GatewayTopology<P extends Launched> {
   /** Runs one process and resolves once it answers ready. */
   launch(request: LaunchRequest): Promise<P>;
   amqp(service: GatewayService): NodeJS.ProcessEnv;
-  databaseUrls: { billing: string; dispatcher: string };
+  databaseUrls: DatabaseUrls;
   /** Processes of the worker and of edge (1 each by default). */
   workers?: number;
   edges?: number;

@@ -4,6 +4,8 @@ export interface TcpBalancer {
   readonly port: number;
   /** Connections open through it now. */
   readonly openConnections: number;
+  /** Where new connections go now (a copy). */
+  readonly upstreamPorts: readonly number[];
   /**
    * Sends new connections to these upstreams from now on and cuts the open ones, as a
    * Kubernetes Service does when its endpoint moves (a database's primary after a failover).
@@ -171,6 +173,9 @@ export async function startTcpBalancer(initialPorts: readonly number[]): Promise
     port: (server.address() as net.AddressInfo).port,
     get openConnections() {
       return sockets.size;
+    },
+    get upstreamPorts() {
+      return [...upstreamPorts];
     },
     repoint: (ports) => {
       upstreamPorts = [...ports];

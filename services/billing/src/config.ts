@@ -89,6 +89,10 @@ export const billingMigrateConfigSchema = Type.Object({
   // Finance's BI tools' role (LOGIN, created by whoever provisions the database): granted
   // SELECT on the finance views only. Empty: none.
   FINANCE_DATABASE_ROLE: Type.String({ default: '', pattern: '^([a-z_][a-z0-9_]{0,62})?$' }),
+  // The inference worker's ledger role (LOGIN, created like the runtime role): may execute the
+  // two functions that end a hold and nothing else (ADR 0070). Empty: none, and the worker ends
+  // holds through billing's HTTP API.
+  WORKER_DATABASE_ROLE: Type.String({ default: '', pattern: '^([a-z_][a-z0-9_]{0,62})?$' }),
   LOG_LEVEL: fields.logLevel(),
 });
 

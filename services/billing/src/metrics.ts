@@ -16,7 +16,8 @@ import {
  *   reports the same figure; aggregate with max).
  * - `billing_settled_micro_dzd_total`: µDZD charged by settlements this process made (a replayed
  *   settle adds nothing); `increase(...) / 1e6` is DZD. The ledger service counts them
- *   (`settledMicroDzdCounter`).
+ *   (`settledMicroDzdCounter`, @gateway/observability; the worker counts those it applies
+ *   itself under the same name, ADR 0070).
  * - `billing_ledger_invariant_violations`: how many violations the ledger's invariant check found,
  *   run at most once per INVARIANT_CHECK_INTERVAL_MS per replica (it reads the whole ledger).
  * - `billing_hold_sweeper_lag_seconds`: how long the most overdue pending hold has been past its
@@ -90,18 +91,6 @@ export interface BillingMetricsDeps {
   /** Milliseconds since the epoch; injected for tests. */
   now?: () => number;
   invariantCheckIntervalMs?: number;
-}
-
-/**
- * `billing_settled_micro_dzd_total`, for the ledger service to count its settlements in
- * (`createLedgerService({ settledMicroDzd })`: no wrapper on the settle path).
- */
-export function settledMicroDzdCounter(registry: Registry): Counter {
-  return new Counter({
-    name: 'billing_settled_micro_dzd_total',
-    help: 'Micro-dinar charged by hold settlements made by this process',
-    registers: [registry],
-  });
 }
 
 /** Registers billing's gauges (holds open, invariant violations, capped settlements, lag). */

@@ -2,6 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import { Keyring } from '@gateway/crypto';
 import { createGatewayBus, gatewayNames, type MessageBus } from '@gateway/messaging';
 import { createServiceApp, finishApp, serveHttp, type ServiceShell } from '@gateway/runtime';
+import { settledMicroDzdCounter } from '@gateway/observability';
 import { assertHoldTimings, type billingConfigSchema } from './config.js';
 import { createPrismaClient, pgPoolOf, pingDatabase } from './db/client.js';
 import { billingSchemaReadiness } from './db/schema-check.js';
@@ -25,7 +26,7 @@ import { createIdentity } from './identity/index.js';
 import { createLedgerService } from './ledger/index.js';
 import { createUsageService, UsageStore } from './usage/index.js';
 import { createNodeHealthService } from './nodes/index.js';
-import { instrumentBilling, passwordWorkMetrics, settledMicroDzdCounter } from './metrics.js';
+import { instrumentBilling, passwordWorkMetrics } from './metrics.js';
 import { startSettlementConsumer } from './settlements/settlement-consumer.js';
 
 /** How often billing's outbox looks for ended background responses to announce, and how many. */

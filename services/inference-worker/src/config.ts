@@ -14,6 +14,10 @@ export const workerConfigSchema = Type.Object({
   BILLING_BATCH_MAX_IN_FLIGHT: Type.Integer({ minimum: 1, maximum: 16, default: 2 }),
   // Attempts per billing call on network errors and 5xx, with exponential backoff from 200 ms.
   BILLING_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 10, default: 4 }),
+  // Billing's database as the worker's ledger role, which may only end holds (ADR 0070): the
+  // worker then settles and voids there itself, not over billing's API. Unset: over the API.
+  LEDGER_DATABASE_URL: Type.Optional(fields.postgresUrl()),
+  LEDGER_DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 32, default: 4 }),
   // The external OpenAI-like provider; models with provider "external" fail without it.
   EXTERNAL_PROVIDER_URL: Type.Optional(fields.httpUrl()),
   EXTERNAL_PROVIDER_API_KEY: Type.Optional(Type.String({ minLength: 1 })),

@@ -1,19 +1,22 @@
 import { createGatewayBus, gatewayNames, type MessageBus } from '@gateway/messaging';
 import {
   brokerReadiness,
+  createPostgresPool,
   createServiceApp,
   finishApp,
   serveHttp,
   type ServiceShell,
 } from '@gateway/runtime';
 import { createBillingClient } from './billing/billing-client.js';
+import { createLedgerHoldEnds } from './billing/ledger-hold-ends.js';
 import type { WorkerConfig } from './config.js';
 import { startJobConsumers } from './jobs/job-consumer.js';
 import { Cancellations } from './jobs/run-job.js';
 import { createWorkerMetrics } from './jobs/metrics.js';
 import { createNodeRegistry, startHealthReporter } from './upstream/node-pool.js';
 import { hostname } from 'node:os';
-import { billingBatchSizes } from '@gateway/observability';
+import { billingBatchSizes, settledMicroDzdCounter } from '@gateway/observability';
+import type pg from 'pg';
 
 const PUBLISH_WAIT_MS = 60_000;
 /** Node health reports to billing: on change at most once a second, else every 30 s. */
@@ -64,16 +67,27 @@ export async function startWorkerService(
   if (ownsBus) shell.lifecycle.onShutdown('rabbitmq', () => bus.close());
   shell.lifecycle.onShutdown('health-checks', async () => registry.stop());
 
-  const billing = createBillingClient({
-    baseUrl: config.BILLING_URL,
-    token: config.BILLING_INTERNAL_TOKEN,
-    timeoutMs: config.BILLING_TIMEOUT_MS,
-    catalogCacheTtlMs: config.CATALOG_CACHE_TTL_MS,
-    attempts: config.BILLING_ATTEMPTS,
-    minRetryDelayMs: 200,
-    batchMaxInFlight: config.BILLING_BATCH_MAX_IN_FLIGHT,
-    onBatch: billingBatchSizes(shell.metrics.registry, shell.name),
-  });
+  const onBatch = billingBatchSizes(shell.metrics.registry, shell.name);
+  const billing = createBillingClient(
+    {
+      baseUrl: config.BILLING_URL,
+      token: config.BILLING_INTERNAL_TOKEN,
+      timeoutMs: config.BILLING_TIMEOUT_MS,
+      catalogCacheTtlMs: config.CATALOG_CACHE_TTL_MS,
+      attempts: config.BILLING_ATTEMPTS,
+      minRetryDelayMs: 200,
+      batchMaxInFlight: config.BILLING_BATCH_MAX_IN_FLIGHT,
+      onBatch,
+    },
+    config.LEDGER_DATABASE_URL === undefined
+      ? undefined
+      : createLedgerHoldEnds({
+          pool: ledgerPool(config.LEDGER_DATABASE_URL, config, shell),
+          batchMaxInFlight: config.BILLING_BATCH_MAX_IN_FLIGHT,
+          settledMicroDzd: settledMicroDzdCounter(shell.metrics.registry),
+          onBatch: (size) => onBatch('settlements', size),
+        }),
+  );
   shell.lifecycle.onShutdown('billing-client', () => billing.close());
 
   if (ownsBus) await bus.start();
@@ -111,6 +125,23 @@ export async function startWorkerService(
       metrics: createWorkerMetrics(shell.metrics.registry),
     })),
   );
-  shell.logger.info({ external: external !== undefined }, 'consuming jobs');
+  shell.logger.info(
+    { external: external !== undefined, holdsEnded: config.LEDGER_DATABASE_URL ? 'ledger' : 'api' },
+    'consuming jobs',
+  );
   return { port: server.port };
+}
+
+/**
+ * The ledger role's pool: a statement not answered within BILLING_TIMEOUT_MS fails in the
+ * client too, so that a cut network ends in the settlement queue, not in a wait.
+ */
+function ledgerPool(url: string, config: WorkerConfig, shell: ServiceShell): pg.Pool {
+  const pool = createPostgresPool(url, config.LEDGER_DATABASE_POOL_MAX, {
+    timeoutMs: config.BILLING_TIMEOUT_MS,
+    clientTimeout: true,
+  });
+  // An idle connection's error (the server restarted) must not end the process.
+  pool.on('error', (error) => shell.logger.warn({ err: error }, 'ledger connection failed'));
+  return pool;
 }

@@ -1,5 +1,8 @@
 -- usage_settle_holds: its live definition. To change it: README.md in this directory.
 --
+-- SECURITY DEFINER (ADR 0070): the worker's role may execute this function and nothing else, so
+-- the function runs with its owner's table rights; the search_path is fixed for that reason.
+--
 -- Settlement, then the record completed with what the worker reported. Arrays are parallel to
 -- hold_ids; NULL entries mean "not reported". Only holds settled by THIS call are completed: their
 -- settlement transaction carries this call's transaction id (a replay's does not).
@@ -13,7 +16,7 @@ CREATE OR REPLACE FUNCTION "usage_settle_holds"(
     expires_at TIMESTAMPTZ, finalized_at TIMESTAMPTZ,
     credits BIGINT, debits BIGINT, pending BIGINT, error_state TEXT, error_message TEXT
 )
-LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp
 AS $$
 BEGIN
     RETURN QUERY SELECT * FROM ledger_settle_holds(p_hold_ids, p_input_tokens, p_output_tokens,

@@ -1,5 +1,8 @@
 -- usage_void_hold: its live definition. To change it: README.md in this directory.
 --
+-- SECURITY DEFINER (ADR 0070): the worker's role may execute this function and nothing else, so
+-- the function runs with its owner's table rights; the search_path is fixed for that reason.
+--
 -- Void, then the record's outcome (failed unless the caller says cancelled or refused) and
 -- latencies, when this call voided the hold (the record was written by this transaction).
 CREATE OR REPLACE FUNCTION "usage_void_hold"(
@@ -10,7 +13,7 @@ CREATE OR REPLACE FUNCTION "usage_void_hold"(
     settled_amount_micro_dzd BIGINT, expires_at TIMESTAMPTZ, finalized_at TIMESTAMPTZ,
     credits BIGINT, debits BIGINT, pending BIGINT
 )
-LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp
 AS $$
 BEGIN
     RETURN QUERY SELECT * FROM ledger_void_hold(void_hold_id, voided_at);

@@ -68,6 +68,8 @@ let templateName: string | undefined;
 
 /** The runtime role of tests: billing in tests connects as it, as in a deployment. */
 export const TEST_RUNTIME_ROLE = 'billing_runtime';
+/** The worker's ledger role in test databases (ADR 0070): it may only end holds. */
+export const TEST_WORKER_LEDGER_ROLE = 'worker_ledger';
 
 /**
  * Test template for `createTestDatabase` (@gateway/testing): a database migrated once per
@@ -81,7 +83,11 @@ export const billingDatabaseTemplate = {
     return templateName;
   },
   runtimeRole: TEST_RUNTIME_ROLE,
+  otherRoles: [TEST_WORKER_LEDGER_ROLE],
   migrate: async (databaseUrl: string): Promise<void> => {
-    await migrateDatabase(databaseUrl, { runtimeRole: TEST_RUNTIME_ROLE });
+    await migrateDatabase(databaseUrl, {
+      runtimeRole: TEST_RUNTIME_ROLE,
+      workerRole: TEST_WORKER_LEDGER_ROLE,
+    });
   },
 };

@@ -5,7 +5,11 @@
  * run with their owner's rights: the role reads what they select and no other column.
  */
 import type { RuntimeGrants } from '@gateway/runtime';
-import { RUNTIME_SEQUENCE_PRIVILEGES, RUNTIME_TABLE_PRIVILEGES } from './runtime-grants.js';
+import {
+  nothing,
+  RUNTIME_SEQUENCE_PRIVILEGES,
+  RUNTIME_TABLE_PRIVILEGES,
+} from './runtime-grants.js';
 
 /** What finance's BI tools may read (docs/deployment.md, "Finance's read-only SQL door"). */
 export const FINANCE_VIEWS = [
@@ -15,9 +19,6 @@ export const FINANCE_VIEWS = [
   'finance_credits_and_refunds',
   'finance_closed_periods',
 ] as const;
-
-const nothing = <K extends string>(names: readonly K[]) =>
-  Object.fromEntries(names.map((name) => [name, [] as const]));
 
 export const FINANCE_GRANTS: RuntimeGrants = {
   tables: {

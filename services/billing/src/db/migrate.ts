@@ -37,6 +37,7 @@ import {
   type SqlMigration,
 } from '@gateway/runtime';
 import { FINANCE_GRANTS } from './finance-grants.js';
+import { WORKER_LEDGER_GRANTS } from './worker-grants.js';
 import { BILLING_RUNTIME_GRANTS } from './runtime-grants.js';
 
 /** `services/billing/prisma/migrations`, from both `src/db` (tests) and `dist/db` (build). */
@@ -58,6 +59,8 @@ export interface MigrateOptions extends SqlMigrateOptions {
   functionsDir?: string | null;
   /** Finance's BI role: then granted SELECT on the finance views only (finance-grants.ts). */
   financeRole?: string;
+  /** The inference worker's ledger role: may execute the hold-ending functions only. */
+  workerRole?: string;
 }
 
 /** Reads the migrations directory, in the order they must be applied. */
@@ -79,7 +82,13 @@ export function migrationsFingerprint(migrationsDir: string = MIGRATIONS_DIR): s
  */
 export async function migrateDatabase(
   databaseUrl: string,
-  { migrationsDir, functionsDir = FUNCTIONS_DIR, financeRole, ...options }: MigrateOptions = {},
+  {
+    migrationsDir,
+    functionsDir = FUNCTIONS_DIR,
+    financeRole,
+    workerRole,
+    ...options
+  }: MigrateOptions = {},
 ): Promise<MigrateResult> {
   return runSqlMigrations(
     databaseUrl,
@@ -100,7 +109,10 @@ export async function migrateDatabase(
     },
     {
       ...options,
-      ...(financeRole ? { otherRoles: [{ role: financeRole, grants: FINANCE_GRANTS }] } : {}),
+      otherRoles: [
+        ...(financeRole ? [{ role: financeRole, grants: FINANCE_GRANTS }] : []),
+        ...(workerRole ? [{ role: workerRole, grants: WORKER_LEDGER_GRANTS }] : []),
+      ],
     },
   );
 }

@@ -173,6 +173,10 @@ export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
   },
 };
 
+/** Every name listed with no privilege: another role's map revokes what it must not have. */
+export const nothing = <K extends string>(names: readonly K[]) =>
+  Object.fromEntries(names.map((name) => [name, [] as const]));
+
 /** Billing's map, applied by the shared mechanism (@gateway/runtime) after migrating. */
 export const BILLING_RUNTIME_GRANTS: RuntimeGrants = {
   tables: RUNTIME_TABLE_PRIVILEGES,

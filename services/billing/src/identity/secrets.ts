@@ -1,10 +1,12 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { GatewayError } from '@gateway/contracts';
+import { newId, randomBase32 } from '@gateway/crypto';
 
 /**
  * Billing's credentials and random identifiers: the bearer credential of an `Authorization`
  * header, API keys (shape, new keys, digests), constant-time comparison, and every random id
- * billing makes (accounts, keys, scoped tokens, holds, journal transactions). Secrets are sealed
+ * billing makes (accounts, keys, scoped tokens, holds, journal transactions; the id scheme is
+ * @gateway/crypto's `newId`). Secrets are sealed
  * with the shared keyring (@gateway/crypto, `MASTER_KEY`).
  */
 
@@ -60,18 +62,8 @@ export function apiKeySecretAad(accountId: string, keyName: string): string {
   return `${accountId}:${keyName}`;
 }
 
-const BASE32_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
+export { newId, randomBase32 };
 
-/** `length` random lowercase base32 characters (uniform: 256 is a multiple of 32). */
-export function randomBase32(length: number): string {
-  const bytes = randomBytes(length);
-  let out = '';
-  for (const byte of bytes) out += BASE32_ALPHABET[byte & 31];
-  return out;
-}
-
-/** `<prefix>_` + 20 random base32 characters (100 bits), e.g. `txn_k3x...`, `hold_...`. */
-export const newId = (prefix: string): string => `${prefix}_${randomBase32(20)}`;
 /** Public user id: `usr_` + 20 random lowercase base32 characters (100 bits). */
 export const newAccountId = (): string => `usr_${randomBase32(20)}`;
 /** API key row id (internal). */

@@ -1,14 +1,23 @@
 /**
  * Holds: placed by admission (admission/admission.ts, one SQL function) → settle | void | expire
  * (sweeper.ts). Rules: services/billing/README.md. The refusals admission shares with the
- * ledger's wording (budgetExhausted, holdIdTaken) are here. Settle and void are one statement
+ * ledger's wording (budgetExhausted, holdIdTaken) are here; those of a hold's end are
+ * @gateway/ledger-calls' (the worker words them alike). Settle and void are one statement
  * each in the store; concurrent settlements are grouped into one statement by a Batcher
  * (ledger-service.ts).
  */
 import { GatewayError, formatDzd } from '@gateway/contracts';
+import {
+  holdConflict,
+  holdNotFound,
+  holdUnpriced,
+  retryStatement as retryPgStatement,
+  runReport,
+  settleUntilFinal,
+  type FinalSettleOutcome,
+} from '@gateway/ledger-calls';
 import { isRetryable, mapDatabaseError } from './db-errors.js';
-import { newId } from '../identity/secrets.js';
-import type { HoldState, RunReport, SettleOutcome, SettleInput, VoidReport } from './store.js';
+import type { SettleOutcome, SettleInput, VoidReport } from './store.js';
 import type {
   Balance,
   HoldConflictResult,
@@ -20,8 +29,6 @@ import type {
 import type { LedgerStore } from './prisma-store.js';
 import { requireId, requireTokenCount } from './validation.js';
 
-const MAX_ATTEMPTS = 3;
-
 export const ZERO_BALANCE: Balance = {
   postedCreditsMicroDzd: 0n,
   postedDebitsMicroDzd: 0n,
@@ -30,25 +37,7 @@ export const ZERO_BALANCE: Balance = {
   availableMicroDzd: 0n,
 };
 
-function holdConflict(hold: HoldState, attempted: 'settle' | 'void'): GatewayError {
-  const when = hold.finalizedAt ? ` at ${hold.finalizedAt.toISOString()}` : '';
-  const [result, what]: [HoldConflictResult, string] =
-    hold.status === 'settled'
-      ? ['hold_settled', `was settled${when} for ${formatDzd(hold.settledAmountMicroDzd ?? 0n)}`]
-      : hold.status === 'voided'
-        ? ['hold_voided', `was voided${when}`]
-        : ['hold_expired', `expired${when} (its expiry was ${hold.expiresAt.toISOString()})`];
-  return new GatewayError(
-    'conflict',
-    `Hold ${hold.id} ${what}; it can no longer be ${attempted === 'settle' ? 'settled' : 'voided'}.`,
-    { details: { result, holdId: hold.id, holdStatus: hold.status } },
-  );
-}
-
-/** 404 `resource_not_found`: no hold has this id. */
-export function holdNotFound(holdId: string): GatewayError {
-  return new GatewayError('resource_not_found', `Hold ${holdId} does not exist.`);
-}
+export { holdNotFound };
 
 /** 409 `conflict`: the caller-supplied hold id names another account's hold. */
 export function holdIdTaken(holdId: string, holdStatus: string): GatewayError {
@@ -76,11 +65,6 @@ export function budgetExhausted(
   return new GatewayError('budget_exhausted', message);
 }
 
-/** A database error confined to one settlement, as the error the caller would have seen. */
-function itemError(sqlState: string, message: string): Error {
-  return Object.assign(new Error(message), { code: sqlState });
-}
-
 function settleResult(outcome: SettleOutcome & { outcome: 'settled' | 'replayed' }): SettleResult {
   return {
     holdId: outcome.hold.id,
@@ -105,41 +89,23 @@ export async function settleHoldWith(
   requireId('holdId', holdId);
   const inputTokens = requireTokenCount('inputTokens', usage?.inputTokens);
   const outputTokens = requireTokenCount('outputTokens', usage?.outputTokens);
-  const record = usageRecordFields(usage);
-  for (let attempt = 1; ; attempt += 1) {
-    let outcome: SettleOutcome;
-    try {
-      outcome = await submit({
-        holdId,
-        inputTokens,
-        outputTokens,
-        transactionId: newId('txn'),
-        ...record,
-      });
-    } catch (error) {
-      // The whole statement failed (connection, timeout): nothing of it was applied.
-      if (attempt < MAX_ATTEMPTS && isRetryable(error)) continue;
-      throw mapDatabaseError(error);
-    }
-    switch (outcome.outcome) {
-      case 'settled':
-      case 'replayed':
-        return settleResult(outcome);
-      case 'not_found':
-        throw holdNotFound(holdId);
-      case 'conflict':
-        throw holdConflict(outcome.hold, 'settle');
-      case 'unpriced':
-        throw new GatewayError(
-          'resource_not_found',
-          `Model ${outcome.hold.model} of hold ${holdId} is no longer in the catalog; it cannot be priced.`,
-        );
-      case 'error': {
-        const error = itemError(outcome.sqlState, outcome.message);
-        if (attempt < MAX_ATTEMPTS && isRetryable(error)) continue;
-        throw mapDatabaseError(error);
-      }
-    }
+  const request = { holdId, inputTokens, outputTokens, ...usageRecordFields(usage) };
+  let outcome: FinalSettleOutcome;
+  try {
+    outcome = await settleUntilFinal(submit, request, isRetryable);
+  } catch (error) {
+    throw mapDatabaseError(error);
+  }
+  switch (outcome.outcome) {
+    case 'settled':
+    case 'replayed':
+      return settleResult(outcome);
+    case 'not_found':
+      throw holdNotFound(holdId);
+    case 'conflict':
+      throw holdConflict(outcome.hold, 'settle');
+    case 'unpriced':
+      throw holdUnpriced(outcome.hold);
   }
 }
 
@@ -157,25 +123,15 @@ function usageRecordFields(
   };
 }
 
-function runReport(run: { startedAtMs?: number; generationMs?: number }): RunReport {
-  return {
-    ...(run.startedAtMs === undefined ? {} : { startedAt: new Date(run.startedAtMs) }),
-    ...(run.generationMs === undefined ? {} : { generationMs: run.generationMs }),
-  };
-}
-
 /**
  * Runs one store statement, again (up to MAX_ATTEMPTS in all) when the whole statement failed
  * retryably (connection, timeout: nothing of it was applied); other errors mapped.
  */
 export async function retryStatement<T>(statement: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await statement();
-    } catch (error) {
-      if (attempt < MAX_ATTEMPTS && isRetryable(error)) continue;
-      throw mapDatabaseError(error);
-    }
+  try {
+    return await retryPgStatement(statement, isRetryable);
+  } catch (error) {
+    throw mapDatabaseError(error);
   }
 }
 

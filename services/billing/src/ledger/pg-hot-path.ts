@@ -2,12 +2,12 @@
  * The ledger's hot path on plain `pg` (no ORM): settle, void, the publish mark and getHold are
  * each ONE round trip (the publish mark for a batch of holds), a named prepared statement on the shared pool (parsed and planned once
  * per connection).
- * Settle and void run the PL/pgSQL functions of migration 20261215090000 (SECURITY INVOKER).
+ * Settle and void are @gateway/ledger-calls' statements (shared with the worker, ADR 0070).
  * Amounts travel as text and come back as text (int8), read as bigint: no float anywhere.
  */
+import { int8, settleHolds, voidHold } from '@gateway/ledger-calls';
 import type pg from 'pg';
 import type {
-  HoldState,
   PublishMark,
   RefundOutcome,
   SettleOutcome,
@@ -15,21 +15,8 @@ import type {
   VoidOutcome,
   VoidReport,
 } from './store.js';
-import type { Balance, HoldStatus, LedgerHold } from './types.js';
+import type { HoldStatus, LedgerHold } from './types.js';
 
-// The usage wrappers (migration 20270107090000) run the ledger functions, then complete the
-// request's usage record in the same statement.
-const SETTLE = {
-  name: 'usage_settle_holds_v1',
-  text: `SELECT * FROM usage_settle_holds($1::text[], $2::bigint[], $3::bigint[], $4::text[],
-                                           $5::timestamptz, $6::bigint[], $7::timestamptz[],
-                                           $8::bigint[], $9::boolean[])`,
-};
-const VOID = {
-  name: 'usage_void_hold_v1',
-  text: `SELECT * FROM usage_void_hold($1::text, $2::timestamptz, $3::text, $4::timestamptz,
-                                       $5::bigint)`,
-};
 const REFUND = {
   name: 'ledger_refund_hold_v1',
   text: 'SELECT * FROM ledger_refund_hold($1::text, $2::text, $3::timestamptz)',
@@ -67,91 +54,6 @@ const MARK_PUBLISHED = {
 
 type Int8 = string | null;
 
-interface HoldColumns {
-  account_id: string;
-  status: HoldStatus;
-  amount_micro_dzd: Int8;
-  expires_at: Date;
-  finalized_at: Date | null;
-  credits: Int8;
-  debits: Int8;
-  pending: Int8;
-}
-
-interface SettleRow extends HoldColumns {
-  ord: number;
-  outcome: string;
-  hold_id: string;
-  model: string | null;
-  cost_micro_dzd: Int8;
-  transaction_id: string | null;
-  error_state: string | null;
-  error_message: string | null;
-}
-
-interface VoidRow extends HoldColumns {
-  outcome: string;
-  settled_amount_micro_dzd: Int8;
-}
-
-const int8 = (value: Int8): bigint | null => (value === null ? null : BigInt(value));
-
-function balanceOf(row: HoldColumns): Balance | null {
-  const [credits, debits, pending] = [int8(row.credits), int8(row.debits), int8(row.pending)];
-  if (credits === null || debits === null || pending === null) return null;
-  const balance = credits - debits;
-  return {
-    postedCreditsMicroDzd: credits,
-    postedDebitsMicroDzd: debits,
-    pendingMicroDzd: pending,
-    balanceMicroDzd: balance,
-    availableMicroDzd: balance - pending,
-  };
-}
-
-function holdState(id: string, row: HoldColumns, settled: Int8, model: string | null): HoldState {
-  return {
-    id,
-    accountId: row.account_id,
-    status: row.status,
-    amountMicroDzd: int8(row.amount_micro_dzd) ?? 0n,
-    settledAmountMicroDzd: int8(settled),
-    expiresAt: row.expires_at,
-    finalizedAt: row.finalized_at,
-    model,
-  };
-}
-
-function toSettleOutcome(row: SettleRow): SettleOutcome {
-  switch (row.outcome) {
-    case 'not_found':
-      return { outcome: 'not_found' };
-    case 'error':
-      return {
-        outcome: 'error',
-        sqlState: row.error_state ?? 'XX000',
-        message: row.error_message ?? '',
-      };
-    case 'settled':
-    case 'replayed':
-      return {
-        outcome: row.outcome,
-        hold: holdState(row.hold_id, row, row.cost_micro_dzd, row.model),
-        costMicroDzd: int8(row.cost_micro_dzd) ?? 0n,
-        transactionId: row.transaction_id ?? '',
-        balance: balanceOf(row),
-      };
-    case 'conflict':
-    case 'unpriced':
-      return {
-        outcome: row.outcome,
-        hold: holdState(row.hold_id, row, row.cost_micro_dzd, row.model),
-      };
-    default:
-      throw new Error(`ledger_settle_holds: unknown outcome ${row.outcome}`);
-  }
-}
-
 export interface HoldRow {
   id: string;
   account_id: string;
@@ -169,52 +71,13 @@ export interface HoldRow {
 export class PgHotPath {
   constructor(private readonly pool: pg.Pool) {}
 
-  /**
-   * Settles holds in ONE statement, one transaction (autocommit) for the whole batch; one
-   * outcome per request, in order. A request that fails does not fail the others (each runs in
-   * its own savepoint).
-   */
-  async settleHolds(requests: readonly SettleInput[], at: Date): Promise<SettleOutcome[]> {
-    const { rows } = await this.pool.query<SettleRow>({
-      ...SETTLE,
-      values: [
-        requests.map((r) => r.holdId),
-        requests.map((r) => r.inputTokens.toString()),
-        requests.map((r) => r.outputTokens.toString()),
-        requests.map((r) => r.transactionId),
-        at,
-        requests.map((r) => r.reasoningTokens?.toString() ?? null),
-        requests.map((r) => r.startedAt ?? null),
-        requests.map((r) => r.generationMs ?? null),
-        requests.map((r) => r.cancelled ?? false),
-      ],
-    });
-    const outcomes = new Array<SettleOutcome>(requests.length);
-    for (const row of rows) outcomes[row.ord - 1] = toSettleOutcome(row);
-    if (rows.length !== requests.length) throw new Error('ledger_settle_holds lost an item');
-    return outcomes;
+  /** One statement, one transaction for the batch; one outcome per request, in order. */
+  settleHolds(requests: readonly SettleInput[], at: Date): Promise<SettleOutcome[]> {
+    return settleHolds(this.pool, requests, at);
   }
 
-  async voidHold(holdId: string, at: Date, report: VoidReport = {}): Promise<VoidOutcome> {
-    const { rows } = await this.pool.query<VoidRow>({
-      ...VOID,
-      values: [
-        holdId,
-        at,
-        report.outcome ?? null,
-        report.startedAt ?? null,
-        report.generationMs ?? null,
-      ],
-    });
-    const row = rows[0];
-    if (!row) throw new Error('ledger_void_hold returned no row');
-    if (row.outcome === 'not_found') return { outcome: 'not_found' };
-    const hold = holdState(holdId, row, row.settled_amount_micro_dzd, null);
-    if (row.outcome === 'conflict') return { outcome: 'conflict', hold };
-    if (row.outcome !== 'voided' && row.outcome !== 'replayed') {
-      throw new Error(`ledger_void_hold: unknown outcome ${row.outcome}`);
-    }
-    return { outcome: row.outcome, hold, balance: balanceOf(row) };
+  voidHold(holdId: string, at: Date, report: VoidReport = {}): Promise<VoidOutcome> {
+    return voidHold(this.pool, holdId, at, report);
   }
 
   async refundHold(holdId: string, transactionId: string, at: Date): Promise<RefundOutcome> {

@@ -7,10 +7,9 @@
  * row(s) (by token id). Following it keeps concurrent settles, voids, holds and sweeps free of
  * deadlocks.
  */
-import type { VoidOutcomeReason } from '@gateway/contracts';
 import type { EntryCursor } from './cursor.js';
 import type { Leg } from './ledger-accounts.js';
-import type { Balance, LedgerHold, TransactionKind } from './types.js';
+import type { TransactionKind } from './types.js';
 
 export interface NewJournalTransaction {
   id: string;
@@ -55,58 +54,16 @@ export interface EntryFilter {
   limit: number;
 }
 
-/** One settlement to apply: the id of its journal transaction is chosen by the caller. */
-export interface SettleInput extends RunReport {
-  holdId: string;
-  inputTokens: bigint;
-  outputTokens: bigint;
-  transactionId: string;
-  /** For the usage record only. */
-  reasoningTokens?: bigint;
-  cancelled?: boolean;
-}
-
-/** What the worker knows of a job's run, kept in its usage record (never priced). */
-export interface RunReport {
-  /** When the worker picked the job (queue latency = this − the hold's creation). */
-  startedAt?: Date;
-  generationMs?: number;
-}
-
-/** A void's usage-record outcome (`failed` when not said) and run timings. */
-export interface VoidReport extends RunReport {
-  outcome?: VoidOutcomeReason;
-}
-
-/** What the store knows of a hold that was not (or not now) finalised by this call. */
-export type HoldState = Pick<
-  LedgerHold,
-  'id' | 'accountId' | 'status' | 'amountMicroDzd' | 'settledAmountMicroDzd' | 'expiresAt'
-> & { model: string | null; finalizedAt: Date | null };
-
-/** A database error confined to one item of a batch (the others went through). */
-export interface ItemFailure {
-  outcome: 'error';
-  sqlState: string;
-  message: string;
-}
-
-export type SettleOutcome =
-  | { outcome: 'not_found' }
-  | {
-      outcome: 'settled' | 'replayed';
-      hold: HoldState;
-      costMicroDzd: bigint;
-      transactionId: string;
-      balance: Balance | null;
-    }
-  | { outcome: 'conflict' | 'unpriced'; hold: HoldState }
-  | ItemFailure;
-
-export type VoidOutcome =
-  | { outcome: 'not_found' }
-  | { outcome: 'voided' | 'replayed'; hold: HoldState; balance: Balance | null }
-  | { outcome: 'conflict'; hold: HoldState };
+// The hold-ending calls' inputs and outcomes are shared with the worker (ADR 0070).
+export type {
+  HoldState,
+  ItemFailure,
+  RunReport,
+  SettleInput,
+  SettleOutcome,
+  VoidOutcome,
+  VoidReport,
+} from '@gateway/ledger-calls';
 
 export type RefundOutcome =
   | { outcome: 'not_found' }

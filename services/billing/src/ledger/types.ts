@@ -3,24 +3,12 @@
  * conversion to DZD happens only at the JSON edges (`microDzdToDzd` in @gateway/contracts).
  */
 import type { VoidOutcomeReason } from '@gateway/contracts';
+import type { Balance, HoldStatus } from '@gateway/ledger-calls';
 
-export type HoldStatus = 'pending' | 'settled' | 'voided' | 'expired';
+// A hold's status and an account's balance are what the hold-ending calls answer (ADR 0070).
+export type { Balance, HoldStatus };
 
 export type TransactionKind = 'credit' | 'hold_settlement' | 'reversal' | 'adjustment';
-
-/** An account's balance, read from its projection (`account_balances`). */
-export interface Balance {
-  /** Sum of the positive entries on `customer:<accountId>`. */
-  postedCreditsMicroDzd: bigint;
-  /** Sum of the negative entries on `customer:<accountId>`, as a positive number. */
-  postedDebitsMicroDzd: bigint;
-  /** Sum of the amounts of the account's `pending` holds. */
-  pendingMicroDzd: bigint;
-  /** Posted credits − posted debits (what the gateway owes the customer). */
-  balanceMicroDzd: bigint;
-  /** Balance − pending: what new holds may still reserve. Never below zero. */
-  availableMicroDzd: bigint;
-}
 
 export interface CreditInput {
   accountId: string;
@@ -76,8 +64,7 @@ export interface OpenHolds {
   reservedMicroDzd: bigint;
 }
 
-/** `details.result` of the `conflict` GatewayError raised for a hold no longer pending. */
-export type HoldConflictResult = 'hold_settled' | 'hold_voided' | 'hold_expired' | 'hold_id_taken';
+export type { HoldConflictResult } from '@gateway/ledger-calls';
 
 export interface Usage {
   inputTokens: number | bigint;

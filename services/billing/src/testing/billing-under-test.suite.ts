@@ -3,9 +3,14 @@ import type { RequestHandler } from 'express';
 import pg from 'pg';
 import type { InferenceJobPayload } from '@gateway/contracts';
 import { listen, type RunningServer } from '@gateway/runtime';
-import { createTestDatabase, type FundedAccount, type OperatorCall } from '@gateway/testing';
+import {
+  createTestDatabase,
+  urlAsRole,
+  type FundedAccount,
+  type OperatorCall,
+} from '@gateway/testing';
 import type { DashboardOptions } from '../dashboard/index.js';
-import { billingDatabaseTemplate } from '../db/client.js';
+import { billingDatabaseTemplate, TEST_WORKER_LEDGER_ROLE } from '../db/client.js';
 import { createTestBillingApp } from '../http/billing-api.suite.js';
 import type { LedgerService } from '../ledger/index.js';
 
@@ -64,6 +69,8 @@ export interface BillingUnderTest {
   refunded(holdId: string): Promise<boolean>;
   /** The account's posted balance (credits − debits), µDZD. */
   postedBalance(accountId: string): Promise<bigint>;
+  /** Billing's database as the worker's ledger role (ADR 0070), which may only end holds. */
+  ledgerUrl: string;
   /** Stops billing and drops its database; throws if the ledger's invariants were violated. */
   close(): Promise<void>;
 }
@@ -146,6 +153,7 @@ export async function startBilling(options: BillingTestOptions = {}): Promise<Bi
   return {
     url,
     databaseUrl: db.url,
+    ledgerUrl: urlAsRole(db.url, TEST_WORKER_LEDGER_ROLE),
     internalToken,
     workerToken,
     ledger,

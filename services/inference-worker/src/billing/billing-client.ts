@@ -12,12 +12,15 @@ import {
 } from '@gateway/contracts';
 import type { SettleOutcome, VoidOutcome } from '@gateway/billing-client';
 import type { TokenUsage } from '../backends/context.js';
+import type { LedgerHoldEnds } from './ledger-hold-ends.js';
 
 /**
  * What the worker asks of billing, over the one shared client (@gateway/billing-client): the
- * catalog entry of a job's model and the end of its hold. Billing unreachable or failing (after
- * the client's retries) is `BillingUnavailable`: an infrastructure fault, so the job is retried
- * later rather than failed; a refusal billing decided is the GatewayError it sent.
+ * catalog entry of a job's model and the end of its hold; with `ledger`, holds end in billing's
+ * database directly (ADR 0070). Billing (or its database) unreachable or failing, after the
+ * retries, is `BillingUnavailable`: an infrastructure fault, so the job is retried later rather
+ * than failed, and a settlement is queued for billing; a refusal billing decided is its
+ * GatewayError.
  */
 export interface BillingClient {
   /** The entry, fetched again only when the cached one is older than `atLeastUpdatedAt`. */
@@ -43,18 +46,24 @@ export class BillingUnavailable extends Error {
 
 export type WorkerBillingOptions = BillingClientOptions;
 
-export function createBillingClient(options: WorkerBillingOptions): BillingClient {
+export function createBillingClient(
+  options: WorkerBillingOptions,
+  ledger?: LedgerHoldEnds,
+): BillingClient {
   // Settlement must survive a billing blip: 5xx answers are retried too.
   const client = createSharedClient({ retryServerErrors: true, ...options });
+  const holdEnds = ledger ?? client;
   return {
     getModel: (modelId, atLeastUpdatedAt) =>
       infrastructure('catalog', () => client.getModel(modelId, atLeastUpdatedAt)),
-    settle: (holdId, usage) => infrastructure('settle', () => client.settle(holdId, usage)),
-    void: (holdId, usage) => infrastructure('void', () => client.void(holdId, usage)),
+    settle: (holdId, usage) => infrastructure('settle', () => holdEnds.settle(holdId, usage)),
+    void: (holdId, usage) => infrastructure('void', () => holdEnds.void(holdId, usage)),
     refund: (holdId) => infrastructure('refund', () => client.refund(holdId)),
     holdStatus: (holdId) => infrastructure('hold status', () => client.holdStatus(holdId)),
     reportNodeHealth: (report) => client.reportNodeHealth(report),
-    close: () => client.close(),
+    close: async () => {
+      await Promise.all([client.close(), ledger?.close()]);
+    },
   };
 }
 

@@ -31,7 +31,11 @@ export interface WorkerFixture {
  * node, set up once per test file; `client` plays edge's side of the job protocol.
  */
 export function useWorkerFixture(
-  options: WorkerOptions & { creditDzd?: number } = {},
+  options: WorkerOptions & {
+    creditDzd?: number;
+    /** The worker's ledger URL, from the billing started (ADR 0070); unset: billing's API. */
+    ledger?: (billing: BillingUnderTest) => string;
+  } = {},
 ): WorkerFixture {
   const fixture = {} as WorkerFixture;
   let stopWorker: () => Promise<void>;
@@ -40,7 +44,13 @@ export function useWorkerFixture(
     fixture.billing = await startBilling();
     fixture.node = await createStandInModelNode({ tokensPerSecond: 0, firstTokenLatencyMs: 0 });
     fixture.client = await JobClient.start(fixture.prefix);
-    stopWorker = (await startWorker(fixture.billing, fixture.prefix, options)).stop;
+    const ledgerUrl = options.ledger?.(fixture.billing);
+    stopWorker = (
+      await startWorker(fixture.billing, fixture.prefix, {
+        ...options,
+        ...(ledgerUrl === undefined ? {} : { ledgerUrl }),
+      })
+    ).stop;
     fixture.account = await fundAccount(fixture.billing.operator, {
       creditDzd: options.creditDzd ?? 1_000,
     });

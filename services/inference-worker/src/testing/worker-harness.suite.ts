@@ -16,9 +16,11 @@ import {
   type MessageBus,
 } from '@gateway/messaging';
 import { createLogger, createServiceMetrics } from '@gateway/observability';
+import { createPostgresPool } from '@gateway/runtime';
 import { testAmqpUrl, testServiceAmqpUrl, waitFor } from '@gateway/testing';
 import type { BillingUnderTest } from '../../../billing/src/testing/billing-under-test.suite.js';
 import { createBillingClient } from '../billing/billing-client.js';
+import { createLedgerHoldEnds } from '../billing/ledger-hold-ends.js';
 import { Cancellations } from '../jobs/run-job.js';
 import { startJobConsumers } from '../jobs/job-consumer.js';
 import { createWorkerMetrics } from '../jobs/metrics.js';
@@ -35,6 +37,11 @@ export interface WorkerOptions {
   healthIntervalMs?: number;
   /** Connect as the worker's own broker user, declaring only its part (as deployed). */
   brokerUser?: boolean;
+  /**
+   * End holds in billing's database as the worker's ledger role (ADR 0070), at this URL
+   * (`billing.ledgerUrl()`, or an unreachable one); unset: through billing's API.
+   */
+  ledgerUrl?: string;
 }
 
 /** A started connection to the test broker, with the gateway's topology under `prefix`. */
@@ -64,20 +71,30 @@ export async function startWorker(
   if (options.brokerUser) await bus.start();
   const registry = createNodeRegistry();
   registry.startHealthChecks(options.healthIntervalMs ?? 100);
+  const ledger =
+    options.ledgerUrl === undefined
+      ? undefined
+      : createLedgerHoldEnds({
+          pool: createPostgresPool(options.ledgerUrl, 4, { timeoutMs: 2_000, clientTimeout: true }),
+          batchMaxInFlight: 2,
+        });
   await startJobConsumers({
     bus,
     names: gatewayNames(prefix),
     prefix,
     prefetch: options.prefetch ?? { default: 8, priority: 4 },
     deps: {
-      billing: createBillingClient({
-        baseUrl: billing.url,
-        token: billing.workerToken,
-        timeoutMs: 5_000,
-        catalogCacheTtlMs: 0,
-        attempts: options.billingAttempts ?? 2,
-        minRetryDelayMs: 20,
-      }),
+      billing: createBillingClient(
+        {
+          baseUrl: billing.url,
+          token: billing.workerToken,
+          timeoutMs: 5_000,
+          catalogCacheTtlMs: 0,
+          attempts: options.billingAttempts ?? 2,
+          minRetryDelayMs: 20,
+        },
+        ledger,
+      ),
       registry,
       cancellations: new Cancellations(60_000),
       timeouts: {
@@ -104,6 +121,7 @@ export async function startWorker(
     async stop() {
       registry.stop();
       await bus.close();
+      await ledger?.close();
     },
   };
 }

@@ -1,0 +1,22 @@
+export { int8, settleHolds, voidHold } from './hold-end-calls.js';
+export { runReport } from './outcomes.js';
+export type {
+  Balance,
+  HoldState,
+  HoldStatus,
+  ItemFailure,
+  RunReport,
+  SettleInput,
+  SettleOutcome,
+  VoidOutcome,
+  VoidReport,
+} from './outcomes.js';
+export {
+  isRetryableSqlError,
+  itemError,
+  MAX_ATTEMPTS,
+  retryStatement,
+  settleUntilFinal,
+  type FinalSettleOutcome,
+} from './until-final.js';
+export { holdConflict, holdNotFound, holdUnpriced, type HoldConflictResult } from './refusals.js';
