@@ -44,6 +44,7 @@ function pathOf(stack: FaultStack, name: string): TcpBalancer {
     rabbitmq: stack.brokerCluster?.balancer,
     billing: stack.paths?.billing,
     model: stack.paths?.model,
+    ledger: stack.paths?.ledger,
   };
   const balancer = balancers[name];
   if (balancer === undefined) throw new Error(`no proxy on the ${name} path`);
