@@ -28,7 +28,7 @@ import type pg from 'pg';
 const SETTLE_BATCH_MAX_SIZE = 64;
 
 export interface LedgerHoldEndsOptions {
-  /** As the worker's ledger role (WORKER_DATABASE_URL). */
+  /** As the worker's ledger role (LEDGER_DATABASE_URL). */
   pool: pg.Pool;
   /** Settle statements running at once; settlements made meanwhile form the next batch. */
   batchMaxInFlight: number;
