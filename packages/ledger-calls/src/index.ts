@@ -1,5 +1,11 @@
 export { int8, settleHolds, voidHold } from './hold-end-calls.js';
-export { runReport } from './outcomes.js';
+export {
+  requireTokenCount,
+  settleRequestOf,
+  voidReportOf,
+  type HoldUsage,
+  type HoldVoidUsage,
+} from './requests.js';
 export type {
   Balance,
   HoldState,

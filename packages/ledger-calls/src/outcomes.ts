@@ -40,14 +40,6 @@ export interface RunReport {
   generationMs?: number;
 }
 
-/** The run's timings as the wire carries them (milliseconds since the epoch), for a report. */
-export function runReport(run: { startedAtMs?: number; generationMs?: number }): RunReport {
-  return {
-    ...(run.startedAtMs === undefined ? {} : { startedAt: new Date(run.startedAtMs) }),
-    ...(run.generationMs === undefined ? {} : { generationMs: run.generationMs }),
-  };
-}
-
 /** One settlement to apply: the id of its journal transaction is chosen by the caller. */
 export interface SettleInput extends RunReport {
   holdId: string;

@@ -12,12 +12,13 @@ import {
   holdNotFound,
   holdUnpriced,
   retryStatement as retryPgStatement,
-  runReport,
+  settleRequestOf,
   settleUntilFinal,
+  voidReportOf,
   type FinalSettleOutcome,
 } from '@gateway/ledger-calls';
 import { isRetryable, mapDatabaseError } from './db-errors.js';
-import type { SettleOutcome, SettleInput, VoidReport } from './store.js';
+import type { SettleOutcome, SettleInput } from './store.js';
 import type {
   Balance,
   HoldConflictResult,
@@ -27,7 +28,7 @@ import type {
   VoidUsage,
 } from './types.js';
 import type { LedgerStore } from './prisma-store.js';
-import { requireId, requireTokenCount } from './validation.js';
+import { requireId } from './validation.js';
 
 export const ZERO_BALANCE: Balance = {
   postedCreditsMicroDzd: 0n,
@@ -86,10 +87,7 @@ export async function settleHoldWith(
   holdId: string,
   usage: Usage,
 ): Promise<SettleResult> {
-  requireId('holdId', holdId);
-  const inputTokens = requireTokenCount('inputTokens', usage?.inputTokens);
-  const outputTokens = requireTokenCount('outputTokens', usage?.outputTokens);
-  const request = { holdId, inputTokens, outputTokens, ...usageRecordFields(usage) };
+  const request = settleRequestOf(requireId('holdId', holdId), usage);
   let outcome: FinalSettleOutcome;
   try {
     outcome = await settleUntilFinal(submit, request, isRetryable);
@@ -107,20 +105,6 @@ export async function settleHoldWith(
     case 'unpriced':
       throw holdUnpriced(outcome.hold);
   }
-}
-
-/** The usage record's part of a settlement: checked, never priced. */
-function usageRecordFields(
-  usage: Usage,
-): Pick<SettleInput, 'reasoningTokens' | 'cancelled' | 'startedAt' | 'generationMs'> {
-  const reasoning = usage.reasoningTokens;
-  return {
-    ...(reasoning === undefined
-      ? {}
-      : { reasoningTokens: requireTokenCount('reasoningTokens', reasoning) }),
-    ...(usage.cancelled === true ? { cancelled: true } : {}),
-    ...runReport(usage),
-  };
 }
 
 /**
@@ -142,10 +126,7 @@ export async function voidHoldWith(
   usage: VoidUsage = {},
 ): Promise<VoidResult> {
   requireId('holdId', holdId);
-  const report: VoidReport = {
-    ...(usage.outcome === undefined ? {} : { outcome: usage.outcome }),
-    ...runReport(usage),
-  };
+  const report = voidReportOf(usage);
   const outcome = await retryStatement(() => store.voidHold(holdId, at(), report));
   if (outcome.outcome === 'not_found') throw holdNotFound(holdId);
   if (outcome.outcome === 'conflict') throw holdConflict(outcome.hold, 'void');

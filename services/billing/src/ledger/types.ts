@@ -2,7 +2,6 @@
  * Public types of the ledger domain. Amounts are integer micro-dinar (µDZD) as `bigint`;
  * conversion to DZD happens only at the JSON edges (`microDzdToDzd` in @gateway/contracts).
  */
-import type { VoidOutcomeReason } from '@gateway/contracts';
 import type { Balance, HoldStatus } from '@gateway/ledger-calls';
 
 // A hold's status and an account's balance are what the hold-ending calls answer (ADR 0070).
@@ -66,24 +65,8 @@ export interface OpenHolds {
 
 export type { HoldConflictResult } from '@gateway/ledger-calls';
 
-export interface Usage {
-  inputTokens: number | bigint;
-  /** Includes reasoning tokens. */
-  outputTokens: number | bigint;
-  /** For the usage record: reasoning tokens among outputTokens, a cancellation. */
-  reasoningTokens?: number | bigint;
-  cancelled?: boolean;
-  /** Unix ms when the worker picked the job; how long the generation took. */
-  startedAtMs?: number;
-  generationMs?: number;
-}
-
-/** A void's usage-record outcome (`failed` when omitted) and the run's timings. */
-export interface VoidUsage {
-  outcome?: VoidOutcomeReason;
-  startedAtMs?: number;
-  generationMs?: number;
-}
+// What a settlement or a void reports, as billing's API and the worker state it (ADR 0070).
+export type { HoldUsage as Usage, HoldVoidUsage as VoidUsage } from '@gateway/ledger-calls';
 
 export interface SettleResult {
   holdId: string;

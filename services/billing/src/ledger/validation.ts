@@ -38,14 +38,6 @@ export function requireReference(value: unknown): string | null {
   return value;
 }
 
-export function requireTokenCount(param: string, value: unknown): bigint {
-  const ok =
-    (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) ||
-    (typeof value === 'bigint' && value >= 0n && value <= BigInt(Number.MAX_SAFE_INTEGER));
-  if (!ok) throw invalid(param, `${param} must be a non-negative integer`);
-  return BigInt(value as number | bigint);
-}
-
 export function requireDate(param: string, value: unknown): Date {
   if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
     throw invalid(param, `${param} must be a valid date`);

@@ -7,16 +7,17 @@
  * answers mean (`SettleOutcome`, `VoidOutcome` of @gateway/billing-client).
  */
 import type { SettleOutcome, VoidOutcome } from '@gateway/billing-client';
-import { GatewayError, type SettleRequest, type VoidRequest } from '@gateway/contracts';
+import type { SettleRequest, VoidRequest } from '@gateway/contracts';
 import {
   holdConflict,
   holdNotFound,
   holdUnpriced,
   retryStatement,
-  runReport,
   settleHolds,
+  settleRequestOf,
   settleUntilFinal,
   voidHold,
+  voidReportOf,
   type SettleInput,
   type SettleOutcome as LedgerSettleOutcome,
 } from '@gateway/ledger-calls';
@@ -74,16 +75,10 @@ export function createLedgerHoldEnds(options: LedgerHoldEndsOptions): LedgerHold
   );
   return {
     settle: traced('usage_settle_holds', async (holdId: string, usage: SettleRequest) => {
-      const outcome = await settleUntilFinal((request) => batcher.submit(request), {
-        holdId,
-        inputTokens: tokenCount('inputTokens', usage.inputTokens),
-        outputTokens: tokenCount('outputTokens', usage.outputTokens),
-        ...(usage.reasoningTokens === undefined
-          ? {}
-          : { reasoningTokens: tokenCount('reasoningTokens', usage.reasoningTokens) }),
-        ...(usage.cancelled === true ? { cancelled: true } : {}),
-        ...runReport(usage),
-      });
+      const outcome = await settleUntilFinal(
+        (request) => batcher.submit(request),
+        settleRequestOf(holdId, usage),
+      );
       switch (outcome.outcome) {
         case 'settled':
         case 'replayed': {
@@ -106,10 +101,7 @@ export function createLedgerHoldEnds(options: LedgerHoldEndsOptions): LedgerHold
       }
     }),
     void: traced('usage_void_hold', async (holdId: string, usage: VoidRequest = {}) => {
-      const report = {
-        ...(usage.outcome === undefined ? {} : { outcome: usage.outcome }),
-        ...runReport(usage),
-      };
+      const report = voidReportOf(usage);
       const outcome = await retryStatement(() => voidHold(pool, holdId, clock(), report));
       switch (outcome.outcome) {
         case 'voided':
@@ -129,11 +121,4 @@ export function createLedgerHoldEnds(options: LedgerHoldEndsOptions): LedgerHold
       await pool.end();
     },
   };
-}
-
-function tokenCount(name: string, value: number): bigint {
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new GatewayError('invalid_request_body', `${name} must be a non-negative integer`);
-  }
-  return BigInt(value);
 }
