@@ -7,3 +7,4 @@ export {
 } from './keyring.js';
 export { isKeyringSpec, parseKeyringSpec, type KeyEntry } from './keyring-spec.js';
 export { newId, randomBase32 } from './random-ids.js';
+export { constantTimeEqual, sha256Hex } from './digests.js';

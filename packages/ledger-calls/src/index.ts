@@ -26,3 +26,58 @@ export {
   type FinalSettleOutcome,
 } from './until-final.js';
 export { holdConflict, holdNotFound, holdUnpriced, type HoldConflictResult } from './refusals.js';
+export {
+  budgetExhausted,
+  holdIdTaken,
+  INSUFFICIENT_BALANCE_MESSAGE,
+  modelNotFound,
+} from './refusals.js';
+export type {
+  Admission,
+  AdmitRequest,
+  ModelNode,
+  ModelRecord,
+  PlacedHold,
+  Principal,
+  PrincipalToken,
+  WebhookFormat,
+} from './admission-types.js';
+export {
+  admitBatchStatement,
+  admitRows,
+  type AdmitColumns,
+  type AdmitRow,
+  type AdmitStatementParams,
+} from './admit-statement.js';
+export {
+  admissionOutcome,
+  admissionToWire,
+  callerOf,
+  checkEstimate,
+  principalOf,
+  toAdmission,
+  type Admitted,
+  type RowCredential,
+} from './admission-answer.js';
+export { BAD_SIGNATURE_REASON, invalidKey } from './admission-refusals.js';
+export {
+  decideTokens,
+  decideWindows,
+  RATE_LIMIT_WINDOW_MS,
+  rateLimitDecision,
+  rateLimitError,
+  requestWindows,
+  tokenRateLimitMessage,
+  tokenWindows,
+  windowStartMs,
+  type RequestWindow,
+  type TokenDecision,
+  type TokenWindow,
+} from './rate-windows.js';
+export {
+  API_KEY_BODY_LENGTH,
+  API_KEY_PREFIX,
+  bearerCredential,
+  looksLikeApiKey,
+} from './api-keys.js';
+export { ApiKeyLastUsed, type LastUsedOptions } from './last-used.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GatewayError } from '@gateway/contracts';
 import { pgPoolOf } from '../db/client.js';
 import type { AdmissionItem, AdmissionResult, CredentialAdmitRequest } from './admission.js';
-import { admitBatchStatement, type AdmitStatementParams } from './admission-repository.js';
+import { admitBatchStatement, type AdmitStatementParams } from '@gateway/ledger-calls';
 import {
   fundedAccount,
   setUpIdentity,

@@ -1,9 +1,10 @@
 /**
- * Admission: the request path's credential-to-hold decision, with its refusals (what each
- * outcome answers: admission-refusals.ts). ONE PostgreSQL round trip for a batch of admissions
- * (each item a call of `billing_admit_v5`, admission as steps,
- * prisma/functions/; the statement and its rows: admission-repository.ts): credential,
- * suspension, rate limit, model, token list, token registration and the hold.
+ * Admission: the request path's credential-to-hold decision. ONE PostgreSQL round trip for a
+ * batch of admissions (each item a call of `billing_admit_v5`, admission as steps,
+ * prisma/functions/): credential, suspension, rate limit, model, token list, token registration
+ * and the hold. The statement, the reading of its rows and the refusals are
+ * @gateway/ledger-calls' (`admitRows`, `admissionOutcome`), which edge uses for the API keys it
+ * admits itself (ADR 0070); what stays here is the scoped tokens' half.
  * Node does only what SQL cannot: the header, the API key's shape and SHA-256, and a scoped
  * token's HS256 signature (with the signing key cached decrypted, SigningKeyCache) and claims.
  *
@@ -16,34 +17,21 @@
  * included, and every refusal after it carries `details.rateLimit` (the tightest limit). A
  * refusal registers no client-minted token and places no hold.
  */
-import { GatewayError, LIMITS } from '@gateway/contracts';
-import type { RateLimitDecision } from '@gateway/contracts';
+import {
+  admissionOutcome,
+  admitRows,
+  checkEstimate,
+  invalidKey,
+  windowStartMs,
+  type AdmitRow,
+  type AdmitStatementParams,
+  type Admitted,
+} from '@gateway/ledger-calls';
 import { settled, type ItemResult } from '@gateway/runtime';
 import type pg from 'pg';
 import { requireId } from '../ledger/validation.js';
-import {
-  admitBatchStatement,
-  principalOf,
-  toAdmissionRow,
-  type AdmitColumns,
-  type AdmitRow,
-  type AdmitStatementParams,
-} from './admission-repository.js';
-import {
-  invalidKey,
-  refusalAfterCount,
-  refusalBeforeCount,
-  withRateLimit,
-} from './admission-refusals.js';
 import { checkTokenLifetime } from '../identity/authenticate.js';
 import { SCOPED_TOKEN_PREFIX } from '../identity/jwt.js';
-import {
-  rateLimitError,
-  requestWindows,
-  tokenRateLimitMessage,
-  tokenWindows,
-  type RateLimiter,
-} from '../rate-limits/rate-limit.js';
 import {
   BAD_SIGNATURE,
   DEFAULT_CLOCK_SKEW_S,
@@ -59,7 +47,9 @@ import {
   sha256Hex,
 } from '../identity/secrets.js';
 import type { SigningKey, SigningKeyCache } from '../identity/signing-keys.js';
-import type { Admission, AdmitRequest, Clock, Principal } from '../identity/types.js';
+import type { AdmitRequest, Clock } from '../identity/types.js';
+
+export type { Admitted };
 
 /**
  * The request without a principal: admission authenticates the credential itself. `endpoint`
@@ -89,12 +79,6 @@ export interface AdmissionItem {
   request: CredentialAdmitRequest;
 }
 
-/** Who was admitted, and the hold. */
-export interface Admitted {
-  principal: Principal;
-  admission: Admission;
-}
-
 /** One item's outcome: admitted, or the refusal (a GatewayError) or failure it met. */
 export type AdmissionResult = ItemResult<Admitted>;
 
@@ -104,16 +88,9 @@ interface Prepared {
   request: CredentialAdmitRequest & { holdId: string; estimate: ReturnType<typeof checkEstimate> };
 }
 
-const asError = (error: unknown): Error =>
-  error instanceof Error ? error : new Error(String(error));
-
-/** The rate limiter's window arithmetic (the count itself is taken in SQL). */
-type WindowRule = Pick<RateLimiter, 'windowStartMs' | 'decideWindows' | 'decideTokens'>;
-
 export class PgAdmission {
   readonly #pool: pg.Pool;
   readonly #keys: SigningKeyCache;
-  readonly #rateLimiter: WindowRule;
   readonly #clock: Clock;
   readonly #tokenPrefix: string;
   readonly #holdTtlMs: number;
@@ -122,7 +99,6 @@ export class PgAdmission {
   constructor(deps: {
     pool: pg.Pool;
     keys: SigningKeyCache;
-    rateLimiter: WindowRule;
     clock: Clock;
     tokenPrefix: string;
     holdTtlMs: number;
@@ -130,7 +106,6 @@ export class PgAdmission {
   }) {
     this.#pool = deps.pool;
     this.#keys = deps.keys;
-    this.#rateLimiter = deps.rateLimiter;
     this.#clock = deps.clock;
     this.#tokenPrefix = deps.tokenPrefix;
     this.#holdTtlMs = deps.holdTtlMs;
@@ -180,29 +155,14 @@ export class PgAdmission {
     return { credential, request: { ...request, estimate, holdId } };
   }
 
-  /** Each item's row (or why it has none), from one statement, or item by item if it failed. */
-  async #rows(items: readonly Prepared[]): Promise<(AdmitRow | Error)[]> {
-    if (items.length === 0) return [];
+  /** Each item's row (or why it has none): admitRows, @gateway/ledger-calls. */
+  #rows(items: readonly Prepared[]): Promise<(AdmitRow | Error)[]> {
     const now = this.#clock();
-    const params = items.map((item) => this.#params(item, now));
-    const rowsOf = (columns: readonly (AdmitColumns | undefined)[]) =>
-      columns.map((row) =>
-        row ? { ...row, nowMs: now.getTime() } : new Error('billing_admit returned no row'),
-      );
-    try {
-      return rowsOf(await admitBatchStatement(this.#pool, params));
-    } catch (error) {
-      if (items.length === 1) return [asError(error)];
-    }
-    const rows: (AdmitRow | Error)[] = [];
-    for (const one of params) {
-      try {
-        rows.push(...rowsOf(await admitBatchStatement(this.#pool, [one])));
-      } catch (error) {
-        rows.push(asError(error));
-      }
-    }
-    return rows;
+    return admitRows(
+      this.#pool,
+      items.map((item) => this.#params(item, now)),
+      now.getTime(),
+    );
   }
 
   /**
@@ -268,7 +228,7 @@ export class PgAdmission {
       tokenLimitMicroDzd: token?.limitMicroDzd ?? null,
       tokenExpiresAt: token?.expiresAt ?? null,
       newTokenId: token ? newScopedTokenId() : null,
-      windowStartMs: this.#rateLimiter.windowStartMs(now.getTime()),
+      windowStartMs: windowStartMs(now.getTime()),
       model: request.model,
       inputTokens: request.estimate.inputTokens,
       maxOutputTokens: request.estimate.maxOutputTokens,
@@ -288,72 +248,6 @@ export class PgAdmission {
   }
 
   #outcome(row: AdmitRow, credential: Credential, request: CredentialAdmitRequest): Admitted {
-    const before = refusalBeforeCount(
-      row,
-      credential.kind === 'api_key' ? credential.digest : null,
-    );
-    if (before) throw before;
-    const principal = principalOf(row, credential.kind === 'scoped_token' ? credential : null);
-    const { rateLimit, tokenRefusal } = this.#rateLimitOf(row);
-    const refusal = refusalAfterCount(row, request);
-    if (refusal) throw withRateLimit(refusal, rateLimit);
-    if (tokenRefusal) throw withRateLimit(rateLimitError(rateLimit, tokenRefusal), rateLimit);
-    if (!rateLimit.allowed) throw withRateLimit(rateLimitError(rateLimit), rateLimit);
-    return { principal, admission: toAdmissionRow(row, rateLimit) };
+    return admissionOutcome(row, credential, request);
   }
-
-  /**
-   * The tightest requests-per-minute window and, when the key or token limits tokens per
-   * minute (known only once the request reached that step), the tightest tokens window; a
-   * tokens refusal is the row's `rate_limit_exceeded` with every request window within limits.
-   */
-  #rateLimitOf(row: AdmitRow): { rateLimit: RateLimitDecision; tokenRefusal?: string } {
-    const counts = {
-      account: row.window_count ?? 0,
-      key: { limit: row.key_requests_per_minute, count: row.key_window_count ?? 0 },
-      token: { limit: row.token_requests_per_minute, count: row.token_window_count ?? 0 },
-    };
-    const requests = this.#rateLimiter.decideWindows(
-      requestWindows(row.rate_limit_per_minute ?? 0, counts),
-      row.nowMs,
-    );
-    const limited = (limit: string | null, used: string | null) => ({
-      limit: limit === null || used === null ? null : BigInt(limit),
-      used: BigInt(used ?? 0),
-    });
-    const windows = tokenWindows({
-      key: limited(row.key_tokens_per_minute, row.key_tokens_used),
-      token: limited(row.token_tokens_per_minute, row.token_tokens_used),
-    });
-    const requestTokens = BigInt(row.rate_tokens ?? 0);
-    const admitted = row.outcome === 'admitted';
-    const tokens = this.#rateLimiter.decideTokens(windows, requestTokens, admitted, row.nowMs);
-    if (!tokens) return { rateLimit: requests };
-    const refused = !admitted && requests.allowed && tokens.refusal !== undefined;
-    if (!refused || !tokens.refusal) return { rateLimit: { ...requests, tokens: tokens.tokens } };
-    const retryAfterS = Math.max(1, Math.ceil((tokens.tokens.resetMs - row.nowMs) / 1000));
-    return {
-      rateLimit: { ...requests, allowed: false, retryAfterS, tokens: tokens.tokens },
-      tokenRefusal: tokenRateLimitMessage(tokens.refusal, requestTokens),
-    };
-  }
-}
-
-function checkEstimate(estimate: AdmitRequest['estimate']) {
-  const bad = (field: string) =>
-    new GatewayError('invalid_request_body', `estimate.${field} must be a non-negative integer`, {
-      param: field,
-    });
-  const { inputTokens, maxOutputTokens = null, choices = 1 } = estimate;
-  if (!Number.isSafeInteger(inputTokens) || inputTokens < 0) throw bad('inputTokens');
-  if (
-    maxOutputTokens !== null &&
-    (!Number.isSafeInteger(maxOutputTokens) ||
-      maxOutputTokens < 0 ||
-      maxOutputTokens > LIMITS.tokensMax)
-  ) {
-    throw bad('maxOutputTokens');
-  }
-  if (!Number.isSafeInteger(choices) || choices < 1 || choices > LIMITS.nMax) throw bad('choices');
-  return { inputTokens, maxOutputTokens, choices };
 }

@@ -3,13 +3,13 @@ import {
   dzdToMicroDzd,
   GatewayError,
   isValidModelId,
-  LIMITS,
   microDzdToDzd,
   MODEL_ID_RULE,
   MODEL_MEDIA_DEFAULTS,
   ModelPutRequestSchema,
 } from '@gateway/contracts';
 import type { CatalogModel, ModelPutRequest } from '@gateway/contracts';
+import { modelNotFound } from '@gateway/ledger-calls';
 import type { IdentityRepository } from '../identity/identity-repository.js';
 import type { ModelRecord } from '../identity/types.js';
 
@@ -34,13 +34,7 @@ export function modelToJson(model: ModelRecord): CatalogModel {
   };
 }
 
-export const modelNotFound = (id: string): GatewayError =>
-  new GatewayError('model_not_found', `Model '${clipModelId(id)}' not found`, { param: 'model' });
-
-/** Echo at most the id length we accept; ids come from clients. */
-function clipModelId(id: string): string {
-  return id.length > LIMITS.modelIdMaxLength ? `${id.slice(0, LIMITS.modelIdMaxLength)}…` : id;
-}
+export { modelNotFound };
 
 /** The model catalog: prices in µDZD per million tokens, nodes, output caps. */
 export class Catalog {

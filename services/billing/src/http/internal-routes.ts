@@ -12,13 +12,8 @@ import type { Receipts } from '../receipts/receipts.js';
 import type { StoredResponses } from '../responses/stored-responses.js';
 import type { PeriodReports } from '../reports/period-reports.js';
 import type { ClosedPeriods } from '../reports/closed-periods.js';
-import type {
-  Admission,
-  ModelRecord,
-  CredentialAdmitRequest,
-  Identity,
-  Principal,
-} from '../identity/index.js';
+import type { ModelRecord, CredentialAdmitRequest, Identity } from '../identity/index.js';
+import { admissionToWire, callerOf } from '@gateway/ledger-calls';
 import { batchItemAnswer, errorItemAnswer } from './error-answers.js';
 import { rateSubjectOf } from '../identity/index.js';
 import type { LedgerService, RefundResult, SettleResult, VoidResult } from '../ledger/index.js';
@@ -32,8 +27,6 @@ import {
   microDzdToWire,
   type AdmissionRequest,
   type BatchItemAnswer,
-  type AdmissionResponse,
-  type Caller,
   type CatalogEntry,
   type RefundResponse,
   type SettleResponse,
@@ -261,44 +254,6 @@ function publishedHoldExpiry(expiresAtMs: number): Date {
 // --- the answers (contract types; µDZD as strings, dates as ISO 8601)
 
 /** Who is calling, as edge needs it (never the token's digest or limits). */
-export function callerOf(principal: Principal): Caller {
-  return {
-    accountId: principal.accountId,
-    kind: principal.kind,
-    apiKeyName: principal.apiKeyName,
-    webhookFormat: principal.webhookFormat,
-    tokenModels: principal.token?.models ?? null,
-  };
-}
-
-/** The contract's admission answer. */
-export function admissionToWire(principal: Principal, admission: Admission): AdmissionResponse {
-  return {
-    caller: callerOf(principal),
-    hold: {
-      id: admission.hold.id,
-      amountMicroDzd: microDzdToWire(admission.hold.amountMicroDzd),
-      expiresAt: admission.hold.expiresAt.toISOString(),
-    },
-    model: {
-      id: admission.model.id,
-      kind: admission.model.kind,
-      provider: admission.model.provider,
-      updatedAt: admission.model.updatedAt.toISOString(),
-    },
-    rateLimit: admission.rateLimit,
-    replayed: admission.hold.replayed,
-    ...(admission.hold.replayed
-      ? {}
-      : {
-          prices: {
-            inputMicroDzdPerM: microDzdToWire(admission.model.inputPriceMicroDzdPerM),
-            outputMicroDzdPerM: microDzdToWire(admission.model.outputPriceMicroDzdPerM),
-          },
-        }),
-  };
-}
-
 /*
  * The hold answers carry what the contract names, nothing more: the journal transaction and the
  * posted credits and debits stay in billing.

@@ -4,7 +4,7 @@ import { AccountService } from './accounts.js';
 import { Authenticator } from './authenticate.js';
 import { Catalog } from '../catalog/catalog.js';
 import { DEFAULT_TOKEN_PREFIX, validTokenPrefix } from './jwt.js';
-import { ApiKeyLastUsed } from '../admission/admission-repository.js';
+import { ApiKeyLastUsed } from '@gateway/ledger-calls';
 import { PgAdmission } from '../admission/admission.js';
 import { IdentityRepository } from './identity-repository.js';
 import { RateLimiter } from '../rate-limits/rate-limit.js';
@@ -95,7 +95,6 @@ export function createIdentity(options: IdentityOptions): Identity {
     admission: new PgAdmission({
       pool,
       keys,
-      rateLimiter,
       clock,
       tokenPrefix,
       holdTtlMs: options.holdTtlMs ?? DEFAULT_HOLD_TTL_MS,

@@ -21,6 +21,7 @@ import {
   type ScopedTokenPayload,
   type TokenClaims,
 } from './jwt.js';
+import { BAD_SIGNATURE_REASON } from '@gateway/ledger-calls';
 import { apiKeySecretAad, newScopedTokenId, newTokenNonce, sha256Hex } from './secrets.js';
 import type { IdentityRepository } from './identity-repository.js';
 import type { Account, Clock, ScopedTokenRecord } from './types.js';
@@ -92,7 +93,7 @@ export class TokenVerifier {
   }
 }
 
-export const BAD_SIGNATURE = { ok: false, reason: 'Scoped token signature is not valid' } as const;
+export const BAD_SIGNATURE = { ok: false, reason: BAD_SIGNATURE_REASON } as const;
 
 /** A `jwt:` credential whose shape and header passed, before any key is looked up. */
 export interface ParsedScopedToken {

@@ -1,4 +1,5 @@
 import { GatewayError } from '@gateway/contracts';
+import { INSUFFICIENT_BALANCE_MESSAGE } from '@gateway/ledger-calls';
 
 /**
  * Reading database failures raised through Prisma (driver adapter errors carry the SQLSTATE
@@ -44,8 +45,7 @@ export function isRetryable(error: unknown): boolean {
   return sqlState === '40P01' || sqlState === '40001';
 }
 
-export const INSUFFICIENT_BALANCE_MESSAGE =
-  'Insufficient balance: the available balance does not cover the estimated cost of this request.';
+export { INSUFFICIENT_BALANCE_MESSAGE };
 
 /**
  * Maps the constraint violations the ledger relies on to client-visible errors; anything else

@@ -1,14 +1,15 @@
 /**
  * Holds: placed by admission (admission/admission.ts, one SQL function) → settle | void | expire
  * (sweeper.ts). Rules: services/billing/README.md. The refusals admission shares with the
- * ledger's wording (budgetExhausted, holdIdTaken) are here; those of a hold's end are
- * @gateway/ledger-calls' (the worker words them alike). Settle and void are one statement
+ * ledger's wording (budgetExhausted, holdIdTaken) and those of a hold's end are
+ * @gateway/ledger-calls' (edge and the worker word them alike). Settle and void are one statement
  * each in the store; concurrent settlements are grouped into one statement by a Batcher
  * (ledger-service.ts).
  */
-import { GatewayError, formatDzd } from '@gateway/contracts';
 import {
+  budgetExhausted,
   holdConflict,
+  holdIdTaken,
   holdNotFound,
   holdUnpriced,
   retryStatement as retryPgStatement,
@@ -19,14 +20,7 @@ import {
 } from '@gateway/ledger-calls';
 import { isRetryable, mapDatabaseError } from './db-errors.js';
 import type { SettleOutcome, SettleInput } from './store.js';
-import type {
-  Balance,
-  HoldConflictResult,
-  SettleResult,
-  Usage,
-  VoidResult,
-  VoidUsage,
-} from './types.js';
+import type { Balance, SettleResult, Usage, VoidResult, VoidUsage } from './types.js';
 import type { LedgerStore } from './prisma-store.js';
 import { requireId } from './validation.js';
 
@@ -38,33 +32,7 @@ export const ZERO_BALANCE: Balance = {
   availableMicroDzd: 0n,
 };
 
-export { holdNotFound };
-
-/** 409 `conflict`: the caller-supplied hold id names another account's hold. */
-export function holdIdTaken(holdId: string, holdStatus: string): GatewayError {
-  const result: HoldConflictResult = 'hold_id_taken';
-  return new GatewayError('conflict', `Hold ${holdId} already exists for another account.`, {
-    details: { result, holdId, holdStatus },
-  });
-}
-
-export function budgetExhausted(
-  token: { spentMicroDzd: bigint; reservedMicroDzd: bigint },
-  limit: bigint,
-  amount: bigint,
-): GatewayError {
-  const spent = formatDzd(token.spentMicroDzd);
-  const reserved =
-    token.reservedMicroDzd > 0n
-      ? `, ${formatDzd(token.reservedMicroDzd)} more is reserved by requests in progress`
-      : '';
-  const message =
-    token.spentMicroDzd >= limit
-      ? `Scoped token budget exhausted: spent ${spent} of its ${formatDzd(limit)} spending limit.`
-      : `Scoped token spending limit reached: spent ${spent} of ${formatDzd(limit)}${reserved}, ` +
-        `and this request may cost up to ${formatDzd(amount)}.`;
-  return new GatewayError('budget_exhausted', message);
-}
+export { budgetExhausted, holdIdTaken, holdNotFound };
 
 function settleResult(outcome: SettleOutcome & { outcome: 'settled' | 'replayed' }): SettleResult {
   return {

@@ -1,18 +1,24 @@
 /**
- * What each outcome of the admission statement answers: the refusals decided before the request
+ * What each outcome of the admission statement answers (billing's and edge's admissions alike): the refusals decided before the request
  * was counted (401, 403) and those after it (they carry the rate-limit decision), with the
  * messages the spec's error table gives them.
  */
 import { GatewayError, formatDzd } from '@gateway/contracts';
 import type { MediaUse, RateLimitDecision } from '@gateway/contracts';
-import { budgetExhausted, holdIdTaken, INSUFFICIENT_BALANCE_MESSAGE } from '../ledger/index.js';
-import type { AdmitRow } from './admission-repository.js';
-import { modelNotFound } from '../catalog/catalog.js';
-import { BAD_SIGNATURE } from '../identity/scoped-tokens.js';
-import { constantTimeEqual } from '../identity/secrets.js';
-import type { AdmitRequest, ModelRecord } from '../identity/types.js';
+import { constantTimeEqual } from '@gateway/crypto';
+import type { AdmitRow } from './admit-statement.js';
+import type { AdmitRequest, ModelRecord } from './admission-types.js';
+import {
+  budgetExhausted,
+  holdIdTaken,
+  INSUFFICIENT_BALANCE_MESSAGE,
+  modelNotFound,
+} from './refusals.js';
 
 export const invalidKey = (message: string) => new GatewayError('invalid_api_key', message);
+
+/** Why a scoped token is refused when its signature does not verify. */
+export const BAD_SIGNATURE_REASON = 'Scoped token signature is not valid';
 
 /** 401 / 403: decided before the request was counted. */
 export function refusalBeforeCount(
@@ -24,7 +30,7 @@ export function refusalBeforeCount(
       return invalidKey('Invalid API key');
     case 'key_changed':
     case 'token_mismatch':
-      return invalidKey(BAD_SIGNATURE.reason);
+      return invalidKey(BAD_SIGNATURE_REASON);
     case 'token_revoked':
       if (row.window_count !== null) return null;
       return new GatewayError('token_revoked', 'Scoped token was revoked by its owner');
@@ -63,7 +69,7 @@ export function refusalAfterCount(row: AdmitRow, request: AdmitRequest): Gateway
       // Revoked between the registry read and the token's lock (or registered revoked meanwhile).
       return new GatewayError('token_revoked', 'Scoped token was revoked by its owner');
     case 'token_mismatch':
-      return invalidKey(BAD_SIGNATURE.reason);
+      return invalidKey(BAD_SIGNATURE_REASON);
     case 'budget_exhausted':
       if (row.budget_scope !== null) return budgetRefusal(row);
       return budgetExhausted(
