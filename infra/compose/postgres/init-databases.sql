@@ -8,7 +8,7 @@ REVOKE ALL ON DATABASE billing FROM PUBLIC;
 -- what the service needs (services/billing/src/db/runtime-grants.ts), CONNECT included.
 CREATE ROLE billing_runtime LOGIN PASSWORD 'billing-runtime-example-password';
 -- The inference worker's ledger role: the migrate one-shot grants it EXECUTE on the two functions
--- that end a hold, and nothing else (services/billing/src/db/worker-grants.ts, ADR 0070).
+-- that end a hold, and nothing else (services/billing/src/db/function-role-grants.ts, ADR 0070).
 CREATE ROLE worker_ledger LOGIN PASSWORD 'worker-ledger-example-password';
 
 CREATE ROLE dispatcher LOGIN PASSWORD 'dispatcher-example-password';

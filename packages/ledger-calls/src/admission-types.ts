@@ -128,3 +128,21 @@ export interface Admission {
   /** For the `X-RateLimit-*` headers. */
   rateLimit: RateLimitDecision;
 }
+
+/**
+ * The request without a principal: admission authenticates the credential itself. `endpoint`
+ * and `requestId` are kept on the hold for the request's usage record.
+ */
+export type CredentialAdmitRequest = AdmitRequest & {
+  endpoint?: string;
+  requestId?: string;
+};
+
+/** A request ready for the statement: its hold id chosen, its estimate checked. */
+export type CheckedAdmitRequest = CredentialAdmitRequest & {
+  holdId: string;
+  estimate: { inputTokens: number; maxOutputTokens: number | null; choices: number };
+};
+
+/** How long a hold placed at admission lives unless its job is published (billing's default). */
+export const DEFAULT_HOLD_TTL_MS = 15 * 60_000;

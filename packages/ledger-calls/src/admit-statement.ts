@@ -6,7 +6,8 @@
  */
 import type { InputModality, MediaKind } from '@gateway/contracts';
 import type pg from 'pg';
-import type { ModelRecord } from './admission-types.js';
+import type { CheckedAdmitRequest, ModelRecord } from './admission-types.js';
+import { windowStartMs } from './rate-windows.js';
 
 type Int8 = string | null;
 
@@ -103,28 +104,80 @@ export interface AdmitStatementParams {
   requestId: string | null;
 }
 
-/**
- * Admissions in one statement, so in one transaction: each item is one call of
- * `billing_admit_v5` (admission as steps over the composite types `billing_admission_request`
- * and `billing_admission`; prisma/functions/), its request read from the item's JSON by field
- * name. The items are taken in account order, then in the order they came (an API key's account
- * is looked up by its digest; a scoped token names its own), so two concurrent batches lock the
- * rows of their accounts in one order and cannot deadlock, and an account's items keep their
- * order. `OFFSET 0` keeps the sorted subquery apart: the lateral calls run over it row by row,
- * in its order. Each call's statements see the earlier calls' writes (a volatile function takes
- * a fresh snapshot per statement), so a batch's items of one account draw on one balance exactly
- * as they would one after another.
- */
-const ADMIT_BATCH = {
-  name: 'billing_admit_batch_v2',
-  text: `SELECT b.ord, a.*
-           FROM (SELECT e.ord, jsonb_populate_record(NULL::billing_admission_request, e.item) AS r
-                   FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(item, ord)
-                   LEFT JOIN api_keys k ON k.key_digest = e.item->>'key_digest'
-                  ORDER BY COALESCE(k.account_id, e.item->>'account_id'), e.ord
-                 OFFSET 0) b
-          CROSS JOIN LATERAL billing_admit_v5(b.r) a`,
+/** A scoped token's fields of an admission, set once billing verified its signature. */
+export type TokenStatementParams = Pick<
+  AdmitStatementParams,
+  | 'accountId'
+  | 'signingKeyId'
+  | 'signingKeyDigest'
+  | 'tokenDigest'
+  | 'tokenModels'
+  | 'tokenLimitMicroDzd'
+  | 'tokenExpiresAt'
+  | 'newTokenId'
+>;
+
+/** An API key's admission: no scoped token. */
+export const NO_TOKEN: TokenStatementParams = {
+  accountId: null,
+  signingKeyId: null,
+  signingKeyDigest: null,
+  tokenDigest: null,
+  tokenModels: null,
+  tokenLimitMicroDzd: null,
+  tokenExpiresAt: null,
+  newTokenId: null,
 };
+
+/** The statement's fields for a credential (an API key's digest, or a token's fields). */
+export function statementParams(
+  credential: { keyDigest: string | null; token: TokenStatementParams },
+  request: CheckedAdmitRequest,
+  at: { now: Date; holdTtlMs: number },
+): AdmitStatementParams {
+  const { now } = at;
+  return {
+    keyDigest: credential.keyDigest,
+    ...credential.token,
+    windowStartMs: windowStartMs(now.getTime()),
+    model: request.model,
+    inputTokens: request.estimate.inputTokens,
+    maxOutputTokens: request.estimate.maxOutputTokens,
+    choices: request.estimate.choices,
+    priority: request.priority,
+    providers: request.providers ?? null,
+    kinds: request.kinds ?? null,
+    nodeUnsupported: request.nodeUnsupportedParameter ?? null,
+    mediaKinds: request.media?.kinds.map((use) => use.kind) ?? null,
+    imageCount: request.media?.imageCount ?? 0,
+    holdId: request.holdId,
+    holdExpiresAt: new Date(now.getTime() + at.holdTtlMs),
+    now,
+    endpoint: request.endpoint ?? null,
+    requestId: request.requestId ?? null,
+  };
+}
+
+/**
+ * Admissions in one statement, so in one transaction: `billing_admit_batch_v1` (billing, every
+ * credential) or `billing_admit_api_keys_v1` (edge's role, API keys only, ADR 0070), one row per
+ * item in the items' order. The order in which the items are admitted (by account, so that
+ * batches cannot deadlock) is the function's: prisma/functions/billing_admit_batch_v1.sql in
+ * billing.
+ */
+const ADMIT_FUNCTIONS = {
+  batch: {
+    name: 'billing_admit_batch_v1',
+    text: 'SELECT * FROM billing_admit_batch_v1($1::jsonb)',
+  },
+  api_keys: {
+    name: 'billing_admit_api_keys_v1',
+    text: 'SELECT * FROM billing_admit_api_keys_v1($1::jsonb)',
+  },
+} as const;
+
+/** Which admission function: every credential (billing's role), or API keys only (edge's). */
+export type AdmitFunction = keyof typeof ADMIT_FUNCTIONS;
 
 /** One item of the batch statement: `billing_admission_request`'s fields by name. */
 function batchItem(p: AdmitStatementParams) {
@@ -159,21 +212,22 @@ function batchItem(p: AdmitStatementParams) {
 }
 
 /**
- * Admissions in one round trip and one transaction: each item's row, in the items' order
- * (undefined would be a defect). One failing item fails the statement: `admitRows` then runs its
- * items one by one.
+ * Admissions in one round trip and one transaction: each item's row, in the items' order. One
+ * failing item fails the statement: `admitRows` then runs its items one by one.
  */
 export async function admitBatchStatement(
   pool: pg.Pool,
   items: readonly AdmitStatementParams[],
-): Promise<(AdmitColumns | undefined)[]> {
-  const { rows } = await pool.query<AdmitColumns & { ord: string }>({
-    ...ADMIT_BATCH,
+  fn: AdmitFunction = 'batch',
+): Promise<AdmitColumns[]> {
+  const { rows } = await pool.query<AdmitColumns>({
+    ...ADMIT_FUNCTIONS[fn],
     values: [JSON.stringify(items.map((item) => batchItem(item)))],
   });
-  // WITH ORDINALITY counts from 1, as int8 (text on the wire).
-  const byOrd = new Map(rows.map(({ ord, ...row }) => [Number(ord) - 1, row]));
-  return items.map((_, index) => byOrd.get(index));
+  if (rows.length !== items.length) {
+    throw new Error(`billing_admit: ${rows.length} rows for ${items.length} items`);
+  }
+  return rows;
 }
 
 /**
@@ -185,19 +239,19 @@ export async function admitRows(
   pool: pg.Pool,
   params: readonly AdmitStatementParams[],
   nowMs: number,
+  fn: AdmitFunction = 'batch',
 ): Promise<(AdmitRow | Error)[]> {
   if (params.length === 0) return [];
-  const rowsOf = (columns: readonly (AdmitColumns | undefined)[]) =>
-    columns.map((row) => (row ? { ...row, nowMs } : new Error('billing_admit returned no row')));
+  const rowsOf = (columns: readonly AdmitColumns[]) => columns.map((row) => ({ ...row, nowMs }));
   try {
-    return rowsOf(await admitBatchStatement(pool, params));
+    return rowsOf(await admitBatchStatement(pool, params, fn));
   } catch (error) {
     if (params.length === 1) return [asError(error)];
   }
   const rows: (AdmitRow | Error)[] = [];
   for (const one of params) {
     try {
-      rows.push(...rowsOf(await admitBatchStatement(pool, [one])));
+      rows.push(...rowsOf(await admitBatchStatement(pool, [one], fn)));
     } catch (error) {
       rows.push(asError(error));
     }

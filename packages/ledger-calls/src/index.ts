@@ -32,9 +32,12 @@ export {
   INSUFFICIENT_BALANCE_MESSAGE,
   modelNotFound,
 } from './refusals.js';
+export { DEFAULT_HOLD_TTL_MS } from './admission-types.js';
 export type {
   Admission,
   AdmitRequest,
+  CheckedAdmitRequest,
+  CredentialAdmitRequest,
   ModelNode,
   ModelRecord,
   PlacedHold,
@@ -45,7 +48,11 @@ export type {
 export {
   admitBatchStatement,
   admitRows,
+  NO_TOKEN,
+  statementParams,
+  type TokenStatementParams,
   type AdmitColumns,
+  type AdmitFunction,
   type AdmitRow,
   type AdmitStatementParams,
 } from './admit-statement.js';
@@ -81,3 +88,11 @@ export {
   looksLikeApiKey,
 } from './api-keys.js';
 export { ApiKeyLastUsed, type LastUsedOptions } from './last-used.js';
+export {
+  carriesApiKey,
+  createApiKeyAdmission,
+  type AdmitApiKeys,
+  type ApiKeyAdmissionItem,
+  type ApiKeyAdmissionOptions,
+  type ApiKeyAdmissionResult,
+} from './api-key-admission.js';

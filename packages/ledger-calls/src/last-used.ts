@@ -7,13 +7,15 @@ import type pg from 'pg';
 type Clock = () => Date;
 
 const TOUCH_LAST_USED = {
-  name: 'billing_api_key_last_used_v1',
-  text:
-    'UPDATE api_keys SET last_used_at = $3 WHERE account_id = $1 AND name = $2 ' +
-    'AND (last_used_at IS NULL OR last_used_at <= $3::timestamptz - make_interval(secs => $4))',
+  name: 'billing_touch_api_key_v1',
+  text: 'SELECT billing_touch_api_key_v1($1, $2, $3, $4)',
 };
 
-/** Sets the key's `last_used_at` to `at`, unless written less than `intervalS` before it. */
+/**
+ * Sets the key's `last_used_at` to `at`, unless written less than `intervalS` before it
+ * (`billing_touch_api_key_v1`, which edge's role may execute although it may not update the
+ * table).
+ */
 async function touchApiKeyLastUsed(
   pool: pg.Pool,
   accountId: string,

@@ -93,6 +93,10 @@ export const billingMigrateConfigSchema = Type.Object({
   // two functions that end a hold and nothing else (ADR 0070). Empty: none, and the worker ends
   // holds through billing's HTTP API.
   WORKER_DATABASE_ROLE: Type.String({ default: '', pattern: '^([a-z_][a-z0-9_]{0,62})?$' }),
+  // Edge's admission role (LOGIN, created like the runtime role): may execute the API keys'
+  // admission and a key's last use, nothing else (ADR 0070). Empty: none, and edge admits
+  // through billing's HTTP API.
+  EDGE_DATABASE_ROLE: Type.String({ default: '', pattern: '^([a-z_][a-z0-9_]{0,62})?$' }),
   LOG_LEVEL: fields.logLevel(),
 });
 

@@ -2,7 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GatewayError } from '@gateway/contracts';
 import { pgPoolOf } from '../db/client.js';
 import type { AdmissionItem, AdmissionResult, CredentialAdmitRequest } from './admission.js';
-import { admitBatchStatement, type AdmitStatementParams } from '@gateway/ledger-calls';
+import {
+  admitBatchStatement,
+  NO_TOKEN,
+  statementParams,
+  type AdmitStatementParams,
+} from '@gateway/ledger-calls';
 import {
   fundedAccount,
   setUpIdentity,
@@ -117,33 +122,12 @@ describe('admissions in one transaction', () => {
     const second = h.newIdentity();
     const pools = [pgPoolOf(h.prisma), pgPoolOf(second.prisma)];
     const now = h.clock.now();
-    const params = (key: string, holdId: string): AdmitStatementParams => ({
-      keyDigest: sha256Hex(key),
-      accountId: null,
-      signingKeyId: null,
-      signingKeyDigest: null,
-      tokenDigest: null,
-      tokenModels: null,
-      tokenLimitMicroDzd: null,
-      tokenExpiresAt: null,
-      newTokenId: null,
-      windowStartMs: Math.floor(now.getTime() / 60_000) * 60_000,
-      model: MODEL,
-      inputTokens: 1_000,
-      maxOutputTokens: 500,
-      choices: 1,
-      priority: false,
-      providers: null,
-      kinds: null,
-      nodeUnsupported: null,
-      mediaKinds: null,
-      imageCount: 0,
-      holdId,
-      holdExpiresAt: new Date(now.getTime() + 60_000),
-      now,
-      endpoint: null,
-      requestId: null,
-    });
+    const params = (key: string, holdId: string): AdmitStatementParams =>
+      statementParams(
+        { keyDigest: sha256Hex(key), token: NO_TOKEN },
+        { ...request(holdId), estimate: { inputTokens: 1_000, maxOutputTokens: 500, choices: 1 } },
+        { now, holdTtlMs: 60_000 },
+      );
     const rounds = 12;
     const batches = Array.from({ length: rounds }, (_, round) => {
       const forward = accounts.map((a, i) => params(a.key, `b3_f${round}_${i}`));

@@ -22,10 +22,13 @@ import {
   admitRows,
   checkEstimate,
   invalidKey,
-  windowStartMs,
+  NO_TOKEN,
+  statementParams,
   type AdmitRow,
   type AdmitStatementParams,
   type Admitted,
+  type CheckedAdmitRequest,
+  type CredentialAdmitRequest,
 } from '@gateway/ledger-calls';
 import { settled, type ItemResult } from '@gateway/runtime';
 import type pg from 'pg';
@@ -47,18 +50,11 @@ import {
   sha256Hex,
 } from '../identity/secrets.js';
 import type { SigningKey, SigningKeyCache } from '../identity/signing-keys.js';
-import type { AdmitRequest, Clock } from '../identity/types.js';
+import type { Clock } from '../identity/types.js';
 
 export type { Admitted };
 
-/**
- * The request without a principal: admission authenticates the credential itself. `endpoint`
- * and `requestId` are kept on the hold for the request's usage record.
- */
-export type CredentialAdmitRequest = AdmitRequest & {
-  endpoint?: string;
-  requestId?: string;
-};
+export type { CredentialAdmitRequest };
 
 /** A credential checked in Node, ready for the function. */
 type Credential =
@@ -85,7 +81,7 @@ export type AdmissionResult = ItemResult<Admitted>;
 /** An item checked in Node, ready for the statement. */
 interface Prepared {
   credential: Credential;
-  request: CredentialAdmitRequest & { holdId: string; estimate: ReturnType<typeof checkEstimate> };
+  request: CheckedAdmitRequest;
 }
 
 export class PgAdmission {
@@ -217,34 +213,21 @@ export class PgAdmission {
   }
 
   #params({ credential, request }: Prepared, now: Date): AdmitStatementParams {
-    const token = credential.kind === 'scoped_token' ? credential : null;
-    return {
-      keyDigest: credential.kind === 'api_key' ? credential.digest : null,
-      accountId: token?.parsed.kid.accountId ?? null,
-      signingKeyId: token?.key.id ?? null,
-      signingKeyDigest: token?.key.keyDigest ?? null,
-      tokenDigest: token?.digest ?? null,
-      tokenModels: token?.models ?? null,
-      tokenLimitMicroDzd: token?.limitMicroDzd ?? null,
-      tokenExpiresAt: token?.expiresAt ?? null,
-      newTokenId: token ? newScopedTokenId() : null,
-      windowStartMs: windowStartMs(now.getTime()),
-      model: request.model,
-      inputTokens: request.estimate.inputTokens,
-      maxOutputTokens: request.estimate.maxOutputTokens,
-      choices: request.estimate.choices,
-      priority: request.priority,
-      providers: request.providers ?? null,
-      kinds: request.kinds ?? null,
-      nodeUnsupported: request.nodeUnsupportedParameter ?? null,
-      mediaKinds: request.media?.kinds.map((use) => use.kind) ?? null,
-      imageCount: request.media?.imageCount ?? 0,
-      holdId: request.holdId,
-      holdExpiresAt: new Date(now.getTime() + this.#holdTtlMs),
-      now,
-      endpoint: request.endpoint ?? null,
-      requestId: request.requestId ?? null,
-    };
+    const token =
+      credential.kind === 'api_key'
+        ? NO_TOKEN
+        : {
+            accountId: credential.parsed.kid.accountId,
+            signingKeyId: credential.key.id,
+            signingKeyDigest: credential.key.keyDigest,
+            tokenDigest: credential.digest,
+            tokenModels: credential.models,
+            tokenLimitMicroDzd: credential.limitMicroDzd,
+            tokenExpiresAt: credential.expiresAt,
+            newTokenId: newScopedTokenId(),
+          };
+    const keyDigest = credential.kind === 'api_key' ? credential.digest : null;
+    return statementParams({ keyDigest, token }, request, { now, holdTtlMs: this.#holdTtlMs });
   }
 
   #outcome(row: AdmitRow, credential: Credential, request: CredentialAdmitRequest): Admitted {

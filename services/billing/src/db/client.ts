@@ -70,6 +70,8 @@ let templateName: string | undefined;
 export const TEST_RUNTIME_ROLE = 'billing_runtime';
 /** The worker's ledger role in test databases (ADR 0070): it may only end holds. */
 export const TEST_WORKER_LEDGER_ROLE = 'worker_ledger';
+/** Edge's admission role in test databases (ADR 0070): it may only admit API keys. */
+export const TEST_EDGE_ADMISSION_ROLE = 'edge_admission';
 
 /**
  * Test template for `createTestDatabase` (@gateway/testing): a database migrated once per
@@ -83,11 +85,12 @@ export const billingDatabaseTemplate = {
     return templateName;
   },
   runtimeRole: TEST_RUNTIME_ROLE,
-  otherRoles: [TEST_WORKER_LEDGER_ROLE],
+  otherRoles: [TEST_WORKER_LEDGER_ROLE, TEST_EDGE_ADMISSION_ROLE],
   migrate: async (databaseUrl: string): Promise<void> => {
     await migrateDatabase(databaseUrl, {
       runtimeRole: TEST_RUNTIME_ROLE,
       workerRole: TEST_WORKER_LEDGER_ROLE,
+      edgeRole: TEST_EDGE_ADMISSION_ROLE,
     });
   },
 };

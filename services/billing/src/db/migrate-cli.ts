@@ -2,8 +2,9 @@
  * `node dist/db/migrate-cli.js` (or `pnpm --filter @gateway/billing run migrate`): as the schema
  * owner (DATABASE_URL), brings the database up to the latest migration in prisma/migrations,
  * grants RUNTIME_DATABASE_ROLE exactly what billing needs (runtime-grants.ts) and, when set,
- * FINANCE_DATABASE_ROLE the finance views (finance-grants.ts) and WORKER_DATABASE_ROLE the
- * hold-ending functions (worker-grants.ts), then exits.
+ * FINANCE_DATABASE_ROLE the finance views (finance-grants.ts), WORKER_DATABASE_ROLE the
+ * hold-ending functions and EDGE_DATABASE_ROLE the API keys' admission (function-role-grants.ts),
+ * then exits.
  * Exit code 0 on success (also when there was nothing to do), 1 on failure.
  */
 import { loadConfigOrExit } from '@gateway/config';
@@ -19,6 +20,7 @@ try {
     runtimeRole: config.RUNTIME_DATABASE_ROLE,
     ...(config.FINANCE_DATABASE_ROLE ? { financeRole: config.FINANCE_DATABASE_ROLE } : {}),
     ...(config.WORKER_DATABASE_ROLE ? { workerRole: config.WORKER_DATABASE_ROLE } : {}),
+    ...(config.EDGE_DATABASE_ROLE ? { edgeRole: config.EDGE_DATABASE_ROLE } : {}),
     onApplied: (migration, durationMs) => logger.info({ migration, durationMs }, 'applied'),
   });
   logger.info(
@@ -30,6 +32,7 @@ try {
       runtimeRole: config.RUNTIME_DATABASE_ROLE,
       ...(config.FINANCE_DATABASE_ROLE ? { financeRole: config.FINANCE_DATABASE_ROLE } : {}),
       ...(config.WORKER_DATABASE_ROLE ? { workerRole: config.WORKER_DATABASE_ROLE } : {}),
+      ...(config.EDGE_DATABASE_ROLE ? { edgeRole: config.EDGE_DATABASE_ROLE } : {}),
       durationMs: result.durationMs,
     },
     result.applied.length > 0 ? 'database migrated' : 'database already up to date',

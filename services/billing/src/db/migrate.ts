@@ -37,7 +37,7 @@ import {
   type SqlMigration,
 } from '@gateway/runtime';
 import { FINANCE_GRANTS } from './finance-grants.js';
-import { WORKER_LEDGER_GRANTS } from './worker-grants.js';
+import { EDGE_ADMISSION_GRANTS, WORKER_LEDGER_GRANTS } from './function-role-grants.js';
 import { BILLING_RUNTIME_GRANTS } from './runtime-grants.js';
 
 /** `services/billing/prisma/migrations`, from both `src/db` (tests) and `dist/db` (build). */
@@ -61,6 +61,8 @@ export interface MigrateOptions extends SqlMigrateOptions {
   financeRole?: string;
   /** The inference worker's ledger role: may execute the hold-ending functions only. */
   workerRole?: string;
+  /** Edge's admission role: may execute the API keys' admission and a key's last use only. */
+  edgeRole?: string;
 }
 
 /** Reads the migrations directory, in the order they must be applied. */
@@ -87,6 +89,7 @@ export async function migrateDatabase(
     functionsDir = FUNCTIONS_DIR,
     financeRole,
     workerRole,
+    edgeRole,
     ...options
   }: MigrateOptions = {},
 ): Promise<MigrateResult> {
@@ -112,6 +115,7 @@ export async function migrateDatabase(
       otherRoles: [
         ...(financeRole ? [{ role: financeRole, grants: FINANCE_GRANTS }] : []),
         ...(workerRole ? [{ role: workerRole, grants: WORKER_LEDGER_GRANTS }] : []),
+        ...(edgeRole ? [{ role: edgeRole, grants: EDGE_ADMISSION_GRANTS }] : []),
       ],
     },
   );

@@ -141,6 +141,14 @@ export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
   // Admission as steps (migration 20270116090000): billing_admit_v5 and each of its steps.
   billing_admit_v5: { args: 'billing_admission_request', privileges: ['EXECUTE'] },
   billing_admission_credential: { args: 'billing_admission_request', privileges: ['EXECUTE'] },
+  // A batch of admissions in one call; its API-key-only form, and a key's last use, run as their
+  // owner for edge's role (migration 20270127090000, ADR 0070). Billing admits through the first.
+  billing_admit_batch_v1: { args: 'jsonb', privileges: ['EXECUTE'] },
+  billing_admit_api_keys_v1: { args: 'jsonb', privileges: [] },
+  billing_touch_api_key_v1: {
+    args: 'text, text, timestamptz, double precision',
+    privileges: ['EXECUTE'],
+  },
   billing_admission_requests: ADMISSION_STEP,
   billing_admission_model: ADMISSION_STEP,
   billing_admission_cost: ADMISSION_STEP,

@@ -10,7 +10,7 @@ import {
 import pg from 'pg';
 import { billingDatabaseTemplate, TEST_RUNTIME_ROLE } from './client.js';
 import { migrateDatabase } from './migrate.js';
-import { WORKER_FUNCTIONS } from './worker-grants.js';
+import { EDGE_FUNCTIONS, WORKER_FUNCTIONS } from './function-role-grants.js';
 import {
   RUNTIME_FUNCTION_PRIVILEGES,
   RUNTIME_SEQUENCE_PRIVILEGES,
@@ -113,7 +113,7 @@ describe('billing runtime role', () => {
     });
   });
 
-  it('may execute exactly the listed ledger functions, as itself but for the worker-callable two', async () => {
+  it('may execute exactly the listed ledger functions, as itself but for those of other roles', async () => {
     const owner = await connect(db.url);
     const { rows } = await owner.query<{
       name: string;
@@ -130,11 +130,13 @@ describe('billing runtime role', () => {
       [TEST_RUNTIME_ROLE],
     );
     expect(rows.map((r) => r.name).sort()).toEqual(Object.keys(RUNTIME_FUNCTION_PRIVILEGES).sort());
-    // The functions the worker's role calls run as their owner (ADR 0070); the rest as the caller.
-    const definers = new Set<string>(WORKER_FUNCTIONS);
+    // The functions the worker's and edge's roles call run as their owner (ADR 0070); the rest
+    // as the caller. Billing itself admits through the batch function, not edge's form of it.
+    const definers = new Set<string>([...WORKER_FUNCTIONS, ...EDGE_FUNCTIONS]);
     for (const row of rows) {
       const invoker = !definers.has(row.name);
-      expect(row).toEqual({ name: row.name, invoker, runtime: true, public: false });
+      const runtime = row.name !== 'billing_admit_api_keys_v1';
+      expect(row).toEqual({ name: row.name, invoker, runtime, public: false });
     }
     // The role can call them although PUBLIC cannot.
     const runtime = await connect(db.runtimeUrl);

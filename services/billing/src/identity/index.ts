@@ -4,7 +4,7 @@ import { AccountService } from './accounts.js';
 import { Authenticator } from './authenticate.js';
 import { Catalog } from '../catalog/catalog.js';
 import { DEFAULT_TOKEN_PREFIX, validTokenPrefix } from './jwt.js';
-import { ApiKeyLastUsed } from '@gateway/ledger-calls';
+import { ApiKeyLastUsed, DEFAULT_HOLD_TTL_MS } from '@gateway/ledger-calls';
 import { PgAdmission } from '../admission/admission.js';
 import { IdentityRepository } from './identity-repository.js';
 import { RateLimiter } from '../rate-limits/rate-limit.js';
@@ -50,8 +50,6 @@ export interface Identity {
   /** Records API keys' last use (at most once a minute per key), off the request's path. */
   lastUsed: ApiKeyLastUsed;
 }
-
-const DEFAULT_HOLD_TTL_MS = 15 * 60_000;
 
 export function createIdentity(options: IdentityOptions): Identity {
   const tokenPrefix = options.tokenPrefix ?? DEFAULT_TOKEN_PREFIX;

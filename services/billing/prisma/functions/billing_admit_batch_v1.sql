@@ -1,0 +1,34 @@
+-- billing_admit_batch_v1: its live definition. To change it: README.md in this directory.
+--
+-- A batch of admissions in one call and one transaction: each item of the JSON array is a
+-- `billing_admission_request` by field name, admitted by `billing_admit_v5`; one row per item,
+-- in the items' order. The items are admitted in account order, then in the order they came
+-- (an API key's account is looked up by its digest; a scoped token names its own), so two
+-- concurrent batches lock the rows of their accounts in one order and cannot deadlock, and an
+-- account's items keep their order. `OFFSET 0` keeps the sorted subquery apart: the lateral
+-- calls run over it row by row, in its order; each call's statements see the earlier calls'
+-- writes (a volatile function takes a fresh snapshot per statement), so a batch's items of one
+-- account draw on one balance exactly as they would one after another. The results are kept
+-- (MATERIALIZED) before they are expanded, so that each item is admitted once.
+CREATE OR REPLACE FUNCTION "billing_admit_batch_v1"(items JSONB)
+RETURNS SETOF billing_admission
+LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
+AS $$
+BEGIN
+    IF jsonb_array_length(items) > 256 THEN
+        RAISE EXCEPTION 'billing_admit_batch_v1: at most 256 items' USING ERRCODE = '22023';
+    END IF;
+    RETURN QUERY
+        WITH admitted AS MATERIALIZED (
+            SELECT b.ord, a
+              FROM (SELECT e.ord,
+                           jsonb_populate_record(NULL::billing_admission_request, e.item) AS r
+                      FROM jsonb_array_elements(items) WITH ORDINALITY AS e(item, ord)
+                      LEFT JOIN api_keys k ON k.key_digest = e.item->>'key_digest'
+                     ORDER BY COALESCE(k.account_id, e.item->>'account_id'), e.ord
+                    OFFSET 0) b
+             CROSS JOIN LATERAL billing_admit_v5(b.r) a
+        )
+        SELECT (admitted.a).* FROM admitted ORDER BY admitted.ord;
+END;
+$$;
