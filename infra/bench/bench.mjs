@@ -34,6 +34,8 @@
  *                           account's balance row, as one busy customer would [1]
  *   BENCH_HOLD_ENDS         ledger: the worker settles and voids in billing's database itself
  *                           (ADR 0070); api: over billing's API, as before it [ledger]
+ *   BENCH_ADMISSIONS        direct: edge admits API keys in billing's database itself
+ *                           (ADR 0070); api: over billing's API, as before it [direct]
  *   BENCH_CPU_PROF          1: every service writes <BENCH_DIR>/profiles/<service>.cpuprofile
  *                           (node --cpu-prof); the services are stopped after the last phase so
  *                           that they do, and the report lists each one's 8 heaviest functions
@@ -105,6 +107,7 @@ async function startEverything() {
     keyLimits: settings.keyLimits,
     accounts: settings.accounts,
     holdEnds: settings.holdEnds,
+    admissions: settings.admissions,
     sqlProfile: settings.sqlProfile,
     log,
   });

@@ -95,7 +95,8 @@ function closedRows({ closed }, settings) {
     : [];
   return [
     [
-      `closed loop, ${settings.connections} connections, holds ended via ${settings.holdEnds ?? 'api'}: req/s`,
+      `closed loop, ${settings.connections} connections, admissions ${settings.admissions ?? 'api'}, ` +
+        `holds ended via ${settings.holdEnds ?? 'api'}: req/s`,
       fmt(direct?.reqPerS, 0),
       fmt(portkey?.reqPerS, 0),
       `${fmt(gateway?.reqPerS, 0)}${ratio}`,

@@ -53,6 +53,7 @@ export function readSettings(env, root) {
     keyLimits: env.BENCH_KEY_LIMITS === '1',
     accounts: integer(env, 'BENCH_ACCOUNTS', 1, 1, 64),
     holdEnds: list(env, 'BENCH_HOLD_ENDS', ['ledger', 'api'])[0] ?? 'ledger',
+    admissions: list(env, 'BENCH_ADMISSIONS', ['direct', 'api'])[0] ?? 'direct',
     cpuProfiles: env.BENCH_CPU_PROF === '1',
     sqlProfile: env.BENCH_SQL_PROFILE === '1',
     dir: path.resolve(root, env.BENCH_DIR ?? '.bench'),

@@ -21,6 +21,7 @@ import {
 import { gatewayCounters } from './counters/gateway.mjs';
 import {
   billingDatabaseTemplate,
+  TEST_EDGE_ADMISSION_ROLE,
   TEST_WORKER_LEDGER_ROLE,
 } from '../../services/billing/dist/db/client.js';
 import { dispatcherDatabaseTemplate } from '../../services/dispatcher/dist/db/migrate.js';
@@ -100,7 +101,11 @@ export async function startInfrastructure(baseDir, { cleanup, sqlProfile = false
  * Billing, dispatcher, worker and edge, started by `startGateway` as every test stack starts
  * them. The dispatcher's tick and receiver CA come from the webhook phase's settings.
  */
-export async function startServices(infra, { dispatchIntervalMs, caFile, holdEnds }, run) {
+export async function startServices(
+  infra,
+  { dispatchIntervalMs, caFile, holdEnds, admissions },
+  run,
+) {
   const billingOwnerUrl = await createIsolatedDatabase(
     infra.postgres.adminUrl,
     billingDatabaseTemplate,
@@ -123,6 +128,10 @@ export async function startServices(infra, { dispatchIntervalMs, caFile, holdEnd
         ...(holdEnds === 'api'
           ? {}
           : { workerLedger: urlAsRole(billingOwnerUrl, TEST_WORKER_LEDGER_ROLE) }),
+        // Edge admits API keys there itself too, unless BENCH_ADMISSIONS=api.
+        ...(admissions === 'api'
+          ? {}
+          : { edgeAdmission: urlAsRole(billingOwnerUrl, TEST_EDGE_ADMISSION_ROLE) }),
       },
     },
     {
@@ -258,6 +267,7 @@ export async function startBenchStack({
   keyLimits = false,
   accounts = 1,
   holdEnds = 'ledger',
+  admissions = 'direct',
   sqlProfile = false,
   log,
 }) {
@@ -275,7 +285,7 @@ export async function startBenchStack({
   log(`starting billing, dispatcher, worker and edge (dispatcher tick ${dispatchIntervalMs} ms)`);
   const services = await startServices(
     infra,
-    { dispatchIntervalMs, caFile: certs.caFile, holdEnds },
+    { dispatchIntervalMs, caFile: certs.caFile, holdEnds, admissions },
     run,
   );
   const { apiKeys } = await provision(services, upstream.baseUrl, {

@@ -20,6 +20,7 @@ const SECRET_MAKERS = {
   BILLING_DATABASE_PASSWORD: () => randomBytes(24).toString('hex'),
   DISPATCHER_DATABASE_PASSWORD: () => randomBytes(24).toString('hex'),
   WORKER_LEDGER_DATABASE_PASSWORD: () => randomBytes(24).toString('hex'),
+  EDGE_ADMISSION_DATABASE_PASSWORD: () => randomBytes(24).toString('hex'),
   // The demo owner's dashboard password (printed at start, like the demo key).
   DEMO_OWNER_PASSWORD: () => randomBytes(12).toString('base64url'),
 };
@@ -43,6 +44,11 @@ const RUNTIME_ROLES = {
 
 /** The worker's ledger role on billing's database: it may only end holds (ADR 0070). */
 const WORKER_LEDGER_ROLE = { role: 'worker_ledger', password: 'WORKER_LEDGER_DATABASE_PASSWORD' };
+/** Edge's admission role on billing's database: it may only admit API keys (ADR 0070). */
+const EDGE_ADMISSION_ROLE = {
+  role: 'edge_admission',
+  password: 'EDGE_ADMISSION_DATABASE_PASSWORD',
+};
 
 /** Made once and kept (mode 0600); a secret added by a newer version is filled in. */
 export function localSecrets(dataDir) {
@@ -107,17 +113,20 @@ function urlAs(databaseUrl, { role, password }, secrets) {
 
 /**
  * Migrates both databases as the admin (owner); each service's runtime role, and the worker's
- * ledger role on billing's, is created and granted what it needs. Returns each role's URL.
+ * and edge's roles on billing's, is created and granted what it needs. Returns each role's URL.
  */
 export async function migrateDatabases(databases, secrets) {
-  const { role: workerRole, password: workerPassword } = WORKER_LEDGER_ROLE;
-  await ensureLoginRole(databases.adminUrl, workerRole, secrets[workerPassword]);
+  for (const { role, password } of [WORKER_LEDGER_ROLE, EDGE_ADMISSION_ROLE]) {
+    await ensureLoginRole(databases.adminUrl, role, secrets[password]);
+  }
+  const workerRole = WORKER_LEDGER_ROLE.role;
+  const edgeRole = EDGE_ADMISSION_ROLE.role;
   const runtimeUrls = {};
   for (const [service, { role, password, migrate }] of Object.entries(RUNTIME_ROLES)) {
     await ensureLoginRole(databases.adminUrl, role, secrets[password]);
     await migrate(databases[service], {
       runtimeRole: role,
-      ...(service === 'billing' ? { workerRole } : {}),
+      ...(service === 'billing' ? { workerRole, edgeRole } : {}),
     });
     runtimeUrls[service] = urlAs(databases[service], { role, password }, secrets);
   }
@@ -125,5 +134,6 @@ export async function migrateDatabases(databases, secrets) {
     billingRuntimeUrl: runtimeUrls.billing,
     dispatcherRuntimeUrl: runtimeUrls.dispatcher,
     workerLedgerUrl: urlAs(databases.billing, WORKER_LEDGER_ROLE, secrets),
+    edgeAdmissionUrl: urlAs(databases.billing, EDGE_ADMISSION_ROLE, secrets),
   };
 }

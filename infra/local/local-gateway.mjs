@@ -88,10 +88,8 @@ async function main() {
   const startedMs = Date.now();
   const secrets = localSecrets(dataDir);
   const databases = await localDatabases(dataDir, ports.postgres, stoppers, log);
-  const { billingRuntimeUrl, dispatcherRuntimeUrl, workerLedgerUrl } = await migrateDatabases(
-    databases,
-    secrets,
-  );
+  const { billingRuntimeUrl, dispatcherRuntimeUrl, workerLedgerUrl, edgeAdmissionUrl } =
+    await migrateDatabases(databases, secrets);
   const standIns = await startStandIns();
   const { amqpUrl, bus } = await sharedBus();
   const deps = bus ? { bus } : {};
@@ -154,6 +152,7 @@ async function main() {
       ADMIN_TOKEN: secrets.ADMIN_TOKEN,
       DISPATCHER_URL: `http://127.0.0.1:${ports.dispatcher}`,
       DISPATCHER_INTERNAL_TOKEN: secrets.DISPATCHER_INTERNAL_TOKEN,
+      ADMISSION_DATABASE_URL: edgeAdmissionUrl,
       WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
       // The dashboard at http://127.0.0.1:<port>/dashboard/: its cookie cannot be Secure there.
       PUBLIC_BASE_URL: `http://127.0.0.1:${ports.edge}`,

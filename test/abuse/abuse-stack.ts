@@ -18,6 +18,7 @@ import {
 } from '@gateway/testing';
 import {
   billingDatabaseTemplate,
+  TEST_EDGE_ADMISSION_ROLE,
   TEST_WORKER_LEDGER_ROLE,
 } from '../../services/billing/src/db/client.js';
 import { dispatcherDatabaseTemplate } from '../../services/dispatcher/src/db/migrate.js';
@@ -239,6 +240,7 @@ export async function startAbuseStack(
         billing: billingDb.runtimeUrl,
         dispatcher: dispatcherDb.runtimeUrl,
         workerLedger: urlAsRole(billingDb.url, TEST_WORKER_LEDGER_ROLE),
+        edgeAdmission: urlAsRole(billingDb.url, TEST_EDGE_ADMISSION_ROLE),
       },
       edges: options.edgeReplicas ?? 1,
       ...(options.env && { common: options.env }),

@@ -136,8 +136,10 @@ beforeAll(async () => {
     const migrate = composeService(oneShot);
     const runtimeRole = migrate.environment.RUNTIME_DATABASE_ROLE!;
     await createTestRole(runtimeRole);
-    const workerRole = migrate.environment.WORKER_DATABASE_ROLE;
-    if (workerRole) await createTestRole(workerRole);
+    for (const role of ['WORKER_DATABASE_ROLE', 'EDGE_DATABASE_ROLE']) {
+      const name = migrate.environment[role];
+      if (name) await createTestRole(name);
+    }
     await run(process.execPath, [path.resolve('services', service, migrate.entrypoint![1]!)], {
       env: { PATH: process.env.PATH, ...onLoopback(oneShot, { DATABASE_URL: databaseUrl }) },
       timeout: 60_000,
@@ -172,10 +174,13 @@ beforeAll(async () => {
     LEDGER_DATABASE_URL: urlAsRole(billingDb.url, workerRole),
     EXTERNAL_PROVIDER_URL: provider.baseUrl,
   });
+  // Edge's admission role there likewise.
+  const edgeRole = composeService('migrate').environment.EDGE_DATABASE_ROLE!;
   const edgeUrl = await up('edge', {
     ...amqp('edge'),
     BILLING_URL: billingUrl,
     DISPATCHER_URL: dispatcherUrl,
+    ADMISSION_DATABASE_URL: urlAsRole(billingDb.url, edgeRole),
   });
   seedEnv = onLoopback('seed', { GATEWAY_URL: edgeUrl, DEMO_NODE_URL: nodeUrl });
 }, 180_000);

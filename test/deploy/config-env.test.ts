@@ -85,19 +85,25 @@ function expectOwnerMigratesForRuntimeRole(
 }
 
 /**
- * The worker reaches billing's database as its own ledger role (ADR 0070): the one billing's
- * migration grants, neither billing's runtime role nor the owner.
+ * The worker and edge reach billing's database each as its own role (ADR 0070): the one
+ * billing's migration grants, neither billing's runtime role nor the owner.
  */
-function expectWorkerLedgerRole(
-  worker: Record<string, string>,
+const FUNCTION_ROLES = [
+  ['inference-worker', 'LEDGER_DATABASE_URL', 'WORKER_DATABASE_ROLE'],
+  ['edge', 'ADMISSION_DATABASE_URL', 'EDGE_DATABASE_ROLE'],
+] as const;
+
+function expectFunctionRole(
+  [, urlVariable, roleVariable]: (typeof FUNCTION_ROLES)[number],
+  service: Record<string, string>,
   billing: Record<string, string>,
   migrate: Record<string, string>,
 ) {
-  const [ledger, runtime] = [urlOf(worker.LEDGER_DATABASE_URL!), urlOf(billing.DATABASE_URL!)];
-  expect([ledger.host, ledger.pathname]).toEqual([runtime.host, runtime.pathname]);
-  expect(ledger.username).toBe(migrate.WORKER_DATABASE_ROLE);
-  expect(ledger.username).not.toBe(runtime.username);
-  expect(ledger.username).not.toBe(urlOf(migrate.DATABASE_URL!).username);
+  const [own, runtime] = [urlOf(service[urlVariable]!), urlOf(billing.DATABASE_URL!)];
+  expect([own.host, own.pathname]).toEqual([runtime.host, runtime.pathname]);
+  expect(own.username).toBe(migrate[roleVariable]);
+  expect(own.username).not.toBe(runtime.username);
+  expect(own.username).not.toBe(urlOf(migrate.DATABASE_URL!).username);
 }
 
 describe('docker-compose.yml', () => {
@@ -121,9 +127,12 @@ describe('docker-compose.yml', () => {
     },
   );
 
-  it("gives the worker billing's database as the ledger role the migration grants", () => {
-    expectWorkerLedgerRole(env('inference-worker'), env('billing'), env('migrate'));
-  });
+  it.each(FUNCTION_ROLES)(
+    "gives %s billing's database as the role the migration grants",
+    (...r) => {
+      expectFunctionRole(r, env(r[0]), env('billing'), env('migrate'));
+    },
+  );
 
   it('wires the shared credentials and addresses consistently', () => {
     expect(env('edge').BILLING_INTERNAL_TOKEN).toBe(env('billing').EDGE_INTERNAL_TOKEN);
@@ -211,9 +220,15 @@ describe.each(['base', 'dev', 'prod'])('k8s %s', (layer) => {
       'billing-edge-token',
       'dispatcher-internal-token',
     ]);
-    // edge keeps the broker user and the admin token.
+    // edge keeps the broker user, the admin token and its admission role's database URL.
     expect(secretKeys('edge')).toEqual(
-      ['admin-token', 'billing-edge-token', 'dispatcher-internal-token', 'edge-amqp-url'].sort(),
+      [
+        'admin-token',
+        'billing-edge-token',
+        'dispatcher-internal-token',
+        'edge-admission-database-url',
+        'edge-amqp-url',
+      ].sort(),
     );
   });
 
@@ -253,13 +268,17 @@ describe.each(['base', 'dev', 'prod'])('k8s %s', (layer) => {
     },
   );
 
-  it("gives the worker billing's database as the ledger role billing's migration grants", () => {
-    expectWorkerLedgerRole(
-      envOf('Deployment', 'inference-worker'),
-      envOf('Deployment', 'billing'),
-      envOf('Job', 'billing-migrate'),
-    );
-  });
+  it.each(FUNCTION_ROLES)(
+    "gives %s billing's database as the role billing's migration grants",
+    (...r) => {
+      expectFunctionRole(
+        r,
+        envOf('Deployment', r[0]),
+        envOf('Deployment', 'billing'),
+        envOf('Job', 'billing-migrate'),
+      );
+    },
+  );
 
   it('takes each shared credential from one secret key', () => {
     const refs = (deployment: string, variable: string) => {

@@ -556,7 +556,7 @@ describe.each(Object.keys(NAMESPACES) as Layer[])('k8s %s, composed', (layer) =>
           .find((p) => p.name === policy)!
           .egress!.flatMap((r) => (r.to ?? []).map(describePeer));
       for (const [policy, clients] of [
-        ['postgres-egress', ['billing', 'dispatcher', 'inference-worker', 'migrate']],
+        ['postgres-egress', ['billing', 'dispatcher', 'edge', 'inference-worker', 'migrate']],
         ['rabbitmq-egress', ['edge', 'inference-worker', 'dispatcher', 'billing']],
       ] as const) {
         expect(storeCidrs(policy).every((peer) => peer.startsWith('ip:'))).toBe(true);

@@ -29,6 +29,7 @@ import {
 } from '@gateway/testing';
 import {
   billingDatabaseTemplate,
+  TEST_EDGE_ADMISSION_ROLE,
   TEST_WORKER_LEDGER_ROLE,
 } from '../../services/billing/src/db/client.js';
 import { dispatcherDatabaseTemplate } from '../../services/dispatcher/src/db/migrate.js';
@@ -82,10 +83,15 @@ export interface FaultStack {
   workers: Service[];
   /**
    * With `proxied`: fault-injecting TCP proxies on the paths to billing (from edges and
-   * workers), to billing's database from workers (their ledger role, ADR 0070) and to the model
-   * node (from workers).
+   * workers), to billing's database from workers (their ledger role) and from edges (their
+   * admission role, ADR 0070), and to the model node (from workers).
    */
-  paths?: { billing: TcpBalancer; ledger: TcpBalancer; model: TcpBalancer };
+  paths?: {
+    billing: TcpBalancer;
+    ledger: TcpBalancer;
+    admission: TcpBalancer;
+    model: TcpBalancer;
+  };
   node: StandInModelNode;
   receiver: Receiver;
   lanes: Lane[];
@@ -107,6 +113,8 @@ interface Topology {
   reachBilling(billingPort: number): string;
   /** The URL the worker reaches billing's database at (through a proxy, or directly). */
   reachLedger(databaseUrl: string): string;
+  /** The URL edges reach billing's database at (through a proxy, or directly). */
+  reachAdmission(databaseUrl: string): string;
   env: GatewayEnv;
   /** Where each process's movable clock keeps its offset; none when undefined. */
   clockDir?: string;
@@ -145,6 +153,7 @@ async function startServices(
         billing: billingDb.runtimeUrl,
         dispatcher: dispatcherDb.runtimeUrl,
         workerLedger: topology.reachLedger(urlAsRole(billingDb.url, TEST_WORKER_LEDGER_ROLE)),
+        edgeAdmission: topology.reachAdmission(urlAsRole(billingDb.url, TEST_EDGE_ADMISSION_ROLE)),
       },
       edges: topology.edges,
       workers: topology.workers,
@@ -228,6 +237,7 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
     ? {
         billing: await startTcpBalancer([]),
         ledger: await startTcpBalancer([postgresPort]),
+        admission: await startTcpBalancer([postgresPort]),
         model: await startTcpBalancer([node.port]),
       }
     : undefined;
@@ -240,12 +250,8 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
       paths?.billing.repoint([port]);
       return `http://127.0.0.1:${paths?.billing.port ?? port}`;
     },
-    reachLedger: (databaseUrl) => {
-      if (!paths) return databaseUrl;
-      const url = new URL(databaseUrl);
-      url.port = String(paths.ledger.port);
-      return url.toString();
-    },
+    reachLedger: (databaseUrl) => through(paths?.ledger, databaseUrl),
+    reachAdmission: (databaseUrl) => through(paths?.admission, databaseUrl),
     env: options.env ?? {},
     ...(options.movableClocks && { clockDir: infra.baseDir }),
     logDir,
@@ -299,6 +305,7 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
       await Promise.allSettled([
         paths?.billing.close(),
         paths?.ledger.close(),
+        paths?.admission.close(),
         paths?.model.close(),
       ]);
       await sql.end().catch(() => undefined);
@@ -308,4 +315,12 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
       await infra.stop();
     },
   };
+}
+
+/** `databaseUrl` through `proxy`'s port, or as it is without one. */
+function through(proxy: TcpBalancer | undefined, databaseUrl: string): string {
+  if (!proxy) return databaseUrl;
+  const url = new URL(databaseUrl);
+  url.port = String(proxy.port);
+  return url.toString();
 }

@@ -251,7 +251,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     title:
-      "billing unreachable from edge and the worker (its API, and the worker's path to its database) past the publish grace while jobs run",
+      'billing unreachable from edge and the worker (its API, and their paths to its database) past the publish grace while jobs run',
     name: 'billing-unreachable-past-grace',
     repetitions: 1,
     plan: () => {
@@ -264,14 +264,15 @@ const SCENARIOS: Scenario[] = [
           // Edge has its admissions' answers and publishes the jobs before the path goes.
           await delay(300);
           const closed = await freeLoopbackPort();
-          const ledgerPorts = s.paths!.ledger.upstreamPorts;
+          const databasePorts = s.paths!.ledger.upstreamPorts;
+          const toDatabase = [s.paths!.ledger, s.paths!.admission];
           s.paths!.billing.repoint([closed]);
-          s.paths!.ledger.repoint([closed]);
+          for (const path of toDatabase) path.repoint([closed]);
           // The marks fail, the holds are released, the answers go out with their settlements
           // queued through the broker; then the paths come back.
           await delay(FAULTS.holdPublishGraceMs + 5_000);
           s.paths!.billing.repoint([s.services.billing.port]);
-          s.paths!.ledger.repoint(ledgerPorts);
+          for (const path of toDatabase) path.repoint(databasePorts);
         },
       };
     },

@@ -38,8 +38,10 @@ async function databases(adminUrl) {
       await client.query(`REVOKE ALL ON DATABASE ${db} FROM PUBLIC`);
       await client.query(`CREATE ROLE ${db}_runtime LOGIN`);
     }
-    // The worker's ledger role on billing's database (granted by billing's migration).
-    await client.query(`CREATE ROLE ${composeSetting('migrate', 'WORKER_DATABASE_ROLE')} LOGIN`);
+    // The worker's and edge's roles on billing's database (granted by billing's migration).
+    for (const role of ['WORKER_DATABASE_ROLE', 'EDGE_DATABASE_ROLE']) {
+      await client.query(`CREATE ROLE ${composeSetting('migrate', role)} LOGIN`);
+    }
   } finally {
     await client.end();
   }
@@ -136,6 +138,7 @@ async function main() {
       AMQP_URL: amqp.edge,
       BILLING_URL: url('billing'),
       DISPATCHER_URL: url('dispatcher'),
+      ADMISSION_DATABASE_URL: dbUrl(composeSetting('migrate', 'EDGE_DATABASE_ROLE'), 'billing'),
       PUBLIC_BASE_URL: url(name),
       // The receiver is on loopback: edge accepts the URL with the development setting too.
       WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',

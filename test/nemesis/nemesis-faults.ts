@@ -45,6 +45,7 @@ function pathOf(stack: FaultStack, name: string): TcpBalancer {
     billing: stack.paths?.billing,
     model: stack.paths?.model,
     ledger: stack.paths?.ledger,
+    admission: stack.paths?.admission,
   };
   const balancer = balancers[name];
   if (balancer === undefined) throw new Error(`no proxy on the ${name} path`);

@@ -10,6 +10,8 @@ CREATE ROLE billing_runtime LOGIN PASSWORD 'billing-runtime-example-password';
 -- The inference worker's ledger role: the migrate one-shot grants it EXECUTE on the two functions
 -- that end a hold, and nothing else (services/billing/src/db/function-role-grants.ts, ADR 0070).
 CREATE ROLE worker_ledger LOGIN PASSWORD 'worker-ledger-example-password';
+-- Edge's admission role: EXECUTE on the API keys' admission and a key's last use, nothing else.
+CREATE ROLE edge_admission LOGIN PASSWORD 'edge-admission-example-password';
 
 CREATE ROLE dispatcher LOGIN PASSWORD 'dispatcher-example-password';
 CREATE DATABASE dispatcher OWNER dispatcher;

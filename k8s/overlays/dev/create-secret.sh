@@ -27,6 +27,7 @@ amqp() { echo "amqp://gateway-$1:$2@$mq:5672/$vhost"; }
   --from-literal=billing-database-url="postgres://billing_runtime:${DEV_BILLING_RUNTIME_PASSWORD:?}@$pg/billing" \
   --from-literal=billing-migration-database-url="postgres://billing:${DEV_BILLING_PASSWORD:?}@$pg/billing" \
   --from-literal=inference-worker-ledger-database-url="postgres://worker_ledger:${DEV_WORKER_LEDGER_PASSWORD:?}@$pg/billing" \
+  --from-literal=edge-admission-database-url="postgres://edge_admission:${DEV_EDGE_ADMISSION_PASSWORD:?}@$pg/billing" \
   --from-literal=dispatcher-database-url="postgres://dispatcher_runtime:${DEV_DISPATCHER_RUNTIME_PASSWORD:?}@$pg/dispatcher" \
   --from-literal=dispatcher-migration-database-url="postgres://dispatcher:${DEV_DISPATCHER_PASSWORD:?}@$pg/dispatcher" \
   --from-literal=edge-amqp-url="$(amqp edge "$(token)")" \

@@ -114,4 +114,45 @@ describe('batched calls to billing', () => {
     expect(requests).toHaveLength(1);
     expect(singles).toEqual(['v1', 'v2']);
   });
+
+  it('admits what the caller takes itself beside what goes to billing, each answer in its place', async () => {
+    const { http, requests } = fakeHttp(() =>
+      json(503, toErrorBody(new GatewayError('service_unavailable', 'billing down'))),
+    );
+    const directCalls: string[][] = [];
+    const batches = createBatches(
+      http,
+      {
+        batchMaxInFlight: 1,
+        directAdmissions: {
+          takes: (item) => item.authorization === 'Bearer sk_mine',
+          admit: async (items) => {
+            directCalls.push(items.map((item) => item.holdId));
+            return items.map((item) =>
+              item.holdId === 'd2'
+                ? { status: 402, body: toErrorBody(new GatewayError('insufficient_balance', 'no')) }
+                : { status: 200, body: { hold: { id: item.holdId } } },
+            );
+          },
+        },
+      },
+      noSingleCalls,
+    );
+    const mine = (holdId: string) => ({ ...admission(holdId), authorization: 'Bearer sk_mine' });
+    const first = batches.admissions.submit(mine('d0'));
+    const [d1, b1, d2] = [
+      batches.admissions.submit(mine('d1')),
+      batches.admissions.submit(admission('b1')),
+      batches.admissions.submit(mine('d2')),
+    ];
+    await expect(first).resolves.toEqual({ hold: { id: 'd0' } });
+    await expect(d1).resolves.toEqual({ hold: { id: 'd1' } });
+    // Billing failing as a whole fails its own item only.
+    await expect(b1).rejects.toMatchObject({ code: 'service_unavailable' });
+    await expect(d2).rejects.toMatchObject({ code: 'insufficient_balance' });
+    expect(directCalls).toEqual([['d0'], ['d1', 'd2']]);
+    expect(requests.map((r) => (r.body as { items: { holdId: string }[] }).items)).toEqual([
+      [expect.objectContaining({ holdId: 'b1' })],
+    ]);
+  });
 });

@@ -40,13 +40,26 @@ export interface BatchOptions {
   batchMaxInFlight?: number;
   /** Told the size of each batch sent, by kind (a metric). */
   onBatch?: (kind: BatchKind, size: number) => void;
+  /** Admissions the caller makes in billing's database itself (edge's API keys, ADR 0070). */
+  directAdmissions?: DirectAdmissions;
+}
+
+/**
+ * Admissions made in billing's database by the caller (edge admits API keys there, ADR 0070):
+ * the items it `takes` go to `admit`, in the same batch as the rest go to billing's route, and
+ * each is answered as billing's batch route would have answered it.
+ */
+export interface DirectAdmissions {
+  takes(item: AdmissionItem): boolean;
+  /** Each item's answer, in order; a rejection fails every item of the call. */
+  admit(items: readonly AdmissionItem[]): Promise<BatchItemAnswer[]>;
 }
 
 /** The batch routes of `BILLING_ROUTES`, each answering an item as its single route would. */
 type BatchRoute = typeof R.admitBatch | typeof R.settleBatch | typeof R.voidBatch;
 type ItemOf<Batch extends BatchRoute> = RouteBody<Batch>['items'][number];
 
-type AdmissionItem = ItemOf<typeof R.admitBatch>;
+export type AdmissionItem = ItemOf<typeof R.admitBatch>;
 type SettleItem = ItemOf<typeof R.settleBatch>;
 type VoidItem = ItemOf<typeof R.voidBatch>;
 
@@ -75,36 +88,91 @@ export function createBatches(
   single: SingleCalls,
 ): Batches {
   let batchRoutes = true;
-  const batcher = <Batch extends BatchRoute, O>(
+  /** Items through their batch route, or one by one once billing turned out to have none. */
+  const viaBilling =
+    <Batch extends BatchRoute, O>(route: Batch, one: (item: ItemOf<Batch>) => Promise<O>) =>
+    async (items: ItemOf<Batch>[]): Promise<ItemResult<O>[]> => {
+      if (batchRoutes) {
+        // The call serves many requests: its own id is billing's; each item names its own.
+        const answers = await withoutRequestId(() => sendBatch(http, route, items));
+        if (answers) return answers.map((answer) => resultOf<O>(answer));
+        batchRoutes = false;
+      }
+      return Promise.all(
+        items.map((item) => withRequestId(item.requestId, () => settled(() => one(item)))),
+      );
+    };
+  const batcher = <I, O>(
     kind: BatchKind,
-    route: Batch,
     maxBatchSize: number,
-    one: (item: ItemOf<Batch>) => Promise<O>,
+    send: (items: I[]) => Promise<ItemResult<O>[]>,
   ) =>
-    new NaturalBatcher<ItemOf<Batch>, O>(
-      async (items) => {
-        if (batchRoutes) {
-          // The call serves many requests: its own id is billing's; each item names its own.
-          const answers = await withoutRequestId(() => sendBatch(http, route, items));
-          if (answers) return answers.map((answer) => resultOf<O>(answer));
-          batchRoutes = false;
-        }
-        return Promise.all(
-          items.map((item) => withRequestId(item.requestId, () => settled(() => one(item)))),
-        );
-      },
-      {
-        maxBatchSize,
-        maxInFlight: options.batchMaxInFlight ?? 2,
-        onBatch: (size) => options.onBatch?.(kind, size),
-      },
-    );
+    new NaturalBatcher<I, O>(send, {
+      maxBatchSize,
+      maxInFlight: options.batchMaxInFlight ?? 2,
+      onBatch: (size) => options.onBatch?.(kind, size),
+    });
+  const admitViaBilling = viaBilling<typeof R.admitBatch, AdmissionResponse>(
+    R.admitBatch,
+    single.admit,
+  );
+  const { directAdmissions } = options;
   return {
-    admissions: batcher('admissions', R.admitBatch, MAX_ADMISSION_BATCH, single.admit),
-    settlements: batcher('settlements', R.settleBatch, MAX_HOLD_END_BATCH, single.settle),
-    voids: batcher('voids', R.voidBatch, MAX_HOLD_END_BATCH, single.void),
+    admissions: batcher(
+      'admissions',
+      MAX_ADMISSION_BATCH,
+      directAdmissions ? splitAdmissions(directAdmissions, admitViaBilling) : admitViaBilling,
+    ),
+    settlements: batcher(
+      'settlements',
+      MAX_HOLD_END_BATCH,
+      viaBilling<typeof R.settleBatch, SettleResponse>(R.settleBatch, single.settle),
+    ),
+    voids: batcher(
+      'voids',
+      MAX_HOLD_END_BATCH,
+      viaBilling<typeof R.voidBatch, VoidResponse>(R.voidBatch, single.void),
+    ),
   };
 }
+
+/**
+ * A batch of admissions split by where each is made: the direct ones and billing's at once, each
+ * item's result back in its place.
+ */
+function splitAdmissions(
+  direct: DirectAdmissions,
+  viaBilling: (items: AdmissionItem[]) => Promise<ItemResult<AdmissionResponse>[]>,
+) {
+  return async (items: AdmissionItem[]): Promise<ItemResult<AdmissionResponse>[]> => {
+    const taken = items.map((item) => direct.takes(item));
+    const mine = items.filter((_, index) => taken[index]);
+    const theirs = items.filter((_, index) => !taken[index]);
+    // A call that fails as a whole fails its own items only, never the other call's.
+    const [own, billing] = await Promise.all([
+      eachOrAll(mine, async (some) =>
+        (await direct.admit(some)).map((answer) => resultOf<AdmissionResponse>(answer)),
+      ),
+      eachOrAll(theirs, viaBilling),
+    ]);
+    return taken.map((isMine) => (isMine ? own.shift() : billing.shift()) ?? missing());
+  };
+}
+
+/** `send`'s results, or its rejection as every item's; nothing sent for no items. */
+async function eachOrAll<I, O>(
+  items: I[],
+  send: (items: I[]) => Promise<ItemResult<O>[]>,
+): Promise<ItemResult<O>[]> {
+  if (items.length === 0) return [];
+  try {
+    return await send(items);
+  } catch (error) {
+    return items.map(() => ({ ok: false, error }));
+  }
+}
+
+const missing = (): ItemResult<never> => ({ ok: false, error: new Error('admission: no answer') });
 
 /**
  * One batch call (idempotent: every item is, by its hold id); undefined when billing has no such

@@ -8,6 +8,7 @@ import {
   GatewayError,
   LIMITS,
   microDzdToWire,
+  type AdmissionRequest,
   type AdmissionResponse,
   type Caller,
   type RateLimitDecision,
@@ -17,6 +18,7 @@ import { refusalAfterCount, refusalBeforeCount, withRateLimit } from './admissio
 import type {
   Admission,
   AdmitRequest,
+  CredentialAdmitRequest,
   ModelNode,
   ModelRecord,
   Principal,
@@ -163,6 +165,24 @@ export function principalOf(
       spendingLimitMicroDzd: row.token_limit === null ? null : BigInt(row.token_limit),
       expiresAt: row.token_expires_at ?? token.expiresAt,
     },
+  };
+}
+
+/** The contract's admission request as the domain's (the credential travels beside it). */
+export function admitRequestOf(body: AdmissionRequest): CredentialAdmitRequest {
+  return {
+    model: body.model,
+    estimate: body.estimate,
+    priority: body.priority,
+    holdId: body.holdId,
+    ...(body.providers ? { providers: body.providers } : {}),
+    ...(body.kinds ? { kinds: body.kinds } : {}),
+    ...(body.nodeUnsupportedParameter === undefined
+      ? {}
+      : { nodeUnsupportedParameter: body.nodeUnsupportedParameter }),
+    ...(body.media === undefined ? {} : { media: body.media }),
+    ...(body.endpoint === undefined ? {} : { endpoint: body.endpoint }),
+    ...(body.requestId === undefined ? {} : { requestId: body.requestId }),
   };
 }
 

@@ -59,6 +59,7 @@ export {
 export {
   admissionOutcome,
   admissionToWire,
+  admitRequestOf,
   callerOf,
   checkEstimate,
   principalOf,

@@ -1,4 +1,5 @@
 export { asGatewayError, errorHandler, notFoundHandler } from './errors.js';
+export { errorAnswerOf, rateLimitDecisionOf } from './error-answer.js';
 export { listen, type RunningServer } from './http-server.js';
 export { Lifecycle, type LifecycleOptions } from './lifecycle.js';
 export {

@@ -114,4 +114,20 @@ describe('startGateway', () => {
       expect(direct.environments[service]).not.toHaveProperty('LEDGER_DATABASE_URL');
     }
   });
+
+  it("gives edge billing's database as its admission role only when the stack names one", async () => {
+    const { launch } = recordingLauncher();
+    const apiOnly = await startGateway(topology(launch));
+    expect(apiOnly.environments.edge).not.toHaveProperty('ADMISSION_DATABASE_URL');
+    const base = topology(launch);
+    const url = 'postgres://edge_admission@db/billing';
+    const direct = await startGateway({
+      ...base,
+      databaseUrls: { ...base.databaseUrls, edgeAdmission: url },
+    });
+    expect(direct.environments.edge!.ADMISSION_DATABASE_URL).toBe(url);
+    for (const service of ['billing', 'dispatcher', 'worker'] as const) {
+      expect(direct.environments[service]).not.toHaveProperty('ADMISSION_DATABASE_URL');
+    }
+  });
 });

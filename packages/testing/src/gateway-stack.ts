@@ -65,6 +65,11 @@ export interface DatabaseUrls {
    * itself. Unset: it ends them over billing's API.
    */
   workerLedger?: string;
+  /**
+   * Billing's database as edge's admission role (ADR 0070): edge then admits API keys there
+   * itself. Unset: every admission goes over billing's API.
+   */
+  edgeAdmission?: string;
 }
 
 export interface GatewayWiring {
@@ -112,6 +117,9 @@ export function gatewayEnvironment(
       ADMIN_TOKEN: secrets.adminToken,
       DISPATCHER_URL: wiring.dispatcherUrl,
       DISPATCHER_INTERNAL_TOKEN: secrets.dispatcherToken,
+      ...(wiring.databaseUrls.edgeAdmission
+        ? { ADMISSION_DATABASE_URL: wiring.databaseUrls.edgeAdmission }
+        : {}),
     }),
   };
   return { ...wiring.common, ...wiring.amqp(service), ...own[service](), ...overrides[service] };

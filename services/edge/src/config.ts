@@ -22,6 +22,13 @@ export const edgeConfigSchema = Type.Object({
   BILLING_TIMEOUT_MS: fields.durationMs(5_000, 60_000),
   // Batch calls to billing of one kind running at once; calls made meanwhile form the next batch.
   BILLING_BATCH_MAX_IN_FLIGHT: Type.Integer({ minimum: 1, maximum: 16, default: 2 }),
+  // Billing's database as edge's admission role, which may only admit API keys (ADR 0070): edge
+  // then admits API-key requests there itself, not over billing's API (scoped tokens still go to
+  // billing). Unset: every admission over the API.
+  ADMISSION_DATABASE_URL: Type.Optional(fields.postgresUrl()),
+  ADMISSION_DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 32, default: 4 }),
+  // How long a hold admitted here lives unless its job is published: billing's HOLD_TTL_MS.
+  HOLD_TTL_MS: fields.durationMs(15 * 60_000),
   // The operator API's bearer token (compared in constant time); needed with `admin`.
   ADMIN_TOKEN: Type.String({ default: '', pattern: '^(.{32,})?$' }),
   // The dispatcher's internal API, for the webhook secrets and deliveries of the operator API.

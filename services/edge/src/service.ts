@@ -1,6 +1,14 @@
 import { holdIdOfJob, warmEnvelopeValidators, warmRequestValidators } from '@gateway/contracts';
 import { createGatewayBus, gatewayNames, type MessageBus } from '@gateway/messaging';
-import { brokerReadiness, httpReadiness, serveHttp, type ServiceShell } from '@gateway/runtime';
+import {
+  brokerReadiness,
+  createPostgresPool,
+  httpReadiness,
+  serveHttp,
+  type ServiceShell,
+} from '@gateway/runtime';
+import type pg from 'pg';
+import { createDirectAdmissions } from './billing/direct-admissions.js';
 import { buildEdgeApp, trustedProxies } from './app.js';
 import { createBillingClient, type BillingClient } from '@gateway/billing-client';
 import { billingBatchSizes } from '@gateway/observability';
@@ -49,6 +57,15 @@ export async function startEdgeService(
     warmRequestValidators();
     warmEnvelopeValidators('inference.reply');
   }
+  // API keys admitted in billing's database (ADR 0070), when edge has its role there.
+  const directAdmissions =
+    surfaces.has('api') && config.ADMISSION_DATABASE_URL !== undefined
+      ? createDirectAdmissions({
+          pool: admissionPool(config.ADMISSION_DATABASE_URL, config, shell),
+          holdTtlMs: config.HOLD_TTL_MS,
+          logger: shell.logger,
+        })
+      : undefined;
   const billing = createBillingClient({
     baseUrl: config.BILLING_URL,
     token: config.BILLING_INTERNAL_TOKEN,
@@ -58,7 +75,11 @@ export async function startEdgeService(
     catalogCacheTtlMs: EDGE_CATALOG_CACHE_TTL_MS,
     batchMaxInFlight: config.BILLING_BATCH_MAX_IN_FLIGHT,
     onBatch: billingBatchSizes(shell.metrics.registry, shell.name),
+    ...(directAdmissions ? { directAdmissions } : {}),
   });
+  if (directAdmissions) {
+    shell.lifecycle.onShutdown('admission database', () => directAdmissions.close());
+  }
   // The dashboard's bulkhead: its own connections to billing, so that no dashboard load (a
   // sign-in flood included) waits for or holds a connection the public API needs.
   const dashboardBilling = createBillingClient({
@@ -150,6 +171,20 @@ export async function startEdgeService(
     await jobPath.replies.start();
   }
   return { port: server.port };
+}
+
+/**
+ * The admission role's pool: a statement not answered within BILLING_TIMEOUT_MS fails in the
+ * client too (503, as billing not answering would), not in a wait.
+ */
+function admissionPool(url: string, config: EdgeConfig, shell: ServiceShell): pg.Pool {
+  const pool = createPostgresPool(url, config.ADMISSION_DATABASE_POOL_MAX, {
+    timeoutMs: config.BILLING_TIMEOUT_MS,
+    clientTimeout: true,
+  });
+  // An idle connection's error (the server restarted) must not end the process.
+  pool.on('error', (error) => shell.logger.warn({ err: error }, 'admission connection failed'));
+  return pool;
 }
 
 /** The public API's way to the workers: the bus, the reply queue and the jobs on them. */

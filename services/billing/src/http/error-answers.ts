@@ -5,14 +5,8 @@
  */
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from '@gateway/observability';
-import {
-  GatewayError,
-  rateLimitHeaders,
-  toErrorBody,
-  type BatchItemAnswer,
-  type RateLimitDecision,
-} from '@gateway/contracts';
-import { asGatewayError } from '@gateway/runtime';
+import { GatewayError, rateLimitHeaders, type BatchItemAnswer } from '@gateway/contracts';
+import { asGatewayError, errorAnswerOf, rateLimitDecisionOf } from '@gateway/runtime';
 
 /**
  * One batch item's answer: 200 and `work`'s result, or the status, headers and error body the
@@ -35,16 +29,7 @@ export function errorItemAnswer(error: unknown, log: Logger): BatchItemAnswer {
   else if (!(error instanceof GatewayError) && gatewayError.code === 'service_unavailable') {
     log.warn({ err: error }, 'batch item failed: dependency unavailable');
   }
-  const headers: Record<string, string> = {};
-  const decision = decisionOf(gatewayError.details);
-  if (decision) {
-    for (const [name, value] of Object.entries(rateLimitHeaders(decision))) {
-      headers[name.toLowerCase()] = value;
-    }
-  }
-  const retryAfterS = gatewayError.details?.retryAfterS;
-  if (typeof retryAfterS === 'number') headers['retry-after'] = String(retryAfterS);
-  return { status: gatewayError.status, headers, body: toErrorBody(gatewayError) };
+  return errorAnswerOf(gatewayError);
 }
 
 /**
@@ -54,26 +39,7 @@ export function errorItemAnswer(error: unknown, log: Logger): BatchItemAnswer {
  * continues to the one error handler.
  */
 export const rateLimitHeadersOnError: ErrorRequestHandler = (error, _req, res, next) => {
-  const decision = error instanceof GatewayError ? decisionOf(error.details) : undefined;
+  const decision = error instanceof GatewayError ? rateLimitDecisionOf(error.details) : undefined;
   if (decision && !res.headersSent) res.set(rateLimitHeaders(decision));
   next(error);
 };
-
-function decisionOf(details: Record<string, unknown> | undefined): RateLimitDecision | undefined {
-  const source = (details?.rateLimit ?? details) as Partial<RateLimitDecision> | undefined;
-  if (
-    typeof source?.limit !== 'number' ||
-    typeof source.remaining !== 'number' ||
-    typeof source.resetMs !== 'number'
-  ) {
-    return undefined;
-  }
-  return {
-    allowed: source.allowed ?? false,
-    limit: source.limit,
-    remaining: source.remaining,
-    resetMs: source.resetMs,
-    retryAfterS: source.retryAfterS ?? 1,
-    ...(source.tokens ? { tokens: source.tokens } : {}),
-  };
-}

@@ -12,8 +12,8 @@ import type { Receipts } from '../receipts/receipts.js';
 import type { StoredResponses } from '../responses/stored-responses.js';
 import type { PeriodReports } from '../reports/period-reports.js';
 import type { ClosedPeriods } from '../reports/closed-periods.js';
-import type { ModelRecord, CredentialAdmitRequest, Identity } from '../identity/index.js';
-import { admissionToWire, callerOf } from '@gateway/ledger-calls';
+import type { ModelRecord, Identity } from '../identity/index.js';
+import { admissionToWire, admitRequestOf, callerOf } from '@gateway/ledger-calls';
 import { batchItemAnswer, errorItemAnswer } from './error-answers.js';
 import { rateSubjectOf } from '../identity/index.js';
 import type { LedgerService, RefundResult, SettleResult, VoidResult } from '../ledger/index.js';
@@ -25,7 +25,6 @@ import {
   BILLING_ROUTES as R,
   GatewayError,
   microDzdToWire,
-  type AdmissionRequest,
   type BatchItemAnswer,
   type CatalogEntry,
   type RefundResponse,
@@ -215,23 +214,6 @@ function answerEach<T extends { requestId?: string }>(
 }
 
 /** The admission as billing's domain takes it, from the contract's request. */
-function admitRequestOf(body: AdmissionRequest): CredentialAdmitRequest {
-  return {
-    model: body.model,
-    estimate: body.estimate,
-    priority: body.priority,
-    holdId: body.holdId,
-    ...(body.providers ? { providers: body.providers } : {}),
-    ...(body.kinds ? { kinds: body.kinds } : {}),
-    ...(body.nodeUnsupportedParameter === undefined
-      ? {}
-      : { nodeUnsupportedParameter: body.nodeUnsupportedParameter }),
-    ...(body.media === undefined ? {} : { media: body.media }),
-    ...(body.endpoint === undefined ? {} : { endpoint: body.endpoint }),
-    ...(body.requestId === undefined ? {} : { requestId: body.requestId }),
-  };
-}
-
 /** Express 5 wildcards yield the path segments; model ids themselves contain '/'. */
 export function modelIdParam(segments: unknown): string {
   const id = Array.isArray(segments) ? segments.join('/') : String(segments ?? '');

@@ -10,7 +10,11 @@ import {
   type OperatorCall,
 } from '@gateway/testing';
 import type { DashboardOptions } from '../dashboard/index.js';
-import { billingDatabaseTemplate, TEST_WORKER_LEDGER_ROLE } from '../db/client.js';
+import {
+  billingDatabaseTemplate,
+  TEST_EDGE_ADMISSION_ROLE,
+  TEST_WORKER_LEDGER_ROLE,
+} from '../db/client.js';
 import { createTestBillingApp } from '../http/billing-api.suite.js';
 import type { LedgerService } from '../ledger/index.js';
 
@@ -71,6 +75,8 @@ export interface BillingUnderTest {
   postedBalance(accountId: string): Promise<bigint>;
   /** Billing's database as the worker's ledger role (ADR 0070), which may only end holds. */
   ledgerUrl: string;
+  /** Billing's database as edge's admission role (ADR 0070), which may only admit API keys. */
+  admissionUrl: string;
   /** Stops billing and drops its database; throws if the ledger's invariants were violated. */
   close(): Promise<void>;
 }
@@ -154,6 +160,7 @@ export async function startBilling(options: BillingTestOptions = {}): Promise<Bi
     url,
     databaseUrl: db.url,
     ledgerUrl: urlAsRole(db.url, TEST_WORKER_LEDGER_ROLE),
+    admissionUrl: urlAsRole(db.url, TEST_EDGE_ADMISSION_ROLE),
     internalToken,
     workerToken,
     ledger,

@@ -10,7 +10,9 @@ import {
 } from '@gateway/messaging';
 import { createLogger, createServiceMetrics } from '@gateway/observability';
 import { testAmqpUrl, uniquePrefix } from '@gateway/testing';
+import { createPostgresPool } from '@gateway/runtime';
 import { buildEdgeApp } from '../app.js';
+import { createDirectAdmissions } from '../billing/direct-admissions.js';
 import { createBillingClient } from '@gateway/billing-client';
 import { createDispatcherClient } from '../clients/dispatcher-client.js';
 import type { DashboardSettings } from '../dashboard/settings.js';
@@ -37,6 +39,11 @@ export interface EdgeOptions {
   /** `TRUSTED_PROXIES` (none by default). */
   trustedProxies?: string[];
   dashboard?: DashboardSettings;
+  /**
+   * Where API keys are admitted: in billing's database as edge's role (`direct`, as every
+   * shipped stack runs, ADR 0070) or over billing's API (`api`). `direct` by default.
+   */
+  admissions?: 'direct' | 'api';
 }
 
 /** An edge app in this process: real billing (HTTP), real RabbitMQ, supertest in front. */
@@ -59,10 +66,22 @@ export async function startEdge(
   const logger = createLogger({ service: 'edge', destination: silentStream });
   const bus = createGatewayBus({ AMQP_URL: testAmqpUrl(), AMQP_PREFIX: prefix }, logger);
   await bus.start();
+  const directAdmissions =
+    options.admissions === 'api'
+      ? undefined
+      : createDirectAdmissions({
+          pool: createPostgresPool(billing.admissionUrl, 4, {
+            timeoutMs: 5_000,
+            clientTimeout: true,
+          }),
+          holdTtlMs: 15 * 60_000,
+          logger,
+        });
   const billingClient = createBillingClient({
     baseUrl: billing.url,
     token: billing.internalToken,
     timeoutMs: 5_000,
+    ...(directAdmissions ? { directAdmissions } : {}),
   });
   // The dashboard's own connections to billing, as edge's service wires them.
   const dashboardBilling = createBillingClient({
@@ -138,6 +157,7 @@ export async function startEdge(
       await bus.close();
       await billingClient.close();
       await dashboardBilling.close();
+      await directAdmissions?.close();
     },
   };
 }
