@@ -61,6 +61,7 @@ export {
   INTERNAL_TOKEN_HEADER,
   allowInternalCallers,
   createInternalHttp,
+  dependencyUnavailable,
   headerOf,
   identifyInternalCaller,
   internalCallerOf,

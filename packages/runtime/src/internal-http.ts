@@ -118,7 +118,8 @@ export function createInternalHttp(options: InternalHttpOptions): InternalHttp {
         body: Buffer.from(await answer.body.arrayBuffer()),
       };
     } catch (error) {
-      if (isTimeout(error)) throw unavailable(options, 'did not answer in time', error);
+      if (isTimeout(error))
+        throw dependencyUnavailable(options.service, 'did not answer in time', error);
       throw new ConnectionFailure(`${options.service} unreachable`, { cause: error });
     }
     if (options.retryServerErrors && request.retry && response.status >= 500) {
@@ -139,7 +140,8 @@ export function createInternalHttp(options: InternalHttpOptions): InternalHttp {
       });
     } catch (error) {
       if (error instanceof ServerFailure) return error.response;
-      if (error instanceof ConnectionFailure) throw unavailable(options, 'is unreachable', error);
+      if (error instanceof ConnectionFailure)
+        throw dependencyUnavailable(options.service, 'is unreachable', error);
       throw error;
     }
   };
@@ -174,9 +176,13 @@ function isTimeout(error: unknown): boolean {
   );
 }
 
-function unavailable(options: InternalHttpOptions, what: string, cause: unknown): GatewayError {
+/**
+ * 503 `service_unavailable` naming the dependency, retried after a second: what a caller answers
+ * when another gateway service (or its database, ADR 0070) cannot be reached in time.
+ */
+export function dependencyUnavailable(service: string, what: string, cause: unknown): GatewayError {
   return new GatewayError('service_unavailable', `A gateway dependency ${what}; retry shortly`, {
-    details: { retryAfterS: 1, dependency: options.service },
+    details: { retryAfterS: 1, dependency: service },
     cause,
   });
 }

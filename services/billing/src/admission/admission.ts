@@ -135,7 +135,7 @@ export class PgAdmission {
       ready.map(async (item, position) => {
         results[item.index] = await settled(async () => {
           const row = await this.#retryChangedKey(item, rows[position]);
-          return this.#outcome(row, item.credential, item.request);
+          return admissionOutcome(row, item.credential, item.request);
         });
       }),
     );
@@ -228,9 +228,5 @@ export class PgAdmission {
           };
     const keyDigest = credential.kind === 'api_key' ? credential.digest : null;
     return statementParams({ keyDigest, token }, request, { now, holdTtlMs: this.#holdTtlMs });
-  }
-
-  #outcome(row: AdmitRow, credential: Credential, request: CredentialAdmitRequest): Admitted {
-    return admissionOutcome(row, credential, request);
   }
 }

@@ -17,7 +17,7 @@ import {
   type ApiKeyAdmissionResult,
 } from '@gateway/ledger-calls';
 import { SpanKind, tracingEnabled, withSpan, type Logger } from '@gateway/observability';
-import { errorAnswerOf } from '@gateway/runtime';
+import { dependencyUnavailable, errorAnswerOf } from '@gateway/runtime';
 import pg from 'pg';
 
 export interface DirectAdmissionOptions {
@@ -97,14 +97,7 @@ function failureOf(error: unknown, logger: Logger): GatewayError {
   if (error instanceof GatewayError) return error;
   if (isDatabaseUnavailable(error)) {
     logger.warn({ err: error }, 'admission: billing database unavailable');
-    return new GatewayError(
-      'service_unavailable',
-      'A gateway dependency is unreachable; retry shortly',
-      {
-        details: { retryAfterS: 1, dependency: 'billing' },
-        cause: error,
-      },
-    );
+    return dependencyUnavailable('billing', 'is unreachable', error);
   }
   logger.error({ err: error }, 'admission failed');
   return new GatewayError('internal_error', 'Internal error');
