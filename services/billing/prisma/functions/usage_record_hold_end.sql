@@ -1,9 +1,10 @@
 -- usage_record_hold_end: its live definition. To change it: README.md in this directory.
 --
--- The record, from the hold as it ends. Outcome: settled → succeeded (the settle wrapper turns a
--- cancellation into cancelled); voided → failed (the void wrapper says cancelled or refused when
--- the caller knows); expired → refused when the job was never published (never queued), failed
--- otherwise.
+-- The record, from the hold as it ends without a settlement (trigger `holds_usage_record`, migration
+-- 20270128090000): a settled hold's record is written by `usage_settle_holds`, once, with the
+-- worker's report. Outcome: voided → failed (the void wrapper says cancelled or refused when the
+-- caller knows); expired → refused when the job was never published (never queued), failed
+-- otherwise. Cost 0: nothing was charged.
 CREATE OR REPLACE FUNCTION "usage_record_hold_end"() RETURNS trigger
 LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
 AS $$
@@ -13,10 +14,9 @@ BEGIN
                                created_at, ended_at)
     VALUES (NEW.id, NEW.request_id, NEW.account_id, NEW.api_key_name, NEW.scoped_token_id,
             NEW.endpoint, NEW.model, NEW.priority, NEW.status::text,
-            CASE WHEN NEW.status = 'settled' THEN 'succeeded'
-                 WHEN NEW.status = 'expired' AND NEW.published_at IS NULL THEN 'refused'
+            CASE WHEN NEW.status = 'expired' AND NEW.published_at IS NULL THEN 'refused'
                  ELSE 'failed' END,
-            COALESCE(NEW.settled_amount_micro_dzd, 0), NEW.created_at,
+            0, NEW.created_at,
             COALESCE(NEW.finalized_at, now()));
     RETURN NULL;
 END;

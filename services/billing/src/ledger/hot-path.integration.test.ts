@@ -171,6 +171,23 @@ describe('batched settlement', () => {
     expect(transactions.size).toBe(9);
   });
 
+  // The settlement as the worker calls it (the ledger's batch, then each hold's usage record),
+  // ten input and ten output tokens per hold, nothing else reported.
+  const SETTLE = 'SELECT * FROM usage_settle_holds($1, $2, $3, $4, now(), $5, $6, $7, $8)';
+  const settleArgs = (holdIds: string[], transactionIds: string[]) => {
+    const each = <T>(value: T) => holdIds.map(() => value);
+    return [
+      holdIds,
+      each('10'),
+      each('10'),
+      transactionIds,
+      each(null),
+      each(null),
+      each(null),
+      each(false),
+    ];
+  };
+
   it('a failing item is rolled back alone: the others of the batch commit', async () => {
     const h = harness();
     const accountId = await h.fundedAccount(100n * DZD);
@@ -183,13 +200,8 @@ describe('batched settlement', () => {
     });
     const pool = pgPoolOf(h.prisma);
     const { rows } = await pool.query<{ hold_id: string; outcome: string; error_state: string }>(
-      `SELECT hold_id, outcome, error_state FROM ledger_settle_holds($1, $2, $3, $4, now())`,
-      [
-        [good!.id, bad!.id],
-        ['10', '10'],
-        ['10', '10'],
-        [newId('txn'), taken],
-      ],
+      SETTLE,
+      settleArgs([good!.id, bad!.id], [newId('txn'), taken]),
     );
     expect(Object.fromEntries(rows.map((r) => [r.hold_id, [r.outcome, r.error_state]]))).toEqual({
       [good!.id]: ['settled', null],
@@ -211,12 +223,7 @@ describe('batched settlement', () => {
       const scans: number[] = [];
       for (const held of holds) {
         await client.query('BEGIN');
-        await client.query('SELECT * FROM ledger_settle_holds($1, $2, $3, $4, now())', [
-          [held.id],
-          ['10'],
-          ['10'],
-          [newId('txn')],
-        ]);
+        await client.query(SETTLE, settleArgs([held.id], [newId('txn')]));
         const { rows } = await client.query<{ seq_scan: string }>(
           `SELECT seq_scan FROM pg_stat_xact_user_tables WHERE relname = 'holds'`,
         );

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GatewayError } from '@gateway/contracts';
 import { pgPoolOf } from '../db/client.js';
 import { gatewayErrorOf } from '../identity/fixtures.suite.js';
+import { newId } from '../identity/secrets.js';
 import {
   API_KEY_NAME,
   DZD,
@@ -120,6 +121,45 @@ describe('a usage record per ended hold', () => {
     expect(BigInt(record!.cost_micro_dzd)).toBe(expectedCost(1200n, 300n, true));
     expect(BigInt(record!.cost_micro_dzd)).toBe(result.costMicroDzd);
     expect(BigInt(record!.cost_micro_dzd)).toBe(await settledCharge(hold.id));
+  });
+
+  it('a settlement writes its record once: one insert, no update', async () => {
+    const accountId = await h.fundedAccount(10n * DZD);
+    const hold = await admitOne(accountId);
+    const client = await pgPoolOf(h.prisma).connect();
+    // The backend's counts not yet reported may include its earlier transactions: the
+    // difference across the call, in one transaction, is this call's.
+    const writes = async () => {
+      const { rows } = await client.query<{ ins: string; upd: string }>(
+        `SELECT n_tup_ins AS ins, n_tup_upd AS upd FROM pg_stat_xact_user_tables
+          WHERE relname = 'usage_records'`,
+      );
+      return { inserted: Number(rows[0]?.ins), updated: Number(rows[0]?.upd) };
+    };
+    try {
+      await client.query('BEGIN');
+      const before = await writes();
+      await client.query(
+        'SELECT * FROM usage_settle_holds($1, $2, $3, $4, now(), $5, $6, $7, $8)',
+        [[hold.id], ['10'], ['5'], [newId('txn')], ['2'], [null], ['7'], [false]],
+      );
+      const after = await writes();
+      await client.query('COMMIT');
+      expect({
+        inserted: after.inserted - before.inserted,
+        updated: after.updated - before.updated,
+      }).toEqual({ inserted: 1, updated: 0 });
+    } finally {
+      client.release();
+    }
+    expect(await recordOf(hold.id)).toMatchObject({
+      hold_status: 'settled',
+      outcome: 'succeeded',
+      prompt_tokens: '10',
+      completion_tokens: '5',
+      reasoning_tokens: '2',
+      generation_latency_ms: '7',
+    });
   });
 
   it('a replayed settlement changes nothing in the record', async () => {
