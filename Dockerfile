@@ -35,6 +35,10 @@ ENV DEPLOY_DROP="src bench scripts tsconfig.json prisma.config.ts pnpm-lock.yaml
 # mounted read-only), nothing else ----
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
+# glibc's allocator: two arenas, and free memory above 1 MiB at the heap's top given back to the
+# system (ADR 0071). Measured under the bench: billing 128-143 -> 106-115 MB resident, edge 20 to
+# 36 MB less, no CPU cost seen. The bench runs the services with these lines (infra/bench).
+ENV MALLOC_ARENA_MAX=2 MALLOC_TRIM_THRESHOLD_=1048576
 WORKDIR /app
 # The image's `node` user, numeric so that Kubernetes' runAsNonRoot can verify it.
 USER 1000:1000

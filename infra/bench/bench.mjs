@@ -36,6 +36,8 @@
  *                           (ADR 0070); api: over billing's API, as before it [ledger]
  *   BENCH_ADMISSIONS        direct: edge admits API keys in billing's database itself
  *                           (ADR 0070); api: over billing's API, as before it [direct]
+ *   BENCH_MALLOC            images: the four services run with the images' allocator settings
+ *                           (Dockerfile, ADR 0071); default: glibc's own [images]
  *   BENCH_CPU_PROF          1: every service writes <BENCH_DIR>/profiles/<service>.cpuprofile
  *                           (node --cpu-prof); the services are stopped after the last phase so
  *                           that they do, and the report lists each one's 8 heaviest functions

@@ -18,6 +18,7 @@ import {
   urlAsRole,
   waitForStatus,
 } from '../../packages/testing/dist/index.js';
+import { serviceAllocatorEnv } from './allocator-env.mjs';
 import { gatewayCounters } from './counters/gateway.mjs';
 import {
   billingDatabaseTemplate,
@@ -37,7 +38,8 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../.
 async function spawnReady(name, env, { cleanup, logDir }) {
   const child = await spawnService({
     entry: gatewayServiceEntry(name, root),
-    env,
+    // The images' allocator settings (BENCH_MALLOC=default: glibc's own).
+    env: { ...serviceAllocatorEnv(), ...env },
     nodeArgs: [
       // BENCH_NODE_ARGS: V8 flags for the four services only (heap sizing trials).
       ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),

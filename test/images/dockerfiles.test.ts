@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import {
   DOCKERFILE,
+  chainEnv,
   copiedFrom,
   dockerfileText,
   imageTargets,
@@ -88,6 +89,16 @@ describe('the Dockerfile', () => {
     }
     // Nothing image-specific in it: no deploy, no dashboard build, no pruning.
     expect(build.instructions.join('\n')).not.toMatch(/ deploy | run build|prune-deploy/);
+  });
+
+  // The bench reads these lines (infra/bench/allocator-env.mjs) and runs its services with them.
+  it("runs each service with glibc's allocator settings (ADR 0071)", () => {
+    for (const target of ['billing', 'dispatcher', 'inference-worker', 'edge']) {
+      expect([target, chainEnv(stages, target)]).toEqual([
+        target,
+        expect.objectContaining({ MALLOC_ARENA_MAX: '2', MALLOC_TRIM_THRESHOLD_: '1048576' }),
+      ]);
+    }
   });
 
   it('is the only Dockerfile in the repository: no copy to keep in step', () => {
