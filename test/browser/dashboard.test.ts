@@ -116,7 +116,13 @@ describe('dashboard in Chromium', () => {
     const ops = await operatorViewer('ops@gateway.test', 'operator');
     await ops.getByRole('link', { name: 'credited-owner' }).waitFor();
     await screenshots(ops, 'operator-accounts');
+    // The search runs 250 ms after typing and its list replaces the one shown: clicking before
+    // its answer came can land on the list as it is swapped (seen once in a loaded CI run).
+    const searched = ops.waitForResponse(
+      (response) => new URL(response.url()).searchParams.get('q') === 'credited' && response.ok(),
+    );
     await ops.getByLabel('Search accounts').fill('credited');
+    await searched;
     await ops.getByRole('link', { name: 'credited-owner' }).click();
     await ops.getByRole('heading', { name: 'credited-owner' }).waitFor();
     await ops.getByLabel('Amount (DZD)').fill('250.125');
