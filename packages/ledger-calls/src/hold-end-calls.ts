@@ -17,8 +17,9 @@ import type {
   VoidReport,
 } from './outcomes.js';
 
-// The usage wrappers (billing's migration 20270107090000) run the ledger functions, then complete
-// the request's usage record in the same statement.
+// The usage wrappers (billing's migration 20270107090000) run the ledger functions, then write
+// (settle, migration 20270128090000) or complete (void) the request's usage record in the same
+// statement.
 const SETTLE = {
   name: 'usage_settle_holds_v1',
   text: `SELECT * FROM usage_settle_holds($1::text[], $2::bigint[], $3::bigint[], $4::text[],
@@ -125,7 +126,7 @@ function toSettleOutcome(row: SettleRow): SettleOutcome {
  * savepoint).
  */
 export async function settleHolds(
-  pool: pg.Pool,
+  pool: pg.Pool | pg.PoolClient,
   requests: readonly SettleInput[],
   at: Date,
 ): Promise<SettleOutcome[]> {

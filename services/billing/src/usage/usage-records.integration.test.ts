@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GatewayError } from '@gateway/contracts';
+import { settleHolds } from '@gateway/ledger-calls';
 import { pgPoolOf } from '../db/client.js';
 import { gatewayErrorOf } from '../identity/fixtures.suite.js';
 import { newId } from '../identity/secrets.js';
@@ -139,9 +140,11 @@ describe('a usage record per ended hold', () => {
     try {
       await client.query('BEGIN');
       const before = await writes();
-      await client.query(
-        'SELECT * FROM usage_settle_holds($1, $2, $3, $4, now(), $5, $6, $7, $8)',
-        [[hold.id], ['10'], ['5'], [newId('txn')], ['2'], [null], ['7'], [false]],
+      const report = { inputTokens: 10n, outputTokens: 5n, reasoningTokens: 2n, generationMs: 7 };
+      await settleHolds(
+        client,
+        [{ holdId: hold.id, transactionId: newId('txn'), ...report }],
+        h.clock.now(),
       );
       const after = await writes();
       await client.query('COMMIT');
