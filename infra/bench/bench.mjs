@@ -36,6 +36,8 @@
  *                           (ADR 0070); api: over billing's API, as before it [ledger]
  *   BENCH_ADMISSIONS        direct: edge admits API keys in billing's database itself
  *                           (ADR 0070); api: over billing's API, as before it [direct]
+ *   BENCH_JOBS              direct: edge hands synchronous jobs to the worker over HTTP
+ *                           (ADR 0072); queue: through RabbitMQ, as before it [direct]
  *   BENCH_MALLOC            images: the four services run with the images' allocator settings
  *                           (Dockerfile, ADR 0071); default: glibc's own [images]
  *   BENCH_CPU_PROF          1: every service writes <BENCH_DIR>/profiles/<service>.cpuprofile
@@ -110,6 +112,7 @@ async function startEverything() {
     accounts: settings.accounts,
     holdEnds: settings.holdEnds,
     admissions: settings.admissions,
+    jobs: settings.jobs,
     sqlProfile: settings.sqlProfile,
     log,
   });

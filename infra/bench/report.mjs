@@ -96,7 +96,8 @@ function closedRows({ closed }, settings) {
   return [
     [
       `closed loop, ${settings.connections} connections, admissions ${settings.admissions ?? 'api'}, ` +
-        `holds ended via ${settings.holdEnds ?? 'api'}, ${settings.malloc ?? 'default'} allocator: req/s`,
+        `holds ended via ${settings.holdEnds ?? 'api'}, jobs via ${settings.jobs ?? 'queue'}, ` +
+        `${settings.malloc ?? 'default'} allocator: req/s`,
       fmt(direct?.reqPerS, 0),
       fmt(portkey?.reqPerS, 0),
       `${fmt(gateway?.reqPerS, 0)}${ratio}`,

@@ -54,6 +54,7 @@ export function readSettings(env, root) {
     accounts: integer(env, 'BENCH_ACCOUNTS', 1, 1, 64),
     holdEnds: list(env, 'BENCH_HOLD_ENDS', ['ledger', 'api'])[0] ?? 'ledger',
     admissions: list(env, 'BENCH_ADMISSIONS', ['direct', 'api'])[0] ?? 'direct',
+    jobs: list(env, 'BENCH_JOBS', ['direct', 'queue'])[0] ?? 'direct',
     malloc: list(env, 'BENCH_MALLOC', ['images', 'default'])[0] ?? 'images',
     cpuProfiles: env.BENCH_CPU_PROF === '1',
     sqlProfile: env.BENCH_SQL_PROFILE === '1',

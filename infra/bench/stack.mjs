@@ -105,7 +105,7 @@ export async function startInfrastructure(baseDir, { cleanup, sqlProfile = false
  */
 export async function startServices(
   infra,
-  { dispatchIntervalMs, caFile, holdEnds, admissions },
+  { dispatchIntervalMs, caFile, holdEnds, admissions, jobs },
   run,
 ) {
   const billingOwnerUrl = await createIsolatedDatabase(
@@ -121,6 +121,8 @@ export async function startServices(
   const gateway = await startGateway(
     {
       launch: ({ service, env }) => spawnReady(service, env, run),
+      // Synchronous jobs straight to the worker (ADR 0072), unless BENCH_JOBS=queue.
+      directJobs: jobs !== 'queue',
       amqp: () => ({ AMQP_URL: infra.rabbitmq.url, AMQP_PREFIX: 'bench.' }),
       databaseUrls: {
         billing: urlAsRole(billingOwnerUrl, billingDatabaseTemplate.runtimeRole),
@@ -270,6 +272,7 @@ export async function startBenchStack({
   accounts = 1,
   holdEnds = 'ledger',
   admissions = 'direct',
+  jobs = 'direct',
   sqlProfile = false,
   log,
 }) {
@@ -287,7 +290,7 @@ export async function startBenchStack({
   log(`starting billing, dispatcher, worker and edge (dispatcher tick ${dispatchIntervalMs} ms)`);
   const services = await startServices(
     infra,
-    { dispatchIntervalMs, caFile: certs.caFile, holdEnds, admissions },
+    { dispatchIntervalMs, caFile: certs.caFile, holdEnds, admissions, jobs },
     run,
   );
   const { apiKeys } = await provision(services, upstream.baseUrl, {

@@ -10,10 +10,12 @@ import { migrateDatabase as migrateDispatcher } from '../../services/dispatcher/
 
 const SECRET_MAKERS = {
   // Edge's credential on billing (INTERNAL_TOKEN, kept for existing data directories), the
-  // worker's, and edge's on the dispatcher: one per caller, as in a deployment.
+  // worker's, edge's on the dispatcher and on the worker: one per caller and callee, as in a
+  // deployment.
   INTERNAL_TOKEN: () => randomBytes(32).toString('hex'),
   WORKER_INTERNAL_TOKEN: () => randomBytes(32).toString('hex'),
   DISPATCHER_INTERNAL_TOKEN: () => randomBytes(32).toString('hex'),
+  EDGE_AT_WORKER_TOKEN: () => randomBytes(32).toString('hex'),
   MASTER_KEY: () => randomBytes(32).toString('base64'),
   ADMIN_TOKEN: () => `adm_${randomBytes(24).toString('hex')}`,
   WEBHOOK_ENCRYPTION_KEY: () => randomBytes(32).toString('base64'),

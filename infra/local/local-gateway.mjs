@@ -135,6 +135,7 @@ async function main() {
       BILLING_URL: billingUrl,
       BILLING_INTERNAL_TOKEN: secrets.WORKER_INTERNAL_TOKEN,
       LEDGER_DATABASE_URL: workerLedgerUrl,
+      EDGE_INTERNAL_TOKEN: secrets.EDGE_AT_WORKER_TOKEN,
       EXTERNAL_PROVIDER_URL: standIns.providerUrl,
       EXTERNAL_PROVIDER_API_KEY: standIns.providerKey,
     },
@@ -153,6 +154,9 @@ async function main() {
       DISPATCHER_URL: `http://127.0.0.1:${ports.dispatcher}`,
       DISPATCHER_INTERNAL_TOKEN: secrets.DISPATCHER_INTERNAL_TOKEN,
       ADMISSION_DATABASE_URL: edgeAdmissionUrl,
+      // Synchronous jobs straight to the worker (ADR 0072); the queue takes what it refuses.
+      WORKER_URLS: `http://127.0.0.1:${ports.worker}`,
+      WORKER_INTERNAL_TOKEN: secrets.EDGE_AT_WORKER_TOKEN,
       WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
       // The dashboard at http://127.0.0.1:<port>/dashboard/: its cookie cannot be Secure there.
       PUBLIC_BASE_URL: `http://127.0.0.1:${ports.edge}`,

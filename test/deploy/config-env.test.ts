@@ -220,7 +220,8 @@ describe.each(['base', 'dev', 'prod'])('k8s %s', (layer) => {
       'billing-edge-token',
       'dispatcher-internal-token',
     ]);
-    // edge keeps the broker user, the admin token and its admission role's database URL.
+    // edge keeps the broker user, the admin token, its admission role's database URL and its
+    // credential at the workers (direct jobs, ADR 0072).
     expect(secretKeys('edge')).toEqual(
       [
         'admin-token',
@@ -228,6 +229,7 @@ describe.each(['base', 'dev', 'prod'])('k8s %s', (layer) => {
         'dispatcher-internal-token',
         'edge-admission-database-url',
         'edge-amqp-url',
+        'worker-edge-token',
       ].sort(),
     );
   });

@@ -474,7 +474,7 @@ describe.each(Object.keys(NAMESPACES) as Layer[])('k8s %s, composed', (layer) =>
       ]);
     });
 
-    it("let edge's pods be reached from the ingress controller, the dispatcher from them", () => {
+    it("let edge's pods be reached from the ingress controller, the dispatcher and the worker from them", () => {
       const from = (name: string) =>
         selecting(rules, labels(name), 'Ingress').flatMap((p) =>
           (p.ingress ?? []).flatMap((r) => (r.from ?? [{}]).map(describePeer)),
@@ -482,7 +482,8 @@ describe.each(Object.keys(NAMESPACES) as Layer[])('k8s %s, composed', (layer) =>
       expect(from('edge')).toContain('ns:ingress-nginx');
       expect(from('dispatcher')).toContain('pod:edge');
       expect(from('dispatcher')).toContain('pod:edge-dashboard');
-      expect(from('inference-worker')).toEqual(['ns:monitoring/pod:prometheus']);
+      // The worker takes synchronous jobs from edge directly (ADR 0072); never from the dashboard.
+      expect(from('inference-worker')).toEqual(['pod:edge', 'ns:monitoring/pod:prometheus']);
       // The dashboard's pods: the ingress controller and Prometheus, on edge's port only.
       const dashboard = selecting(rules, labels('edge-dashboard'), 'Ingress').flatMap(
         (p) => p.ingress ?? [],

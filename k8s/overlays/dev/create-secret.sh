@@ -38,6 +38,7 @@ amqp() { echo "amqp://gateway-$1:$2@$mq:5672/$vhost"; }
   --from-literal=billing-edge-token="$(token)" \
   --from-literal=billing-worker-token="$(token)" \
   --from-literal=dispatcher-internal-token="$(token)" \
+  --from-literal=worker-edge-token="$(token)" \
   --from-literal=admin-token="$(token)" \
   --from-literal=master-key="$(key)" \
   --from-literal=encryption-key="$(key)" \

@@ -70,6 +70,13 @@ export const InferenceJobPayloadSchema = Type.Object({
   webhookUrl: Type.Optional(Type.String({ format: 'http-url' })),
   webhookFormat: Type.Optional(StringEnum(['A', 'B'] as const)),
   deadlineAtMs: TimestampMs,
+  redelivery: Type.Optional(
+    Type.Literal(true, {
+      description:
+        'An earlier run may have started: a worker that took the job directly was lost (ADR ' +
+        '0072). The worker reads the hold first, as for a redelivered message.',
+    }),
+  ),
   promptTokens: Type.Optional(
     Type.Integer({
       minimum: 0,

@@ -32,6 +32,7 @@ export * from './operator-routes.js';
 export * from './dashboard-routes.js';
 export * from './billing-dashboard-routes.js';
 export * from './dispatcher-routes.js';
+export * from './worker-api.js';
 export * from './billing-routes.js';
 export * from './schemas/media-requests.js';
 export * from './schemas/public-answers.js';

@@ -1,6 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { Express } from 'express';
 import { GatewayError, toErrorBody, type ErrorCode } from '@gateway/contracts';
 
 export interface RunningServer {
@@ -55,7 +54,12 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   socket.destroy();
 }
 
-export async function listen(app: Express, host: string, port: number): Promise<RunningServer> {
+/** `app`: an Express app, or a listener that hands it what it does not serve itself. */
+export async function listen(
+  app: RequestListener,
+  host: string,
+  port: number,
+): Promise<RunningServer> {
   const server = createServer(
     {
       headersTimeout: HEADERS_TIMEOUT_MS,

@@ -218,12 +218,31 @@ export function internalCallerOf(res: Response): string {
  * Every known token is compared, so the time taken does not tell which one nearly matched.
  */
 export function identifyInternalCaller(tokensByCaller: Record<string, string>): RequestHandler {
+  const callerOf = internalCallerMatcher(tokensByCaller);
+  return (req, res, next) => {
+    const caller = callerOf(req.headers[INTERNAL_TOKEN_HEADER]);
+    if (caller === undefined) {
+      next(new GatewayError('unauthorized', 'A valid internal service credential is required'));
+      return;
+    }
+    (res.locals as { internalCaller: string }).internalCaller = caller;
+    next();
+  };
+}
+
+/**
+ * The caller whose token was presented (the `x-internal-token` header's value), or undefined:
+ * for a route served outside Express (the worker's direct jobs). Every token is compared, as
+ * digests, in constant time.
+ */
+export function internalCallerMatcher(
+  tokensByCaller: Record<string, string>,
+): (presented: string | string[] | undefined) => string | undefined {
   const expected = Object.entries(tokensByCaller).map(([caller, token]) => ({
     caller,
     digest: digest(token),
   }));
-  return (req, res, next) => {
-    const presented = req.headers[INTERNAL_TOKEN_HEADER];
+  return (presented) => {
     const presentedDigest = digest(typeof presented === 'string' ? presented : '');
     let caller: string | undefined;
     for (const entry of expected) {
@@ -231,12 +250,7 @@ export function identifyInternalCaller(tokensByCaller: Record<string, string>): 
         caller = entry.caller;
       }
     }
-    if (caller === undefined) {
-      next(new GatewayError('unauthorized', 'A valid internal service credential is required'));
-      return;
-    }
-    (res.locals as { internalCaller: string }).internalCaller = caller;
-    next();
+    return caller;
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Express } from 'express';
+import type { RequestListener } from 'node:http';
 import {
   createLogger,
   createServiceMetrics,
@@ -95,7 +95,7 @@ function bufferedStdout(): ReturnType<typeof pino.destination> {
  */
 export async function serveHttp(
   shell: ServiceShell,
-  app: Express,
+  app: RequestListener,
   config: { HOST: string; PORT: number; SHUTDOWN_TIMEOUT_MS: number },
 ): Promise<RunningServer> {
   const running = await listen(app, config.HOST, config.PORT);

@@ -64,6 +64,7 @@ describe('startGateway', () => {
     expect(worker).toMatchObject({
       BILLING_URL: gateway.billing.baseUrl,
       BILLING_INTERNAL_TOKEN: secrets.workerToken,
+      EDGE_INTERNAL_TOKEN: secrets.edgeAtWorkerToken,
       AMQP_URL: 'amqp://inference-worker@127.0.0.1',
     });
     expect(edge).toMatchObject({
@@ -71,11 +72,18 @@ describe('startGateway', () => {
       BILLING_INTERNAL_TOKEN: secrets.edgeToken,
       DISPATCHER_URL: gateway.dispatcher.baseUrl,
       DISPATCHER_INTERNAL_TOKEN: secrets.dispatcherToken,
+      WORKER_URLS: gateway.workers[0]!.baseUrl,
+      WORKER_INTERNAL_TOKEN: secrets.edgeAtWorkerToken,
       ADMIN_TOKEN: 'admin',
     });
     // Every credential is its own: no service can pass for another.
-    const tokens = [secrets.edgeToken, secrets.workerToken, secrets.dispatcherToken];
-    expect(new Set(tokens).size).toBe(3);
+    const tokens = [
+      secrets.edgeToken,
+      secrets.workerToken,
+      secrets.dispatcherToken,
+      secrets.edgeAtWorkerToken,
+    ];
+    expect(new Set(tokens).size).toBe(4);
   });
 
   it('sends edges and workers through `reachBilling`, and lets overrides win', async () => {
@@ -96,6 +104,17 @@ describe('startGateway', () => {
     });
     expect(edge!.BILLING_URL).toBe('http://127.0.0.1:1/elsewhere');
     expect(billing!.OTEL_SERVICE).toBe('x');
+  });
+
+  it('gives edges every worker for direct jobs, or none when the stack queues them all', async () => {
+    const { launch } = recordingLauncher();
+    const direct = await startGateway({ ...topology(launch), workers: 2 });
+    expect(direct.environments.edge!.WORKER_URLS).toBe(
+      direct.workers.map((worker) => worker.baseUrl).join(','),
+    );
+    const queued = await startGateway({ ...topology(launch), directJobs: false });
+    expect(queued.environments.edge).not.toHaveProperty('WORKER_URLS');
+    expect(queued.environments.edge).not.toHaveProperty('WORKER_INTERNAL_TOKEN');
   });
 
   it("gives the worker billing's database as its ledger role only when the stack names one", async () => {

@@ -30,10 +30,11 @@ export function brokerUserOf(service: GatewayService): string {
 }
 
 export interface GatewaySecrets {
-  /** Edge's and the worker's credentials at billing; edge's at the dispatcher. */
+  /** Edge's and the worker's credentials at billing; edge's at the dispatcher and the workers. */
   edgeToken: string;
   workerToken: string;
   dispatcherToken: string;
+  edgeAtWorkerToken: string;
   /** The operator API's bearer token. */
   adminToken: string;
   /** Billing's and the dispatcher's keys for secrets at rest, base64 of 32 bytes. */
@@ -48,6 +49,7 @@ export function gatewaySecrets(given: Partial<GatewaySecrets> = {}): GatewaySecr
     edgeToken: token(),
     workerToken: token(),
     dispatcherToken: token(),
+    edgeAtWorkerToken: token(),
     adminToken: token(),
     masterKeyBase64: key(),
     encryptionKeyBase64: key(),
@@ -81,6 +83,8 @@ export interface GatewayWiring {
   /** Where edges and workers reach billing, and edges the dispatcher. */
   billingUrl: string;
   dispatcherUrl: string;
+  /** Where edges hand synchronous jobs to the workers directly (ADR 0072); empty: the queue. */
+  workerUrls: string[];
   /** Given to every service (e.g. `OTEL_*`). */
   common?: NodeJS.ProcessEnv;
 }
@@ -107,6 +111,7 @@ export function gatewayEnvironment(
     worker: () => ({
       BILLING_URL: wiring.billingUrl,
       BILLING_INTERNAL_TOKEN: secrets.workerToken,
+      EDGE_INTERNAL_TOKEN: secrets.edgeAtWorkerToken,
       ...(wiring.databaseUrls.workerLedger
         ? { LEDGER_DATABASE_URL: wiring.databaseUrls.workerLedger }
         : {}),
@@ -117,6 +122,12 @@ export function gatewayEnvironment(
       ADMIN_TOKEN: secrets.adminToken,
       DISPATCHER_URL: wiring.dispatcherUrl,
       DISPATCHER_INTERNAL_TOKEN: secrets.dispatcherToken,
+      ...(wiring.workerUrls.length > 0
+        ? {
+            WORKER_URLS: wiring.workerUrls.join(','),
+            WORKER_INTERNAL_TOKEN: secrets.edgeAtWorkerToken,
+          }
+        : {}),
       ...(wiring.databaseUrls.edgeAdmission
         ? { ADMISSION_DATABASE_URL: wiring.databaseUrls.edgeAdmission }
         : {}),
@@ -145,6 +156,11 @@ export interface GatewayTopology<P extends Launched> {
   /** Processes of the worker and of edge (1 each by default). */
   workers?: number;
   edges?: number;
+  /**
+   * Edges hand synchronous jobs to the workers over HTTP (ADR 0072), as shipped stacks do;
+   * false: every job through the queue.
+   */
+  directJobs?: boolean;
   /** Where edges and workers reach the started billing: itself by default, or a proxy. */
   reachBilling?(billing: P): string;
   secrets?: Partial<GatewaySecrets>;
@@ -178,6 +194,7 @@ export async function startGateway<P extends Launched>(
     databaseUrls: topology.databaseUrls,
     billingUrl: '',
     dispatcherUrl: '',
+    workerUrls: [],
     ...(topology.common && { common: topology.common }),
   };
   const environments = {} as Record<GatewayService, NodeJS.ProcessEnv>;
@@ -198,6 +215,7 @@ export async function startGateway<P extends Launched>(
   for (let index = 1; index <= (topology.workers ?? 1); index += 1) {
     workers.push(await start('worker', index));
   }
+  if (topology.directJobs !== false) wiring.workerUrls = workers.map((worker) => worker.baseUrl);
   const edges: P[] = [];
   for (let index = 1; index <= (topology.edges ?? 1); index += 1) {
     edges.push(await start('edge', index));

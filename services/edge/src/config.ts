@@ -34,6 +34,21 @@ export const edgeConfigSchema = Type.Object({
   // The dispatcher's internal API, for the webhook secrets and deliveries of the operator API.
   DISPATCHER_URL: fields.httpUrl(),
   DISPATCHER_INTERNAL_TOKEN: fields.secret(32),
+  // Workers that take synchronous jobs over HTTP (ADR 0072), comma-separated base URLs: the
+  // worker Service's address, or each worker's. A job a worker does not take goes to the queue.
+  // Empty: every job goes to the queue.
+  WORKER_URLS: Type.String({
+    default: '',
+    maxLength: 4096,
+    pattern: '^(https?://[^,\\s]+(,https?://[^,\\s]+)*)?$',
+  }),
+  // The workers' EDGE_INTERNAL_TOKEN: edge's credential at them; needed with WORKER_URLS.
+  WORKER_INTERNAL_TOKEN: Type.String({ default: '', pattern: '^(.{32,})?$' }),
+  // How long a worker has to take a direct job; one not taken by then (a stopped or overloaded
+  // worker) is queued a second later, and the worker refuses it should it read it after all.
+  WORKER_ACCEPT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 30_000, default: 1_000 }),
+  // Direct jobs edge runs at once on each worker URL (its connections there); more are queued.
+  WORKER_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1024, default: 64 }),
   // A synchronous job with no (next) reply within this fails with 500 GATEWAY_TIMEOUT.
   REPLY_TIMEOUT_MS: fields.durationMs(120_000, 3_600_000),
   // `/v1/responses` with `background`: runs one edge process reads to their end at once (each

@@ -21,6 +21,7 @@ import { BackgroundResponses } from './responses/background-response.js';
 import { Idempotency } from './http/idempotency.js';
 import { DeliveredAnswers } from './jobs/delivered-answers.js';
 import { HoldReleases } from './jobs/hold-release.js';
+import { DirectJobs } from './jobs/direct-jobs.js';
 import { InferenceJobs, JobPublisher } from './jobs/inference-jobs.js';
 import { ReplyRouter } from './jobs/job-replies.js';
 import { edgeSurfaces, missingSurfaceSettings } from './surfaces.js';
@@ -161,7 +162,12 @@ export async function startEdgeService(
     });
   }
   shell.lifecycle.onShutdown('internal-http', async () => {
-    await Promise.all([billing.close(), dashboardBilling.close(), dispatcher.close()]);
+    await Promise.all([
+      billing.close(),
+      dashboardBilling.close(),
+      dispatcher.close(),
+      jobPath?.direct?.close(),
+    ]);
   });
   if (jobPath) {
     if (jobPath.ownsBus) {
@@ -204,8 +210,10 @@ function buildJobPath(
     onAnswerAckLost: (jobId) => delivered.mark(holdIdOfJob(jobId)),
   });
   const releases = new HoldReleases({ billing });
+  const direct = directJobs(config, shell);
   const jobs = new InferenceJobs({
     publisher: new JobPublisher(bus, gatewayNames(config.AMQP_PREFIX)),
+    ...(direct && { direct }),
     replies,
     billing,
     releases,
@@ -214,5 +222,20 @@ function buildJobPath(
     maxGenerationMs: config.JOB_MAX_GENERATION_MS,
     publishMarkDelayMs: config.HOLD_PUBLISH_MARK_DELAY_MS,
   });
-  return { ownsBus, bus, replies, jobs, releases, delivered };
+  return { ownsBus, bus, replies, jobs, releases, delivered, direct };
+}
+
+/** The workers' direct job API (ADR 0072), when `WORKER_URLS` names them. */
+function directJobs(config: EdgeConfig, shell: ServiceShell): DirectJobs | undefined {
+  if (config.WORKER_URLS === '') return undefined;
+  if (config.WORKER_INTERNAL_TOKEN === '') {
+    throw new Error('WORKER_URLS is set without WORKER_INTERNAL_TOKEN');
+  }
+  return new DirectJobs({
+    urls: config.WORKER_URLS.split(','),
+    token: config.WORKER_INTERNAL_TOKEN,
+    acceptTimeoutMs: config.WORKER_ACCEPT_TIMEOUT_MS,
+    connections: config.WORKER_CONNECTIONS,
+    logger: shell.logger,
+  });
 }

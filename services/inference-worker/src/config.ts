@@ -21,6 +21,11 @@ export const workerConfigSchema = Type.Object({
   // The external OpenAI-like provider; models with provider "external" fail without it.
   EXTERNAL_PROVIDER_URL: Type.Optional(fields.httpUrl()),
   EXTERNAL_PROVIDER_API_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  // Edge's credential for handing synchronous jobs over directly (ADR 0072). Unset: the worker
+  // takes jobs from the queues only, and edge's direct calls are refused (it queues them).
+  EDGE_INTERNAL_TOKEN: Type.Optional(fields.secret(32)),
+  // Direct jobs running at once; past it a direct job is refused and edge queues it instead.
+  DIRECT_JOBS_MAX: Type.Integer({ minimum: 1, maximum: 1024, default: 32 }),
   // Separate slots for priority jobs: a backlog of default jobs can never occupy them.
   JOB_PREFETCH: Type.Integer({ minimum: 1, maximum: 256, default: 8 }),
   PRIORITY_JOB_PREFETCH: Type.Integer({ minimum: 1, maximum: 256, default: 4 }),

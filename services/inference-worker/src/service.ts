@@ -7,13 +7,19 @@ import {
   serveHttp,
   type ServiceShell,
 } from '@gateway/runtime';
-import { createBillingClient } from './billing/billing-client.js';
+import { createBillingClient, type BillingClient } from './billing/billing-client.js';
 import { createLedgerHoldEnds } from './billing/ledger-hold-ends.js';
 import type { WorkerConfig } from './config.js';
 import { startJobConsumers } from './jobs/job-consumer.js';
-import { Cancellations } from './jobs/run-job.js';
+import { Cancellations, type JobRunnerDeps } from './jobs/run-job.js';
+import { withDirectJobs } from './jobs/direct-jobs.js';
 import { createWorkerMetrics } from './jobs/metrics.js';
-import { createNodeRegistry, startHealthReporter } from './upstream/node-pool.js';
+import {
+  createNodeRegistry,
+  startHealthReporter,
+  type NodeRegistry,
+} from './upstream/node-pool.js';
+import type { ExternalProvider } from './backends/context.js';
 import { hostname } from 'node:os';
 import { billingBatchSizes, settledMicroDzdCounter } from '@gateway/observability';
 import type pg from 'pg';
@@ -59,7 +65,27 @@ export async function startWorkerService(
     isShuttingDown: () => shell.lifecycle.isShuttingDown,
   });
   finishApp(app, shell.logger);
-  const server = await serveHttp(shell, app, config);
+  const names = gatewayNames(config.AMQP_PREFIX);
+  // Closed after the HTTP server and the consumers (its shutdown step is registered below).
+  const billing = workerBillingClient(config, shell);
+  const metrics = createWorkerMetrics(shell.metrics.registry);
+  // Set once the consumers run; the direct jobs are refused (queued by edge) until then.
+  let consuming = false;
+  const deps = jobRunnerDeps(config, billing, registry, external);
+  const listener =
+    config.EDGE_INTERNAL_TOKEN === undefined
+      ? app
+      : withDirectJobs(app, {
+          edgeToken: config.EDGE_INTERNAL_TOKEN,
+          maxInFlight: config.DIRECT_JOBS_MAX,
+          accepting: () => consuming && !shell.lifecycle.isShuttingDown,
+          bus,
+          names,
+          deps,
+          logger: shell.logger,
+          metrics,
+        });
+  const server = await serveHttp(shell, listener, config);
   const consumers: { cancel(): Promise<void> }[] = [];
   shell.lifecycle.onShutdown('consumers', async () => {
     await Promise.all(consumers.map((consumer) => consumer.cancel()));
@@ -67,8 +93,65 @@ export async function startWorkerService(
   if (ownsBus) shell.lifecycle.onShutdown('rabbitmq', () => bus.close());
   shell.lifecycle.onShutdown('health-checks', async () => registry.stop());
 
+  shell.lifecycle.onShutdown('billing-client', () => billing.close());
+
+  if (ownsBus) await bus.start();
+  registry.startHealthChecks(config.NODE_HEALTH_INTERVAL_MS);
+  const reporter = startHealthReporter({
+    registry,
+    report: (report) => billing.reportNodeHealth(report),
+    workerId: `${hostname()}:${process.pid}`,
+    intervalMs: HEALTH_REPORT_TICK_MS,
+    refreshMs: HEALTH_REPORT_REFRESH_MS,
+    onError: (error) => shell.logger.warn({ err: error }, 'node health report failed'),
+  });
+  shell.lifecycle.onShutdown('health-reporter', async () => reporter.stop());
+  consumers.push(
+    ...(await startJobConsumers({
+      bus,
+      names,
+      prefix: config.AMQP_PREFIX,
+      prefetch: { default: config.JOB_PREFETCH, priority: config.PRIORITY_JOB_PREFETCH },
+      deps,
+      logger: shell.logger,
+      metrics,
+    })),
+  );
+  consuming = true;
+  shell.logger.info(
+    { external: external !== undefined, holdsEnded: config.LEDGER_DATABASE_URL ? 'ledger' : 'api' },
+    'consuming jobs',
+  );
+  return { port: server.port };
+}
+
+/** What running a job needs, whichever way the job came (queue or direct). */
+function jobRunnerDeps(
+  config: WorkerConfig,
+  billing: BillingClient,
+  registry: NodeRegistry,
+  external: ExternalProvider | undefined,
+): JobRunnerDeps {
+  return {
+    billing,
+    registry,
+    cancellations: new Cancellations(config.CANCEL_MEMORY_MS),
+    timeouts: {
+      firstByteMs: config.NODE_FIRST_BYTE_TIMEOUT_MS,
+      idleMs: config.NODE_IDLE_TIMEOUT_MS,
+      requestMs: config.NODE_REQUEST_TIMEOUT_MS,
+      generationMs: config.JOB_MAX_GENERATION_MS,
+    },
+    responseMaxBytes: config.NODE_RESPONSE_MAX_BYTES,
+    maxAttempts: config.NODE_MAX_ATTEMPTS,
+    external,
+  };
+}
+
+/** Billing's API, and the ledger role's statements when `LEDGER_DATABASE_URL` is set. */
+function workerBillingClient(config: WorkerConfig, shell: ServiceShell): BillingClient {
   const onBatch = billingBatchSizes(shell.metrics.registry, shell.name);
-  const billing = createBillingClient(
+  return createBillingClient(
     {
       baseUrl: config.BILLING_URL,
       token: config.BILLING_INTERNAL_TOKEN,
@@ -88,48 +171,6 @@ export async function startWorkerService(
           onBatch: (size) => onBatch('settlements', size),
         }),
   );
-  shell.lifecycle.onShutdown('billing-client', () => billing.close());
-
-  if (ownsBus) await bus.start();
-  registry.startHealthChecks(config.NODE_HEALTH_INTERVAL_MS);
-  const reporter = startHealthReporter({
-    registry,
-    report: (report) => billing.reportNodeHealth(report),
-    workerId: `${hostname()}:${process.pid}`,
-    intervalMs: HEALTH_REPORT_TICK_MS,
-    refreshMs: HEALTH_REPORT_REFRESH_MS,
-    onError: (error) => shell.logger.warn({ err: error }, 'node health report failed'),
-  });
-  shell.lifecycle.onShutdown('health-reporter', async () => reporter.stop());
-  consumers.push(
-    ...(await startJobConsumers({
-      bus,
-      names: gatewayNames(config.AMQP_PREFIX),
-      prefix: config.AMQP_PREFIX,
-      prefetch: { default: config.JOB_PREFETCH, priority: config.PRIORITY_JOB_PREFETCH },
-      deps: {
-        billing,
-        registry,
-        cancellations: new Cancellations(config.CANCEL_MEMORY_MS),
-        timeouts: {
-          firstByteMs: config.NODE_FIRST_BYTE_TIMEOUT_MS,
-          idleMs: config.NODE_IDLE_TIMEOUT_MS,
-          requestMs: config.NODE_REQUEST_TIMEOUT_MS,
-          generationMs: config.JOB_MAX_GENERATION_MS,
-        },
-        responseMaxBytes: config.NODE_RESPONSE_MAX_BYTES,
-        maxAttempts: config.NODE_MAX_ATTEMPTS,
-        external,
-      },
-      logger: shell.logger,
-      metrics: createWorkerMetrics(shell.metrics.registry),
-    })),
-  );
-  shell.logger.info(
-    { external: external !== undefined, holdsEnded: config.LEDGER_DATABASE_URL ? 'ledger' : 'api' },
-    'consuming jobs',
-  );
-  return { port: server.port };
 }
 
 /**

@@ -17,14 +17,37 @@ import {
   type JobPublisher,
 } from './inference-jobs.js';
 import { HoldReleases } from './hold-release.js';
-import { ReplyRouter } from './job-replies.js';
+import { ReplyRouter, type ReplyListener } from './job-replies.js';
 
 /** Who finalises the hold when edge cannot go on (job-protocol.md). */
 
 const log = createLogger({ service: 'edge', destination: silentStream });
 
+/** What a worker taking jobs directly was offered, and whether it took them. */
+function directWorker(takes: boolean, notTaken: 'refused' | 'unknown' = 'refused') {
+  const offered: InferenceJobPayload[] = [];
+  const abandoned: string[] = [];
+  /** Where each offered job's replies (or its lost answer) would be reported. */
+  const listeners: ReplyListener[] = [];
+  return {
+    offered,
+    abandoned,
+    listeners,
+    offer: async (job: InferenceJobPayload, listener: ReplyListener) => {
+      offered.push(job);
+      listeners.push(listener);
+      return takes ? { abandon: () => void abandoned.push(job.jobId) } : notTaken;
+    },
+  };
+}
+
 function setUp(
-  options: { publishFails?: boolean; publishMarkDelayMs?: number; ranAnyway?: boolean } = {},
+  options: {
+    publishFails?: boolean;
+    publishMarkDelayMs?: number;
+    ranAnyway?: boolean;
+    direct?: ReturnType<typeof directWorker>;
+  } = {},
 ) {
   const published: InferenceJobPayload[] = [];
   const cancels: InferenceCancelPayload[] = [];
@@ -43,6 +66,7 @@ function setUp(
   const replies = new ReplyRouter({ bus: {} as MessageBus, prefix: 't.', logger: log });
   const jobs = new InferenceJobs({
     publisher,
+    ...(options.direct && { direct: options.direct }),
     replies,
     releases: new HoldReleases({
       billing: {
@@ -219,8 +243,74 @@ describe('InferenceJobs', () => {
     expect(replies.waiting).toBe(0);
   });
 
+  it('hands a synchronous job to a worker directly, without a reply address, and publishes nothing', async () => {
+    const direct = directWorker(true);
+    const { jobs, published, marked } = setUp({ direct, publishMarkDelayMs: 0 });
+    const job = await jobs.start(plan, admission, log);
+    expect(direct.offered).toHaveLength(1);
+    expect(direct.offered[0]).toMatchObject({ jobId: 'chatcmpl-1', holdId: 'hold_1' });
+    expect(direct.offered[0]!.replyTo).toBeUndefined();
+    expect(published).toEqual([]);
+    // Its hold is marked as a queued job's is: it may run as long.
+    await delay(5);
+    expect(marked.map((mark) => mark.holdId)).toEqual(['hold_1']);
+    // Its replies come to the job as the queue's would; the last one ends the call's claim.
+    job.push(reply('final', { costMicroDzd: '10' }));
+    await job.final();
+    expect(direct.abandoned).toEqual(['chatcmpl-1']);
+  });
+
+  it('queues a synchronous job no worker took directly', async () => {
+    const direct = directWorker(false);
+    const { jobs, replies, published } = setUp({ direct });
+    const job = await jobs.start(plan, admission, log);
+    expect(direct.offered).toHaveLength(1);
+    expect(published).toHaveLength(1);
+    expect(published[0]!.replyTo).toBe(replies.queue);
+    expect(published[0]!.redelivery).toBeUndefined();
+    job.dispose();
+  });
+
+  it('queues a job whose direct call failed with no answer as a redelivery: a worker may have read it', async () => {
+    const direct = directWorker(false, 'unknown');
+    const { jobs, published } = setUp({ direct });
+    const job = await jobs.start(plan, admission, log);
+    expect(published[0]).toMatchObject({ jobId: 'chatcmpl-1', redelivery: true });
+    job.dispose();
+  });
+
+  it('queues a direct job whose answer broke off again, as a redelivery, and takes the next run’s replies', async () => {
+    const direct = directWorker(true);
+    const { jobs, replies, published, voided } = setUp({ direct });
+    const job = await jobs.start(plan, admission, log);
+    direct.listeners[0]!.replyPathLost('lost on its way from the worker');
+    await delay(5);
+    expect(published).toHaveLength(1);
+    expect(published[0]).toMatchObject({ jobId: 'chatcmpl-1', redelivery: true });
+    expect(published[0]!.replyTo).toBe(replies.queue);
+    // The queued run answers through the reply queue, as any other queued job.
+    job.push(reply('final', { attemptId: 'second', costMicroDzd: '10' }));
+    await expect(job.final()).resolves.toMatchObject({ costMicroDzd: '10' });
+    expect(voided).toEqual([]);
+  });
+
+  it('gives up on a lost direct job that cannot be queued again: cancels it, voids its hold', async () => {
+    const direct = directWorker(true);
+    const { jobs, voided, cancels } = setUp({ direct, publishFails: true });
+    const job = await jobs.start(plan, admission, log);
+    direct.listeners[0]!.replyPathLost();
+    await expect(job.final()).rejects.toMatchObject({
+      code: 'GATEWAY_TIMEOUT',
+      message: 'The answer was lost on its way from the worker; retry',
+    });
+    expect(cancels).toEqual([{ jobId: 'chatcmpl-1', reason: 'timeout' }]);
+    expect(voided).toEqual(['hold_1']);
+  });
+
   it('async jobs carry the webhook and the account webhook format, no reply address', async () => {
-    const { jobs, published } = setUp();
+    // Never handed over directly: their result travels as a completion event.
+    const direct = directWorker(true);
+    const { jobs, published } = setUp({ direct });
     await jobs.submitAsync(
       { ...plan, jobId: 'inf-1', endpoint: 'native' },
       admission,
@@ -234,6 +324,7 @@ describe('InferenceJobs', () => {
       deadlineAtMs: 1_001_000,
     });
     expect(published[0]!.replyTo).toBeUndefined();
+    expect(direct.offered).toEqual([]);
   });
 
   it('refuses work until the reply queue is consumed', async () => {

@@ -15,6 +15,7 @@ import type { GatewayNames, MessageBus } from '@gateway/messaging';
 import type { Logger } from '@gateway/observability';
 import type { Admission, BillingClient } from '@gateway/billing-client';
 import type { HoldReleases } from './hold-release.js';
+import type { DirectJobs } from './direct-jobs.js';
 import { RunningJob, type ReplyRouter } from './job-replies.js';
 
 /** Time after a job's generation for its worker to settle or void it (billing retries included). */
@@ -100,6 +101,8 @@ export function jobPayload(
 
 export interface InferenceJobsOptions {
   publisher: JobPublisher;
+  /** Workers that take synchronous jobs over HTTP (`WORKER_URLS`); unset: the queue only. */
+  direct?: Pick<DirectJobs, 'offer'>;
   replies: ReplyRouter;
   billing: Pick<BillingClient, 'admit' | 'published' | 'publishedLater'>;
   /** Voids or refunds the hold of a job whose answer reached nobody. */
@@ -172,13 +175,27 @@ export class InferenceJobs {
       log,
     });
     // Listen before publishing: a fast worker's first reply must not find nobody waiting.
-    job.attach(replies.listen(plan.jobId, job));
+    const unlisten = replies.listen(plan.jobId, job);
+    job.attach(unlisten);
     const deadlineAtMs = this.#now() + replyTimeoutMs;
-    const payload = {
-      ...jobPayload(plan, admission, deadlineAtMs, requestId),
-      replyTo: replies.queue,
-    };
-    await this.#publish(payload, log, { answerLost: true, onFailure: () => job.dispose() });
+    const direct = jobPayload(plan, admission, deadlineAtMs, requestId);
+    const payload = { ...direct, replyTo: replies.queue };
+    // A worker that takes the job directly answers on the same connection (ADR 0072); one
+    // that does not leaves it to the queue, which waits for a free slot.
+    const taken = await this.#options.direct?.offer(direct, {
+      push: (reply) => job.push(reply),
+      replyPathLost: () => void this.#requeue(payload, job, log),
+    });
+    if (typeof taken === 'object') {
+      job.attach(() => {
+        unlisten();
+        taken.abandon();
+      });
+    } else {
+      // A worker may have read a job whose call failed: its queued copy checks the hold first.
+      const queued = taken === 'unknown' ? { ...payload, redelivery: true as const } : payload;
+      await this.#publish(queued, log, { answerLost: true, onFailure: () => job.dispose() });
+    }
     // Most synchronous jobs end, settled, long before billing's publish grace: their holds need
     // no mark, which saves a billing call and a statement per request.
     const mark = this.#options.billing.publishedLater(
@@ -189,6 +206,25 @@ export class InferenceJobs {
     job.onHoldFinal(() => mark.withdraw());
     void mark.sent.catch((error: unknown) => log.warn({ err: error }, 'hold not marked published'));
     return job;
+  }
+
+  /**
+   * A worker took the job directly and its answer broke off before the last reply (the worker
+   * died, or could not make the outcome durable): the job is queued again as a redelivery, as
+   * the broker would redeliver a job whose worker died. The next worker reads the hold first
+   * and runs the model only if it is still pending; replies of its run replace the lost run's
+   * before any chunk, and end a stream that had chunks (job-protocol.md §2, "Attempts"). Not
+   * queued, the job is given up on (cancelled, its hold voided or refunded).
+   */
+  async #requeue(payload: InferenceJobPayload, job: RunningJob, log: Logger): Promise<void> {
+    if (job.ended) return;
+    log.warn({ jobId: payload.jobId }, 'direct job lost with its worker: queued again');
+    try {
+      await this.#options.publisher.publishJob({ ...payload, redelivery: true });
+    } catch (error) {
+      log.error({ err: error, jobId: payload.jobId }, 'lost direct job not queued again');
+      job.replyPathLost('lost on its way from the worker');
+    }
   }
 
   /** Publishes a job whose result goes to a webhook (via the dispatcher); nothing comes back. */

@@ -19,8 +19,11 @@ import type { HoldReleases } from './hold-release.js';
 /** A job waiting for its replies (`RunningJob`). */
 export interface ReplyListener {
   push(reply: InferenceReplyPayload): void;
-  /** Its replies were to come through a queue that was lost: stop waiting now. */
-  replyPathLost(): void;
+  /**
+   * Its replies were to come through a path that was lost (a queue with its broker node, a
+   * worker's answer that broke off): stop waiting now. `how` ends the client's message.
+   */
+  replyPathLost(how?: string): void;
 }
 
 export interface ReplyRouterOptions {
@@ -222,7 +225,8 @@ export class RunningJob {
   #finished = false;
   #cancelledByClient = false;
   #kept = false;
-  #replyPathLost = false;
+  /** Set when the reply path was lost: how, for the client's message. */
+  #replyPathLost: string | undefined;
   #chargeAfterGivingUp: ChargeAfterGivingUp | undefined;
 
   constructor(options: RunningJobOptions) {
@@ -279,9 +283,9 @@ export class RunningJob {
     void this.#publishCancel('timeout');
   }
 
-  /** The reply queue this job named was lost with its broker node: give up now. */
-  replyPathLost(): void {
-    this.#replyPathLost = true;
+  /** The reply queue this job named was lost with its broker node (or `how`): give up now. */
+  replyPathLost(how = 'lost with a message broker node'): void {
+    this.#replyPathLost = how;
     this.#replies.expire();
   }
 
@@ -292,9 +296,9 @@ export class RunningJob {
       await this.#giveUp();
       throw new GatewayError(
         'GATEWAY_TIMEOUT',
-        this.#replyPathLost
-          ? 'The answer was lost with a message broker node; retry'
-          : 'The model did not answer in time',
+        this.#replyPathLost === undefined
+          ? 'The model did not answer in time'
+          : `The answer was ${this.#replyPathLost}; retry`,
       );
     }
     if (reply.type === 'chunk') return reply as JobReply;
@@ -331,6 +335,11 @@ export class RunningJob {
     void this.#publishCancel('client_disconnected');
   }
 
+  /** Whether edge stopped waiting for this job (its last reply came, or it gave up). */
+  get ended(): boolean {
+    return this.#finished;
+  }
+
   /** Whether the client's departure cancelled the job (it may have been charged in part). */
   get cancelledByClient(): boolean {
     return this.#cancelledByClient;
@@ -363,7 +372,7 @@ export class RunningJob {
   }
 
   async #giveUp(
-    why = this.#replyPathLost ? 'reply queue lost' : 'no reply in time',
+    why = this.#replyPathLost === undefined ? 'no reply in time' : 'reply path lost',
     // No answer reached the client: void the hold, or — when the worker settled it first (its
     // final reply was lost with edge's reply queue, or came just too late) — refund it, unless
     // streamed chunks reached the client (those are charged, billing policy).

@@ -146,7 +146,9 @@ async function runDelivery(
   const stopTimer = metrics.jobDurationSeconds.startTimer(labels);
   const outbox = new JobOutbox(bus, names, job);
   try {
-    const result = await runJob(job, outbox, deps, delivery.deliveryCount > 1);
+    // Redelivered by the broker, or queued again by edge after a direct run was lost.
+    const redelivered = delivery.deliveryCount > 1 || job.redelivery === true;
+    const result = await runJob(job, outbox, deps, redelivered);
     metrics.jobs.inc({ ...labels, result });
     log.info({ ...labels, result, deliveryCount: delivery.deliveryCount }, 'job done');
     return 'ack';

@@ -8,6 +8,7 @@ import {
   microDzdToWire,
   type BillingSettlementPayload,
   type CompletedEventJob,
+  type Envelope,
   type InferenceJobPayload,
   type InferenceReplyPayload,
   type SettleRequest,
@@ -40,6 +41,41 @@ export interface FinalReply {
 }
 
 /**
+ * Where a synchronous job's replies go: edge's reply queue (`replyTo`), or the HTTP answer of a
+ * job edge handed over directly (direct-jobs.ts). `send` resolves false when nobody can receive
+ * the reply any more (the queue is gone, the connection closed); it throws when it could not
+ * tell (the broker did not confirm).
+ */
+export interface ReplyPath {
+  send(reply: Envelope<'inference.reply'>): Promise<boolean>;
+}
+
+/** Replies published to edge's reply queue, `mandatory`: an unroutable one is not received. */
+export function queueReplyPath(bus: MessageBus, replyTo: string): ReplyPath {
+  return {
+    async send(envelope) {
+      try {
+        await bus.publish({ queue: replyTo }, envelope, {
+          correlationId: envelope.payload.jobId,
+        });
+        return true;
+      } catch (error) {
+        // Gone (unroutable), or a `replyTo` this worker's broker user may not send to
+        // (forbidden: not a reply queue): either way undeliverable, never worth running the job
+        // again.
+        if (
+          error instanceof BusError &&
+          (error.code === 'unroutable' || error.code === 'forbidden')
+        ) {
+          return false;
+        }
+        throw error;
+      }
+    },
+  };
+}
+
+/**
  * Replies to edge and completion events to the dispatcher, for one job. Replies are best effort
  * (edge's reply queue vanishes with edge or with its client); completion events must be confirmed,
  * or the job is not done.
@@ -48,12 +84,17 @@ export class JobOutbox {
   private seq = 0;
   /** This run of the job: edge binds a job to one attempt and never splices two generations. */
   readonly attemptId = randomUUID();
+  /** Undefined for an async job: its result travels as its completion event. */
+  private readonly replies: ReplyPath | undefined;
 
   constructor(
     private readonly bus: MessageBus,
     private readonly names: GatewayNames,
     readonly job: InferenceJobPayload,
-  ) {}
+    replies?: ReplyPath,
+  ) {
+    this.replies = replies ?? (job.replyTo ? queueReplyPath(bus, job.replyTo) : undefined);
+  }
 
   /** False when edge's reply queue is gone: nobody is listening any more. */
   async chunk(data: Record<string, unknown>): Promise<boolean> {
@@ -80,7 +121,7 @@ export class JobOutbox {
       ...(reply.warnings.length > 0 ? { warnings: reply.warnings } : {}),
       ...(reply.settlementPending === true ? { settlementPending: true } : {}),
     });
-    return routed || this.job.replyTo === undefined;
+    return routed || this.replies === undefined;
   }
 
   async error(code: string, message: string): Promise<void> {
@@ -155,31 +196,11 @@ export class JobOutbox {
   }
 
   private async reply(fields: Omit<InferenceReplyPayload, 'jobId' | 'seq'>): Promise<boolean> {
-    const replyTo = this.job.replyTo;
-    if (!replyTo) return false;
+    if (!this.replies) return false;
     const { jobId } = this.job;
     const payload = { jobId, attemptId: this.attemptId, seq: this.seq, ...fields };
     this.seq += 1;
-    try {
-      await this.bus.publish(
-        { queue: replyTo },
-        makeEnvelope('inference.reply', payload as InferenceReplyPayload),
-        {
-          correlationId: this.job.jobId,
-        },
-      );
-      return true;
-    } catch (error) {
-      // Gone (unroutable), or a `replyTo` this worker's broker user may not send to (forbidden:
-      // not a reply queue): either way undeliverable, never worth running the job again.
-      if (
-        error instanceof BusError &&
-        (error.code === 'unroutable' || error.code === 'forbidden')
-      ) {
-        return false;
-      }
-      throw error;
-    }
+    return this.replies.send(makeEnvelope('inference.reply', payload as InferenceReplyPayload));
   }
 }
 

@@ -18,6 +18,8 @@ export interface WorkerFixture {
   node: StandInModelNode;
   client: JobClient;
   prefix: string;
+  /** The worker's direct job API, when the fixture was asked for it (`direct`). */
+  directUrl: string | undefined;
   account: FundedAccount;
   putModel(id: string, body: Record<string, unknown>): Promise<void>;
   hold(
@@ -45,12 +47,12 @@ export function useWorkerFixture(
     fixture.node = await createStandInModelNode({ tokensPerSecond: 0, firstTokenLatencyMs: 0 });
     fixture.client = await JobClient.start(fixture.prefix);
     const ledgerUrl = options.ledger?.(fixture.billing);
-    stopWorker = (
-      await startWorker(fixture.billing, fixture.prefix, {
-        ...options,
-        ...(ledgerUrl === undefined ? {} : { ledgerUrl }),
-      })
-    ).stop;
+    const worker = await startWorker(fixture.billing, fixture.prefix, {
+      ...options,
+      ...(ledgerUrl === undefined ? {} : { ledgerUrl }),
+    });
+    stopWorker = worker.stop;
+    fixture.directUrl = worker.directUrl;
     fixture.account = await fundAccount(fixture.billing.operator, {
       creditDzd: options.creditDzd ?? 1_000,
     });

@@ -16,12 +16,13 @@ import {
   type MessageBus,
 } from '@gateway/messaging';
 import { createLogger, createServiceMetrics } from '@gateway/observability';
-import { createPostgresPool } from '@gateway/runtime';
+import { createPostgresPool, listen } from '@gateway/runtime';
 import { testAmqpUrl, testServiceAmqpUrl, waitFor } from '@gateway/testing';
 import type { BillingUnderTest } from '../../../billing/src/testing/billing-under-test.suite.js';
 import { createBillingClient } from '../billing/billing-client.js';
 import { createLedgerHoldEnds } from '../billing/ledger-hold-ends.js';
-import { Cancellations } from '../jobs/run-job.js';
+import { withDirectJobs } from '../jobs/direct-jobs.js';
+import { Cancellations, type JobRunnerDeps } from '../jobs/run-job.js';
 import { startJobConsumers } from '../jobs/job-consumer.js';
 import { createWorkerMetrics } from '../jobs/metrics.js';
 import { createNodeRegistry } from '../upstream/node-pool.js';
@@ -42,7 +43,12 @@ export interface WorkerOptions {
    * (`billing.ledgerUrl()`, or an unreachable one); unset: through billing's API.
    */
   ledgerUrl?: string;
+  /** Also take synchronous jobs over HTTP (ADR 0072), this many at once. */
+  direct?: { maxInFlight: number };
 }
+
+/** Edge's credential at the test worker's direct job API. */
+export const DIRECT_JOBS_TOKEN = 'd'.repeat(64);
 
 /** A started connection to the test broker, with the gateway's topology under `prefix`. */
 export async function startTestBus(prefix: string): Promise<MessageBus> {
@@ -60,7 +66,7 @@ export async function startWorker(
   billing: Pick<BillingUnderTest, 'url' | 'workerToken'>,
   prefix: string,
   options: WorkerOptions = {},
-): Promise<{ bus: MessageBus; stop(): Promise<void> }> {
+): Promise<{ bus: MessageBus; directUrl?: string; stop(): Promise<void> }> {
   const bus = options.brokerUser
     ? createGatewayBus(
         { AMQP_URL: testServiceAmqpUrl('inference-worker'), AMQP_PREFIX: prefix },
@@ -78,47 +84,69 @@ export async function startWorker(
           pool: createPostgresPool(options.ledgerUrl, 4, { timeoutMs: 2_000, clientTimeout: true }),
           batchMaxInFlight: 2,
         });
+  const names = gatewayNames(prefix);
+  const deps: JobRunnerDeps = {
+    billing: createBillingClient(
+      {
+        baseUrl: billing.url,
+        token: billing.workerToken,
+        timeoutMs: 5_000,
+        catalogCacheTtlMs: 0,
+        attempts: options.billingAttempts ?? 2,
+        minRetryDelayMs: 20,
+      },
+      ledger,
+    ),
+    registry,
+    cancellations: new Cancellations(60_000),
+    timeouts: {
+      firstByteMs: 5_000,
+      idleMs: 5_000,
+      requestMs: 20_000,
+      generationMs: 60_000,
+      ...options.timeouts,
+    },
+    responseMaxBytes: 16 * 1024 * 1024,
+    maxAttempts: options.maxAttempts ?? 3,
+    external: options.external,
+  };
+  const logger = createLogger({
+    service: 'inference-worker',
+    ...(process.env.DEBUG_WORKER ? {} : { destination: silent }),
+  });
+  const metrics = createWorkerMetrics(
+    createServiceMetrics('inference-worker', { defaultMetrics: false }).registry,
+  );
   await startJobConsumers({
     bus,
-    names: gatewayNames(prefix),
+    names,
     prefix,
     prefetch: options.prefetch ?? { default: 8, priority: 4 },
-    deps: {
-      billing: createBillingClient(
-        {
-          baseUrl: billing.url,
-          token: billing.workerToken,
-          timeoutMs: 5_000,
-          catalogCacheTtlMs: 0,
-          attempts: options.billingAttempts ?? 2,
-          minRetryDelayMs: 20,
-        },
-        ledger,
-      ),
-      registry,
-      cancellations: new Cancellations(60_000),
-      timeouts: {
-        firstByteMs: 5_000,
-        idleMs: 5_000,
-        requestMs: 20_000,
-        generationMs: 60_000,
-        ...options.timeouts,
-      },
-      responseMaxBytes: 16 * 1024 * 1024,
-      maxAttempts: options.maxAttempts ?? 3,
-      external: options.external,
-    },
-    logger: createLogger({
-      service: 'inference-worker',
-      ...(process.env.DEBUG_WORKER ? {} : { destination: silent }),
-    }),
-    metrics: createWorkerMetrics(
-      createServiceMetrics('inference-worker', { defaultMetrics: false }).registry,
-    ),
+    deps,
+    logger,
+    metrics,
   });
+  const server = options.direct
+    ? await listen(
+        withDirectJobs((_req, res) => res.writeHead(404).end(), {
+          edgeToken: DIRECT_JOBS_TOKEN,
+          maxInFlight: options.direct.maxInFlight,
+          accepting: () => true,
+          bus,
+          names,
+          deps,
+          logger,
+          metrics,
+        }),
+        '127.0.0.1',
+        0,
+      )
+    : undefined;
   return {
     bus,
+    ...(server && { directUrl: `http://127.0.0.1:${server.port}` }),
     async stop() {
+      await server?.close(1_000);
       registry.stop();
       await bus.close();
       await ledger?.close();
