@@ -107,15 +107,16 @@ function expectConnected(spans: ReceivedSpan[], rootParent: string): void {
 }
 
 /**
- * The chat path's spans: edge → billing's database, edge → queue → worker → node and → billing's
- * database.
+ * The chat path's spans: edge → billing's database, edge → worker (directly, ADR 0072) → node and
+ * → billing's database.
  */
 const CHAT_PATH = [
   is('edge', 'server', 'POST /v1/chat/completions'),
   // Edge admits the API key in billing's database itself (ADR 0070).
   is('edge', 'client', 'ledger admit'),
-  is('edge', 'producer'),
-  is('inference-worker', 'consumer'),
+  // Edge hands the job to the worker over HTTP; the worker's span of it is that call's child.
+  is('edge', 'client', 'hand job to worker'),
+  is('inference-worker', 'server', 'process direct job'),
   is('inference-worker', 'client', /node/),
   // The worker settles in billing's database itself (ADR 0070).
   is('inference-worker', 'client', 'ledger settle'),
@@ -123,10 +124,10 @@ const CHAT_PATH = [
 
 function expectNodeChildOfWorker(spans: ReceivedSpan[], traceId: string, marker: string): void {
   const nodeCall = one(spans, is('inference-worker', 'client', /node/));
-  const consumer = one(spans, is('inference-worker', 'consumer'));
-  const producer = one(spans, is('edge', 'producer'));
-  // The worker's job span continues edge's publish; its node call is that span's descendant.
-  expect(consumer.parentSpanId).toBe(producer.spanId);
+  const job = one(spans, is('inference-worker', 'server', 'process direct job'));
+  const handOver = one(spans, is('edge', 'client', 'hand job to worker'));
+  // The worker's job span continues edge's call; its node call is that span's descendant.
+  expect(job.parentSpanId).toBe(handOver.spanId);
   const seen = stack.node.requests().filter((r) => JSON.stringify(r.body).includes(marker));
   expect(seen).toHaveLength(1);
   // What the node got: the same trace, with the worker's node-call span as the parent.

@@ -84,13 +84,15 @@ export interface FaultStack {
   /**
    * With `proxied`: fault-injecting TCP proxies on the paths to billing (from edges and
    * workers), to billing's database from workers (their ledger role) and from edges (their
-   * admission role, ADR 0070), and to the model node (from workers).
+   * admission role, ADR 0070), to the model node (from workers) and to the workers' direct job
+   * API (from edges, ADR 0072).
    */
   paths?: {
     billing: TcpBalancer;
     ledger: TcpBalancer;
     admission: TcpBalancer;
     model: TcpBalancer;
+    jobs: TcpBalancer;
   };
   node: StandInModelNode;
   receiver: Receiver;
@@ -115,6 +117,8 @@ interface Topology {
   reachLedger(databaseUrl: string): string;
   /** The URL edges reach billing's database at (through a proxy, or directly). */
   reachAdmission(databaseUrl: string): string;
+  /** The URLs edges hand direct jobs to (a proxy over the workers, or each worker). */
+  reachWorkers(workerPorts: number[]): string[];
   env: GatewayEnv;
   /** Where each process's movable clock keeps its offset; none when undefined. */
   clockDir?: string;
@@ -158,6 +162,7 @@ async function startServices(
       edges: topology.edges,
       workers: topology.workers,
       reachBilling: (billing) => topology.reachBilling(billing.port),
+      reachWorkers: (workers) => topology.reachWorkers(workers.map((worker) => worker.port)),
       secrets: { adminToken: FAULTS.adminToken },
     },
     faultTimings(certs, topology.env),
@@ -239,6 +244,8 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
         ledger: await startTcpBalancer([postgresPort]),
         admission: await startTcpBalancer([postgresPort]),
         model: await startTcpBalancer([node.port]),
+        // Edges to the workers' direct job API (ADR 0072), balanced over them.
+        jobs: await startTcpBalancer([]),
       }
     : undefined;
   // The services' logs, for whoever reads a failure (git-ignored), written as they come.
@@ -252,6 +259,11 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
     },
     reachLedger: (databaseUrl) => through(paths?.ledger, databaseUrl),
     reachAdmission: (databaseUrl) => through(paths?.admission, databaseUrl),
+    reachWorkers: (ports) => {
+      if (!paths) return ports.map((port) => `http://127.0.0.1:${port}`);
+      paths.jobs.repoint(ports);
+      return [`http://127.0.0.1:${paths.jobs.port}`];
+    },
     env: options.env ?? {},
     ...(options.movableClocks && { clockDir: infra.baseDir }),
     logDir,
@@ -307,6 +319,7 @@ export async function startFaultStack(options: FaultStackOptions = {}): Promise<
         paths?.ledger.close(),
         paths?.admission.close(),
         paths?.model.close(),
+        paths?.jobs.close(),
       ]);
       await sql.end().catch(() => undefined);
       await node.close();

@@ -46,6 +46,7 @@ function pathOf(stack: FaultStack, name: string): TcpBalancer {
     model: stack.paths?.model,
     ledger: stack.paths?.ledger,
     admission: stack.paths?.admission,
+    jobs: stack.paths?.jobs,
   };
   const balancer = balancers[name];
   if (balancer === undefined) throw new Error(`no proxy on the ${name} path`);

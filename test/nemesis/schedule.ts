@@ -34,10 +34,18 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
 export const PROCESSES = ['billing', 'dispatcher', 'worker', 'worker-2', 'edge', 'edge-2'] as const;
 /**
  * The TCP paths with a fault-injecting proxy: services to PostgreSQL, RabbitMQ, billing, the
- * model node, the workers to billing's database (their ledger role) and edges to it (their
- * admission role, ADR 0070).
+ * model node, the workers to billing's database (their ledger role), edges to it (their
+ * admission role, ADR 0070) and edges to the workers (direct jobs, ADR 0072).
  */
-export const PATHS = ['postgres', 'rabbitmq', 'billing', 'model', 'ledger', 'admission'] as const;
+export const PATHS = [
+  'postgres',
+  'rabbitmq',
+  'billing',
+  'model',
+  'ledger',
+  'admission',
+  'jobs',
+] as const;
 export const BROKER_NODES = ['rabbit-0', 'rabbit-1', 'rabbit-2'] as const;
 
 /** One start of a fault every this long on average: 20 of every kind in 30 minutes. */

@@ -112,6 +112,11 @@ describe('startGateway', () => {
     expect(direct.environments.edge!.WORKER_URLS).toBe(
       direct.workers.map((worker) => worker.baseUrl).join(','),
     );
+    const proxied = await startGateway({
+      ...topology(launch),
+      reachWorkers: () => ['http://127.0.0.1:1/proxy'],
+    });
+    expect(proxied.environments.edge!.WORKER_URLS).toBe('http://127.0.0.1:1/proxy');
     const queued = await startGateway({ ...topology(launch), directJobs: false });
     expect(queued.environments.edge).not.toHaveProperty('WORKER_URLS');
     expect(queued.environments.edge).not.toHaveProperty('WORKER_INTERNAL_TOKEN');

@@ -161,6 +161,8 @@ export interface GatewayTopology<P extends Launched> {
    * false: every job through the queue.
    */
   directJobs?: boolean;
+  /** Where edges reach the started workers for direct jobs: each itself by default, or proxies. */
+  reachWorkers?(workers: P[]): string[];
   /** Where edges and workers reach the started billing: itself by default, or a proxy. */
   reachBilling?(billing: P): string;
   secrets?: Partial<GatewaySecrets>;
@@ -215,7 +217,10 @@ export async function startGateway<P extends Launched>(
   for (let index = 1; index <= (topology.workers ?? 1); index += 1) {
     workers.push(await start('worker', index));
   }
-  if (topology.directJobs !== false) wiring.workerUrls = workers.map((worker) => worker.baseUrl);
+  if (topology.directJobs !== false) {
+    wiring.workerUrls =
+      topology.reachWorkers?.(workers) ?? workers.map((worker) => worker.baseUrl);
+  }
   const edges: P[] = [];
   for (let index = 1; index <= (topology.edges ?? 1); index += 1) {
     edges.push(await start('edge', index));

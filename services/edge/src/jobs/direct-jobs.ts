@@ -16,7 +16,13 @@ import {
   WORKER_REPLIES_CONTENT_TYPE,
   type InferenceJobPayload,
 } from '@gateway/contracts';
-import type { Logger } from '@gateway/observability';
+import {
+  injectTraceContext,
+  SpanKind,
+  tracingEnabled,
+  withSpan,
+  type Logger,
+} from '@gateway/observability';
 import { INTERNAL_TOKEN_HEADER, REQUEST_ID_HEADER } from '@gateway/runtime';
 import type { ReplyListener } from './job-replies.js';
 
@@ -66,6 +72,7 @@ export class DirectJobs {
   /** Per URL: until when it is skipped, after a call that failed without an answer. */
   readonly #skipUntilMs: number[];
   #next = 0;
+  readonly #tracing = tracingEnabled();
   /** Direct jobs running, all URLs together: past `connections` × URLs, the queue takes them. */
   #inFlight = 0;
 
@@ -118,20 +125,33 @@ export class DirectJobs {
   ): Promise<DirectJob | NotTaken> {
     const controller = new AbortController();
     const body = JSON.stringify(makeEnvelope('inference.job', job));
-    let answer;
-    try {
-      answer = await pool.request({
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      [INTERNAL_TOKEN_HEADER]: this.#options.token,
+      [WORKER_ACCEPT_BY_HEADER]: String(Date.now() + this.#options.acceptTimeoutMs),
+      ...(job.requestId === undefined ? {} : { [REQUEST_ID_HEADER]: job.requestId }),
+    };
+    const send = () =>
+      pool.request({
         method: 'POST',
         path: WORKER_JOBS_PATH,
-        headers: {
-          'content-type': 'application/json',
-          [INTERNAL_TOKEN_HEADER]: this.#options.token,
-          [WORKER_ACCEPT_BY_HEADER]: String(Date.now() + this.#options.acceptTimeoutMs),
-          ...(job.requestId === undefined ? {} : { [REQUEST_ID_HEADER]: job.requestId }),
-        },
+        headers,
         body,
         signal: controller.signal,
       });
+    let answer;
+    try {
+      // While tracing: a CLIENT span until the worker took the job, parent of its SERVER span.
+      answer = this.#tracing
+        ? await withSpan(
+            'hand job to worker',
+            { kind: SpanKind.CLIENT, attributes: { 'server.address': 'inference-worker' } },
+            async () => {
+              injectTraceContext(headers);
+              return send();
+            },
+          )
+        : await send();
     } catch (error) {
       // No headers: the worker did not take the job (the headers are its acceptance, sent
       // before it calls a model), so the queue may have it; a worker that read it too late

@@ -18,7 +18,13 @@ import {
   type InferenceJobPayload,
 } from '@gateway/contracts';
 import { DEFAULT_MAX_MESSAGE_BYTES, type GatewayNames, type MessageBus } from '@gateway/messaging';
-import type { Logger } from '@gateway/observability';
+import {
+  contextFromHeaders,
+  SpanKind,
+  tracingEnabled,
+  withSpan,
+  type Logger,
+} from '@gateway/observability';
 import {
   INTERNAL_TOKEN_HEADER,
   internalCallerMatcher,
@@ -54,6 +60,7 @@ export function withDirectJobs(app: RequestListener, options: DirectJobsOptions)
 
 function directJobsHandler(options: DirectJobsOptions) {
   const callerOf = internalCallerMatcher({ edge: options.edgeToken });
+  const tracing = tracingEnabled();
   let inFlight = 0;
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (callerOf(req.headers[INTERNAL_TOKEN_HEADER]) === undefined) {
@@ -86,7 +93,14 @@ function directJobsHandler(options: DirectJobsOptions) {
       }
       // Edge gave up on the call before it was taken: nothing was accepted, nothing to do.
       if (res.destroyed) return;
-      await runDirect(job, req, res, options);
+      if (tracing) {
+        // A SERVER span, child of edge's request, where a queued job has its CONSUMER span.
+        await withSpan(
+          'process direct job',
+          { kind: SpanKind.SERVER, parent: contextFromHeaders(req.headers) },
+          () => runDirect(job, req, res, options),
+        );
+      } else await runDirect(job, req, res, options);
     } catch (error) {
       if (res.headersSent) {
         // Taken, but no durable outcome: the answer ends without its last reply, and edge
