@@ -218,8 +218,7 @@ export async function startGateway<P extends Launched>(
     workers.push(await start('worker', index));
   }
   if (topology.directJobs !== false) {
-    wiring.workerUrls =
-      topology.reachWorkers?.(workers) ?? workers.map((worker) => worker.baseUrl);
+    wiring.workerUrls = topology.reachWorkers?.(workers) ?? workers.map((worker) => worker.baseUrl);
   }
   const edges: P[] = [];
   for (let index = 1; index <= (topology.edges ?? 1); index += 1) {
