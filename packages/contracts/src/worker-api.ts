@@ -21,8 +21,8 @@
  * queued the job once that time plus a margin passed without an answer, never sees it run twice.
  * The same clocks bound a queued job's wait (`deadlineAtMs`).
  *
- * Edge cancelling the request (closing the connection before the last reply) is the client
- * going away: the worker stops the job and settles what was processed (job-protocol.md §3).
+ * A connection closed before the last reply makes every later reply unroutable (as a reply queue
+ * that is gone); edge cancels a job through the cancel broadcast (job-protocol.md §3).
  */
 
 export const WORKER_JOBS_PATH = '/internal/v1/jobs';

@@ -6,8 +6,11 @@
 -- a refund takes that cost back. Run by a deferred constraint trigger, at commit: after the
 -- paths have locked the balance and token rows; the key's budget row before the token's, as
 -- admission takes them (one statement each: an IN list would lock them in scan order).
+-- SECURITY DEFINER: a deferred trigger runs at commit, as the session's role, after the
+-- function that ended the hold returned; the worker's and edge's function-only roles (ADR 0070)
+-- have no right on budgets. A trigger function cannot be called directly.
 CREATE OR REPLACE FUNCTION "holds_budget_end"() RETURNS trigger
-LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp
 AS $$
 BEGIN
     IF OLD.status = 'pending' AND NEW.status <> 'pending' THEN

@@ -7,8 +7,11 @@
 -- holds the reported tokens (usage_settle_holds). It inserts returns instead of updating the
 -- window rows, which admissions lock: a hold ending never waits for one. A window more than a
 -- minute over gets nothing (nobody is counted against it any more).
+-- SECURITY DEFINER: a deferred trigger runs at commit, as the session's role, after the
+-- function that ended the hold returned; the worker's and edge's function-only roles (ADR 0070)
+-- have no right on the tokens windows. A trigger function cannot be called directly.
 CREATE OR REPLACE FUNCTION "holds_rate_end"() RETURNS trigger
-LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp
 AS $$
 DECLARE
     used BIGINT := 0;

@@ -89,6 +89,36 @@ describe('worker: holds ended in the ledger (ADR 0070)', () => {
   });
 });
 
+describe('worker: holds of keys with budgets and tokens per minute, ended in the ledger', () => {
+  const fixture = useWorkerFixture({ ledger: (billing) => billing.ledgerUrl, maxAttempts: 1 });
+
+  // Their triggers run at commit, after the worker's function returned: they must not need the
+  // worker role's rights (it has none on budgets or the tokens windows).
+  it('settles them in the ledger, counting the cost against the budget', async () => {
+    const { accountId } = fixture.account;
+    await fixture.billing.operator('PUT', `/accounts/${accountId}/api-keys/auto/budget`, {
+      limit_dzd: 100,
+      period: 'total',
+    });
+    await fixture.billing.operator('PUT', `/accounts/${accountId}/api-keys/auto/rate-limit`, {
+      tokens_per_minute: 1_000_000,
+    });
+    await fixture.putModel('acme/ledger-budget', chatModel([fixture.node.url]));
+    const { jobId, holdId } = await chatJob(fixture, 'acme/ledger-budget');
+    const { end } = await fixture.client.waitForEnd(jobId, 20_000);
+    expect(end.type).toBe('final');
+    expect(end.settlementPending).toBeUndefined();
+    const cost = expectedCost(end.usage!);
+    expect(await fixture.billing.hold(holdId)).toMatchObject({ status: 'settled', settled: cost });
+    const budget = await fixture.billing.operator<{ spent_micro_dzd: string }>(
+      'GET',
+      `/accounts/${accountId}/api-keys/auto/budget`,
+    );
+    expect(budget.spent_micro_dzd).toBe(String(cost));
+    expect(fixture.billing.paths.filter(holdEndPath)).toEqual([]);
+  });
+});
+
 describe('worker: the ledger out of reach', () => {
   // Nothing listens on port 9: every connection is refused, as when PostgreSQL is away.
   const fixture = useWorkerFixture({

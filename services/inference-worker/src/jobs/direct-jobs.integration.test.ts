@@ -192,6 +192,20 @@ describe('worker: synchronous jobs handed over directly', () => {
     expect(hold.settled!).toBeLessThan(expectedCost({ promptTokens: 20, completionTokens: 200 }));
   });
 
+  it('refunds a non-streamed answer whose edge went away before it: nobody could read it', async () => {
+    f.node.setOptions({ firstTokenLatencyMs: 1_000 });
+    const before = await f.billing.postedBalance(f.account.accountId);
+    const job = await chatJob('acme/direct-orphan');
+    const callsBefore = modelCalls();
+    const call = await post(makeEnvelope('inference.job', job));
+    await waitFor(() => modelCalls() > callsBefore || undefined, 5_000, 'the model call');
+    // Edge died (no cancel came): the generation runs on, and its answer reaches nobody.
+    call.request.destroy();
+    await waitFor(() => f.billing.refunded(job.holdId), 15_000, 'the refund');
+    expect((await f.billing.hold(job.holdId)).status).toBe('settled');
+    expect(await f.billing.postedBalance(f.account.accountId)).toBe(before);
+  });
+
   it('runs a job edge queued again after its direct run was lost only while its hold is pending', async () => {
     const finished = await chatJob('acme/requeued');
     await (

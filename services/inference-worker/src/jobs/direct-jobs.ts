@@ -60,58 +60,67 @@ export function withDirectJobs(app: RequestListener, options: DirectJobsOptions)
 
 function directJobsHandler(options: DirectJobsOptions) {
   const callerOf = internalCallerMatcher({ edge: options.edgeToken });
-  const tracing = tracingEnabled();
   let inFlight = 0;
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (callerOf(req.headers[INTERNAL_TOKEN_HEADER]) === undefined) {
-      refuse(
-        req,
-        res,
-        new GatewayError('unauthorized', 'A valid internal service credential is required'),
-      );
+      const error = 'A valid internal service credential is required';
+      refuse(req, res, new GatewayError('unauthorized', error));
       return;
     }
-    // Checked before the body is read: a refused job is queued by edge, and quickly.
-    if (inFlight >= options.maxInFlight || !options.accepting()) {
-      refuse(
-        req,
-        res,
-        new GatewayError('service_unavailable', 'No free slot for a direct job', {
-          details: { retryAfterS: 1 },
-        }),
-      );
+    let job: InferenceJobPayload;
+    try {
+      // Read whole before any answer, a refusal too: an answer sent over a body still
+      // arriving ends in a reset, which edge could not tell from a lost job.
+      job = await readJob(req);
+    } catch (error) {
+      refuse(req, res, takingError(error));
+      return;
+    }
+    // Edge gave up on the call before it was taken: nothing was accepted, nothing to do.
+    if (res.destroyed) return;
+    const refusal = refusalOf(req, inFlight, options);
+    if (refusal !== undefined) {
+      refuse(req, res, refusal);
       return;
     }
     inFlight += 1;
     try {
-      const job = await readJob(req);
-      // Read too late (this process was stopped, or slow): edge has queued the job by now.
-      if (Date.now() > acceptByMs(req)) {
-        throw new GatewayError('service_unavailable', 'The job came after its time to be taken', {
-          details: { retryAfterS: 1 },
-        });
-      }
-      // Edge gave up on the call before it was taken: nothing was accepted, nothing to do.
-      if (res.destroyed) return;
-      if (tracing) {
-        // A SERVER span, child of edge's request, where a queued job has its CONSUMER span.
-        await withSpan(
-          'process direct job',
-          { kind: SpanKind.SERVER, parent: contextFromHeaders(req.headers) },
-          () => runDirect(job, req, res, options),
-        );
-      } else await runDirect(job, req, res, options);
+      await traced(req, () => runDirect(job, req, res, options));
     } catch (error) {
-      if (res.headersSent) {
-        // Taken, but no durable outcome: the answer ends without its last reply, and edge
-        // releases the hold as for a lost reply queue.
-        options.logger.error({ err: error }, 'direct job outcome not durable');
-        res.destroy();
-      } else refuse(req, res, asGatewayError(error));
+      // Taken, but no durable outcome: the answer ends without its last reply, and edge queues
+      // the job again as a redelivery.
+      options.logger.error({ err: error, jobId: job.jobId }, 'direct job outcome not durable');
+      res.destroy();
     } finally {
       inFlight -= 1;
     }
   };
+}
+
+/** Why a job read now is not taken: no free slot, stopping, or read past its time. */
+function refusalOf(
+  req: IncomingMessage,
+  inFlight: number,
+  options: DirectJobsOptions,
+): GatewayError | undefined {
+  const details = { retryAfterS: 1 };
+  if (inFlight >= options.maxInFlight || !options.accepting()) {
+    return new GatewayError('service_unavailable', 'No free slot for a direct job', { details });
+  }
+  // Read too late (this process was stopped, or slow): edge has queued the job by now.
+  if (Date.now() > acceptByMs(req)) {
+    return new GatewayError('service_unavailable', 'The job came after its time to be taken', {
+      details,
+    });
+  }
+  return undefined;
+}
+
+/** While tracing: a SERVER span, child of edge's call, where a queued job has a CONSUMER span. */
+function traced(req: IncomingMessage, work: () => Promise<void>): Promise<void> {
+  if (!tracingEnabled()) return work();
+  const parent = contextFromHeaders(req.headers);
+  return withSpan('process direct job', { kind: SpanKind.SERVER, parent }, work);
 }
 
 async function runDirect(
@@ -125,11 +134,9 @@ async function runDirect(
   res.writeHead(200, { 'content-type': WORKER_REPLIES_CONTENT_TYPE });
   // The headers are the job's acceptance: edge falls back to the queue only before them.
   res.flushHeaders();
-  // Edge closing the connection before the last reply is its client going away.
-  const onClose = () => {
-    if (!res.writableFinished) deps.cancellations.cancel(job.jobId);
-  };
-  res.once('close', onClose);
+  // A connection closed before the last reply is not a cancel: edge sends one (§3) when its
+  // client left or it gave up. Edge may have died instead, and then, as for an unread reply
+  // queue, nothing the job produces afterwards is charged: its later replies are unroutable.
   const labels = { endpoint: job.endpoint, tier: job.serviceTier };
   const stopTimer = metrics.jobDurationSeconds.startTimer(labels);
   try {
@@ -140,7 +147,6 @@ async function runDirect(
     res.end();
   } finally {
     stopTimer();
-    res.off('close', onClose);
     // A request body edge is still sending (it never is) must not keep the socket.
     req.resume();
   }
@@ -196,7 +202,7 @@ async function readJob(req: IncomingMessage): Promise<InferenceJobPayload> {
   return job;
 }
 
-function asGatewayError(error: unknown): GatewayError {
+function takingError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
   if (error instanceof EnvelopeError) {
     return new GatewayError('invalid_request_body', `Not an inference job: ${error.message}`);
