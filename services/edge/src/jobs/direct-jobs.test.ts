@@ -184,6 +184,16 @@ describe('DirectJobs', () => {
     await calls.close();
   });
 
+  it('takes a 200 that carries no reply stream as a lost run, never as a refusal', async () => {
+    const calls = direct();
+    behaviour = (_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>');
+    const listener = recorder();
+    expect(typeof (await calls.offer(job(), listener))).toBe('object');
+    await until(() => listener.lost.length === 1);
+    expect(listener.replies).toEqual([]);
+    await calls.close();
+  });
+
   it('closes the call when edge abandons the job before its last reply, not after it', async () => {
     const calls = direct();
     let closedEarly = false;

@@ -13,7 +13,6 @@ import {
   parseEnvelope,
   WORKER_ACCEPT_BY_HEADER,
   WORKER_JOBS_PATH,
-  WORKER_REPLIES_CONTENT_TYPE,
   type InferenceJobPayload,
 } from '@gateway/contracts';
 import {
@@ -159,7 +158,9 @@ export class DirectJobs {
       this.#options.logger.warn({ err: error, jobId: job.jobId }, 'direct job not taken: queued');
       return 'unknown';
     }
-    if (answer.statusCode !== 200 || !isReplyStream(answer.headers['content-type'])) {
+    // A 200 is the worker's acceptance whatever follows: an answer that is no reply stream is a
+    // lost run (queued again as a redelivery), never a refusal (queued as new: it may run).
+    if (answer.statusCode !== 200) {
       const level = answer.statusCode === 503 ? 'debug' : 'error';
       this.#options.logger[level](
         { status: answer.statusCode, jobId: job.jobId },
@@ -184,11 +185,6 @@ export class DirectJobs {
   async close(): Promise<void> {
     await Promise.all(this.#pools.map((pool) => pool.close()));
   }
-}
-
-function isReplyStream(contentType: string | string[] | undefined): boolean {
-  const value = Array.isArray(contentType) ? contentType[0] : contentType;
-  return value?.split(';')[0]?.trim() === WORKER_REPLIES_CONTENT_TYPE;
 }
 
 /**
