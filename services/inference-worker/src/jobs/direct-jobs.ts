@@ -85,7 +85,7 @@ function directJobsHandler(options: DirectJobsOptions) {
     }
     inFlight += 1;
     try {
-      await traced(req, () => runDirect(job, req, res, options));
+      await traced(req, () => runDirect(job, res, options));
     } catch (error) {
       // Taken, but no durable outcome: the answer ends without its last reply, and edge queues
       // the job again as a redelivery.
@@ -125,7 +125,6 @@ function traced(req: IncomingMessage, work: () => Promise<void>): Promise<void> 
 
 async function runDirect(
   job: InferenceJobPayload,
-  req: IncomingMessage,
   res: ServerResponse,
   options: DirectJobsOptions,
 ): Promise<void> {
@@ -147,8 +146,6 @@ async function runDirect(
     res.end();
   } finally {
     stopTimer();
-    // A request body edge is still sending (it never is) must not keep the socket.
-    req.resume();
   }
 }
 
