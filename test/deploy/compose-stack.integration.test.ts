@@ -9,6 +9,7 @@ import {
   testServiceAmqpUrl,
   uniquePrefix,
   urlAsRole,
+  waitFor,
   waitForStatus,
   type ServiceProcess,
 } from '@gateway/testing';
@@ -168,7 +169,7 @@ beforeAll(async () => {
   });
   // The worker's ledger role on billing's database, as compose's migrate one-shot granted it.
   const workerRole = composeService('migrate').environment.WORKER_DATABASE_ROLE!;
-  await up('inference-worker', {
+  const workerUrl = await up('inference-worker', {
     ...amqp('inference-worker'),
     BILLING_URL: billingUrl,
     LEDGER_DATABASE_URL: urlAsRole(billingDb.url, workerRole),
@@ -181,6 +182,8 @@ beforeAll(async () => {
     BILLING_URL: billingUrl,
     DISPATCHER_URL: dispatcherUrl,
     ADMISSION_DATABASE_URL: urlAsRole(billingDb.url, edgeRole),
+    // Synchronous jobs straight to the worker, with compose's shared credential (ADR 0072).
+    WORKER_URLS: workerUrl,
   });
   seedEnv = onLoopback('seed', { GATEWAY_URL: edgeUrl, DEMO_NODE_URL: nodeUrl });
 }, 180_000);
@@ -203,6 +206,13 @@ describe('the compose stack, on loopback', () => {
     expect({ status, object: body.object }).toEqual({ status: 200, object: 'chat.completion' });
     const [choice] = body.choices as { message: { content: string } }[];
     expect(choice!.message.content.length).toBeGreaterThan(0);
+    // Compose's edge and worker share the direct jobs' credential: the worker took it directly.
+    const done = await waitFor(
+      () => processes['inference-worker']!.logs.find((line) => line.msg === 'job done'),
+      5_000,
+      "the worker's job line",
+    );
+    expect(done.direct).toBe(true);
   });
 
   it('answers the reasoning model through the stand-in provider', async () => {
