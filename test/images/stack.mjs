@@ -139,6 +139,8 @@ async function main() {
       BILLING_URL: url('billing'),
       DISPATCHER_URL: url('dispatcher'),
       ADMISSION_DATABASE_URL: dbUrl(composeSetting('migrate', 'EDGE_DATABASE_ROLE'), 'billing'),
+      // Synchronous jobs straight to both workers (ADR 0072), compose's shared credential kept.
+      WORKER_URLS: `${url('worker1')},${url('worker2')}`,
       PUBLIC_BASE_URL: url(name),
       // The receiver is on loopback: edge accepts the URL with the development setting too.
       WEBHOOK_ALLOW_INSECURE_LOOPBACK: 'true',
