@@ -14,7 +14,9 @@
  *   BENCH_TARGETS           systems to drive in HTTP phases     [direct,portkey,gateway]
  *   BENCH_CONNECTIONS       closed loop: connections            [10]
  *   BENCH_CLOSED_SECONDS    closed loop: seconds per target     [10]
- *   BENCH_WARMUP_SECONDS    closed loop: unmeasured warm-up     [2]
+ *   BENCH_WARMUP_SECONDS    closed loop: unmeasured warm-up per target, long enough for V8 to
+ *                           have optimised the request path (2 s left a third of the gateway's
+ *                           measured CPU in its compiler threads; docs/benchmarks.md) [20]
  *   BENCH_OPEN_RATE         open loop: requests per second      [100]
  *   BENCH_OPEN_SECONDS      open loop: seconds per target       [10]
  *   BENCH_STREAM_REQUESTS   streaming: requests per target, one at a time   [30]

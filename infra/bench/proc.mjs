@@ -49,6 +49,16 @@ export function cpuMs(pid) {
   return text ? (parseStat(text).cpuTicks * 1000) / clockTicks() : 0;
 }
 
+/**
+ * CPU milliseconds of a process's main thread (its task with the process's own id). For a Node
+ * process the rest is V8's background threads (optimising compiler, GC helpers) and libuv's
+ * pool: the part that shrinks once the JIT has warmed up.
+ */
+export function mainThreadCpuMs(pid) {
+  const text = read(pid, `task/${pid}/stat`);
+  return text ? (parseStat(text).cpuTicks * 1000) / clockTicks() : 0;
+}
+
 export function rssBytes(pid) {
   const text = read(pid, 'status');
   return text ? parseRssBytes(text) : undefined;
@@ -68,25 +78,33 @@ export function withChildren(pid) {
 /**
  * Starts counting CPU for named groups of pids (a group's pids are listed again at the end, so
  * backends that appear meanwhile count; ones that exit in between are lost, hence "about").
- * Resolves to { group: cpu ms } over the interval.
+ * The returned stop function gives { cpuMs: { group: ms }, backgroundCpuMs: { group: ms } } over
+ * the interval, the second being the CPU outside the groups' processes' main threads.
  */
 export function cpuMeter(groups) {
   const snapshot = () =>
     Object.fromEntries(
       Object.entries(groups).map(([name, listPids]) => [
         name,
-        new Map(listPids().map((pid) => [pid, cpuMs(pid)])),
+        new Map(listPids().map((pid) => [pid, { all: cpuMs(pid), main: mainThreadCpuMs(pid) }])),
       ]),
     );
   const before = snapshot();
   return () => {
     const after = snapshot();
     const used = {};
+    const background = {};
     for (const name of Object.keys(groups)) {
       let sum = 0;
-      for (const [pid, ms] of after[name]) sum += ms - (before[name].get(pid) ?? 0);
+      let outsideMain = 0;
+      for (const [pid, now] of after[name]) {
+        const then = before[name].get(pid) ?? { all: 0, main: 0 };
+        sum += now.all - then.all;
+        outsideMain += now.all - now.main - (then.all - then.main);
+      }
       used[name] = sum;
+      background[name] = outsideMain;
     }
-    return used;
+    return { cpuMs: used, backgroundCpuMs: background };
   };
 }

@@ -119,6 +119,13 @@ function closedRows({ closed }, settings) {
       '≤ 1.5× Portkey (four services)',
     ],
     [
+      '  of which outside main threads (V8 compiler, GC helpers; near 0 once warm)',
+      '',
+      cpu(portkey?.backgroundCpuMsPerRequest),
+      cpu(gateway?.backgroundCpuMsPerRequest),
+      '',
+    ],
+    [
       '  PostgreSQL / RabbitMQ per request',
       '',
       '',

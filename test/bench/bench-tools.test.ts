@@ -1,14 +1,20 @@
 import { describe, expect, it } from '@jest/globals';
+import { Worker } from 'node:worker_threads';
 
 /*
  * The two pieces of `pnpm bench` whose mistakes would not show in its output: the open loop's
- * schedule (a late timer must catch up, not shift the schedule) and the /proc parsing (a
- * command name with spaces and parentheses must not shift the CPU fields).
+ * schedule (a late timer must catch up, not shift the schedule) and the /proc readings (a
+ * command name with spaces and parentheses must not shift the CPU fields; threads other than the
+ * main one count as background).
  */
 
 interface ProcTools {
   parseStat(text: string): { ppid: number; cpuTicks: number };
   parseRssBytes(text: string): number | undefined;
+  cpuMeter(groups: Record<string, () => number[]>): () => {
+    cpuMs: Record<string, number>;
+    backgroundCpuMs: Record<string, number>;
+  };
 }
 interface LoadTools {
   dueRequests(
@@ -67,5 +73,19 @@ describe('/proc parsing', () => {
       204800 * 1024,
     );
     expect(proc.parseRssBytes('Name:\tnode\nState:\tZ (zombie)\n')).toBeUndefined();
+  });
+
+  it('counts CPU outside the main thread apart: a busy worker thread is background', async () => {
+    const stop = proc.cpuMeter({ self: () => [process.pid] });
+    // The worker spins until the process has used 300 ms more CPU; the main thread only waits.
+    const busy = new Worker(
+      `const start = process.cpuUsage();
+       while (Object.values(process.cpuUsage(start)).reduce((a, b) => a + b) < 300_000) {}`,
+      { eval: true },
+    );
+    await new Promise((resolve) => busy.once('exit', resolve));
+    const { cpuMs, backgroundCpuMs } = stop();
+    expect(backgroundCpuMs.self).toBeGreaterThan(cpuMs.self / 2);
+    expect(cpuMs.self).toBeGreaterThanOrEqual(backgroundCpuMs.self);
   });
 });

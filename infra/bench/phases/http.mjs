@@ -28,7 +28,7 @@ async function eachTarget(targets, infraPids, { maxSockets, measure, warmUp, cou
       const stopCounters = counted ? await target.counters?.start() : undefined;
       const stopMeter = cpuMeter({ ...target.processes, ...infraPids });
       const figures = await measure(client);
-      const cpu = stopMeter();
+      const { cpuMs: cpu, backgroundCpuMs: background } = stopMeter();
       const counts = await stopCounters?.(figures.ok);
       const own = Object.keys(target.processes);
       const requests = figures.ok || 1;
@@ -38,6 +38,8 @@ async function eachTarget(targets, infraPids, { maxSockets, measure, warmUp, cou
           Object.entries(cpu).map(([name, ms]) => [name, ms / requests]),
         ),
         cpuMsPerRequestTotal: own.reduce((sum, name) => sum + cpu[name], 0) / requests,
+        // Of that, outside the processes' main threads: near zero once the JIT has warmed up.
+        backgroundCpuMsPerRequest: own.reduce((sum, name) => sum + background[name], 0) / requests,
         ...(counts ? { counters: counts } : {}),
       };
     } finally {
