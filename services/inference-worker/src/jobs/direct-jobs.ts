@@ -14,7 +14,6 @@ import {
   WORKER_ACCEPT_BY_HEADER,
   WORKER_JOBS_PATH,
   WORKER_REPLIES_CONTENT_TYPE,
-  type Envelope,
   type InferenceJobPayload,
 } from '@gateway/contracts';
 import { DEFAULT_MAX_MESSAGE_BYTES, type GatewayNames, type MessageBus } from '@gateway/messaging';
@@ -32,7 +31,8 @@ import {
   withRequestId,
 } from '@gateway/runtime';
 import type { WorkerMetrics } from './metrics.js';
-import { JobOutbox, type ReplyPath } from './outbox.js';
+import { answerReplyPath } from './answer-reply-path.js';
+import { JobOutbox } from './outbox.js';
 import { runJob, type JobRunnerDeps } from './run-job.js';
 
 export interface DirectJobsOptions {
@@ -143,36 +143,10 @@ async function runDirect(
     const result = await withRequestId(job.requestId, () => runJob(job, outbox, deps));
     metrics.jobs.inc({ ...labels, result });
     log.info({ ...labels, result, direct: true }, 'job done');
-    res.end();
+    res.end(); // no-op when the last reply ended the answer
   } finally {
     stopTimer();
   }
-}
-
-/**
- * Lines of the HTTP answer. A line written is received unless edge dies before reading it (ADR
- * 0072 says what that costs); a connection already closed receives nothing, like an unroutable
- * reply.
- */
-function answerReplyPath(res: ServerResponse): ReplyPath {
-  return {
-    async send(envelope: Envelope<'inference.reply'>): Promise<boolean> {
-      if (res.destroyed || res.writableEnded) return false;
-      if (res.write(`${JSON.stringify(envelope)}\n`)) return true;
-      // Edge reads slower than the model writes: wait for it, or for the connection to close.
-      return new Promise<boolean>((resolve) => {
-        const done = (drained: boolean) => {
-          res.off('drain', onDrain);
-          res.off('close', onClose);
-          resolve(drained);
-        };
-        const onDrain = () => done(true);
-        const onClose = () => done(false);
-        res.once('drain', onDrain);
-        res.once('close', onClose);
-      });
-    },
-  };
 }
 
 /** The latest time the job may be taken; a job without one has no limit. */

@@ -42,7 +42,7 @@ export interface FinalReply {
 
 /**
  * Where a synchronous job's replies go: edge's reply queue (`replyTo`), or the HTTP answer of a
- * job edge handed over directly (direct-jobs.ts). `send` resolves false when nobody can receive
+ * job edge handed over directly (answer-reply-path.ts). `send` resolves false when nobody can receive
  * the reply any more (the queue is gone, the connection closed); it throws when it could not
  * tell (the broker did not confirm).
  */
