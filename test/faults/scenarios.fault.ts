@@ -93,8 +93,10 @@ const killAndRestart =
 const noFault = async () => undefined;
 
 /**
- * Waits (at most 10 s) until `count` holds placed since `sinceMs` exist, or are marked published
- * with `published`.
+ * Waits (at most 20 s) until `count` holds placed since `sinceMs` exist, or are marked published
+ * with `published`. A bound on a wait, not a speed check: with a stopped worker a job reaches
+ * the queue only after edge's direct offer times out (2 s), then waits for its deferred mark, and
+ * CI once needed more than 10 s for 16 of them on a loaded host.
  */
 async function holdsSince(
   s: FaultStack,
@@ -102,7 +104,7 @@ async function holdsSince(
   count: number,
   published = false,
 ): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
     const { rows } = await s.sql.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM holds
@@ -112,7 +114,7 @@ async function holdsSince(
     if (rows[0]!.n >= count) return;
     await delay(2);
   }
-  throw new Error(`fewer than ${count} holds ${published ? 'marked published' : 'placed'} in 10 s`);
+  throw new Error(`fewer than ${count} holds ${published ? 'marked published' : 'placed'} in 20 s`);
 }
 
 const firstHoldSince = (s: FaultStack, sinceMs: number) => holdsSince(s, sinceMs, 1);
