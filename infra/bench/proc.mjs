@@ -43,10 +43,12 @@ const read = (pid, file) => {
   }
 };
 
+/** CPU milliseconds in a stat file's text (0 for a process or thread that is gone). */
+const statCpuMs = (text) => (text ? (parseStat(text).cpuTicks * 1000) / clockTicks() : 0);
+
 /** CPU milliseconds a process has used so far (0 once it is gone). */
 export function cpuMs(pid) {
-  const text = read(pid, 'stat');
-  return text ? (parseStat(text).cpuTicks * 1000) / clockTicks() : 0;
+  return statCpuMs(read(pid, 'stat'));
 }
 
 /**
@@ -55,8 +57,7 @@ export function cpuMs(pid) {
  * pool: the part that shrinks once the JIT has warmed up.
  */
 export function mainThreadCpuMs(pid) {
-  const text = read(pid, `task/${pid}/stat`);
-  return text ? (parseStat(text).cpuTicks * 1000) / clockTicks() : 0;
+  return statCpuMs(read(pid, `task/${pid}/stat`));
 }
 
 export function rssBytes(pid) {
