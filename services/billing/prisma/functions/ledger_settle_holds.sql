@@ -1,6 +1,7 @@
 -- ledger_settle_holds: its live definition. To change it: README.md in this directory.
 --
--- Settles a batch of holds in one statement (a batch of one is the unbatched case). Each item
+-- Settles a batch of holds in one statement (a batch of one is the unbatched case): the common
+-- batch set-based (ledger_settle_pending_holds), any other item by item. Each item of the loop
 -- runs in its own subtransaction (the EXCEPTION block): an item that fails is rolled back alone
 -- and reported with its SQLSTATE, the others still settle. One row per item, `ord` = its
 -- position (1-based) in the arrays. Lock order: all the batch's holds (by id), then the balance
@@ -38,6 +39,17 @@ DECLARE
     held BIGINT;
     locked_id TEXT;
 BEGIN
+    -- The common case (every item a distinct pending, priced hold) set-based, in one attempt that
+    -- either settles the whole batch or writes nothing; any other batch, or an attempt that
+    -- failed, is settled item by item below.
+    BEGIN
+        RETURN QUERY SELECT * FROM ledger_settle_pending_holds(hold_ids, input_tokens,
+                                                               output_tokens, transaction_ids,
+                                                               settled_at);
+        IF FOUND THEN RETURN; END IF;
+    EXCEPTION WHEN OTHERS THEN
+        NULL;
+    END;
     -- Every hold of the batch first, in id order: the batch then never waits for a hold row
     -- while it holds a balance row (a sweeper holding that hold would wait for the balance).
     -- One primary-key lookup per hold: `id = ANY(hold_ids)` in a generic plan is a full scan

@@ -112,6 +112,11 @@ export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
     args: 'text[], bigint[], bigint[], text[], timestamptz',
     privileges: ['EXECUTE'],
   },
+  // Its common case, set-based (ledger_settle_holds calls it).
+  ledger_settle_pending_holds: {
+    args: 'text[], bigint[], bigint[], text[], timestamptz',
+    privileges: ['EXECUTE'],
+  },
   // What a hold released unpublished may still charge (ledger_settle_holds calls it).
   ledger_released_hold_cap: { args: 'text, bigint', privileges: ['EXECUTE'] },
   ledger_void_hold: { args: 'text, timestamptz', privileges: ['EXECUTE'] },
