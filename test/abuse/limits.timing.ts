@@ -121,13 +121,16 @@ async function billingMetric(name: string): Promise<number> {
 }
 
 /**
- * The flood delays no chat: p99 within 2x of the quiet p99 (floored at 20 ms, below which a
+ * The flood stalls no chat: p99 within 3x of the quiet p99 (floored at 20 ms, below which a
  * timer's granularity decides), and no chat near the minute the old code took (64.6 s).
  * Measured before the dashboard had its own process: one to three chats of 0.4-1.3 s in every
- * run, queued on edge's one event loop behind 400 sign-ins (about 1 ms of edge's time each).
+ * run (7 to 20 times the quiet p99), queued on edge's one event loop behind 400 sign-ins (about
+ * 1 ms of edge's time each). Not a stall: billing's password hashes taking one of a 2-core
+ * host's cores while they run, which doubles a chat's time on a host that other tenants load
+ * too (the bound was 2x: 128 against 124 ms, and 103 against 98, failed CI runs of 2026-11-30).
  */
 function expectNoStall(quietMs: number[], busyMs: number[]): void {
-  expect(percentile(busyMs, 99)).toBeLessThanOrEqual(2 * Math.max(percentile(quietMs, 99), 20));
+  expect(percentile(busyMs, 99)).toBeLessThanOrEqual(3 * Math.max(percentile(quietMs, 99), 20));
   expect(Math.max(...busyMs)).toBeLessThan(5_000);
 }
 
@@ -135,7 +138,7 @@ function expectNoStall(quietMs: number[], busyMs: number[]): void {
 const logsWritten = () => new Promise((resolve) => setTimeout(resolve, 600));
 
 describe('1. a sign-in flood stalls no customer', () => {
-  it('400 concurrent sign-ins from one address: 429 past its points, chat p99 within 2x', async () => {
+  it('400 concurrent sign-ins from one address: 429 past its points, chat p99 within 3x', async () => {
     // Warm up every process's connections, then measure without the flood.
     for (let i = 0; i < 10; i += 1)
       expect((await chat(payingKey, '198.51.100.10')).status).toBe(200);

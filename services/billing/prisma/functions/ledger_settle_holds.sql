@@ -39,17 +39,19 @@ DECLARE
     held BIGINT;
     locked_id TEXT;
 BEGIN
-    -- The common case (every item a distinct pending, priced hold) set-based, in one attempt that
-    -- either settles the whole batch or writes nothing; any other batch, or an attempt that
-    -- failed, is settled item by item below.
-    BEGIN
-        RETURN QUERY SELECT * FROM ledger_settle_pending_holds(hold_ids, input_tokens,
-                                                               output_tokens, transaction_ids,
-                                                               settled_at);
-        IF FOUND THEN RETURN; END IF;
-    EXCEPTION WHEN OTHERS THEN
-        NULL;
-    END;
+    -- The common batch (two or more distinct pending, priced holds) set-based, in one attempt
+    -- that either settles the whole batch or writes nothing; one item, any other batch, or an
+    -- attempt that failed, is settled item by item below.
+    IF array_length(hold_ids, 1) >= 2 THEN
+        BEGIN
+            RETURN QUERY SELECT * FROM ledger_settle_pending_holds(hold_ids, input_tokens,
+                                                                   output_tokens, transaction_ids,
+                                                                   settled_at);
+            IF FOUND THEN RETURN; END IF;
+        EXCEPTION WHEN OTHERS THEN
+            NULL;
+        END;
+    END IF;
     -- Every hold of the batch first, in id order: the batch then never waits for a hold row
     -- while it holds a balance row (a sweeper holding that hold would wait for the balance).
     -- One primary-key lookup per hold: `id = ANY(hold_ids)` in a generic plan is a full scan
