@@ -18,6 +18,12 @@ BEGIN
     IF jsonb_array_length(items) > 256 THEN
         RAISE EXCEPTION 'billing_admit_batch_v1: at most 256 items' USING ERRCODE = '22023';
     END IF;
+    -- One item (most calls when the gateway is not saturated): nothing to order or keep apart.
+    IF jsonb_array_length(items) = 1 THEN
+        RETURN QUERY SELECT * FROM billing_admit_v5(
+            jsonb_populate_record(NULL::billing_admission_request, items->0));
+        RETURN;
+    END IF;
     RETURN QUERY
         WITH admitted AS MATERIALIZED (
             SELECT b.ord, a
