@@ -9,7 +9,7 @@
 CREATE OR REPLACE FUNCTION "billing_admission_budget"(
     adm billing_admission, bb budgets, scope TEXT, at TIMESTAMPTZ
 ) RETURNS billing_admission
-LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
+LANGUAGE plpgsql SECURITY INVOKER
 AS $$
 DECLARE
     window_start TIMESTAMPTZ := billing_budget_window_start(bb.period, bb.time_zone, at);

@@ -7,7 +7,7 @@
 CREATE OR REPLACE FUNCTION "billing_admission_cost"(
     r billing_admission_request, adm billing_admission
 ) RETURNS billing_admission
-LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
+LANGUAGE plpgsql SECURITY INVOKER
 AS $$
 DECLARE
     input_tokens BIGINT := r.input_tokens + COALESCE(r.image_count, 0)::bigint * adm.model_image_tokens;

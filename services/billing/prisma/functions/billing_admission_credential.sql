@@ -7,7 +7,7 @@
 -- counted yet.
 CREATE OR REPLACE FUNCTION "billing_admission_credential"(r billing_admission_request)
 RETURNS billing_admission
-LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
+LANGUAGE plpgsql SECURITY INVOKER
 AS $$
 DECLARE
     adm billing_admission;

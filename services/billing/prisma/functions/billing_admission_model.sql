@@ -8,7 +8,7 @@
 CREATE OR REPLACE FUNCTION "billing_admission_model"(
     r billing_admission_request, adm billing_admission
 ) RETURNS billing_admission
-LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
+LANGUAGE plpgsql SECURITY INVOKER
 AS $$
 DECLARE
     m RECORD;
@@ -33,13 +33,17 @@ BEGIN
     IF r.node_unsupported IS NOT NULL AND m.provider = 'node' THEN
         adm.outcome := 'unsupported_parameter'; RETURN adm;
     END IF;
-    SELECT k INTO adm.refused_media_kind
-      FROM unnest(COALESCE(r.media_kinds, ARRAY[]::text[])) WITH ORDINALITY AS u(k, i)
-     WHERE NOT CASE k WHEN 'remote_image' THEN 'image' = ANY(m.input_modalities) AND m.remote_images
-                      ELSE k = ANY(m.input_modalities) END
-     ORDER BY i LIMIT 1;
-    IF adm.refused_media_kind IS NOT NULL THEN
-        adm.outcome := 'unsupported_content'; RETURN adm;
+    -- Text alone (most requests) has nothing to check, and skips the statement.
+    IF cardinality(r.media_kinds) > 0 THEN
+        SELECT k INTO adm.refused_media_kind
+          FROM unnest(r.media_kinds) WITH ORDINALITY AS u(k, i)
+         WHERE NOT CASE k WHEN 'remote_image'
+                          THEN 'image' = ANY(m.input_modalities) AND m.remote_images
+                          ELSE k = ANY(m.input_modalities) END
+         ORDER BY i LIMIT 1;
+        IF adm.refused_media_kind IS NOT NULL THEN
+            adm.outcome := 'unsupported_content'; RETURN adm;
+        END IF;
     END IF;
     IF adm.key_models IS NOT NULL AND NOT m.id = ANY(adm.key_models) THEN
         adm.outcome := 'model_not_allowed_for_key'; RETURN adm;

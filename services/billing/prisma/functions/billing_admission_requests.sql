@@ -7,7 +7,7 @@
 CREATE OR REPLACE FUNCTION "billing_admission_requests"(
     r billing_admission_request, adm billing_admission
 ) RETURNS billing_admission
-LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
+LANGUAGE plpgsql SECURITY INVOKER
 AS $$
 BEGIN
     INSERT INTO rate_limit_windows AS w (account_id, window_start_ms, count)

@@ -7,7 +7,7 @@
 CREATE OR REPLACE FUNCTION "billing_admission_token_limit"(
     r billing_admission_request, adm billing_admission
 ) RETURNS billing_admission
-LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
+LANGUAGE plpgsql SECURITY INVOKER
 AS $$
 DECLARE
     t RECORD;

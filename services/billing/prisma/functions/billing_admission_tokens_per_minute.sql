@@ -7,7 +7,7 @@
 CREATE OR REPLACE FUNCTION "billing_admission_tokens_per_minute"(
     r billing_admission_request, adm billing_admission
 ) RETURNS billing_admission
-LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
+LANGUAGE plpgsql SECURITY INVOKER
 AS $$
 BEGIN
     IF adm.key_tokens_per_minute IS NOT NULL THEN

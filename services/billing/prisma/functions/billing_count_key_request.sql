@@ -6,7 +6,7 @@
 CREATE OR REPLACE FUNCTION "billing_count_key_request"(
     p_owner_id TEXT, p_window_start_ms BIGINT
 ) RETURNS INTEGER
-LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
+LANGUAGE plpgsql SECURITY INVOKER
 AS $$
 DECLARE
     n INTEGER;

@@ -12,7 +12,7 @@
 CREATE OR REPLACE FUNCTION "billing_key_tokens_used"(
     p_owner_id TEXT, p_window_start_ms BIGINT
 ) RETURNS BIGINT
-LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
+LANGUAGE plpgsql SECURITY INVOKER
 AS $$
 DECLARE
     used BIGINT;

@@ -158,3 +158,70 @@ describe("edge's admission of API keys", () => {
     expect(carriesApiKey(undefined)).toBe(false);
   });
 });
+
+/*
+ * What an admission costs PostgreSQL besides its statements (prisma/functions/README.md,
+ * "Admission: one step per concern"): its steps save and restore no settings, and on a young
+ * database, whose statistics say every table has a few rows, it still reads rows by their key,
+ * never a table whole.
+ */
+const TABLES = ['accounts', 'api_keys', 'models', 'account_balances', 'holds', 'budgets'];
+
+describe('admission in PostgreSQL', () => {
+  it('runs its steps with the settings of billing_admit_v5: none of their own', async () => {
+    const { rows } = await pool.query<{ name: string; settings: string[] | null }>(
+      `SELECT p.proname AS name, p.proconfig AS settings FROM pg_proc p
+        WHERE p.proname LIKE 'billing\\_admission\\_%'
+           OR p.proname IN ('billing_count_key_request', 'billing_key_tokens_used')
+        ORDER BY p.proname`,
+    );
+    expect(rows.length).toBeGreaterThanOrEqual(12);
+    expect(rows.filter((row) => row.settings !== null)).toEqual([]);
+  });
+
+  it('finds every row by its key on a young database: no table read whole', async () => {
+    // Forty accounts, each with its key and its balance: a plan that joins a key to its account
+    // by hashing reads all of them (and all the keys) on every admission.
+    const accounts = [];
+    for (let i = 0; i < 40; i += 1) accounts.push(await fundedAccount(h));
+    // Statistics of a young database, as autovacuum takes them: the planner knows the tables
+    // are small.
+    const owner = new pg.Client({ connectionString: h.url });
+    await owner.connect();
+    try {
+      await owner.query(`ANALYZE ${TABLES.join(', ')}`);
+    } finally {
+      await owner.end();
+    }
+    // One connection: the transaction opened around each admission is its session's.
+    const session = new pg.Pool({
+      connectionString: urlAsRole(h.url, TEST_EDGE_ADMISSION_ROLE),
+      max: 1,
+    });
+    const admitInSession = createApiKeyAdmission({ pool: session, clock: h.clock.now });
+    const scans = async () => {
+      const { rows } = await session.query<{ relname: string; seq: string }>(
+        `SELECT relname, seq_scan AS seq FROM pg_stat_xact_user_tables
+          WHERE relname = ANY ($1) ORDER BY relname`,
+        [TABLES],
+      );
+      return new Map(rows.map((row) => [row.relname, Number(row.seq)]));
+    };
+    const read: string[] = [];
+    // Past the fifth call, PL/pgSQL may run each statement's generic plan. A batch of one is
+    // admitted directly, a batch of two in account order: both are checked.
+    for (let round = 0; round < 10; round += 1) {
+      const batch = accounts.slice(round * 3, round * 3 + 1 + (round % 2)).map((a) => item(a.key));
+      await session.query('BEGIN');
+      const before = await scans();
+      const results = await admitInSession(batch);
+      const after = await scans();
+      await session.query('COMMIT');
+      for (const result of results) if (!result.ok) throw result.error;
+      const scanned = TABLES.filter((table) => (after.get(table) ?? 0) > (before.get(table) ?? 0));
+      read.push(`${round}: ${scanned.join(', ') || 'none'}`);
+    }
+    await session.end();
+    expect(read).toEqual(Array.from({ length: 10 }, (_, round) => `${round}: none`));
+  });
+});
