@@ -1,11 +1,14 @@
 -- ledger_settle_pending_holds: its live definition. To change it: README.md in this directory.
 --
--- The common case of ledger_settle_holds, set-based: a batch of two or more items, each a distinct
+-- The common case of ledger_settle_holds, set-based: a batch whose items are each a distinct
 -- pending hold with its prices, settled by a distinct transaction id with its token counts
 -- reported. Then the batch costs one statement per table (holds, journal transactions, journal
 -- entries, balances, tokens) instead of a loop of statements per item in a subtransaction each,
 -- and its rows and outcomes are those the loop gives: the same costs, references, legs and
 -- balances after each item, in the loop's order (account, hold id, position).
+-- ledger_settle_holds offers it batches of two or more only: for one item, the loop's few
+-- statements cost less than these (0.3 ms of PostgreSQL's CPU per settlement less, measured
+-- with services/billing/bench/holds.mjs).
 -- Any other batch returns no row and writes nothing: ledger_settle_holds then runs its loop,
 -- which also reports what this one does not (replays, conflicts, released holds, errors). An
 -- error here (a balance row missing, a constraint) rolls back the whole attempt in the caller,
@@ -40,34 +43,34 @@ DECLARE
     accounts TEXT[];
     tokens TEXT[];
 BEGIN
-    -- One item: the loop's few statements cost less than these (0.3 ms of PostgreSQL's CPU
-    -- per settlement less, measured with services/billing/bench/holds.mjs).
-    IF n < 2 OR array_length(input_tokens, 1) IS DISTINCT FROM n
+    IF array_length(input_tokens, 1) IS DISTINCT FROM n
        OR array_length(output_tokens, 1) IS DISTINCT FROM n
-       OR array_length(transaction_ids, 1) IS DISTINCT FROM n THEN
-        RETURN;
-    END IF;
-    PERFORM 1 FROM holds h WHERE h.id = ANY (hold_ids) ORDER BY h.id FOR UPDATE;
-    SELECT count(*) INTO eligible
-      FROM unnest(hold_ids, input_tokens, output_tokens, transaction_ids)
-           AS u(id, tokens_in, tokens_out, txn)
-     CROSS JOIN LATERAL (SELECT hh.status,
-                                COALESCE(hh.input_price_micro_dzd_per_m,
-                                         m.input_price_micro_dzd_per_m) AS in_price,
-                                COALESCE(hh.output_price_micro_dzd_per_m,
-                                         m.output_price_micro_dzd_per_m) AS out_price
-                           FROM holds hh LEFT JOIN models m ON m.id = hh.model
-                          WHERE hh.id = u.id OFFSET 0) h
-     WHERE h.status = 'pending' AND h.in_price IS NOT NULL AND h.out_price IS NOT NULL
-       AND u.txn IS NOT NULL AND u.tokens_in >= 0 AND u.tokens_out >= 0;
-    IF eligible <> n
-       OR (SELECT count(DISTINCT u.id) FROM unnest(hold_ids) AS u(id)) <> n
+       OR array_length(transaction_ids, 1) IS DISTINCT FROM n
+       OR EXISTS (SELECT 1 FROM unnest(input_tokens, output_tokens, transaction_ids)
+                                AS u(tokens_in, tokens_out, txn)
+                   WHERE u.txn IS NULL OR u.tokens_in IS NULL OR u.tokens_out IS NULL
+                      OR u.tokens_in < 0 OR u.tokens_out < 0)
        OR (SELECT count(DISTINCT u.txn) FROM unnest(transaction_ids) AS u(txn)) <> n THEN
         RETURN;
     END IF;
-    SELECT array_agg(DISTINCT h.account_id), array_agg(DISTINCT h.scoped_token_id)
-      INTO accounts, tokens
-      FROM holds h WHERE h.id = ANY (hold_ids);
+    -- One pass over the batch's holds: locked in id order, and what decides the attempt taken
+    -- as they are locked (each pending and priced; n of them, so the ids are distinct), with the
+    -- accounts and tokens whose rows the batch moves.
+    SELECT count(*) FILTER (WHERE l.status = 'pending' AND l.in_price IS NOT NULL
+                                  AND l.out_price IS NOT NULL),
+           array_agg(DISTINCT l.account_id), array_agg(DISTINCT l.scoped_token_id)
+      INTO eligible, accounts, tokens
+      FROM (SELECT hh.status, hh.account_id, hh.scoped_token_id,
+                   COALESCE(hh.input_price_micro_dzd_per_m, m.input_price_micro_dzd_per_m)
+                       AS in_price,
+                   COALESCE(hh.output_price_micro_dzd_per_m, m.output_price_micro_dzd_per_m)
+                       AS out_price
+              FROM holds hh LEFT JOIN models m ON m.id = hh.model
+             WHERE hh.id = ANY (hold_ids)
+             ORDER BY hh.id FOR UPDATE OF hh) l;
+    IF eligible <> n THEN
+        RETURN;
+    END IF;
     PERFORM 1 FROM account_balances b WHERE b.account_id = ANY (accounts)
      ORDER BY b.account_id FOR UPDATE;
     PERFORM 1 FROM scoped_tokens s WHERE s.id = ANY (tokens) ORDER BY s.id FOR UPDATE;
