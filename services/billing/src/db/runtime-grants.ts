@@ -127,22 +127,6 @@ export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
     args: 'bigint, bigint, integer, integer, bigint, bigint, boolean',
     privileges: ['EXECUTE'],
   },
-  // Admission with per-key rate limits (migration 20270115090000): the previous release's, kept
-  // for it during a rolling update (functions/README.md, "Versions during a rolling update").
-  billing_admit_v4: {
-    args:
-      'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +
-      'bigint, integer, boolean, text[], text[], text, text[], integer, text, timestamptz, ' +
-      'timestamptz',
-    privileges: ['EXECUTE'],
-  },
-  billing_admit_with_context_v4: {
-    args:
-      'text, text, text, text, text, text[], bigint, timestamptz, text, bigint, text, bigint, ' +
-      'bigint, integer, boolean, text[], text[], text, text[], integer, text, timestamptz, ' +
-      'timestamptz, text, text',
-    privileges: ['EXECUTE'],
-  },
   // Admission as steps (migration 20270116090000): billing_admit_v5 and each of its steps.
   billing_admit_v5: { args: 'billing_admission_request', privileges: ['EXECUTE'] },
   billing_admission_credential: { args: 'billing_admission_request', privileges: ['EXECUTE'] },
