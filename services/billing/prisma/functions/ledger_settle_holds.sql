@@ -55,10 +55,13 @@ BEGIN
     -- Every hold of the batch first, in id order: the batch then never waits for a hold row
     -- while it holds a balance row (a sweeper holding that hold would wait for the balance).
     -- One primary-key lookup per hold: `id = ANY(hold_ids)` in a generic plan is a full scan
-    -- while the table's statistics say it is small.
-    FOR locked_id IN SELECT DISTINCT u.id FROM unnest(hold_ids) AS u(id) ORDER BY u.id LOOP
-        PERFORM 1 FROM holds WHERE id = locked_id FOR UPDATE;
-    END LOOP;
+    -- while the table's statistics say it is small. A batch of one (most settlements) locks its
+    -- hold first anyway, below, and has nothing to order.
+    IF cardinality(hold_ids) > 1 THEN
+        FOR locked_id IN SELECT DISTINCT u.id FROM unnest(hold_ids) AS u(id) ORDER BY u.id LOOP
+            PERFORM 1 FROM holds WHERE id = locked_id FOR UPDATE;
+        END LOOP;
+    END IF;
     -- Each item's account is read by its primary key (a subquery per item), never by a join:
     -- the cached generic plan estimates ten items, and on a table whose statistics lag behind
     -- it (a young database) it chose a hash join over a full scan of holds, per batch.
@@ -66,7 +69,9 @@ BEGIN
         SELECT u.i, u.id, u.tokens_in, u.tokens_out, u.txn
           FROM unnest(hold_ids, input_tokens, output_tokens, transaction_ids)
                WITH ORDINALITY AS u(id, tokens_in, tokens_out, txn, i)
-         ORDER BY (SELECT x.account_id FROM holds x WHERE x.id = u.id) NULLS LAST, u.id, u.i
+         ORDER BY CASE WHEN cardinality(hold_ids) > 1
+                       THEN (SELECT x.account_id FROM holds x WHERE x.id = u.id) END NULLS LAST,
+                  u.id, u.i
     LOOP
         ord := item.i; hold_id := item.id; outcome := NULL; account_id := NULL; status := NULL;
         model := NULL;
