@@ -9,8 +9,11 @@
 -- calls run over it row by row, in its order; each call's statements see the earlier calls'
 -- writes (a volatile function takes a fresh snapshot per statement), so a batch's items of one
 -- account draw on one balance exactly as they would one after another. The results are kept
--- (MATERIALIZED) before they are expanded, so that each item is admitted once. The keys are
--- looked up by their digest whatever the statistics say (a hash join reads every key).
+-- (MATERIALIZED) before they are expanded, so that each item is admitted once.
+-- Its settings are the admission's: billing_admit_v5 and its steps have none of their own (each
+-- would be saved and restored on every call) and run with these: the search path, and plans by
+-- key only (a young database's statistics, a few rows per table, otherwise make a key's lookup a
+-- hash join over every key and every account).
 CREATE OR REPLACE FUNCTION "billing_admit_batch_v1"(items JSONB)
 RETURNS SETOF billing_admission
 LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp

@@ -7,15 +7,12 @@
 -- the requests step has still counted the request. The hold step writes the request's context
 -- (endpoint, request id, key name) on the hold itself, for its usage record.
 -- A new money rule changes one step, or adds one here (the type gains its fields).
--- The steps have no settings of their own: each would cost a save and restore of the
--- session's settings on every call (about 15 % of an admission's time in PostgreSQL,
--- measured). They run with these: the search path, and plans by key only (a young database's
--- statistics, a few rows per table, otherwise make the key's lookup a hash join over every
--- account).
+-- Neither it nor its steps have settings of their own: a function's settings are saved and
+-- restored on every call (about 15 % of an admission's time in PostgreSQL, measured, for the
+-- steps'). They run with those of billing_admit_batch_v1, the one function that calls this one.
 CREATE OR REPLACE FUNCTION "billing_admit_v5"(r billing_admission_request)
 RETURNS billing_admission
-LANGUAGE plpgsql SECURITY INVOKER SET search_path = public, pg_temp
-SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+LANGUAGE plpgsql SECURITY INVOKER
 AS $$
 DECLARE
     adm billing_admission;

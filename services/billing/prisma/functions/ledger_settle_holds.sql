@@ -38,11 +38,14 @@ DECLARE
     released BOOLEAN;
     held BIGINT;
     locked_id TEXT;
+    -- Two or more items: a batch to try set-based, to lock in order and to order by account. A
+    -- batch of one (most settlements) needs none of it: its hold is locked first, below.
+    batched BOOLEAN := cardinality(hold_ids) > 1;
 BEGIN
     -- The common batch (two or more distinct pending, priced holds) set-based, in one attempt
     -- that either settles the whole batch or writes nothing; one item, any other batch, or an
     -- attempt that failed, is settled item by item below.
-    IF array_length(hold_ids, 1) >= 2 THEN
+    IF batched THEN
         BEGIN
             RETURN QUERY SELECT * FROM ledger_settle_pending_holds(hold_ids, input_tokens,
                                                                    output_tokens, transaction_ids,
@@ -55,9 +58,8 @@ BEGIN
     -- Every hold of the batch first, in id order: the batch then never waits for a hold row
     -- while it holds a balance row (a sweeper holding that hold would wait for the balance).
     -- One primary-key lookup per hold: `id = ANY(hold_ids)` in a generic plan is a full scan
-    -- while the table's statistics say it is small. A batch of one (most settlements) locks its
-    -- hold first anyway, below, and has nothing to order.
-    IF cardinality(hold_ids) > 1 THEN
+    -- while the table's statistics say it is small.
+    IF batched THEN
         FOR locked_id IN SELECT DISTINCT u.id FROM unnest(hold_ids) AS u(id) ORDER BY u.id LOOP
             PERFORM 1 FROM holds WHERE id = locked_id FOR UPDATE;
         END LOOP;
@@ -69,8 +71,8 @@ BEGIN
         SELECT u.i, u.id, u.tokens_in, u.tokens_out, u.txn
           FROM unnest(hold_ids, input_tokens, output_tokens, transaction_ids)
                WITH ORDINALITY AS u(id, tokens_in, tokens_out, txn, i)
-         ORDER BY CASE WHEN cardinality(hold_ids) > 1
-                       THEN (SELECT x.account_id FROM holds x WHERE x.id = u.id) END NULLS LAST,
+         ORDER BY CASE WHEN batched THEN (SELECT x.account_id FROM holds x WHERE x.id = u.id) END
+                      NULLS LAST,
                   u.id, u.i
     LOOP
         ord := item.i; hold_id := item.id; outcome := NULL; account_id := NULL; status := NULL;

@@ -168,7 +168,7 @@ describe("edge's admission of API keys", () => {
 const TABLES = ['accounts', 'api_keys', 'models', 'account_balances', 'holds', 'budgets'];
 
 describe('admission in PostgreSQL', () => {
-  it('runs its steps with the settings of billing_admit_v5: none of their own', async () => {
+  it('runs its steps with the settings of the batch that calls them: none of their own', async () => {
     const { rows } = await pool.query<{ name: string; settings: string[] | null }>(
       `SELECT p.proname AS name, p.proconfig AS settings FROM pg_proc p
         WHERE p.proname LIKE 'billing\\_admission\\_%'
