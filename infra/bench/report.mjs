@@ -155,7 +155,8 @@ function openRows({ open }, settings) {
   const cell = (r) => (r ? `${ms(r.p50Ms)} / ${ms(r.p90Ms)} / ${ms(r.p99Ms)}` : '—');
   return [
     [
-      `open loop ${settings.openRate} req/s × ${settings.openSeconds} s: p50 / p90 / p99`,
+      `open loop ${settings.openRate} req/s × ${settings.openSeconds} s ` +
+        `(after ${settings.openWarmupSeconds} s unmeasured): p50 / p90 / p99`,
       cell(direct),
       cell(portkey),
       cell(gateway),

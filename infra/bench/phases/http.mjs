@@ -60,10 +60,16 @@ export function closedPhase(targets, infraPids, { connections, seconds, warmupSe
   });
 }
 
-export function openPhase(targets, infraPids, { ratePerS, seconds }) {
+export function openPhase(targets, infraPids, { ratePerS, seconds, warmupSeconds }) {
   return eachTarget(targets, infraPids, {
     maxSockets: Infinity,
     measure: (client) => openLoop(client, chatBody(false), { ratePerS, seconds }),
+    // At the phase's own rate: the sockets it needs are open and the JIT warm whether or not
+    // the closed phase ran before it.
+    warmUp:
+      warmupSeconds > 0
+        ? (client) => openLoop(client, chatBody(false), { ratePerS, seconds: warmupSeconds })
+        : undefined,
     counted: true,
   });
 }
