@@ -14,6 +14,9 @@
  *   BENCH_TARGETS           systems to drive in HTTP phases     [direct,portkey,gateway]
  *   BENCH_CONNECTIONS       closed loop: connections            [10]
  *   BENCH_CLOSED_SECONDS    closed loop: seconds per target     [10]
+ *   BENCH_CLOSED_SLICE_SECONDS  closed loop: the targets are measured in turn in slices of this
+ *                           long, so that the host's changing load falls on each alike; equal
+ *                           to BENCH_CLOSED_SECONDS, one after the other as before [2]
  *   BENCH_WARMUP_SECONDS    closed loop: unmeasured warm-up per target, long enough for V8 to
  *                           have optimised the request path (2 s left a third of the gateway's
  *                           measured CPU in its compiler threads; docs/benchmarks.md) [20]
@@ -173,6 +176,7 @@ async function runPhases(stack) {
       connections: settings.connections,
       seconds: settings.closedSeconds,
       warmupSeconds: settings.warmupSeconds,
+      sliceSeconds: settings.closedSliceSeconds,
     }),
   );
   await phase('open', () =>

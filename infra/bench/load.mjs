@@ -96,8 +96,10 @@ export async function closedLoop(client, body, { connections, seconds }) {
   return {
     ok: latencies.length,
     errors,
+    elapsedS,
     reqPerS: latencies.length / elapsedS,
     ...summarize(latencies),
+    latenciesMs: latencies,
   };
 }
 

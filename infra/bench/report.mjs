@@ -95,7 +95,9 @@ function closedRows({ closed }, settings) {
     : [];
   return [
     [
-      `closed loop, ${settings.connections} connections, admissions ${settings.admissions ?? 'api'}, ` +
+      `closed loop, ${settings.connections} connections, ` +
+        `${settings.closedSliceSeconds ?? settings.closedSeconds} s slices in turn, ` +
+        `admissions ${settings.admissions ?? 'api'}, ` +
         `holds ended via ${settings.holdEnds ?? 'api'}, jobs via ${settings.jobs ?? 'queue'}, ` +
         `${settings.malloc ?? 'default'} allocator: req/s`,
       fmt(direct?.reqPerS, 0),
