@@ -1,11 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
 
 /*
  * The two pieces of `pnpm bench` whose mistakes would not show in its output: the open loop's
- * schedule (a late timer must catch up, not shift the schedule) and the /proc readings (a
+ * schedule (a late timer must catch up, not shift the schedule), the /proc readings (a
  * command name with spaces and parentheses must not shift the CPU fields; threads other than the
- * main one count as background).
+ * main one count as background) and the closed loop's slices (targets measured in turn, each
+ * target's figures the sum of its own slices).
  */
 
 interface ProcTools {
@@ -27,10 +30,26 @@ interface LoadTools {
   percentile(sorted: number[], p: number): number;
 }
 
+interface BenchTarget {
+  name: string;
+  url: string;
+  path: string;
+  headers: Record<string, string>;
+  processes: Record<string, () => number[]>;
+}
+interface PhaseTools {
+  closedPhase(
+    targets: BenchTarget[],
+    infraPids: Record<string, () => number[]>,
+    settings: { connections: number; seconds: number; warmupSeconds: number; sliceSeconds: number },
+  ): Promise<Record<string, { ok: number; reqPerS: number; errors: Record<string, number> }>>;
+}
+
 // Plain .mjs modules outside the type-checked program: imported by path at run time.
 const benchModule = (name: string) => `${process.cwd()}/infra/bench/${name}`;
 const proc = (await import(benchModule('proc.mjs'))) as ProcTools;
 const load = (await import(benchModule('load.mjs'))) as LoadTools;
+const phases = (await import(benchModule('phases/http.mjs'))) as PhaseTools;
 
 describe('open-loop schedule', () => {
   it('sends the first request at once and then one per period', () => {
@@ -89,5 +108,69 @@ describe('/proc parsing', () => {
     const background = backgroundCpuMs.self ?? 0;
     expect(background).toBeGreaterThan(total / 2);
     expect(total).toBeGreaterThanOrEqual(background);
+  });
+});
+
+describe('closed loop in slices', () => {
+  /** A loopback server answering after `delayMs`, noting when each request came. */
+  async function server(delayMs: number) {
+    const arrivalsMs: number[] = [];
+    const listener = http.createServer((req, res) => {
+      arrivalsMs.push(performance.now());
+      req.resume();
+      req.on('end', () => setTimeout(() => res.end('{}'), delayMs));
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const { port } = listener.address() as AddressInfo;
+    const close = () => new Promise<void>((resolve) => listener.close(() => resolve()));
+    return { arrivalsMs, close, url: `http://127.0.0.1:${port}` };
+  }
+
+  it('measures the targets in turn, each for its own slices only', async () => {
+    const fast = await server(1);
+    const slow = await server(5);
+    const target = (name: string, url: string): BenchTarget => ({
+      name,
+      url,
+      path: '/',
+      headers: {},
+      processes: { self: () => [process.pid] },
+    });
+    try {
+      const started = performance.now();
+      const results = await phases.closedPhase(
+        [target('fast', fast.url), target('slow', slow.url)],
+        {},
+        { connections: 2, seconds: 1.2, warmupSeconds: 0, sliceSeconds: 0.3 },
+      );
+      const elapsedS = (performance.now() - started) / 1000;
+      // Four slices each, in turn: fast, slow, fast, slow, ... Each target's requests fall into
+      // four separate runs of time, the other's slice between them.
+      const runsOf = (mine: number[], other: number[]) => {
+        let runs = 0;
+        let last = -Infinity;
+        for (const at of mine) {
+          if (runs === 0 || other.some((t) => t > last && t < at)) runs += 1;
+          last = at;
+        }
+        return runs;
+      };
+      expect(runsOf(fast.arrivalsMs, slow.arrivalsMs)).toBe(4);
+      expect(runsOf(slow.arrivalsMs, fast.arrivalsMs)).toBe(4);
+      const fastFigures = results.fast!;
+      const slowFigures = results.slow!;
+      expect(fastFigures.errors).toEqual({});
+      expect(fastFigures.ok).toBe(fast.arrivalsMs.length);
+      expect(slowFigures.ok).toBe(slow.arrivalsMs.length);
+      // The rate is over the target's own slices (1.2 s and what their last answers took),
+      // not over the phase's 2.4 s and more.
+      expect(elapsedS).toBeGreaterThan(2.4);
+      expect(fastFigures.reqPerS).toBeLessThanOrEqual(fastFigures.ok / 1.2);
+      expect(fastFigures.reqPerS).toBeGreaterThan(fastFigures.ok / 2);
+      expect(fastFigures.reqPerS).toBeGreaterThan(slowFigures.reqPerS);
+    } finally {
+      await fast.close();
+      await slow.close();
+    }
   });
 });
