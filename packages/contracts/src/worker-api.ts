@@ -23,6 +23,10 @@
  *
  * A connection closed before the last reply makes every later reply unroutable (as a reply queue
  * that is gone); edge cancels a job through the cancel broadcast (job-protocol.md §3).
+ *
+ * The worker ends a connection after a number of jobs (`DIRECT_JOBS_PER_CONNECTION`): that
+ * job's answer carries `Connection: close`, and edge's next job goes over a new connection,
+ * which a Service may route to another pod.
  */
 
 export const WORKER_JOBS_PATH = '/internal/v1/jobs';

@@ -54,11 +54,21 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   socket.destroy();
 }
 
+export interface ListenOptions {
+  /**
+   * Requests one connection may carry; the last gets `Connection: close`, so its client
+   * connects anew (Node's `maxRequestsPerSocket`; a request sent on it after that is answered
+   * 503). Unset: no limit.
+   */
+  maxRequestsPerConnection?: number;
+}
+
 /** `app`: an Express app, or a listener that hands it what it does not serve itself. */
 export async function listen(
   app: RequestListener,
   host: string,
   port: number,
+  options: ListenOptions = {},
 ): Promise<RunningServer> {
   const server = createServer(
     {
@@ -70,6 +80,9 @@ export async function listen(
     app,
   );
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  if (options.maxRequestsPerConnection !== undefined) {
+    server.maxRequestsPerSocket = options.maxRequestsPerConnection;
+  }
   server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

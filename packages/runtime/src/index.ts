@@ -1,6 +1,6 @@
 export { asGatewayError, errorHandler, notFoundHandler } from './errors.js';
 export { errorAnswerOf, rateLimitDecisionOf } from './error-answer.js';
-export { listen, type RunningServer } from './http-server.js';
+export { listen, type ListenOptions, type RunningServer } from './http-server.js';
 export { Lifecycle, type LifecycleOptions } from './lifecycle.js';
 export {
   brokerReadiness,

@@ -7,7 +7,7 @@ import {
   type ServiceMetrics,
 } from '@gateway/observability';
 import { pino } from 'pino';
-import { listen, type RunningServer } from './http-server.js';
+import { listen, type ListenOptions, type RunningServer } from './http-server.js';
 import { Lifecycle } from './lifecycle.js';
 
 export interface ServiceShell {
@@ -97,8 +97,9 @@ export async function serveHttp(
   shell: ServiceShell,
   app: RequestListener,
   config: { HOST: string; PORT: number; SHUTDOWN_TIMEOUT_MS: number },
+  options: ListenOptions = {},
 ): Promise<RunningServer> {
-  const running = await listen(app, config.HOST, config.PORT);
+  const running = await listen(app, config.HOST, config.PORT, options);
   shell.logger.info({ host: config.HOST, port: running.port }, 'listening');
   // Whoever started the process waits for this line: write it now, not with the next buffer.
   shell.logger.flush();

@@ -26,6 +26,10 @@ export const workerConfigSchema = Type.Object({
   EDGE_INTERNAL_TOKEN: Type.Optional(fields.secret(32)),
   // Direct jobs running at once; past it a direct job is refused and edge queues it instead.
   DIRECT_JOBS_MAX: Type.Integer({ minimum: 1, maximum: 1024, default: 32 }),
+  // Jobs one of edge's connections carries before the worker closes it, so that edge connects
+  // anew and the Service may send it to another pod: a pod the autoscaler added gets its share
+  // of direct jobs under load, when edge's connections never idle out (ADR 0072).
+  DIRECT_JOBS_PER_CONNECTION: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 200 }),
   // Separate slots for priority jobs: a backlog of default jobs can never occupy them.
   JOB_PREFETCH: Type.Integer({ minimum: 1, maximum: 256, default: 8 }),
   PRIORITY_JOB_PREFETCH: Type.Integer({ minimum: 1, maximum: 256, default: 4 }),

@@ -85,7 +85,9 @@ export async function startWorkerService(
           logger: shell.logger,
           metrics,
         });
-  const server = await serveHttp(shell, listener, config);
+  const server = await serveHttp(shell, listener, config, {
+    maxRequestsPerConnection: config.DIRECT_JOBS_PER_CONNECTION,
+  });
   const consumers: { cancel(): Promise<void> }[] = [];
   shell.lifecycle.onShutdown('consumers', async () => {
     await Promise.all(consumers.map((consumer) => consumer.cancel()));

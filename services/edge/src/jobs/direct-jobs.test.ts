@@ -128,6 +128,27 @@ describe('DirectJobs', () => {
     await calls.close();
   });
 
+  it('keeps handing jobs over to a worker that ends each connection with its answer', async () => {
+    // A worker closes a connection after its jobs per connection (DIRECT_JOBS_PER_CONNECTION).
+    const calls = direct();
+    const sockets = new Set<Socket>();
+    behaviour = (req, res, { jobId }) => {
+      sockets.add(req.socket);
+      res.writeHead(200, { 'content-type': WORKER_REPLIES_CONTENT_TYPE, connection: 'close' });
+      res.flushHeaders();
+      setTimeout(() => res.end(line({ jobId, seq: 0, type: 'final', data: {} })), 5);
+    };
+    for (let i = 0; i < 5; i += 1) {
+      const listener = recorder();
+      taking(await calls.offer(job(), listener));
+      await until(() => listener.replies.length === 1);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(listener.lost).toEqual([]);
+    }
+    expect(sockets.size).toBe(5);
+    await calls.close();
+  });
+
   it('leaves a job the worker refused (any answer but 200) to the queue', async () => {
     const calls = direct();
     for (const status of [503, 401, 404]) {

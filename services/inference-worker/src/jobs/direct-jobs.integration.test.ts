@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { Agent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import {
   makeEnvelope,
   parseEnvelope,
@@ -26,12 +27,15 @@ import { DIRECT_JOBS_TOKEN } from '../testing/worker-harness.suite.js';
  * and treats edge closing the connection as its client going away.
  */
 
-const f = useWorkerFixture({ direct: { maxInFlight: 1 } });
+const f = useWorkerFixture({ direct: { maxInFlight: 1, perConnection: 2 } });
 const messages = [{ role: 'user', content: 'Name three oases.' }];
 
 interface Call {
   status: number;
   contentType: string | undefined;
+  /** The answer's `Connection` header, and the connection it came on. */
+  connection: string | undefined;
+  socket: Socket;
   replies: InferenceReplyPayload[];
   ended: Promise<void>;
   request: ClientRequest;
@@ -42,11 +46,13 @@ function post(
   body: unknown,
   token = DIRECT_JOBS_TOKEN,
   acceptByMs = Date.now() + 1_000,
+  agent?: Agent,
 ): Promise<Call> {
   return new Promise((resolve, reject) => {
     const url = new URL(WORKER_JOBS_PATH, f.directUrl);
     const request = httpRequest(url, {
       method: 'POST',
+      ...(agent === undefined ? {} : { agent }),
       headers: {
         'content-type': 'application/json',
         'x-internal-token': token,
@@ -72,6 +78,8 @@ function post(
       resolve({
         status: response.statusCode ?? 0,
         contentType: response.headers['content-type'],
+        connection: response.headers.connection,
+        socket: response.socket,
         replies,
         ended,
         request,
@@ -148,6 +156,35 @@ describe('worker: synchronous jobs handed over directly', () => {
     // The one model call is the busy job's.
     expect(modelCalls()).toBe(callsBefore + 1);
     expect(busy.replies.at(-1)?.type).toBe('final');
+  });
+
+  it('closes a connection after its jobs per connection, so that edge connects anew', async () => {
+    // A Service balances connections: a pod it adds gets direct jobs only over new ones.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const calls: Call[] = [];
+      for (let i = 0; i < 3; i += 1) {
+        const call = await post(
+          makeEnvelope('inference.job', await chatJob('acme/renewed')),
+          DIRECT_JOBS_TOKEN,
+          Date.now() + 1_000,
+          agent,
+        );
+        await call.ended;
+        expect(call.status).toBe(200);
+        expect(call.replies.at(-1)?.type).toBe('final');
+        calls.push(call);
+      }
+      const [first, second, third] = calls;
+      expect(first!.connection).toBe('keep-alive');
+      expect(second!.socket).toBe(first!.socket);
+      // The second job is the connection's last: its answer says so, and the third job comes
+      // over a new connection.
+      expect(second!.connection).toBe('close');
+      expect(third!.socket).not.toBe(first!.socket);
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('refuses a wrong credential (401) and an async job (400) without running them', async () => {

@@ -43,8 +43,11 @@ export interface WorkerOptions {
    * (`billing.ledgerUrl()`, or an unreachable one); unset: through billing's API.
    */
   ledgerUrl?: string;
-  /** Also take synchronous jobs over HTTP (ADR 0072), this many at once. */
-  direct?: { maxInFlight: number };
+  /**
+   * Also take synchronous jobs over HTTP (ADR 0072), this many at once, and at most
+   * `perConnection` on one connection (`DIRECT_JOBS_PER_CONNECTION`; unset: no limit).
+   */
+  direct?: { maxInFlight: number; perConnection?: number };
 }
 
 /** Edge's credential at the test worker's direct job API. */
@@ -140,6 +143,7 @@ export async function startWorker(
         }),
         '127.0.0.1',
         0,
+        { maxRequestsPerConnection: options.direct.perConnection },
       )
     : undefined;
   return {
