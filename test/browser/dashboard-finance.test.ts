@@ -19,7 +19,20 @@ import {
 
 const { stack } = useDashboardStack();
 
-const thisMonth = () => new Date().toISOString().slice(0, 7);
+/**
+ * This month where the report counts it: billing's `REPORT_TIME_ZONE` (Africa/Algiers by default,
+ * as the stack runs it). In UTC, the last hour of a month is already the next month there, and
+ * the month's report would not show the requests just made.
+ */
+const REPORT_TIME_ZONE = 'Africa/Algiers';
+const thisMonth = () =>
+  new Intl.DateTimeFormat('en-CA', {
+    timeZone: REPORT_TIME_ZONE,
+    year: 'numeric',
+    month: '2-digit',
+  })
+    .format(new Date())
+    .slice(0, 7);
 
 describe('dashboard finance page', () => {
   it('shows the month’s report and CSV; finance closes an ended month, operators cannot', async () => {
