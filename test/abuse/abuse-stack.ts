@@ -73,13 +73,15 @@ export interface AbuseStack {
   operator: OperatorCall;
   /** Every line every service wrote so far, joined. */
   allOutput(): string;
-  /** Edge's access-log lines so far. */
-  edgeAccessLines(): number;
+  /** Edge's access-log lines so far (only those of paths starting with `pathPrefix`). */
+  edgeAccessLines(pathPrefix?: string): number;
   /**
-   * Waits (up to 5 s) until edge has logged at least `count` access lines: services write their
-   * log in buffers of up to 200 ms, and a test that greps the logs must see every request's line.
+   * Waits (up to 5 s) until edge has logged at least `count` access lines (of paths starting
+   * with `pathPrefix`): services write their log in buffers of up to 200 ms, and a test that
+   * greps the logs must see every request's line. A prefix keeps a late line of an earlier
+   * test's request from standing in for one still in edge's buffer.
    */
-  waitForEdgeAccessLines(count: number): Promise<number>;
+  waitForEdgeAccessLines(count: number, pathPrefix?: string): Promise<number>;
   /** Paths billing was asked for (its access log). */
   billingPaths(): string[];
   pendingHolds(): Promise<number>;
@@ -292,7 +294,11 @@ export async function startAbuseStack(
   await sql.connect();
   // An access line has the request and its response (pino-http); other lines that carry the
   // request (a warning logged while it ran) come earlier and must not be counted as one.
-  const edgeAccessLines = () => edge.logs.filter((line) => line.req && line.res).length;
+  const edgeAccessLines = (pathPrefix = '') =>
+    edge.logs.filter((line) => {
+      const url = (line.req as { url?: unknown } | undefined)?.url;
+      return line.res && typeof url === 'string' && url.startsWith(pathPrefix);
+    }).length;
   return {
     edgeUrl: edge.baseUrl,
     edgePort: edge.port,
@@ -321,12 +327,12 @@ export async function startAbuseStack(
         .map((child) => child.output())
         .join(''),
     edgeAccessLines,
-    waitForEdgeAccessLines: async (count) => {
+    waitForEdgeAccessLines: async (count, pathPrefix) => {
       const deadline = Date.now() + 5_000;
-      while (edgeAccessLines() < count && Date.now() < deadline) {
+      while (edgeAccessLines(pathPrefix) < count && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      return edgeAccessLines();
+      return edgeAccessLines(pathPrefix);
     },
     billingPaths: () =>
       billing.logs.flatMap((line) => {
