@@ -42,11 +42,8 @@ async function eachTarget(targets, infraPids, { maxSockets, measure, warmUp, cou
 function withCpu(target, figures, { cpuMs, backgroundCpuMs }, counts) {
   const own = Object.keys(target.processes);
   const requests = figures.ok || 1;
-  // The raw latencies stay out of the results file: their percentiles are in it.
-  const rest = { ...figures };
-  delete rest.latenciesMs;
   return {
-    ...rest,
+    ...figures,
     cpuMsPerRequest: Object.fromEntries(
       Object.entries(cpuMs).map(([name, ms]) => [name, ms / requests]),
     ),
