@@ -1,4 +1,6 @@
 -- billing_admit_v5: its live definition. To change it: README.md in this directory.
+-- Kept for one release, with the steps it calls that have a _v2 (README.md, "Versions during a
+-- rolling update"): the previous release's billing_admit_batch_v1 calls it. Dropped next release.
 --
 -- Admission of one request, as steps of one concern each over one state (the composite type
 -- `billing_admission`, which is also the answer's row): who is calling, the requests windows,

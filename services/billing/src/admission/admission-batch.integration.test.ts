@@ -117,6 +117,85 @@ describe('admissions in one transaction', () => {
     expect(await pending(t.accountId)).toBe(2n * HOLD_MICRO_DZD);
   });
 
+  it("answers an item repeating an earlier item's hold id from the hold that item placed", async () => {
+    const t = await fundedAccount(h);
+    const other = await fundedAccount(h);
+    // One statement (no item-by-item retry behind it): the second item is the first's replay.
+    const now = h.clock.now();
+    const params = statementParams(
+      { keyDigest: sha256Hex(t.key), token: NO_TOKEN },
+      { ...request('b6_same'), estimate: { inputTokens: 1_000, maxOutputTokens: 500, choices: 1 } },
+      { now, holdTtlMs: 60_000 },
+    );
+    const rows = await admitBatchStatement(pgPoolOf(h.prisma), [params, params]);
+    expect(rows.map((row) => [row?.outcome, row?.hold_id])).toEqual([
+      ['admitted', 'b6_same'],
+      ['replayed', 'b6_same'],
+    ]);
+    expect(rows[1]?.hold_amount_micro_dzd).toBe(HOLD_MICRO_DZD.toString());
+    expect(await pending(t.accountId)).toBe(HOLD_MICRO_DZD);
+    // Two accounts naming one hold id: the first in the batch's order (by account) places it.
+    const taken = await h.identity.admission.admitMany([
+      item(t.key, 'b6_taken'),
+      item(other.key, 'b6_taken'),
+    ]);
+    expect(taken.map(outcomeOf).sort()).toEqual(['admitted', 'conflict']);
+    const pendings = [await pending(t.accountId), await pending(other.accountId)];
+    expect(pendings.map((amount) => amount % HOLD_MICRO_DZD)).toEqual([0n, 0n]);
+    expect(pendings[0]! + pendings[1]!).toBe(2n * HOLD_MICRO_DZD);
+  });
+
+  it("counts a batch's items in their windows as if they came one by one", async () => {
+    const t = await fundedAccount(h, { rateLimit: 3 });
+    const limited = await fundedAccount(h);
+    await h.sql.query('UPDATE api_keys SET requests_per_minute = 2 WHERE account_id = $1', [
+      limited.accountId,
+    ]);
+    const results = await h.identity.admission.admitMany([
+      item(t.key, 'b7_1'),
+      item(limited.key, 'b7_k1'),
+      item(t.key, 'b7_2'),
+      item(limited.key, 'b7_k2'),
+      item(t.key, 'b7_3'),
+      item(limited.key, 'b7_k3'),
+      item(t.key, 'b7_4'),
+    ]);
+    expect(results.map(outcomeOf)).toEqual([
+      'admitted',
+      'admitted',
+      'admitted',
+      'admitted',
+      'admitted',
+      'rate_limit_exceeded',
+      'rate_limit_exceeded',
+    ]);
+    const windows = await h.sql.query<{ count: number }>(
+      `SELECT count FROM rate_limit_windows WHERE account_id = $1
+       UNION ALL
+       SELECT w.count FROM key_request_windows w JOIN api_keys k ON k.id = w.owner_id
+        WHERE k.account_id = $2`,
+      [t.accountId, limited.accountId],
+    );
+    // The refused items counted too, in the account's window and in the key's.
+    expect(windows.rows.map((row) => row.count)).toEqual([4, 3]);
+  });
+
+  it("leaves what an item refused after the balance step would have held to the account's next items", async () => {
+    // 1 DZD: the two small items (0.45 DZD each) fit only if the large one holds nothing.
+    const t = await fundedAccount(h, { creditDzd: 1n });
+    await h.sql.query('UPDATE api_keys SET tokens_per_minute = 3000 WHERE account_id = $1', [
+      t.accountId,
+    ]);
+    const results = await h.identity.admission.admitMany([
+      // 2 600 + 500 tokens: over the key's tokens per minute (step 7); 0.69 DZD at most.
+      item(t.key, 'b8_large', { estimate: { inputTokens: 2_600, maxOutputTokens: 500 } }),
+      item(t.key, 'b8_1'),
+      item(t.key, 'b8_2'),
+    ]);
+    expect(results.map(outcomeOf)).toEqual(['rate_limit_exceeded', 'admitted', 'admitted']);
+    expect(await pending(t.accountId)).toBe(2n * HOLD_MICRO_DZD);
+  });
+
   it('locks accounts in one order: batches naming them in opposite orders never deadlock', async () => {
     const accounts = await Promise.all(Array.from({ length: 8 }, () => fundedAccount(h)));
     const second = h.newIdentity();

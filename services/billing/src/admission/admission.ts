@@ -1,6 +1,6 @@
 /**
  * Admission: the request path's credential-to-hold decision. ONE PostgreSQL round trip for a
- * batch of admissions (each item a call of `billing_admit_v5`, admission as steps,
+ * batch of admissions (`billing_admit_batch_v1`, admission as steps over the batch,
  * prisma/functions/): credential, suspension, rate limit, model, token list, token registration
  * and the hold. The statement, the reading of its rows and the refusals are
  * @gateway/ledger-calls' (`admitRows`, `admissionOutcome`), which edge uses for the API keys it

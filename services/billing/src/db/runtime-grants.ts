@@ -127,7 +127,8 @@ export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
     args: 'bigint, bigint, integer, integer, bigint, bigint, boolean',
     privileges: ['EXECUTE'],
   },
-  // Admission as steps (migration 20270116090000): billing_admit_v5 and each of its steps.
+  // Admission as steps (migration 20270116090000): billing_admit_v5 and each of its steps. It
+  // and its steps that have a _v2 go with the next release (migration 20270131090000).
   billing_admit_v5: { args: 'billing_admission_request', privileges: ['EXECUTE'] },
   billing_admission_credential: { args: 'billing_admission_request', privileges: ['EXECUTE'] },
   // A batch of admissions in one call; its API-key-only form, and a key's last use, run as their
@@ -146,6 +147,25 @@ export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
   billing_admission_tokens_per_minute: ADMISSION_STEP,
   billing_admission_budgets: ADMISSION_STEP,
   billing_admission_hold: ADMISSION_STEP,
+  // Admission set-based per batch (migration 20270131090000, ADR 0073): billing_admit_batch_v1's
+  // reads and writes, and the steps that decide from what it read.
+  billing_admission_count_requests: { args: 'text, bigint, integer', privileges: ['EXECUTE'] },
+  billing_admission_hold_row: ADMISSION_STEP,
+  billing_admission_place_holds: { args: 'holds[], text[], bigint[]', privileges: ['EXECUTE'] },
+  billing_admission_credential_v2: {
+    args: 'billing_admission_request, api_keys, accounts, scoped_tokens',
+    privileges: ['EXECUTE'],
+  },
+  billing_admission_requests_v2: ADMISSION_STEP,
+  billing_admission_model_v2: {
+    args: 'billing_admission_request, billing_admission, models',
+    privileges: ['EXECUTE'],
+  },
+  billing_admission_balance_v2: {
+    args: 'billing_admission_request, billing_admission, bigint, holds',
+    privileges: ['EXECUTE'],
+  },
+  billing_admission_hold_v2: ADMISSION_STEP,
   billing_admission_budget: {
     args: 'billing_admission, budgets, text, timestamptz',
     privileges: ['EXECUTE'],

@@ -1,6 +1,6 @@
 /**
  * Per-key rate limits: set, read and removed by the operator API; enforced
- * by admission (billing_admit_v5, its requests step) and the routes that place no hold (rate-limit.ts). The limits
+ * by admission (billing_admit_batch_v1, its requests step) and the routes that place no hold (rate-limit.ts). The limits
  * live on the key's and the token's own rows, which admission reads anyway: no extra lookup on
  * the request path.
  */

@@ -3,7 +3,7 @@
  * (`rate_limit_windows`) and an API key's or scoped token's own limits
  * (columns of their rows) and windows (`key_request_windows`, `key_token_windows` less
  * `key_token_returns`; migration 20270115090000). Admission counts in its own statement
- * (billing_admit_v5); these serve the routes that place no hold, `GET /v1/key`, the operator API
+ * (billing_admit_batch_v1); these serve the routes that place no hold, `GET /v1/key`, the operator API
  * and the prune job.
  */
 import type { PrismaClient } from '../db/client.js';
