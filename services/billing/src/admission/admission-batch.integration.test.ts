@@ -145,6 +145,22 @@ describe('admissions in one transaction', () => {
     expect(pendings[0]! + pendings[1]!).toBe(2n * HOLD_MICRO_DZD);
   });
 
+  it('places one hold when retries of one admission race each other', async () => {
+    const t = await fundedAccount(h);
+    const second = h.newIdentity();
+    const attempts = Array.from({ length: 12 }, (_, i) =>
+      (i % 2 === 0 ? h.identity : second.identity).admission.admitMany([
+        item(t.key, 'b9_raced'),
+        item(t.key, `b9_other_${i}`),
+      ]),
+    );
+    const results = (await Promise.all(attempts)).map(([raced]) => raced);
+    expect(results.map(outcomeOf)).toEqual(Array.from({ length: 12 }, () => 'admitted'));
+    const placed = results.filter((result) => result?.ok && !result.value.admission.hold.replayed);
+    expect(placed).toHaveLength(1);
+    expect(await pending(t.accountId)).toBe(13n * HOLD_MICRO_DZD);
+  });
+
   it("counts a batch's items in their windows as if they came one by one", async () => {
     const t = await fundedAccount(h, { rateLimit: 3 });
     const limited = await fundedAccount(h);
