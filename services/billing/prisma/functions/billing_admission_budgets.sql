@@ -1,6 +1,6 @@
 -- billing_admission_budgets: its live definition. To change it: README.md in this directory.
 --
--- Admission, step 8 (billing_admit_v5): the key's budget, then the registered token's, each
+-- Admission, step 8 (billing_admit_batch_v1): the key's budget, then the registered token's, each
 -- row locked (after the balance and token rows: the lock order of every path that ends a hold)
 -- and checked by billing_admission_budget. The hold is dated no earlier than the windows it
 -- was checked against.

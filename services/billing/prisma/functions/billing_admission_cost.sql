@@ -1,6 +1,6 @@
 -- billing_admission_cost: its live definition. To change it: README.md in this directory.
 --
--- Admission, step 4 (billing_admit_v5): the worst case, at the prices the hold will snapshot
+-- Admission, step 4 (billing_admit_batch_v1): the worst case, at the prices the hold will snapshot
 -- (every image counts the model's per-image ceiling as input), and the request's tokens as the
 -- tokens-per-minute windows count them: the prompt, its images' ceiling and the output cap × n,
 -- what the hold is sized for. Refuses nothing.

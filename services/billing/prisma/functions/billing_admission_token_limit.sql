@@ -1,6 +1,6 @@
 -- billing_admission_token_limit: its live definition. To change it: README.md in this directory.
 --
--- Admission, step 6 (billing_admit_v5): a scoped token's spending limit. Its registry row is
+-- Admission, step 6 (billing_admit_batch_v1): a scoped token's spending limit. Its registry row is
 -- locked now (after the balance row) and read again: revoked, or registered by someone else,
 -- since step 1. What it spent plus what it holds must leave room for the worst case (402). A
 -- client-minted token not registered yet has spent nothing. API keys pass.

@@ -1,6 +1,6 @@
 -- billing_admission_tokens_per_minute: its live definition. To change it: README.md in this directory.
 --
--- Admission, step 7 (billing_admit_v5): the request's tokens must fit in the key's and the
+-- Admission, step 7 (billing_admit_batch_v1): the request's tokens must fit in the key's and the
 -- token's one-minute tokens windows, when they have a limit; the windows' rows stay locked
 -- until commit, and the hold counts its tokens there (step 9). After the replay check, so a
 -- retried admission is answered, never counted twice.

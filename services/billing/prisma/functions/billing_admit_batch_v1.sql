@@ -47,7 +47,6 @@ DECLARE
     held_accounts TEXT[] := ARRAY[]::text[];
     held_micro_dzd BIGINT[] := ARRAY[]::bigint[];
     by_ord INTEGER[];
-    n_placed INTEGER;
 BEGIN
     IF jsonb_array_length(items) > 256 THEN
         RAISE EXCEPTION 'billing_admit_batch_v1: at most 256 items' USING ERRCODE = '22023';
@@ -122,7 +121,7 @@ BEGIN
             held_micro_dzd[cardinality(held_micro_dzd)] + adm.hold_amount_micro_dzd;
     END LOOP;
     IF cardinality(placed) > 0 THEN
-        n_placed := billing_admission_place_holds(placed, held_accounts, held_micro_dzd);
+        PERFORM billing_admission_place_holds(placed, held_accounts, held_micro_dzd);
     END IF;
     -- The answers in the items' order.
     FOR k IN 1 .. n LOOP by_ord[ords[k]] := k; END LOOP;

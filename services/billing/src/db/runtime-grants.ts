@@ -90,7 +90,7 @@ export const RUNTIME_SEQUENCE_PRIVILEGES: Readonly<Record<string, readonly 'USAG
   ledger_entries_id_seq: ['USAGE'],
 };
 
-/** An admission step's signature: the request and the state so far (billing_admit_v5). */
+/** An admission step's signature: the request and the state so far (billing_admit_batch_v1). */
 const ADMISSION_STEP = {
   args: 'billing_admission_request, billing_admission',
   privileges: ['EXECUTE'] as const,
@@ -127,10 +127,6 @@ export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
     args: 'bigint, bigint, integer, integer, bigint, bigint, boolean',
     privileges: ['EXECUTE'],
   },
-  // Admission as steps (migration 20270116090000): billing_admit_v5 and each of its steps. It
-  // and its steps that have a _v2 go with the next release (migration 20270131090000).
-  billing_admit_v5: { args: 'billing_admission_request', privileges: ['EXECUTE'] },
-  billing_admission_credential: { args: 'billing_admission_request', privileges: ['EXECUTE'] },
   // A batch of admissions in one call; its API-key-only form, and a key's last use, run as their
   // owner for edge's role (migration 20270127090000, ADR 0070). Billing admits through the first.
   billing_admit_batch_v1: { args: 'jsonb', privileges: ['EXECUTE'] },
@@ -139,14 +135,12 @@ export const RUNTIME_FUNCTION_PRIVILEGES: Readonly<
     args: 'text, text, timestamptz, double precision',
     privileges: ['EXECUTE'],
   },
-  billing_admission_requests: ADMISSION_STEP,
-  billing_admission_model: ADMISSION_STEP,
+  // Admission as steps (migration 20270116090000): the steps billing_admit_batch_v1 runs as they
+  // were; the ones it replaced by a _v2 went one release later (migration 20270201090000).
   billing_admission_cost: ADMISSION_STEP,
-  billing_admission_balance: ADMISSION_STEP,
   billing_admission_token_limit: ADMISSION_STEP,
   billing_admission_tokens_per_minute: ADMISSION_STEP,
   billing_admission_budgets: ADMISSION_STEP,
-  billing_admission_hold: ADMISSION_STEP,
   // Admission set-based per batch (migration 20270131090000, ADR 0073): billing_admit_batch_v1's
   // reads and writes, and the steps that decide from what it read.
   billing_admission_count_requests: { args: 'text, bigint, integer', privileges: ['EXECUTE'] },
