@@ -167,6 +167,34 @@ describe("a scoped token's own rate limits", () => {
     });
   });
 
+  it('starts a window created again from nothing, its stale returns dropped', async () => {
+    // A replica whose clock is behind admits in a minute that a newer minute's admission has
+    // already dropped: the tokens counted there went with the row, so the returns of those
+    // holds must not be taken off the new row (they would push it below zero and let more in).
+    h.clock.set('2030-01-01T13:00:10Z');
+    const t = await fundedAccount(h);
+    await h.identity.keyRateLimits.put(
+      t.accountId,
+      { apiKey: 'auto' },
+      { tokens_per_minute: 10 * REQUEST_TOKENS },
+    );
+    const earlier = [await admit(t.key), await admit(t.key)];
+    h.clock.set('2030-01-01T13:01:10Z');
+    await admit(t.key);
+    for (const { admission } of earlier) {
+      await ledger.settleHold(admission.hold.id, { inputTokens: 100, outputTokens: 100 });
+    }
+    h.clock.set('2030-01-01T13:00:50Z');
+    expect((await admit(t.key)).admission.rateLimit.tokens).toMatchObject({
+      remaining: 10 * REQUEST_TOKENS - REQUEST_TOKENS,
+    });
+    const { rows } = await h.sql.query<{ n: string }>(
+      'SELECT count(*) AS n FROM key_token_returns r JOIN api_keys k ON k.id = r.owner_id WHERE k.account_id = $1 AND r.window_start_ms = $2',
+      [t.accountId, Date.parse('2030-01-01T13:00:00Z')],
+    );
+    expect(Number(rows[0]?.n)).toBe(0);
+  });
+
   it('admits exactly what fits when two billing replicas admit at once', async () => {
     h.clock.set('2030-01-01T12:00:10Z');
     const t = await fundedAccount(h);
