@@ -30,10 +30,29 @@ export const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve
 
 /** Every process runs and answers ready (a scenario may have left one down on failure). */
 export async function ensureUp(stack: FaultStack): Promise<void> {
+  await reviveBrokers(stack);
   for (const replica of stack.replicas) {
     replica.resume();
     if (!replica.running()) await replica.start();
     await waitForStatus(`${replica.baseUrl}/readyz`, 200, 120_000);
+  }
+}
+
+/**
+ * Every fault restarts the broker node it stops before its round is checked, so a node found not
+ * running here exited on its own: once, the host's VM was forked as a scenario restarted the
+ * broker, the new node died, and every later round waited on services that could not get ready
+ * until CI's time ran out. It is started again, and said so, so that the suite goes on.
+ */
+export async function reviveBrokers(
+  stack: Pick<FaultStack, 'infra'>,
+  log: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): Promise<void> {
+  const nodes = stack.infra.brokerCluster?.nodes ?? [stack.infra.rabbitmq];
+  for (const node of nodes) {
+    if (node.running()) continue;
+    log(`fault suite: RabbitMQ node ${node.nodeName} is not running (it exited); starting it`);
+    await node.start();
   }
 }
 

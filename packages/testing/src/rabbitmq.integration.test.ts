@@ -32,3 +32,25 @@ it('kills everything it started when the broker does not answer in time', async 
     rmSync(baseDir, { recursive: true, force: true });
   }
 }, 30_000);
+
+it('says a broker that exited on its own is not running, and start() brings it back', async () => {
+  const baseDir = mkdtempSync(path.join(os.tmpdir(), 'rmq-exit-'));
+  const node = await startRabbitMqNode({ baseDir });
+  try {
+    expect(node.running()).toBe(true);
+    // The node stops at its own command, as a broker that dies under the suite would.
+    await node.ctl('stop');
+    const deadline = Date.now() + 30_000;
+    while (node.running() && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(node.running()).toBe(false);
+    await node.start();
+    expect(node.running()).toBe(true);
+    await node.stop();
+    expect(node.running()).toBe(false);
+  } finally {
+    await node.destroy();
+    rmSync(baseDir, { recursive: true, force: true });
+  }
+}, 120_000);

@@ -24,6 +24,11 @@ export interface RabbitMqNode {
   /** Kills the broker's processes at once (SIGKILL, no shutdown); `start()` brings it back. */
   kill(): Promise<void>;
   /**
+   * Whether the broker started last is still running: false once stopped or killed, and once
+   * it exited on its own (the host's doing, never a test's), which `start()` also undoes.
+   */
+  running(): boolean;
+  /**
    * Freezes the broker's processes (SIGSTOP) as a stalled VM or host would: connections stay
    * open and nothing answers, until `resume()` (SIGCONT).
    */
@@ -174,6 +179,7 @@ export async function startRabbitMqNode(options: StartRabbitMqOptions): Promise<
     start,
     stop,
     kill,
+    running: () => child !== undefined && child.exitCode === null && child.signalCode === null,
     pause: () => signalRunning('SIGSTOP'),
     resume: () => signalRunning('SIGCONT'),
     ctl: (...args) => run(rabbitBinary('rabbitmqctl'), args, { env }),
