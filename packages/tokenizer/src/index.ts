@@ -41,11 +41,24 @@ const requireModule = createRequire(import.meta.url);
 let loaded: Encoding | undefined;
 
 /**
+ * The pieces whose merges gpt-tokenizer remembers (its default: 100,000). A cache that size,
+ * filled by varied prompts, held 31 MB more heap, and once full every count got slower: a
+ * repeated 2 KB prompt took 2.9 ms instead of 0.09 (its Map churns at its capacity: each hit
+ * or eviction deletes and re-inserts). At 1,000 a full cache costs 0.4 MB and no time; it still
+ * keeps a prompt's repeated words (without it the same prompt took 0.2 to 0.3 ms).
+ * docs/benchmarks.md, "2026-12-01, later".
+ */
+export const MERGE_CACHE_ENTRIES = 1_000;
+
+/**
  * The o200k tables (~70 MB resident) are loaded on first use: a process that never counts
  * (the inference worker, unless an upstream omits its usage) never holds them.
  */
 function encoding(): Encoding {
-  loaded ??= requireModule('gpt-tokenizer/encoding/o200k_base') as Encoding;
+  if (loaded === undefined) {
+    loaded = requireModule('gpt-tokenizer/encoding/o200k_base') as Encoding;
+    loaded.setMergeCacheSize(MERGE_CACHE_ENTRIES);
+  }
   return loaded;
 }
 

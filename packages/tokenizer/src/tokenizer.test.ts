@@ -1,8 +1,10 @@
+import { createRequire } from 'node:module';
 import { describe, expect, it } from '@jest/globals';
 import {
   estimateChatRequestTokens,
   countChatPromptTokens,
   countTextTokens,
+  MERGE_CACHE_ENTRIES,
   REPLY_PRIMING_TOKENS,
   splitIntoTokens,
   TOKENS_PER_MESSAGE,
@@ -101,5 +103,26 @@ describe('estimateChatRequestTokens', () => {
     expect(await estimateChatRequestTokens(messages, { seed: undefined })).toBe(
       countChatPromptTokens(messages),
     );
+  });
+});
+
+describe("the tokenizer's merge cache", () => {
+  it('keeps at most MERGE_CACHE_ENTRIES pieces, however varied the prompts', () => {
+    // Distinct words that are not one token each, so that each one's merges are cached.
+    const words = Array.from(
+      { length: 3 * MERGE_CACHE_ENTRIES },
+      (_, i) => `zq${i.toString(36)}xv`,
+    );
+    countTextTokens(words.join(' '));
+    // gpt-tokenizer has no public reading of its cache: its own field, read here only. If the
+    // library renames it, this fails and the limit must be checked again.
+    const { default: api } = createRequire(import.meta.url)(
+      'gpt-tokenizer/encoding/o200k_base',
+    ) as {
+      default: { bytePairEncodingCoreProcessor: { mergeCache?: Map<string, unknown> } };
+    };
+    const cache = api.bytePairEncodingCoreProcessor.mergeCache;
+    expect(cache?.size).toBeGreaterThan(0);
+    expect(cache?.size).toBeLessThanOrEqual(MERGE_CACHE_ENTRIES);
   });
 });
