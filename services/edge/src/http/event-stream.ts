@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Response } from 'express';
 
 /*
@@ -18,9 +19,39 @@ export function openEventStream(res: Response): void {
   res.flushHeaders();
 }
 
-/** Writes one frame; waits for the socket to drain (or close) when its buffer is full. */
-export async function writeFrame(res: Response, frame: string): Promise<void> {
+/**
+ * How long a stream waits for its client to take what is buffered. A client that reads nothing
+ * for this long (stopped, or gone without a FIN) is cut: otherwise edge would keep its
+ * connection, and every reply of its job, for as long as the socket stays open, which Node does
+ * not bound. A slow client that still reads is not cut: any progress empties the buffer.
+ */
+export const STALLED_READER_MS = 30_000;
+
+/**
+ * Writes one frame; when the socket's buffer is full, waits for it to drain, or for the close;
+ * a client that takes nothing for `stalledAfterMs` gets its connection destroyed, which ends
+ * the request as a client that left (its job cancelled, its hold settled or voided).
+ */
+export async function writeFrame(
+  res: Response,
+  frame: string,
+  stalledAfterMs = STALLED_READER_MS,
+): Promise<void> {
   if (res.writableEnded || res.destroyed) return;
   if (res.write(frame)) return;
-  await Promise.race([once(res, 'drain'), once(res, 'close')]);
+  // One signal removes every listener and the timer once the first of them fires: a long
+  // stream that waits often would otherwise pile up 'close' listeners on the response.
+  const done = new AbortController();
+  const { signal } = done;
+  try {
+    const stalled = delay(stalledAfterMs, 'stalled', { signal });
+    const outcome = await Promise.race([
+      once(res, 'drain', { signal }).then(() => 'drained'),
+      once(res, 'close', { signal }).then(() => 'closed'),
+      stalled,
+    ]);
+    if (outcome === 'stalled') res.destroy();
+  } finally {
+    done.abort();
+  }
 }
