@@ -5,12 +5,12 @@ import { describe, expect, it } from '@jest/globals';
 // The built package: a service's own process, as main.ts starts it.
 const runtime = fileURLToPath(new URL('../dist/index.js', import.meta.url));
 
-/** Starts a process with a service shell that logs `lines` lines, then runs `then`. */
-function serviceProcess(lines: number, then: string) {
+/** Starts a process with a service shell that logs `lines` lines (`fields` each), then runs `then`. */
+function serviceProcess(lines: number, then: string, fields = '{ i }') {
   const script = `
     const { createServiceShell } = await import(${JSON.stringify(runtime)});
     const shell = createServiceShell('probe', { LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: 2000 });
-    for (let i = 0; i < ${lines}; i += 1) shell.logger.info({ i }, 'line');
+    for (let i = 0; i < ${lines}; i += 1) shell.logger.info(${fields}, 'line');
     process.stderr.write('logged\\n');
     ${then}`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
@@ -20,9 +20,10 @@ function serviceProcess(lines: number, then: string) {
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   // Unbuffered: when the lines were handed to the logger (process start-up is not timed).
   const handedOver = new Promise<void>((resolve) => child.stderr.once('data', () => resolve()));
-  const logged = () => output.split('\n').filter((line) => line.includes('"msg":"line"')).length;
+  const outputLines = () => output.split('\n').filter((line) => line.startsWith('{'));
+  const logged = () => outputLines().filter((line) => line.includes('"msg":"line"')).length;
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  return { child, logged, exited, handedOver };
+  return { child, outputLines, logged, exited, handedOver };
 }
 
 describe('service log output (buffered)', () => {
@@ -45,4 +46,28 @@ describe('service log output (buffered)', () => {
     expect(await probe.exited).toBe(0);
     expect(probe.logged()).toBe(5000);
   });
+
+  it('drops and counts what a stalled output cannot take, instead of buffering it all', async () => {
+    // ~24 MB of lines while the test does not read the pipe: three times the bound. The child
+    // then stays up long enough to flush its warning once the test reads again.
+    const padding = 'x'.repeat(100);
+    const probe = serviceProcess(
+      200_000,
+      `setTimeout(() => process.kill(process.pid, 'SIGTERM'), 1500);`,
+      `{ i, padding: ${JSON.stringify(padding)} }`,
+    );
+    probe.child.stdout.pause();
+    await probe.handedOver;
+    probe.child.stdout.resume();
+    expect(await probe.exited).toBe(0);
+    const logged = probe.logged();
+    expect(logged).toBeGreaterThan(0);
+    expect(logged).toBeLessThan(200_000);
+    const warning = probe
+      .outputLines()
+      .map((line) => JSON.parse(line) as { msg?: string; droppedLines?: number })
+      .find((line) => line.msg === 'log output stalled: lines dropped');
+    // Every line is either written or counted as dropped.
+    expect(warning?.droppedLines).toBe(200_000 - logged);
+  }, 30_000);
 });

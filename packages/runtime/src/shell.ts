@@ -53,8 +53,9 @@ export function createServiceShell(
   }
   // Before anything that makes spans: off unless OTEL_TRACES_EXPORTER asks (docs/observability.md).
   const tracing = startTracing({ service: name });
-  const output = bufferedStdout();
+  const { output, reportDrops } = bufferedStdout();
   const logger = createLogger({ service: name, level: config.LOG_LEVEL, destination: output });
+  reportDrops(logger);
   const lifecycle = new Lifecycle({
     logger,
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
@@ -75,17 +76,47 @@ export function createServiceShell(
 /** Log lines are written when 4 KiB are waiting, and at least every 200 ms. */
 const LOG_BUFFER_BYTES = 4096;
 const LOG_FLUSH_INTERVAL_MS = 200;
+/**
+ * The most log output a process holds while its standard output does not take it (a stalled
+ * log collector, a full pipe): past it, new lines are dropped and counted, not buffered, so a
+ * stalled reader cannot grow the process until it is killed for its memory.
+ */
+export const LOG_BUFFER_MAX_BYTES = 8 * 1024 * 1024;
 
 /**
  * Standard output for a service's own process, buffered: a write per line was 5–8 % of edge's
  * and the worker's CPU in `pnpm bench` (one syscall each). The price: a process killed with
  * SIGKILL loses at most the last 200 ms of lines; pino writes the rest when the process exits
- * (a shutdown, including after an uncaught exception; tested).
+ * (a shutdown, including after an uncaught exception; tested). Lines dropped past
+ * `LOG_BUFFER_MAX_BYTES` are counted, and reported by a warning through the logger at the first
+ * flush that finds room for it.
  */
-function bufferedStdout(): ReturnType<typeof pino.destination> {
-  const output = pino.destination({ dest: 1, minLength: LOG_BUFFER_BYTES, sync: false });
-  setInterval(() => output.flush(), LOG_FLUSH_INTERVAL_MS).unref();
-  return output;
+function bufferedStdout(): {
+  output: ReturnType<typeof pino.destination>;
+  reportDrops(logger: Logger): void;
+} {
+  const output = pino.destination({
+    dest: 1,
+    minLength: LOG_BUFFER_BYTES,
+    maxLength: LOG_BUFFER_MAX_BYTES,
+    sync: false,
+  });
+  let droppedLines = 0;
+  output.on('drop', () => (droppedLines += 1));
+  const reportDrops = (logger: Logger) => {
+    setInterval(() => {
+      if (droppedLines > 0) {
+        const lines = droppedLines;
+        droppedLines = 0;
+        logger.warn({ droppedLines: lines }, 'log output stalled: lines dropped');
+        // The warning went into the same buffer (synchronously): dropped too while the buffer
+        // is still full, so the count waits for the next flush.
+        if (droppedLines > 0) droppedLines = lines;
+      }
+      output.flush();
+    }, LOG_FLUSH_INTERVAL_MS).unref();
+  };
+  return { output, reportDrops };
 }
 
 /**
