@@ -22,6 +22,33 @@ function controlledSend() {
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('NaturalBatcher', () => {
+  it('refuses a call past maxQueued waiting ones with a 503, and runs the others', async () => {
+    const { calls, send, okAll } = controlledSend();
+    const batcher = new NaturalBatcher(send, { maxBatchSize: 8, maxInFlight: 1, maxQueued: 3 });
+    const admitted = [1, 2, 3, 4].map((item) => batcher.submit(item));
+    // 1 runs, 2 to 4 wait: the queue is full.
+    await expect(batcher.submit(5)).rejects.toMatchObject({
+      code: 'service_unavailable',
+      status: 503,
+      details: { retryAfterS: 1 },
+    });
+    calls[0]?.answer(okAll([1]));
+    await tick();
+    expect(calls.map((call) => call.items)).toEqual([[1], [2, 3, 4]]);
+    // Room again: a new call waits for the next batch instead of being refused.
+    const later = batcher.submit(6);
+    calls[1]?.answer(okAll([2, 3, 4]));
+    await tick();
+    calls[2]?.answer(okAll([6]));
+    await expect(Promise.all([...admitted, later])).resolves.toEqual([
+      'v1',
+      'v2',
+      'v3',
+      'v4',
+      'v6',
+    ]);
+  });
+
   it('sends a call at once when idle: a batch of one, no waiting', async () => {
     const { calls, send, okAll } = controlledSend();
     const batcher = new NaturalBatcher(send, { maxBatchSize: 8, maxInFlight: 1 });

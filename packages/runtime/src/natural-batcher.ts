@@ -4,7 +4,11 @@
  * while they all run wait, and go together in the next batch as soon as one returns. No timer:
  * a batch is exactly what queued during the previous round trip, so batches grow with the load
  * and shrink back with it. The one thing a batch costs a call is the wait for a free slot.
+ * That wait is bounded: past `maxQueued` waiting calls (the callee slow or stuck, the load
+ * beyond it), a new call is refused at once with a 503 the client may retry, instead of joining
+ * a queue that would grow with the load for as long as the callee stays slow.
  */
+import { GatewayError } from '@gateway/contracts';
 
 /** One item's outcome in a batch's answer. */
 export type ItemResult<T> = { ok: true; value: T } | { ok: false; error: unknown };
@@ -23,9 +27,14 @@ export interface NaturalBatcherOptions {
   maxBatchSize: number;
   /** Batches running at once; more calls queue. */
   maxInFlight: number;
+  /** Calls waiting for a batch at most; more are refused (`service_unavailable`). */
+  maxQueued?: number;
   /** Told each batch's size as it is sent (a metric). */
   onBatch?: (size: number) => void;
 }
+
+/** The default `maxQueued`: far above what any batcher here queues while its callee answers. */
+export const DEFAULT_MAX_QUEUED = 10_000;
 
 interface Queued<I, O> {
   item: I;
@@ -52,6 +61,13 @@ export class NaturalBatcher<I, O> {
   }
 
   submit(item: I): Promise<O> {
+    if (this.#queue.length >= (this.#options.maxQueued ?? DEFAULT_MAX_QUEUED)) {
+      return Promise.reject(
+        new GatewayError('service_unavailable', 'Too many calls waiting; retry shortly', {
+          details: { retryAfterS: 1 },
+        }),
+      );
+    }
     return new Promise<O>((resolve, reject) => {
       this.#queue.push({ item, resolve, reject });
       this.#pump();
