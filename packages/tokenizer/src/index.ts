@@ -43,7 +43,7 @@ let loaded: Encoding | undefined;
 /**
  * The pieces whose merges gpt-tokenizer remembers (its default: 100,000). A cache that size,
  * filled by varied prompts, held 31 MB more heap, and once full every count got slower: a
- * repeated 2 KB prompt took 2.9 ms instead of 0.09 (its Map churns at its capacity: each hit
+ * repeated 2 KB prompt took 2.3 to 2.9 ms instead of 0.05 to 0.09 (its Map churns at its capacity: each hit
  * or eviction deletes and re-inserts). At 1,000 a full cache costs 0.4 MB and no time; it still
  * keeps a prompt's repeated words (without it the same prompt took 0.2 to 0.3 ms).
  * docs/benchmarks.md, "2026-12-01, later".
