@@ -23,7 +23,8 @@ export function openEventStream(res: Response): void {
  * How long a stream waits for its client to take what is buffered. A client that reads nothing
  * for this long (stopped, or gone without a FIN) is cut: otherwise edge would keep its
  * connection, and every reply of its job, for as long as the socket stays open, which Node does
- * not bound. A slow client that still reads is not cut: any progress empties the buffer.
+ * not bound. A slow client that still reads is not cut: `drain` comes once the socket took what
+ * edge held (about 16 KiB), so reading a few hundred bytes a second is enough.
  */
 export const STALLED_READER_MS = 30_000;
 
