@@ -3,6 +3,7 @@ export {
   billingBatchSizes,
   createServiceMetrics,
   metricPrefix,
+  sampledGauge,
   settledMicroDzdCounter,
   type ServiceMetrics,
 } from './metrics.js';

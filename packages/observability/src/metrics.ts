@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface ServiceMetrics {
   registry: Registry;
@@ -59,5 +59,22 @@ export function settledMicroDzdCounter(registry: Registry): Counter {
     name: 'billing_settled_micro_dzd_total',
     help: 'Micro-dinar charged by hold settlements made by this process',
     registers: [registry],
+  });
+}
+
+/** A gauge of a figure the process already keeps (`read`), taken when scraped: nothing per event. */
+export function sampledGauge(
+  registry: Registry,
+  name: string,
+  help: string,
+  read: () => number,
+): void {
+  new Gauge({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.set(read());
+    },
   });
 }

@@ -1,12 +1,17 @@
 import type { Express, RequestHandler } from 'express';
 import { GatewayError, PUBLIC_API_PREFIX, PUBLIC_ROUTES } from '@gateway/contracts';
-import type { Logger, ServiceMetrics } from '@gateway/observability';
+import { sampledGauge, type Logger, type ServiceMetrics } from '@gateway/observability';
 import { createServiceApp, finishApp, type ReadinessCheck } from '@gateway/runtime';
 import { adminRouter } from './admin/admin-router.js';
 import { dashboardRouter } from './dashboard/dashboard-router.js';
 import { DASHBOARD_PATH, dashboardSite } from './dashboard/dashboard-site.js';
 import type { ConsoleDeps, EdgeDeps, InferenceDeps } from './deps.js';
 import { authenticate } from './http/auth.js';
+import {
+  DEFAULT_BODY_BYTES_MAX,
+  DEFAULT_REQUESTS_MAX,
+  requestsInProgress,
+} from './http/requests-in-progress.js';
 import { methodNotAllowed, rateLimitOnErrors } from './http/errors.js';
 import { buildOpenApiDocument } from './openapi/openapi.js';
 import { accountRouter } from './routes/account.js';
@@ -72,7 +77,7 @@ export function buildEdgeApp(options: EdgeAppOptions): Express {
     if (!jobs || !idempotency || !background) {
       throw new Error('the public API needs the job path (jobs)');
     }
-    mountPublicApi(app, { ...deps, jobs, idempotency, background });
+    mountPublicApi(app, { ...deps, jobs, idempotency, background }, options.metrics);
   }
   app.use(noSuchRoute);
   if (surfaces.has('api'))
@@ -81,7 +86,20 @@ export function buildEdgeApp(options: EdgeAppOptions): Express {
 }
 
 /** `/v1`: the public document, inference routes (authenticated with their admission), the rest. */
-function mountPublicApi(app: Express, deps: EdgeDeps): void {
+function mountPublicApi(app: Express, deps: EdgeDeps, metrics: ServiceMetrics): void {
+  // First: a request past the limits is refused before anything is read or held.
+  const inProgress = requestsInProgress({
+    requestsMax: deps.limits.requestsInProgress ?? DEFAULT_REQUESTS_MAX,
+    bodyBytesMax: deps.limits.bodyBytesInProgress ?? DEFAULT_BODY_BYTES_MAX,
+    largestBodyBytes: Math.max(deps.limits.jsonBodyBytes, deps.limits.uploadBytes),
+  });
+  app.use(PUBLIC_API_PREFIX, inProgress.handler);
+  sampledGauge(
+    metrics.registry,
+    'edge_public_requests_in_progress',
+    'Public API requests this process is serving (PUBLIC_REQUESTS_MAX bounds them)',
+    inProgress.requests,
+  );
   const openApi = JSON.stringify(buildOpenApiDocument());
   const documentPath = `${PUBLIC_API_PREFIX}${PUBLIC_ROUTES.openApi.path}`;
   app.get(documentPath, (_req, res) => {

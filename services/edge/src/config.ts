@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { fields, serviceFields } from '@gateway/config';
+import { DEFAULT_BODY_BYTES_MAX, DEFAULT_REQUESTS_MAX } from './http/requests-in-progress.js';
 
 const MIB = 1024 * 1024;
 
@@ -66,6 +67,21 @@ export const edgeConfigSchema = Type.Object({
   JSON_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 3 * MIB, default: MIB }),
   // A transcription upload travels base64-encoded in a job message; the bus caps those at 4 MiB.
   UPLOAD_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 3 * MIB, default: 2 * MIB }),
+  // Public API requests one edge process serves at once, and their bodies' declared bytes
+  // together (a body without a length counts as the largest one allowed); past either: 503 before
+  // the body is read. A MiB of body held as its buffer, the parsed request and the job envelope is
+  // about 3.5 MiB resident (measured), so the default budget keeps a burst of large prompts near
+  // 110 MiB, within the pod's 512 MiB limit (k8s/base/edge.yaml).
+  PUBLIC_REQUESTS_MAX: Type.Integer({
+    minimum: 1,
+    maximum: 100_000,
+    default: DEFAULT_REQUESTS_MAX,
+  }),
+  PUBLIC_BODY_BYTES_MAX: Type.Integer({
+    minimum: 3 * MIB,
+    maximum: 1024 * MIB,
+    default: DEFAULT_BODY_BYTES_MAX,
+  }),
   // Failed authentications a client address may make per minute before it gets 429.
   AUTH_FAILURES_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 100_000, default: 30 }),
   // The reverse proxies in front of edge (the ingress controller's pods): addresses and CIDR

@@ -19,6 +19,9 @@ export interface ConsoleDeps {
   limits: {
     jsonBodyBytes: number;
     uploadBytes: number;
+    /** `PUBLIC_REQUESTS_MAX` and `PUBLIC_BODY_BYTES_MAX`; the defaults when omitted. */
+    requestsInProgress?: number;
+    bodyBytesInProgress?: number;
     /** Development: http:// webhook URLs accepted. */
     webhookAllowInsecure: boolean;
   };

@@ -131,6 +131,8 @@ export async function startEdgeService(
       limits: {
         jsonBodyBytes: config.JSON_BODY_LIMIT_BYTES,
         uploadBytes: config.UPLOAD_LIMIT_BYTES,
+        requestsInProgress: config.PUBLIC_REQUESTS_MAX,
+        bodyBytesInProgress: config.PUBLIC_BODY_BYTES_MAX,
         webhookAllowInsecure: config.WEBHOOK_ALLOW_INSECURE_LOOPBACK,
       },
       adminToken: config.ADMIN_TOKEN,

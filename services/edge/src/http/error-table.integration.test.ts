@@ -213,6 +213,39 @@ describe('spec error table', () => {
       reserved_dzd: 0,
     });
   });
+
+  it('503 service_unavailable with Retry-After: past PUBLIC_REQUESTS_MAX, before authentication', async () => {
+    // An edge taking one request at once, whose jobs nobody answers (no worker on its queues).
+    const single = await startEdge(billing, { replyTimeoutMs: 400, requestsInProgress: 1 });
+    try {
+      const patient = await fundAccount(billing.operator);
+      const held = single.api.post('/v1/chat/completions').set(bearer(patient.apiKey)).send(chat());
+      const answered = held.then((response) => response);
+      // Taken once the held request counts: from then on, /v1 is 503 for everyone.
+      for (let tries = 0; (await single.api.get('/v1/models')).status !== 503; tries++) {
+        if (tries > 100) throw new Error('the held request never counted');
+      }
+      const refused = await single.api.post('/v1/chat/completions').send(chat());
+      expectError(refused, 503, 'service_unavailable');
+      expect(refused.headers['retry-after']).toBe('1');
+      // The ops endpoints are not counted.
+      expect((await single.api.get('/healthz')).status).toBe(200);
+
+      expectError(await answered, 500, 'GATEWAY_TIMEOUT');
+      expectError(await single.api.get('/v1/models'), 401, 'invalid_api_key');
+      // Its hold is voided (the release may follow the answer).
+      for (
+        let tries = 0;
+        (await balanceOf(billing, patient.accountId)).reserved_dzd !== 0;
+        tries++
+      ) {
+        if (tries > 100) throw new Error('the held request kept its hold');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      await single.close();
+    }
+  });
 });
 
 describe('every failure in the one error shape', () => {

@@ -33,6 +33,8 @@ export interface EdgeOptions {
   dispatcherToken?: string;
   uploadBytes?: number;
   jsonBodyBytes?: number;
+  /** `PUBLIC_REQUESTS_MAX`; the default when omitted. */
+  requestsInProgress?: number;
   webhookAllowInsecure?: boolean;
   /** Failed authentications per address and minute; high by default (tests fail on purpose). */
   authFailuresPerMinute?: number;
@@ -136,6 +138,9 @@ export async function startEdge(
       limits: {
         jsonBodyBytes: options.jsonBodyBytes ?? 1024 * 1024,
         uploadBytes: options.uploadBytes ?? 64 * 1024,
+        ...(options.requestsInProgress === undefined
+          ? {}
+          : { requestsInProgress: options.requestsInProgress }),
         webhookAllowInsecure: options.webhookAllowInsecure ?? false,
       },
       adminToken,

@@ -1,0 +1,74 @@
+import type { IncomingMessage } from 'node:http';
+import type { RequestHandler } from 'express';
+import { GatewayError } from '@gateway/contracts';
+
+/** The defaults of `PUBLIC_REQUESTS_MAX` and `PUBLIC_BODY_BYTES_MAX` (config.ts says why). */
+export const DEFAULT_REQUESTS_MAX = 1_024;
+export const DEFAULT_BODY_BYTES_MAX = 32 * 1024 * 1024;
+
+export interface InProgressLimits {
+  /** `PUBLIC_REQUESTS_MAX`: public API requests this process serves at once. */
+  requestsMax: number;
+  /** `PUBLIC_BODY_BYTES_MAX`: the request bodies of those, by their declared length, together. */
+  bodyBytesMax: number;
+  /**
+   * What a body counts as: its `Content-Length`, at most this (the largest body a route takes;
+   * a longer one is refused with 413 by its parser). A chunked body, whose length is not
+   * declared, counts as this too.
+   */
+  largestBodyBytes: number;
+}
+
+/** The middleware, and what it has let in (for the gauge and the tests). */
+export interface RequestsInProgress {
+  readonly handler: RequestHandler;
+  readonly requests: () => number;
+  readonly bodyBytes: () => number;
+}
+
+/** The body's share of the budget: its declared length, or the largest body when unknown. */
+function declaredBodyBytes(req: IncomingMessage, largestBodyBytes: number): number {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined) {
+    const bytes = Number(declared);
+    return Number.isSafeInteger(bytes) && bytes >= 0
+      ? Math.min(bytes, largestBodyBytes)
+      : largestBodyBytes;
+  }
+  return req.headers['transfer-encoding'] === undefined ? 0 : largestBodyBytes;
+}
+
+/**
+ * Bounds what one edge process holds for the public API at once. Every request in progress
+ * keeps its body, the parsed request and its job's state until its answer ends (a stream for
+ * minutes), so without a bound a burst grows the heap until the pod is killed, taking every
+ * other request in it along. Past either limit the request is refused before its body is read
+ * and before any hold: 503 `service_unavailable` with `Retry-After: 1`, which the SDKs retry
+ * (docs/security.md, "Limits"). A request counts from its arrival until its answer closes,
+ * finished or cut.
+ */
+export function requestsInProgress(limits: InProgressLimits): RequestsInProgress {
+  let requests = 0;
+  let bodyBytes = 0;
+  const handler: RequestHandler = (req, res, next) => {
+    const bytes = declaredBodyBytes(req, limits.largestBodyBytes);
+    if (requests >= limits.requestsMax || bodyBytes + bytes > limits.bodyBytesMax) {
+      next(
+        new GatewayError(
+          'service_unavailable',
+          'This gateway replica is serving as many requests as it takes; retry',
+          { details: { retryAfterS: 1 } },
+        ),
+      );
+      return;
+    }
+    requests += 1;
+    bodyBytes += bytes;
+    res.once('close', () => {
+      requests -= 1;
+      bodyBytes -= bytes;
+    });
+    next();
+  };
+  return { handler, requests: () => requests, bodyBytes: () => bodyBytes };
+}
