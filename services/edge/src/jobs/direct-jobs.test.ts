@@ -149,6 +149,25 @@ describe('DirectJobs', () => {
     await calls.close();
   });
 
+  it('gives the slot back when a job cannot be sent at all', async () => {
+    const calls = new DirectJobs({
+      urls: [baseUrl],
+      token: TOKEN,
+      acceptTimeoutMs: 2_000,
+      connections: 1,
+      logger: log,
+    });
+    // A value JSON cannot write: the envelope throws before any call.
+    const unsendable = { ...job(), request: { model: 'acme/chat', n: 1n } } as InferenceJobPayload;
+    await expect(calls.offer(unsendable, recorder())).rejects.toThrow(TypeError);
+    behaviour = (_req, res) => res.writeHead(503).end('{}');
+    // With the one slot leaked, this job would be refused before reaching the worker.
+    const before = seen.length;
+    expect(await calls.offer(job(), recorder())).toBe('refused');
+    expect(seen.length).toBe(before + 1);
+    await calls.close();
+  });
+
   it('leaves a job the worker refused (any answer but 200) to the queue', async () => {
     const calls = direct();
     for (const status of [503, 401, 404]) {

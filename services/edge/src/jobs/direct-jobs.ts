@@ -111,7 +111,14 @@ export class DirectJobs {
       return 'refused';
     }
     this.#inFlight += 1;
-    const taken = await this.#hand(pool, job, listener);
+    let taken: DirectJob | NotTaken;
+    try {
+      taken = await this.#hand(pool, job, listener);
+    } catch (error) {
+      // A job that cannot even be sent (its envelope did not serialise) takes no slot with it.
+      this.#inFlight -= 1;
+      throw error;
+    }
     if (typeof taken === 'string') this.#inFlight -= 1;
     if (taken === 'unknown') this.#skipUntilMs[index] = Date.now() + SKIP_AFTER_FAILURE_MS;
     return taken;
