@@ -264,6 +264,12 @@ export class AuthFailureLimiter {
     next();
   };
 
+  /** Whether the request's credential was accepted lately (within `knownForMs`). */
+  knows(req: Request): boolean {
+    const credential = credentialOf(req);
+    return credential !== undefined && this.#known.has(credential);
+  }
+
   /** Billing (or edge, for the admin token) accepted the request's credential. */
   accepted(req: Request): void {
     const credential = credentialOf(req);

@@ -6,7 +6,7 @@ import {
   type BillingUnderTest,
 } from '../../../billing/src/testing/billing-under-test.suite.js';
 import { bearer, startEdge, type EdgeUnderTest } from '../testing/edge.suite.js';
-import { KEY_READS_PER_MINUTE } from './key.js';
+import { KEY_READS_PER_MINUTE } from './key-reads.js';
 import { fundAccount, type FundedAccount } from '@gateway/testing';
 
 /*
