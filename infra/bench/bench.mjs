@@ -20,7 +20,7 @@
  *   BENCH_WARMUP_SECONDS    closed loop: unmeasured warm-up per target, long enough for V8 to
  *                           have optimised the request path (2 s left a third of the gateway's
  *                           measured CPU in its compiler threads; docs/benchmarks.md) [20]
- *   BENCH_OPEN_RATE         open loop: requests per second      [100]
+ *   BENCH_OPEN_RATE         open loop: requests per second (issue 31's target rate) [200]
  *   BENCH_OPEN_SECONDS      open loop: seconds per target       [10]
  *   BENCH_OPEN_WARMUP_SECONDS  open loop: unmeasured warm-up per target at the same rate, so
  *                           that its figures do not depend on the closed phase having run
