@@ -30,6 +30,9 @@
  *   BENCH_STREAM_CHUNKS     streaming: content chunks the upstream sends    [5]
  *   BENCH_STREAM_GAP_MS     streaming: milliseconds between those chunks    [20]
  *   BENCH_WEBHOOK_JOBS      webhooks: async jobs per run (10 at a time)    [500]
+ *   BENCH_WEBHOOK_WARMUP_JOBS  webhooks: async jobs delivered, unmeasured, before the runs, so
+ *                           that the first-attempt latency is not the dispatcher's cold start
+ *                           (its first claims and secret reads; docs/benchmarks.md) [40]
  *   BENCH_WEBHOOK_SECONDS   webhooks: longest wait for the deliveries       [90]
  *   BENCH_WEBHOOK_TICK_MS   dispatcher tick [60000, the service's default; shortened to fit
  *                           BENCH_WEBHOOK_SECONDS - 20 s if that is less]
@@ -196,6 +199,7 @@ async function runPhases(stack) {
       upstream: stack.upstream,
       receiver,
       jobs: settings.webhookJobs,
+      warmupJobs: settings.webhookWarmupJobs,
       connections: 10,
       waitS: settings.webhookSeconds,
       tickMs: settings.webhookTickMs,

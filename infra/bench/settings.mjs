@@ -48,6 +48,7 @@ export function readSettings(env, root) {
     streamChunks: integer(env, 'BENCH_STREAM_CHUNKS', 5, 2, 100),
     streamGapMs: integer(env, 'BENCH_STREAM_GAP_MS', 20, 1, 1000),
     webhookJobs: integer(env, 'BENCH_WEBHOOK_JOBS', 500, 1, 100_000),
+    webhookWarmupJobs: integer(env, 'BENCH_WEBHOOK_WARMUP_JOBS', 40, 0, 10_000),
     webhookSeconds,
     webhookTickMs: integer(env, 'BENCH_WEBHOOK_TICK_MS', fittingTickMs, 5, 600_000),
     ledgerSeconds: integer(env, 'BENCH_LEDGER_SECONDS', 10, 1, 600),
