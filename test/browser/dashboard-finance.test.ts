@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { CHAT_MODEL } from '../abuse/abuse-stack.js';
+import { monthIn, previousMonthIn } from '@gateway/contracts';
 import { waitFor } from '@gateway/testing';
 import { screenshots } from './browser.js';
 import {
@@ -25,14 +26,7 @@ const { stack } = useDashboardStack();
  * the month's report would not show the requests just made.
  */
 const REPORT_TIME_ZONE = 'Africa/Algiers';
-const thisMonth = () =>
-  new Intl.DateTimeFormat('en-CA', {
-    timeZone: REPORT_TIME_ZONE,
-    year: 'numeric',
-    month: '2-digit',
-  })
-    .format(new Date())
-    .slice(0, 7);
+const thisMonth = () => monthIn(REPORT_TIME_ZONE, new Date());
 
 describe('dashboard finance page', () => {
   it('shows the month’s report and CSV; finance closes an ended month, operators cannot', async () => {
@@ -40,6 +34,10 @@ describe('dashboard finance page', () => {
     await chat(stack().apiKey);
     const page = await operatorViewer('closer@gateway.test', 'finance');
     await open(page, 'Finance');
+    // It opens on the month finance closes next, as the business's zone counts months.
+    await expect(page.getByLabel('Month').inputValue()).resolves.toBe(
+      previousMonthIn(REPORT_TIME_ZONE, new Date()),
+    );
     await page.getByLabel('Month').fill(thisMonth());
     await waitFor(
       async () => {

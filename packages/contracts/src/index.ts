@@ -27,6 +27,7 @@ export * from './receipts-api.js';
 export * from './alerts-api.js';
 export * from './responses-state-api.js';
 export * from './period-report-api.js';
+export * from './report-months.js';
 export * from './routes.js';
 export * from './operator-routes.js';
 export * from './dashboard-routes.js';

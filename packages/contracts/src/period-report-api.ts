@@ -160,7 +160,18 @@ export const ClosedPeriodSchema = Type.Object(
 export type ClosedPeriod = Static<typeof ClosedPeriodSchema>;
 
 export const ClosedPeriodListSchema = Type.Object(
-  { object: Type.Literal('list'), data: Type.Array(ClosedPeriodSchema) },
+  {
+    object: Type.Literal('list'),
+    // Optional: a billing of the previous release does not send it (the dashboard then uses UTC).
+    time_zone: Type.Optional(
+      Type.String({
+        description:
+          "The business's zone (billing's `REPORT_TIME_ZONE`): where a month of the books " +
+          'begins and ends, unless a close names another.',
+      }),
+    ),
+    data: Type.Array(ClosedPeriodSchema),
+  },
   { $id: 'ClosedPeriodList' },
 );
 export type ClosedPeriodList = Static<typeof ClosedPeriodListSchema>;

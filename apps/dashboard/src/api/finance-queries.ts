@@ -10,12 +10,6 @@ export function monthRange(month: string): { from: string; to: string } {
   return { from: `${month}-01`, to: `${month}-${String(lastDay).padStart(2, '0')}` };
 }
 
-/** The month before the current one (UTC): what finance closes first. */
-export function previousMonth(now = new Date()): string {
-  const date = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
-  return date.toISOString().slice(0, 7);
-}
-
 const keys = {
   report: (month: string) => ['finance', 'report', month] as const,
   periods: ['finance', 'periods'] as const,

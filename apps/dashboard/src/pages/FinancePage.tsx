@@ -12,8 +12,8 @@ import {
 } from '@mantine/core';
 import { lazy, Suspense, useState } from 'react';
 import type { ClosedPeriod, PeriodReport } from '../api/contract';
+import { previousMonthIn } from '@gateway/contracts/report-months';
 import {
-  previousMonth,
   reportCsvHref,
   useClosedPeriods,
   useClosePeriod,
@@ -210,9 +210,22 @@ function Closing({ month, report }: { month: string; report: PeriodReport }) {
   );
 }
 
-/** Finance's month-end close: the period report, its downloads, and closing the month. */
+/**
+ * Finance's month-end close: the period report, its downloads, and closing the month. It opens
+ * on the month finance closes next: the one before today's in the business's zone (billing's
+ * `REPORT_TIME_ZONE`, which the list of closed months names), not in UTC or the browser's zone.
+ */
 export function FinancePage() {
-  const [month, setMonth] = useState(previousMonth());
+  const periods = useClosedPeriods();
+  return (
+    <QueryState query={periods}>
+      {(list) => <FinanceReport timeZone={list.time_zone ?? 'UTC'} />}
+    </QueryState>
+  );
+}
+
+function FinanceReport({ timeZone }: { timeZone: string }) {
+  const [month, setMonth] = useState(() => previousMonthIn(timeZone, new Date()));
   const report = usePeriodReport(month);
   return (
     <>

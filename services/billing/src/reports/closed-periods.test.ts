@@ -10,6 +10,7 @@ const ZONE_OFFSET_MS = 3_600_000; // Africa/Algiers, UTC+1
 
 function reportsStub(): PeriodReports {
   return {
+    defaultTimeZone: 'Africa/Algiers',
     reportWithDigest: async (query: Record<string, unknown>) => {
       const zone = (query.time_zone as string | undefined) ?? 'Africa/Algiers';
       const offset = zone === 'UTC' ? 0 : ZONE_OFFSET_MS;
@@ -75,6 +76,15 @@ describe('closing a month', () => {
     );
     // Without a zone, the next month closes in the history's.
     await expect(periods.close('2026-10', {})).resolves.toMatchObject({ time_zone: 'UTC' });
+  });
+
+  it('names the business zone with the list, so the dashboard picks the month finance closes', async () => {
+    const periods = new ClosedPeriods(reportsStub(), storeStub(), at('2027-06-01T00:00:00Z'));
+    await expect(periods.list()).resolves.toEqual({
+      object: 'list',
+      time_zone: 'Africa/Algiers',
+      data: [],
+    });
   });
 
   it('knows the month after December', () => {

@@ -147,7 +147,8 @@ export class ClosedPeriods {
   }
 
   async list(): Promise<ClosedPeriodList> {
-    return { object: 'list', data: (await this.store.list()).map(viewOf) };
+    const data = (await this.store.list()).map(viewOf);
+    return { object: 'list', time_zone: this.reports.defaultTimeZone, data };
   }
 
   /**

@@ -16,7 +16,7 @@ export class PeriodReports {
   constructor(
     private readonly store: ReportRepository,
     /** REPORT_TIME_ZONE: the business's zone, where a day of the books begins and ends. */
-    private readonly defaultTimeZone: string,
+    readonly defaultTimeZone: string,
   ) {}
 
   async report(query: Record<string, unknown>): Promise<PeriodReport> {
