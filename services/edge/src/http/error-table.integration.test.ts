@@ -216,7 +216,7 @@ describe('spec error table', () => {
 
   it('503 service_unavailable with Retry-After: past PUBLIC_REQUESTS_MAX, before authentication', async () => {
     // An edge taking one request at once, whose jobs nobody answers (no worker on its queues).
-    const single = await startEdge(billing, { replyTimeoutMs: 400, requestsInProgress: 1 });
+    const single = await startEdge(billing, { replyTimeoutMs: 1_500, requestsInProgress: 1 });
     try {
       const patient = await fundAccount(billing.operator);
       const held = single.api.post('/v1/chat/completions').set(bearer(patient.apiKey)).send(chat());
@@ -225,9 +225,16 @@ describe('spec error table', () => {
       for (let tries = 0; (await single.api.get('/v1/models')).status !== 503; tries++) {
         if (tries > 100) throw new Error('the held request never counted');
       }
-      const refused = await single.api.post('/v1/chat/completions').send(chat());
+      const asked = billing.paths.length;
+      const refused = await single.api
+        .post('/v1/chat/completions')
+        .set(bearer(patient.apiKey))
+        .send(chat());
       expectError(refused, 503, 'service_unavailable');
       expect(refused.headers['retry-after']).toBe('1');
+      // Refused for the gateway's load: not counted against the caller, billing not asked.
+      expect(refused.headers['x-ratelimit-limit']).toBeUndefined();
+      expect(billing.paths.length).toBe(asked);
       // The ops endpoints are not counted.
       expect((await single.api.get('/healthz')).status).toBe(200);
 

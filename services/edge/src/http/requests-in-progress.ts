@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
 import { GatewayError } from '@gateway/contracts';
+import { stateOf } from './context.js';
 
 /** The defaults of `PUBLIC_REQUESTS_MAX` and `PUBLIC_BODY_BYTES_MAX` (config.ts says why). */
 export const DEFAULT_REQUESTS_MAX = 1_024;
@@ -53,6 +54,8 @@ export function requestsInProgress(limits: InProgressLimits): RequestsInProgress
   const handler: RequestHandler = (req, res, next) => {
     const bytes = declaredBodyBytes(req, limits.largestBodyBytes);
     if (requests >= limits.requestsMax || bodyBytes + bytes > limits.bodyBytesMax) {
+      // Refused for the gateway's load, not the caller's: billing is not asked to count it.
+      stateOf(res).uncounted = true;
       next(
         new GatewayError(
           'service_unavailable',
