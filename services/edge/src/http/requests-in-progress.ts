@@ -13,9 +13,9 @@ export interface InProgressLimits {
   /** `PUBLIC_BODY_BYTES_MAX`: the request bodies of those, by their declared length, together. */
   bodyBytesMax: number;
   /**
-   * What a body counts as: its `Content-Length`, at most this (the largest body a route takes;
-   * a longer one is refused with 413 by its parser). A chunked body, whose length is not
-   * declared, counts as this too.
+   * A body counts as its `Content-Length`, at most this (the largest body a route takes; a
+   * longer one is refused with 413 by its parser). A chunked body declares no length and counts
+   * as nothing here: only the count bounds it (see below).
    */
   largestBodyBytes: number;
 }
@@ -27,16 +27,19 @@ export interface RequestsInProgress {
   readonly bodyBytes: () => number;
 }
 
-/** The body's share of the budget: its declared length, or the largest body when unknown. */
+/**
+ * The body's share of the budget: its declared length. A chunked body's size is known only once
+ * read, and counting it as the largest allowed refused ordinary concurrency (100 small chunked
+ * requests at once on a replica: 16 fit in the budget), so it counts as nothing and the count
+ * bounds it. The SDKs declare their bodies' lengths.
+ */
 function declaredBodyBytes(req: IncomingMessage, largestBodyBytes: number): number {
   const declared = req.headers['content-length'];
-  if (declared !== undefined) {
-    const bytes = Number(declared);
-    return Number.isSafeInteger(bytes) && bytes >= 0
-      ? Math.min(bytes, largestBodyBytes)
-      : largestBodyBytes;
-  }
-  return req.headers['transfer-encoding'] === undefined ? 0 : largestBodyBytes;
+  if (declared === undefined) return 0;
+  const bytes = Number(declared);
+  return Number.isSafeInteger(bytes) && bytes >= 0
+    ? Math.min(bytes, largestBodyBytes)
+    : largestBodyBytes;
 }
 
 /**
