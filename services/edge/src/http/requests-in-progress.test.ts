@@ -8,9 +8,10 @@ import { silentStream } from '../testing/silent-log.suite.js';
 import { requestsInProgress, type InProgressLimits } from './requests-in-progress.js';
 
 /*
- * Edge bounds the public API requests it holds at once, by count and by declared body bytes: one
- * past either is refused at once (503, Retry-After: 1) before its body is read, and a request
- * gives its share back when its answer closes, finished or cut by its client.
+ * Edge bounds the public API requests it holds at once, by count and by body bytes: one past
+ * either is refused at once (503, Retry-After: 1) before its body is read (a chunked body: as
+ * soon as the bytes read would overfill the budget), and a request gives its share back when its
+ * answer closes, finished or cut by its client.
  */
 
 const servers: http.Server[] = [];
@@ -21,7 +22,7 @@ afterEach(async () => {
   }
 });
 
-/** `/held` answers when `release()` is called; `/quick` at once. */
+/** `/held` answers when `release()` is called, `/read-held` too once it has read the body; `/quick` at once. */
 async function serve(limits: InProgressLimits) {
   const logger = createLogger({ service: 'edge', destination: silentStream });
   const metrics = createServiceMetrics('edge', { defaultMetrics: false });
@@ -30,6 +31,9 @@ async function serve(limits: InProgressLimits) {
   app.use('/v1', inProgress.handler);
   const waiting: (() => void)[] = [];
   app.post('/v1/held', (_req, res) => {
+    waiting.push(() => res.json({ ok: true }));
+  });
+  app.post('/v1/read-held', express.json({ limit: '1mb' }), (_req, res) => {
     waiting.push(() => res.json({ ok: true }));
   });
   app.post('/v1/quick', express.json(), (_req, res) => {
@@ -99,7 +103,7 @@ describe('requests in progress', () => {
     expect((await edge.post('/v1/quick').answer).status).toBe(200);
   });
 
-  it('counts declared body bytes; a chunked body only by the count', async () => {
+  it('counts declared body bytes, and a chunked body by the bytes read', async () => {
     const edge = await serve({ ...limits, requestsMax: 3, bodyBytesMax: 150_000 });
     const big = 'x'.repeat(90_000);
     const held = edge.post('/v1/held', { 'content-length': String(big.length) }, big);
@@ -110,16 +114,44 @@ describe('requests in progress', () => {
     const tooMuch = 'y'.repeat(70_000);
     expect((await edge.post('/v1/quick', {}, tooMuch).answer).status).toBe(503);
     expect((await edge.post('/v1/quick').answer).status).toBe(200);
-    // No declared length: not in the byte budget, but one of the requests counted.
-    const chunked = edge.post('/v1/held', { 'transfer-encoding': 'chunked' }, '{}');
+    // No declared length: its bytes count once read.
+    const small = JSON.stringify({ text: 'z'.repeat(20_000) });
+    const chunked = edge.post('/v1/read-held', { 'transfer-encoding': 'chunked' }, small);
     await edge.heldCount(2);
-    expect(edge.inProgress.bodyBytes()).toBe(90_000);
+    expect(edge.inProgress.bodyBytes()).toBe(90_000 + small.length);
     expect(edge.inProgress.requests()).toBe(2);
 
     edge.release();
     expect((await held.answer).status).toBe(200);
     expect((await chunked.answer).status).toBe(200);
     expect(edge.inProgress.bodyBytes()).toBe(0);
+  });
+
+  it('answers 503 to a chunked body that would overfill the budget, and keeps none of it', async () => {
+    const edge = await serve({ ...limits, requestsMax: 3, bodyBytesMax: 150_000 });
+    const big = 'x'.repeat(90_000);
+    const held = edge.post('/v1/held', { 'content-length': String(big.length) }, big);
+    await edge.heldCount(1);
+
+    // 90,000 + 100,000 > 150,000, known only while the chunked body is read.
+    const overfill = JSON.stringify({ text: 'y'.repeat(100_000) });
+    const cut = await edge.post('/v1/read-held', { 'transfer-encoding': 'chunked' }, overfill)
+      .answer;
+    expect(cut.status).toBe(503);
+    expect(cut.headers['retry-after']).toBe('1');
+    expect(cut.headers.connection).toBe('close');
+    expect(JSON.parse(cut.body)).toMatchObject({ error: { code: 'service_unavailable' } });
+    while (edge.inProgress.requests() > 1) await new Promise((resolve) => setTimeout(resolve, 2));
+    expect(edge.inProgress.bodyBytes()).toBe(90_000);
+
+    // The same body fits once the held one is done.
+    edge.release();
+    expect((await held.answer).status).toBe(200);
+    const fits = edge.post('/v1/read-held', { 'transfer-encoding': 'chunked' }, overfill);
+    await edge.heldCount(1);
+    expect(edge.inProgress.bodyBytes()).toBe(overfill.length);
+    edge.release();
+    expect((await fits.answer).status).toBe(200);
   });
 
   it('gives the share back when the client goes away before its answer', async () => {
