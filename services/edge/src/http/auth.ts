@@ -5,10 +5,11 @@
 import { createHash } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import type { Request, RequestHandler, Response } from 'express';
-import { RateLimiterMemory, type RateLimiterRes } from 'rate-limiter-flexible';
+import type { RateLimiterRes } from 'rate-limiter-flexible';
 import type { BillingClient } from '@gateway/billing-client';
 import { GatewayError, type Caller } from '@gateway/contracts';
 import { applyRateLimit, callerOf, stateOf } from './context.js';
+import { DEFAULT_FAILURE_ADDRESSES_MAX, FailureWindows } from './failure-windows.js';
 
 /*
  * Who may call, in as few billing calls as possible. Routes that place no hold authenticate
@@ -150,6 +151,8 @@ export interface AuthFailureLimiterOptions {
   knownCredentials?: number;
   /** How long an accepted credential is remembered after its last acceptance; 10 min. */
   knownForMs?: number;
+  /** Client addresses whose failures are counted at once; 50,000 by default (`FailureWindows`). */
+  addressesMax?: number;
   /** For tests: milliseconds since the epoch. */
   now?: () => number;
 }
@@ -230,13 +233,15 @@ export const digestOf = (credential: string) =>
   createHash('sha256').update(credential).digest('base64');
 
 export class AuthFailureLimiter {
-  readonly #limiter: RateLimiterMemory;
+  readonly #limiter: FailureWindows;
   readonly #known: KnownCredentials;
 
   constructor(options: AuthFailureLimiterOptions) {
-    this.#limiter = new RateLimiterMemory({
+    this.#limiter = new FailureWindows({
       points: options.failuresPerMinute,
-      duration: WINDOW_S,
+      windowS: WINDOW_S,
+      addressesMax: options.addressesMax ?? DEFAULT_FAILURE_ADDRESSES_MAX,
+      now: options.now,
     });
     this.#known = new KnownCredentials(
       options.knownCredentials ?? 20_000,
@@ -284,7 +289,7 @@ export class AuthFailureLimiter {
     // passes a tripped guard.
     if (credential !== undefined) this.#known.forget(credential);
     if (!COUNTED_FAILURE_CODES.has(error.code)) return;
-    await this.#limiter.penalty(clientKey(req.ip), 1);
+    await this.#limiter.penalty(clientKey(req.ip));
   }
 
   /**
@@ -295,13 +300,13 @@ export class AuthFailureLimiter {
   async take(req: Request): Promise<() => Promise<void>> {
     const key = clientKey(req.ip);
     try {
-      await this.#limiter.consume(key, 1);
+      await this.#limiter.consume(key);
     } catch (refusal) {
       if (refusal instanceof Error) throw refusal;
       throw tooMany(refusal as RateLimiterRes);
     }
     return async () => {
-      await this.#limiter.reward(key, 1);
+      await this.#limiter.reward(key);
     };
   }
 }
