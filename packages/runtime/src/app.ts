@@ -9,14 +9,14 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
-import { GatewayError, toErrorBody } from '@gateway/contracts';
+import { GatewayError } from '@gateway/contracts';
 import {
   traceHttpRequests,
   tracingEnabled,
   type Logger,
   type ServiceMetrics,
 } from '@gateway/observability';
-import { errorHandler, notFoundHandler } from './errors.js';
+import { answerBeforeBodyAndClose, errorHandler, notFoundHandler } from './errors.js';
 import { opsRoutes, type ReadinessCheck } from './ops-routes.js';
 
 export interface ServiceAppOptions {
@@ -234,9 +234,10 @@ export function bodyIdleTimeout(idleMs = BODY_IDLE_TIMEOUT_MS): RequestHandler {
     }
     req.setTimeout(idleMs, () => {
       if (!res.headersSent) {
-        const error = new GatewayError('request_timeout', 'The request body stopped arriving');
-        res.setHeader('Connection', 'close');
-        res.status(error.status).json(toErrorBody(error));
+        answerBeforeBodyAndClose(
+          res,
+          new GatewayError('request_timeout', 'The request body stopped arriving'),
+        );
       }
       req.socket.destroySoon();
     });

@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { GatewayError, toErrorBody } from '@gateway/contracts';
 import type { Logger } from '@gateway/observability';
 import { isDependencyUnavailable } from './dependency-errors.js';
@@ -86,7 +86,22 @@ export const errorHandler =
       res.end();
       return;
     }
-    const retryAfterS = gatewayError.details?.retryAfterS;
-    if (typeof retryAfterS === 'number') res.setHeader('Retry-After', String(retryAfterS));
-    res.status(gatewayError.status).json(toErrorBody(gatewayError));
+    writeError(res, gatewayError);
   };
+
+/** Writes `error` in the one shape, with `Retry-After` when its details carry one. */
+function writeError(res: Response, error: GatewayError): void {
+  const retryAfterS = error.details?.retryAfterS;
+  if (typeof retryAfterS === 'number') res.setHeader('Retry-After', String(retryAfterS));
+  res.status(error.status).json(toErrorBody(error));
+}
+
+/**
+ * Answers `error` while the request's body is still arriving (stalled, or over a budget), and
+ * closes the connection once the answer is written: the unread rest of the body could not be
+ * told apart from a next request on it.
+ */
+export function answerBeforeBodyAndClose(res: Response, error: GatewayError): void {
+  res.setHeader('Connection', 'close');
+  writeError(res, error);
+}

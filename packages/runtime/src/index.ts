@@ -1,4 +1,9 @@
-export { asGatewayError, errorHandler, notFoundHandler } from './errors.js';
+export {
+  answerBeforeBodyAndClose,
+  asGatewayError,
+  errorHandler,
+  notFoundHandler,
+} from './errors.js';
 export { errorAnswerOf, rateLimitDecisionOf } from './error-answer.js';
 export { listen, type ListenOptions, type RunningServer } from './http-server.js';
 export { Lifecycle, type LifecycleOptions } from './lifecycle.js';

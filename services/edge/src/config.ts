@@ -69,9 +69,10 @@ export const edgeConfigSchema = Type.Object({
   UPLOAD_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 3 * MIB, default: 2 * MIB }),
   // Public API requests one edge process serves at once, and their bodies' declared lengths
   // together (a chunked body, whose length is unknown until read, by the bytes read so far);
-  // past either: 503 before the body is read (a chunked one: once it would overfill the budget). A MiB of body held as its buffer, the parsed request
-  // and the job envelope is about 3.5 MiB resident (measured), so the default budget keeps a burst
-  // of large prompts near 110 MiB, within the pod's 512 MiB limit (k8s/base/edge.yaml).
+  // past either: 503 before the body is read (a chunked one: once it would overfill the
+  // budget). A MiB of body held as its buffer, the parsed request and the job envelope is about
+  // 3.5 MiB resident (measured), so the default budget keeps a burst of large prompts near
+  // 110 MiB, within the pod's 512 MiB limit (k8s/base/edge.yaml).
   PUBLIC_REQUESTS_MAX: Type.Integer({
     minimum: 1,
     maximum: 100_000,

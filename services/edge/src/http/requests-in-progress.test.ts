@@ -22,7 +22,10 @@ afterEach(async () => {
   }
 });
 
-/** `/held` answers when `release()` is called, `/read-held` too once it has read the body; `/quick` at once. */
+/**
+ * `/held` answers when `release()` is called, `/read-held` too once it has read the body;
+ * `/quick` at once.
+ */
 async function serve(limits: InProgressLimits) {
   const logger = createLogger({ service: 'edge', destination: silentStream });
   const metrics = createServiceMetrics('edge', { defaultMetrics: false });

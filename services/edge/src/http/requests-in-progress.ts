@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import type { RequestHandler } from 'express';
-import type { Response } from 'express';
-import { GatewayError, toErrorBody } from '@gateway/contracts';
+import type { RequestHandler, Response } from 'express';
+import { GatewayError } from '@gateway/contracts';
+import { answerBeforeBodyAndClose } from '@gateway/runtime';
 import { stateOf } from './context.js';
 
 /** The defaults of `PUBLIC_REQUESTS_MAX` and `PUBLIC_BODY_BYTES_MAX` (config.ts says why). */
@@ -81,10 +81,7 @@ function answerCut(req: IncomingMessage, res: Response): void {
     req.socket.destroy();
     return;
   }
-  const error = refusal();
-  res.setHeader('Connection', 'close');
-  res.setHeader('Retry-After', '1');
-  res.status(error.status).json(toErrorBody(error));
+  answerBeforeBodyAndClose(res, refusal());
 }
 
 /**
