@@ -1,6 +1,7 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { GatewayError, toErrorBody, type ErrorCode } from '@gateway/contracts';
+import { isExpressApp, messageClassesFor, type MessagePrototypes } from './express-messages.js';
 
 export interface RunningServer {
   readonly server: Server;
@@ -61,6 +62,11 @@ export interface ListenOptions {
    * 503). Unset: no limit.
    */
   maxRequestsPerConnection?: number;
+  /**
+   * The Express app whose prototypes the server's messages get (see express-messages.ts), when
+   * `app` is a listener in front of it; when `app` is the Express app itself, it is found.
+   */
+  expressApp?: MessagePrototypes;
 }
 
 /** `app`: an Express app, or a listener that hands it what it does not serve itself. */
@@ -70,8 +76,10 @@ export async function listen(
   port: number,
   options: ListenOptions = {},
 ): Promise<RunningServer> {
+  const expressApp = options.expressApp ?? (isExpressApp(app) ? app : undefined);
   const server = createServer(
     {
+      ...(expressApp ? messageClassesFor(expressApp) : {}),
       headersTimeout: HEADERS_TIMEOUT_MS,
       requestTimeout: REQUEST_TIMEOUT_MS,
       connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,

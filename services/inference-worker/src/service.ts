@@ -87,6 +87,7 @@ export async function startWorkerService(
         });
   const server = await serveHttp(shell, listener, config, {
     maxRequestsPerConnection: config.DIRECT_JOBS_PER_CONNECTION,
+    expressApp: app,
   });
   const consumers: { cancel(): Promise<void> }[] = [];
   shell.lifecycle.onShutdown('consumers', async () => {
