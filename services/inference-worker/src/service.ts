@@ -14,12 +14,8 @@ import { startJobConsumers } from './jobs/job-consumer.js';
 import { Cancellations, type JobRunnerDeps } from './jobs/run-job.js';
 import { withDirectJobs } from './jobs/direct-jobs.js';
 import { createWorkerMetrics } from './jobs/metrics.js';
-import {
-  createNodeRegistry,
-  startHealthReporter,
-  type NodeRegistry,
-} from './upstream/node-pool.js';
-import type { ExternalProvider } from './backends/context.js';
+import { createNodeRegistry, startHealthReporter } from './upstream/node-pool.js';
+import { createUpstreamAgent } from './upstream/upstream-agent.js';
 import { hostname } from 'node:os';
 import { billingBatchSizes, settledMicroDzdCounter } from '@gateway/observability';
 import type pg from 'pg';
@@ -52,7 +48,11 @@ export async function startWorkerService(
       service: 'inference-worker',
       publishConfirmTimeoutMs: PUBLISH_WAIT_MS,
     });
-  const registry = createNodeRegistry();
+  // Closed after the consumers and the HTTP server (its shutdown step is registered below).
+  const upstreamAgent = createUpstreamAgent({
+    jobsInFlightMax: config.DIRECT_JOBS_MAX + config.JOB_PREFETCH + config.PRIORITY_JOB_PREFETCH,
+  });
+  const registry = createNodeRegistry({ dispatcher: upstreamAgent });
   const external =
     config.EXTERNAL_PROVIDER_URL && config.EXTERNAL_PROVIDER_API_KEY
       ? { url: config.EXTERNAL_PROVIDER_URL, apiKey: config.EXTERNAL_PROVIDER_API_KEY }
@@ -71,7 +71,7 @@ export async function startWorkerService(
   const metrics = createWorkerMetrics(shell.metrics.registry);
   // Set once the consumers run; the direct jobs are refused (queued by edge) until then.
   let consuming = false;
-  const deps = jobRunnerDeps(config, billing, registry, external);
+  const deps = jobRunnerDeps(config, billing, { registry, upstreamAgent, external });
   const listener =
     config.EDGE_INTERNAL_TOKEN === undefined
       ? app
@@ -95,6 +95,8 @@ export async function startWorkerService(
   });
   if (ownsBus) shell.lifecycle.onShutdown('rabbitmq', () => bus.close());
   shell.lifecycle.onShutdown('health-checks', async () => registry.stop());
+  // Waits for the requests still open (each bounded by its attempt's timers), then closes.
+  shell.lifecycle.onShutdown('upstream-connections', () => upstreamAgent.close());
 
   shell.lifecycle.onShutdown('billing-client', () => billing.close());
 
@@ -132,12 +134,11 @@ export async function startWorkerService(
 function jobRunnerDeps(
   config: WorkerConfig,
   billing: BillingClient,
-  registry: NodeRegistry,
-  external: ExternalProvider | undefined,
+  upstream: Pick<JobRunnerDeps, 'registry' | 'upstreamAgent' | 'external'>,
 ): JobRunnerDeps {
   return {
     billing,
-    registry,
+    ...upstream,
     cancellations: new Cancellations(config.CANCEL_MEMORY_MS),
     timeouts: {
       firstByteMs: config.NODE_FIRST_BYTE_TIMEOUT_MS,
@@ -147,7 +148,6 @@ function jobRunnerDeps(
     },
     responseMaxBytes: config.NODE_RESPONSE_MAX_BYTES,
     maxAttempts: config.NODE_MAX_ATTEMPTS,
-    external,
   };
 }
 

@@ -104,6 +104,7 @@ export async function executeChat(ctx: ExecutionContext): Promise<ExecutionResul
       body: target.body,
       signal: ctx.signal,
       firstByteTimeoutMs: ctx.timeouts.firstByteMs,
+      dispatcher: ctx.upstreamAgent,
     });
   return withFailover({
     registry: ctx.registry,

@@ -3,6 +3,7 @@
  * given, what it records as it goes, and what it returns.
  */
 import type { CatalogEntry, InferenceJobPayload } from '@gateway/contracts';
+import type { Dispatcher } from 'undici';
 import type { NodeRegistry } from '../upstream/node-pool.js';
 
 export interface UpstreamTimeouts {
@@ -28,6 +29,8 @@ export interface ExecutionContext {
   /** Largest non-streamed answer read from a node or the provider (`NODE_RESPONSE_MAX_BYTES`). */
   responseMaxBytes: number;
   registry: NodeRegistry;
+  /** The worker's connections to nodes and the provider (`createUpstreamAgent`). */
+  upstreamAgent: Dispatcher;
   maxAttempts: number;
   external: ExternalProvider | undefined;
   /** Relays one streamed chunk to edge (chat streams only); false when nobody received it. */

@@ -72,6 +72,7 @@ async function attempt(
     signal: ctx.signal,
     firstByteTimeoutMs: ctx.timeouts.firstByteMs,
     peer: 'node',
+    dispatcher: ctx.upstreamAgent,
   });
   const fallback = (): TokenUsage => ({ promptTokens: inputTokens(request), completionTokens: 0 });
   if (endpoint === 'speech') {

@@ -40,6 +40,7 @@ async function postJson(ctx: ExecutionContext, nodeUrl: string, path: string, bo
     signal: ctx.signal,
     firstByteTimeoutMs: ctx.timeouts.firstByteMs,
     peer: 'node',
+    dispatcher: ctx.upstreamAgent,
   });
   return readJson(upstream, ctx.timeouts.requestMs, ctx.responseMaxBytes);
 }

@@ -3,6 +3,7 @@
  * published), and keeps the running jobs by id so a cancellation can abort the one running here.
  */
 import { GatewayError, microDzdToDzd, type InferenceJobPayload } from '@gateway/contracts';
+import type { Dispatcher } from 'undici';
 import { executeChat, partialChatUsage } from '../backends/chat.js';
 import type {
   ExecutionContext,
@@ -82,6 +83,7 @@ export class Cancellations {
 export interface JobRunnerDeps {
   billing: BillingClient;
   registry: NodeRegistry;
+  upstreamAgent: Dispatcher;
   cancellations: Cancellations;
   timeouts: UpstreamTimeouts;
   responseMaxBytes: number;
@@ -156,6 +158,7 @@ export async function runJob(
       timeouts: deps.timeouts,
       responseMaxBytes: deps.responseMaxBytes,
       registry: deps.registry,
+      upstreamAgent: deps.upstreamAgent,
       maxAttempts: deps.maxAttempts,
       external: deps.external,
       progress: { relayed: false, relayedText: '', promptAccepted: false },

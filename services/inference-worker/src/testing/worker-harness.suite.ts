@@ -26,6 +26,7 @@ import { Cancellations, type JobRunnerDeps } from '../jobs/run-job.js';
 import { startJobConsumers } from '../jobs/job-consumer.js';
 import { createWorkerMetrics } from '../jobs/metrics.js';
 import { createNodeRegistry } from '../upstream/node-pool.js';
+import { createUpstreamAgent } from '../upstream/upstream-agent.js';
 
 const silent = new Writable({ write: (_c, _e, cb) => cb() });
 
@@ -78,7 +79,8 @@ export async function startWorker(
       )
     : await startTestBus(prefix);
   if (options.brokerUser) await bus.start();
-  const registry = createNodeRegistry();
+  const upstreamAgent = createUpstreamAgent({ jobsInFlightMax: 16 });
+  const registry = createNodeRegistry({ dispatcher: upstreamAgent });
   registry.startHealthChecks(options.healthIntervalMs ?? 100);
   const ledger =
     options.ledgerUrl === undefined
@@ -101,6 +103,7 @@ export async function startWorker(
       ledger,
     ),
     registry,
+    upstreamAgent,
     cancellations: new Cancellations(60_000),
     timeouts: {
       firstByteMs: 5_000,
@@ -152,6 +155,7 @@ export async function startWorker(
     async stop() {
       await server?.close(1_000);
       registry.stop();
+      await upstreamAgent.close();
       await bus.close();
       await ledger?.close();
     },

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { createStandInModelNode, type StandInModelNode } from '@gateway/stand-ins';
 import type { NodeHealthReport } from '@gateway/contracts';
 import { createNodeRegistry, startHealthReporter } from './node-pool.js';
+import { createUpstreamAgent } from './upstream-agent.js';
 
 type Reported = NodeHealthReport['nodes'][number];
 
@@ -24,7 +25,9 @@ describe('node health reports', () => {
   it('reports a node down when it stops and healthy again when it returns, only on change', async () => {
     let node: StandInModelNode = await createStandInModelNode();
     cleanups.push(() => node.close());
-    const registry = createNodeRegistry();
+    const upstreamAgent = createUpstreamAgent({ jobsInFlightMax: 1 });
+    cleanups.push(() => upstreamAgent.close());
+    const registry = createNodeRegistry({ dispatcher: upstreamAgent });
     cleanups.push(() => registry.stop());
     registry.state(node.url);
     registry.startHealthChecks(100);

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { UpstreamError } from './errors.js';
 import { openUpstream, readBytes, readJson } from './http.js';
+import { createUpstreamAgent } from './upstream-agent.js';
 
 /** Non-streamed answers are read up to a cap, never buffered whole (a loopback "node"). */
 
@@ -11,6 +12,7 @@ const chunk = Buffer.alloc(64 * 1024, 'a');
 let server: http.Server;
 let baseUrl: string;
 let endlessWritten = 0;
+const upstreamAgent = createUpstreamAgent({ jobsInFlightMax: 4 });
 
 /** Writes 64 KiB chunks until the client goes away (or 64 MiB): an answer without end. */
 function endless(res: http.ServerResponse, status: number): void {
@@ -46,6 +48,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await upstreamAgent.destroy();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
 });
@@ -55,6 +58,7 @@ const open = (path: string) =>
     url: `${baseUrl}${path}`,
     method: 'GET',
     peer: 'node',
+    dispatcher: upstreamAgent,
     signal: new AbortController().signal,
     firstByteTimeoutMs: 5_000,
   });

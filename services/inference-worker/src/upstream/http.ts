@@ -3,7 +3,7 @@
  * reads the answer (JSON, bytes or SSE events, bounded) and the usage it reports.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { request as undiciRequest } from 'undici';
+import { request as undiciRequest, type Dispatcher } from 'undici';
 import {
   injectTraceContext,
   markSpanFailed,
@@ -30,6 +30,8 @@ export interface UpstreamRequest {
    * caller sends our trace context out by default.
    */
   peer: 'node' | 'provider';
+  /** The worker's upstream agent (`createUpstreamAgent`): its connections, never the global one. */
+  dispatcher: Dispatcher;
 }
 
 /** An open upstream response whose body is still to be read under the attempt's timers. */
@@ -207,6 +209,7 @@ async function openTraced(
       headers: { ...(contentType ? { 'content-type': contentType } : {}), ...requestHeaders },
       body: bytes,
       signal: controller.signal,
+      dispatcher: request.dispatcher,
     });
     upstream = {
       status: response.statusCode,

@@ -10,6 +10,7 @@ import {
   type NodeHealthErrorKind,
   type NodeHealthReport,
 } from '@gateway/contracts';
+import { request, type Dispatcher } from 'undici';
 import { UpstreamError, type UpstreamFailure } from './errors.js';
 
 /** What the worker knows of one model node (shared by every model it serves). */
@@ -63,7 +64,16 @@ const HEALTH_TIMEOUT_MS = 2_000;
 /** Nodes not used for this long are forgotten (and no longer probed). */
 const FORGET_AFTER_MS = 10 * 60_000;
 
-export function createNodeRegistry(probePath = '/health'): NodeRegistry {
+export interface NodeRegistryOptions {
+  /** The worker's upstream agent: probes share the jobs' connections to each node. */
+  dispatcher: Dispatcher;
+  probePath?: string;
+}
+
+export function createNodeRegistry({
+  dispatcher,
+  probePath = '/health',
+}: NodeRegistryOptions): NodeRegistry {
   const nodes = new Map<string, NodeState & { lastUsedMs: number }>();
   let timer: NodeJS.Timeout | undefined;
 
@@ -78,15 +88,17 @@ export function createNodeRegistry(probePath = '/health'): NodeRegistry {
   };
 
   async function probe(node: NodeState) {
+    const signal = AbortSignal.timeout(HEALTH_TIMEOUT_MS);
     try {
-      const response = await fetch(node.url.replace(/\/+$/, '') + probePath, {
-        signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS),
+      const response = await request(node.url.replace(/\/+$/, '') + probePath, {
+        dispatcher,
+        signal,
       });
-      await response.body?.cancel();
-      observe(node, response.ok, 'http_error');
-    } catch (error) {
-      const timedOut = error instanceof Error && error.name === 'TimeoutError';
-      observe(node, false, timedOut ? 'timeout' : 'unreachable');
+      // Read and dropped (undici stops reading a long one): the status is the answer.
+      await response.body.dump();
+      observe(node, response.statusCode >= 200 && response.statusCode < 300, 'http_error');
+    } catch {
+      observe(node, false, signal.aborted ? 'timeout' : 'unreachable');
     }
   }
 

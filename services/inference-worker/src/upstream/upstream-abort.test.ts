@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { openUpstream } from './http.js';
-import { readSseEvents } from './http.js';
+import { openUpstream, readSseEvents } from './http.js';
+import { createUpstreamAgent } from './upstream-agent.js';
 
 /*
  * A job aborted while the worker is not reading (it is publishing the previous chunk) must close
@@ -14,6 +14,7 @@ import { readSseEvents } from './http.js';
 let server: http.Server;
 let baseUrl: string;
 const closed: number[] = [];
+const upstreamAgent = createUpstreamAgent({ jobsInFlightMax: 2 });
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
@@ -30,6 +31,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await upstreamAgent.destroy();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
 });
@@ -48,6 +50,7 @@ describe('an aborted attempt closes the node connection', () => {
     const upstream = await openUpstream({
       url: baseUrl,
       peer: 'node',
+      dispatcher: upstreamAgent,
       signal: job.signal,
       firstByteTimeoutMs: 5_000,
     });
@@ -66,6 +69,7 @@ describe('an aborted attempt closes the node connection', () => {
     const upstream = await openUpstream({
       url: baseUrl,
       peer: 'node',
+      dispatcher: upstreamAgent,
       signal: job.signal,
       firstByteTimeoutMs: 5_000,
     });
