@@ -27,8 +27,9 @@ export interface AttemptRunnerOptions {
 }
 
 /**
- * One attempt of one claimed delivery: open the payload, sign with the secrets active now
- * (re-read on every attempt, so a secret added meanwhile counts), send, decide, record.
+ * One attempt of one claimed delivery: open the payload, sign with the secrets active when it
+ * was claimed (read by the claim itself, just before the attempt, so a secret added or expired
+ * meanwhile counts from the next attempt on), send, decide, record.
  */
 export class AttemptRunner {
   private readonly clock: () => Date;
@@ -72,7 +73,7 @@ export class AttemptRunner {
       return 'dropped';
     }
     const payload = this.open(claim);
-    const secrets = await this.options.secrets.active(claim.accountId);
+    const secrets = await this.options.secrets.claimed(claim.accountId, claim.secrets);
     const startedAt = this.clock();
     const body = Buffer.from(payload.body, 'utf8');
     const headers = webhookHeaders({

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import Stripe from 'stripe';
 import { Webhook } from 'standardwebhooks';
 import { makeEnvelope, type InferenceCompletedPayload } from '@gateway/contracts';
@@ -174,6 +174,23 @@ describe('completion event → signed webhook (RabbitMQ, PostgreSQL, HTTPS recei
         stripeOk: true,
         standardOk: true,
       });
+    }
+  });
+
+  it('signs with the secrets its claim read, without reading them again', async () => {
+    const accountId = 'usr_flow_claimed';
+    const [secret] = await harness.dispatcher.secrets.active(accountId);
+    const reads = jest.spyOn(harness.dispatcher.secrets, 'active');
+    try {
+      await publish(completedEvent(receiver.url('/claimed'), { accountId }));
+      const request = await firstRequestTo('/claimed');
+      expect(verifyBoth(request, request.body, secret!.secret)).toEqual({
+        stripeOk: true,
+        standardOk: true,
+      });
+      expect(reads).not.toHaveBeenCalled();
+    } finally {
+      reads.mockRestore();
     }
   });
 

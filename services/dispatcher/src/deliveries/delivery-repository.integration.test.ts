@@ -15,11 +15,15 @@ describe('delivery repository: attempt records and leases', () => {
     await harness?.close();
   });
 
-  const insertDue = async (id: string, traceParent: string | null = null) => {
+  const insertDue = async (
+    id: string,
+    traceParent: string | null = null,
+    accountId = 'acct_repo',
+  ) => {
     const inserted = await repository.insert({
       id,
       jobId: `job_${id}`,
-      accountId: 'acct_repo',
+      accountId,
       format: 'A',
       sealed: {
         ciphertext: Buffer.from('c'),
@@ -99,5 +103,22 @@ describe('delivery repository: attempt records and leases', () => {
       await repository.recordAttempt(current!, { ...record, verdict: { outcome: 'delivered' } }),
     ).toBe(true);
     expect((await stateOf('dlv_repo_2'))?.attempts).toEqual(['1:delivered:-']);
+  });
+
+  it("claims each delivery with its account's active secrets, oldest first", async () => {
+    const secrets = harness.dispatcher.secrets;
+    await secrets.active('acct_signed');
+    await secrets.rotate('acct_signed');
+    const expected = await secrets.active('acct_signed');
+    expect(expected).toHaveLength(2);
+    await insertDue('dlv_repo_3', null, 'acct_signed');
+    await insertDue('dlv_repo_4', null, 'acct_unsigned');
+    const claims = new Map((await repository.claimDue(10, 60_000)).map((c) => [c.id, c]));
+    const signed = claims.get('dlv_repo_3')!;
+    expect(signed.secrets.map((row) => row.id)).toEqual(expected.map((secret) => secret.id));
+    const opened = await secrets.claimed('acct_signed', signed.secrets);
+    expect(opened).toEqual(expected);
+    // An account without a secret yet: none claimed; the attempt creates the first one.
+    expect(claims.get('dlv_repo_4')!.secrets).toEqual([]);
   });
 });

@@ -1,5 +1,12 @@
 import type pg from 'pg';
 import type { SealedValue } from '@gateway/crypto';
+import {
+  activeSecretsJsonSql,
+  secretRowFromJson,
+  type SecretJson,
+  type SecretRow,
+} from '../secrets/secret-repository.js';
+import { MAX_ACTIVE_SECRETS } from '../secrets/signing-secrets.js';
 import type { WebhookFormat } from '../signing/signature-headers.js';
 import type { Verdict } from './schedule.js';
 
@@ -33,6 +40,11 @@ export interface ClaimedDelivery {
   roundAttemptCount: number;
   leaseId: string;
   traceParent: string | null;
+  /**
+   * The account's active signing secrets (sealed) when the delivery was claimed, oldest first,
+   * read by the claim's own statement; empty when the account has none yet.
+   */
+  secrets: SecretRow[];
 }
 
 export interface AttemptRecord {
@@ -65,6 +77,7 @@ interface ClaimRow {
   round_attempt_count: number;
   lease_id: string;
   trace_parent: string | null;
+  secrets: SecretJson[];
 }
 
 const toClaimed = (row: ClaimRow): ClaimedDelivery => ({
@@ -84,6 +97,7 @@ const toClaimed = (row: ClaimRow): ClaimedDelivery => ({
   roundAttemptCount: row.round_attempt_count,
   leaseId: row.lease_id,
   traceParent: row.trace_parent,
+  secrets: row.secrets.map(secretRowFromJson),
 });
 
 /** The dispatch side of the deliveries table: intake, claims, attempt results, purge. */
@@ -122,6 +136,7 @@ export class DeliveryRepository {
    * Leases up to `limit` due deliveries. SKIP LOCKED lets replicas claim side by side without
    * waiting or taking the same row, and the lease keeps a claimed row from being due again
    * while its attempt runs; a dispatcher that dies mid-attempt loses the lease when it lapses.
+   * Each claim carries its account's active secrets, so an attempt signs without another read.
    */
   async claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
     const result = await this.pool.query<ClaimRow>(
@@ -139,8 +154,8 @@ export class DeliveryRepository {
         WHERE d.id = due.id
        RETURNING d.id, d.job_id, d.event_type, d.account_id, d.format, d.payload_ciphertext, d.payload_nonce,
                  d.payload_tag, d.payload_key_version, d.round_attempt_count, d.lease_id,
-                 d.trace_parent`,
-      [limit, leaseMs],
+                 d.trace_parent, ${activeSecretsJsonSql('d.account_id', '$3')} AS secrets`,
+      [limit, leaseMs, MAX_ACTIVE_SECRETS],
     );
     return result.rows.map(toClaimed);
   }

@@ -37,6 +37,51 @@ const COLUMNS =
 
 type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
 
+/** The newest `limit` secrets of `account` not yet expired, oldest first (SQL expressions). */
+const activeSecretsSql = (account: string, limit: string) =>
+  `SELECT ${COLUMNS}
+     FROM (SELECT ${COLUMNS}
+             FROM webhook_secrets
+            WHERE account_id = ${account} AND (expires_at IS NULL OR expires_at > clock_timestamp())
+            ORDER BY created_at DESC, id DESC
+            LIMIT ${limit}) AS newest
+    ORDER BY created_at, id`;
+
+/**
+ * The same secrets as one JSON value (bytes in base64), for a statement that returns other rows
+ * and its account's secrets with each: a delivery's claim reads them in its own round trip.
+ */
+export const activeSecretsJsonSql = (account: string, limit: string) =>
+  `(SELECT COALESCE(json_agg(json_build_object(
+             'id', a.id, 'ciphertext', encode(a.secret_ciphertext, 'base64'),
+             'nonce', encode(a.secret_nonce, 'base64'), 'tag', encode(a.secret_tag, 'base64'),
+             'keyVersion', a.secret_key_version, 'createdAt', a.created_at,
+             'expiresAt', a.expires_at) ORDER BY a.created_at, a.id), '[]'::json)
+      FROM (${activeSecretsSql(account, limit)}) AS a)`;
+
+/** A secret as `activeSecretsJsonSql` returns it. */
+export interface SecretJson {
+  id: string;
+  ciphertext: string;
+  nonce: string;
+  tag: string;
+  keyVersion: number;
+  createdAt: string;
+  expiresAt: string | null;
+}
+
+export const secretRowFromJson = (row: SecretJson): SecretRow => ({
+  id: row.id,
+  sealed: {
+    ciphertext: Buffer.from(row.ciphertext, 'base64'),
+    nonce: Buffer.from(row.nonce, 'base64'),
+    tag: Buffer.from(row.tag, 'base64'),
+    keyVersion: row.keyVersion,
+  },
+  createdAt: new Date(row.createdAt),
+  expiresAt: row.expiresAt === null ? null : new Date(row.expiresAt),
+});
+
 /** PostgreSQL access for signing secrets; no decisions here (signing-secrets.ts makes them). */
 export class SecretRepository {
   constructor(private readonly pool: pg.Pool) {}
@@ -47,16 +92,7 @@ export class SecretRepository {
    * rolling update, so a delivery never carries more signatures than that.
    */
   async active(accountId: string, limit: number, db: Queryable = this.pool): Promise<SecretRow[]> {
-    const result = await db.query<DbRow>(
-      `SELECT ${COLUMNS}
-         FROM (SELECT ${COLUMNS}
-                 FROM webhook_secrets
-                WHERE account_id = $1 AND (expires_at IS NULL OR expires_at > clock_timestamp())
-                ORDER BY created_at DESC, id DESC
-                LIMIT $2) AS newest
-        ORDER BY created_at, id`,
-      [accountId, limit],
-    );
+    const result = await db.query<DbRow>(activeSecretsSql('$1', '$2'), [accountId, limit]);
     return result.rows.map(toRow);
   }
 

@@ -54,6 +54,15 @@ export class SigningSecrets {
   }
 
   /**
+   * The secrets a delivery's claim read (`ClaimedDelivery.secrets`), opened; when the account had
+   * none then, `active` (which creates the first one).
+   */
+  async claimed(accountId: string, rows: readonly SecretRow[]): Promise<SigningSecret[]> {
+    if (rows.length === 0) return this.active(accountId);
+    return rows.map((row) => this.open(accountId, row));
+  }
+
+  /**
    * A new current secret. The current one becomes the previous one and signs until the
    * rotation window ends; an older previous one is deleted. Refused with 429
    * `rate_limit_exceeded` (and `Retry-After`) past the account's rotations per hour.
