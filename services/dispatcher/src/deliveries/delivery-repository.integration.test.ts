@@ -121,4 +121,45 @@ describe('delivery repository: attempt records and leases', () => {
     // An account without a secret yet: none claimed; the attempt creates the first one.
     expect(claims.get('dlv_repo_4')!.secrets).toEqual([]);
   });
+
+  it('stores a batch in one statement, refusing each job that already has a delivery', async () => {
+    await insertDue('dlv_repo_5');
+    const delivery = (id: string, jobId: string) => ({
+      id,
+      jobId,
+      accountId: 'acct_batch',
+      format: 'B' as const,
+      sealed: {
+        ciphertext: Buffer.from(id),
+        nonce: Buffer.alloc(12),
+        tag: Buffer.alloc(16),
+        keyVersion: 2,
+      },
+      retentionMs: 60_000,
+      firstDelayMs: 0,
+      traceParent: null,
+    });
+    const created = await repository.insertMany([
+      delivery('dlv_repo_6', 'job_dlv_repo_5'), // stored before
+      delivery('dlv_repo_7', 'job_batch_1'),
+      delivery('dlv_repo_8', 'job_batch_1'), // the same job, earlier in this batch
+      delivery('dlv_repo_9', 'job_batch_2'),
+    ]);
+    expect(created).toEqual([false, true, false, true]);
+    const { rows } = await harness.pool.query<{ id: string; format: string; key: number }>(
+      `SELECT id, format, payload_key_version AS key FROM webhook_deliveries
+        WHERE account_id = 'acct_batch' ORDER BY id`,
+    );
+    expect(rows).toEqual([
+      { id: 'dlv_repo_7', format: 'B', key: 2 },
+      { id: 'dlv_repo_9', format: 'B', key: 2 },
+    ]);
+    const claimed = (await repository.claimDue(10, 60_000)).filter(
+      (claim) => claim.accountId === 'acct_batch',
+    );
+    expect(claimed.map((claim) => claim.sealed?.ciphertext.toString()).sort()).toEqual([
+      'dlv_repo_7',
+      'dlv_repo_9',
+    ]);
+  });
 });

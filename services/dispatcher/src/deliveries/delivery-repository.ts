@@ -106,30 +106,51 @@ export class DeliveryRepository {
 
   /** False when the job already has a delivery (a redelivered completion event). */
   async insert(delivery: NewDelivery): Promise<boolean> {
-    const result = await this.pool.query(
+    const [created] = await this.insertMany([delivery]);
+    return created === true;
+  }
+
+  /**
+   * Several deliveries in one statement (the intake's batch), each answered as `insert` would:
+   * false for a job that already has a delivery, in this batch or before it. A statement is
+   * atomic: if it fails, none of them is stored.
+   */
+  async insertMany(deliveries: readonly NewDelivery[]): Promise<boolean[]> {
+    const column = <T>(value: (delivery: NewDelivery) => T) => deliveries.map(value);
+    const result = await this.pool.query<{ id: string }>(
       `INSERT INTO webhook_deliveries
          (id, job_id, account_id, format, status, payload_ciphertext, payload_nonce, payload_tag,
           payload_key_version, purge_at, next_attempt_at, trace_parent, event_type)
-       VALUES ($1, $2, $3, $4, 'queued', $5, $6, $7, $8,
-          clock_timestamp() + $9 * interval '1 millisecond',
-          clock_timestamp() + $10 * interval '1 millisecond', $11, $12)
-       ON CONFLICT (job_id) DO NOTHING`,
+       SELECT d.id, d.job_id, d.account_id, d.format, 'queued', d.ciphertext, d.nonce, d.tag,
+              d.key_version, clock_timestamp() + d.retention_ms * interval '1 millisecond',
+              clock_timestamp() + d.first_delay_ms * interval '1 millisecond', d.trace_parent,
+              d.event_type
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::bytea[],
+                     $7::bytea[], $8::integer[], $9::bigint[], $10::bigint[], $11::text[],
+                     $12::text[])
+              WITH ORDINALITY AS d(id, job_id, account_id, format, ciphertext, nonce, tag,
+                                   key_version, retention_ms, first_delay_ms, trace_parent,
+                                   event_type, position)
+        ORDER BY d.position
+       ON CONFLICT (job_id) DO NOTHING
+       RETURNING id`,
       [
-        delivery.id,
-        delivery.jobId,
-        delivery.accountId,
-        delivery.format,
-        delivery.sealed.ciphertext,
-        delivery.sealed.nonce,
-        delivery.sealed.tag,
-        delivery.sealed.keyVersion,
-        delivery.retentionMs,
-        delivery.firstDelayMs,
-        delivery.traceParent,
-        delivery.eventType ?? COMPLETION_EVENT,
+        column((d) => d.id),
+        column((d) => d.jobId),
+        column((d) => d.accountId),
+        column((d) => d.format),
+        column((d) => d.sealed.ciphertext),
+        column((d) => d.sealed.nonce),
+        column((d) => d.sealed.tag),
+        column((d) => d.sealed.keyVersion),
+        column((d) => d.retentionMs),
+        column((d) => d.firstDelayMs),
+        column((d) => d.traceParent),
+        column((d) => d.eventType ?? COMPLETION_EVENT),
       ],
     );
-    return result.rowCount === 1;
+    const created = new Set(result.rows.map((row) => row.id));
+    return deliveries.map((delivery) => created.has(delivery.id));
   }
 
   /**

@@ -7,12 +7,17 @@ import {
 } from '@gateway/contracts';
 import type { Handler } from '@gateway/messaging';
 import { injectTraceContext, tracingEnabled, type Logger } from '@gateway/observability';
+import { NaturalBatcher, settled, type ItemResult } from '@gateway/runtime';
 import { newDeliveryId } from '../crypto/ids.js';
 import type { Keyring } from '@gateway/crypto';
 import { rowAad } from '../crypto/row-aad.js';
 import type { WebhookFormat } from '../signing/signature-headers.js';
 import { alertBody, renderBody, responseEndedBody } from './bodies.js';
-import { COMPLETION_EVENT, type DeliveryRepository } from './delivery-repository.js';
+import {
+  COMPLETION_EVENT,
+  type DeliveryRepository,
+  type NewDelivery,
+} from './delivery-repository.js';
 import { firstDelayMs, type RetryPolicy } from './schedule.js';
 
 /** What is sealed per delivery: where it goes and the exact body bytes (as UTF-8 text). */
@@ -28,9 +33,25 @@ export interface DeliveryIntakeOptions {
   policies: Record<WebhookFormat, RetryPolicy>;
 }
 
+/**
+ * Deliveries stored per statement at most: above the consumer's prefetch (16), so a burst of
+ * events (a backlog after a restart) goes in a few statements instead of one each.
+ */
+const INSERT_BATCH_MAX = 64;
+/** Insert statements running at once; the deliveries arriving meanwhile wait for the next. */
+const INSERTS_IN_FLIGHT = 2;
+
 /** Turns a completion event into a stored, sealed, scheduled delivery. */
 export class DeliveryIntake {
-  constructor(private readonly options: DeliveryIntakeOptions) {}
+  /** Natural batching: an event arriving alone is stored at once, alone. */
+  private readonly inserts: NaturalBatcher<NewDelivery, boolean>;
+
+  constructor(private readonly options: DeliveryIntakeOptions) {
+    this.inserts = new NaturalBatcher((deliveries) => this.insertBatch(deliveries), {
+      maxBatchSize: INSERT_BATCH_MAX,
+      maxInFlight: INSERTS_IN_FLIGHT,
+    });
+  }
 
   /** Idempotent on the job id: a second event for the same job stores nothing. */
   async accept(
@@ -85,7 +106,7 @@ export class DeliveryIntake {
       Buffer.from(JSON.stringify(payload), 'utf8'),
       rowAad(accountId, deliveryId),
     );
-    const created = await this.options.repository.insert({
+    const created = await this.inserts.submit({
       id: deliveryId,
       jobId,
       eventType,
@@ -97,6 +118,19 @@ export class DeliveryIntake {
       traceParent: currentTraceParent(),
     });
     return { deliveryId, created };
+  }
+
+  /**
+   * One statement for the batch; if it fails, each delivery alone, so that one that cannot be
+   * stored fails its own event only (retried by the bus) and never its neighbours'.
+   */
+  private async insertBatch(deliveries: NewDelivery[]): Promise<ItemResult<boolean>[]> {
+    const { repository } = this.options;
+    if (deliveries.length > 1) {
+      const batch = await settled(() => repository.insertMany(deliveries));
+      if (batch.ok) return batch.value.map((created) => ({ ok: true, value: created }));
+    }
+    return Promise.all(deliveries.map((delivery) => settled(() => repository.insert(delivery))));
   }
 }
 
