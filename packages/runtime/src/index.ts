@@ -79,6 +79,7 @@ export {
   type InternalResponse,
 } from './internal-http.js';
 export {
+  batchOrEach,
   NaturalBatcher,
   settled,
   type ItemResult,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { NaturalBatcher, type ItemResult } from './natural-batcher.js';
+import { batchOrEach, NaturalBatcher, type ItemResult } from './natural-batcher.js';
 
 /** A send whose calls are answered when the test says so. */
 function controlledSend() {
@@ -144,5 +144,41 @@ describe('NaturalBatcher', () => {
     await Promise.all(answers);
     expect(flushed).toBe(true);
     await batcher.flush();
+  });
+});
+
+describe('batchOrEach', () => {
+  const doubled = async (item: number) => {
+    if (item < 0) throw new Error(`bad ${item}`);
+    return item * 2;
+  };
+
+  it('sends a batch as one call, and a batch of one alone', async () => {
+    const calls: string[] = [];
+    const send = batchOrEach(
+      async (items: number[]) => {
+        calls.push(`many ${items.join(',')}`);
+        return Promise.all(items.map(doubled));
+      },
+      async (item: number) => {
+        calls.push(`one ${item}`);
+        return doubled(item);
+      },
+    );
+    await expect(send([1, 2, 3])).resolves.toEqual([
+      { ok: true, value: 2 },
+      { ok: true, value: 4 },
+      { ok: true, value: 6 },
+    ]);
+    await expect(send([4])).resolves.toEqual([{ ok: true, value: 8 }]);
+    expect(calls).toEqual(['many 1,2,3', 'one 4']);
+  });
+
+  it('runs a batch that failed item by item: only the bad item fails', async () => {
+    const send = batchOrEach(async (items: number[]) => Promise.all(items.map(doubled)), doubled);
+    const results = await send([1, -2, 3]);
+    expect(results.map((result) => result.ok)).toEqual([true, false, true]);
+    expect(results[0]).toEqual({ ok: true, value: 2 });
+    expect((results[1] as { error: Error }).error.message).toBe('bad -2');
   });
 });

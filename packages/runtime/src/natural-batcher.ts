@@ -22,6 +22,24 @@ export async function settled<T>(work: () => Promise<T>): Promise<ItemResult<T>>
   }
 }
 
+/**
+ * A batch's `send` for work that has a one-statement form for many items: `many` for the batch,
+ * and when it throws (one item's fault fails a whole statement), `one` for each item, so that
+ * an item that cannot be done fails alone and never its neighbours. A batch of one goes to `one`.
+ */
+export function batchOrEach<I, O>(
+  many: (items: I[]) => Promise<O[]>,
+  one: (item: I) => Promise<O>,
+): (items: I[]) => Promise<ItemResult<O>[]> {
+  return async (items) => {
+    if (items.length > 1) {
+      const batch = await settled(() => many(items));
+      if (batch.ok) return batch.value.map((value) => ({ ok: true, value }));
+    }
+    return Promise.all(items.map((item) => settled(() => one(item))));
+  };
+}
+
 export interface NaturalBatcherOptions {
   /** Items per batch at most (the route's limit). */
   maxBatchSize: number;

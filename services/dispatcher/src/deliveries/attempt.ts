@@ -5,13 +5,14 @@ import {
   withSpan,
   type Logger,
 } from '@gateway/observability';
+import { batchOrEach, NaturalBatcher } from '@gateway/runtime';
 import type { Keyring } from '@gateway/crypto';
 import { rowAad } from '../crypto/row-aad.js';
 import type { DispatcherMetrics } from '../metrics.js';
 import type { WebhookClient } from '../outbound/webhook-client.js';
 import type { SigningSecrets } from '../secrets/signing-secrets.js';
 import { webhookHeaders, type WebhookFormat } from '../signing/signature-headers.js';
-import type { ClaimedDelivery, DeliveryRepository } from './delivery-repository.js';
+import type { AttemptRecord, ClaimedDelivery, DeliveryRepository } from './delivery-repository.js';
 import type { DeliveryPayload } from './intake.js';
 import { decide, type RetryPolicy } from './schedule.js';
 
@@ -31,11 +32,31 @@ export interface AttemptRunnerOptions {
  * was claimed (read by the claim itself, just before the attempt, so a secret added or expired
  * meanwhile counts from the next attempt on), send, decide, record.
  */
+/** Attempt records per statement at most: above the attempts in flight (DISPATCH_CONCURRENCY). */
+const RECORD_BATCH_MAX = 256;
+/** Record statements running at once; the attempts ending meanwhile wait for the next. */
+const RECORDS_IN_FLIGHT = 2;
+
+type Outcome = { claim: ClaimedDelivery; attempt: AttemptRecord };
+
 export class AttemptRunner {
   private readonly clock: () => Date;
+  /** Natural batching: an attempt ending alone is recorded at once, alone. */
+  private readonly records: NaturalBatcher<Outcome, boolean>;
 
   constructor(private readonly options: AttemptRunnerOptions) {
     this.clock = options.clock ?? (() => new Date());
+    const { repository } = options;
+    // One statement for the batch; item by item if it fails, so one record that cannot be
+    // written fails alone (its lease lapses and the delivery is attempted again).
+    const send = batchOrEach(
+      (outcomes: Outcome[]) => repository.recordAttempts(outcomes),
+      (outcome: Outcome) => repository.recordAttempt(outcome.claim, outcome.attempt),
+    );
+    this.records = new NaturalBatcher(send, {
+      maxBatchSize: RECORD_BATCH_MAX,
+      maxInFlight: RECORDS_IN_FLIGHT,
+    });
   }
 
   /**
@@ -87,11 +108,9 @@ export class AttemptRunner {
     const result = await this.options.client.post(payload.url, headers, body);
     const roundAttempt = claim.roundAttemptCount + 1;
     const verdict = decide(result, roundAttempt, this.options.policies[claim.format]);
-    const recorded = await repository.recordAttempt(claim, {
-      startedAt,
-      statusCode: result.statusCode,
-      latencyMs: result.latencyMs,
-      verdict,
+    const recorded = await this.records.submit({
+      claim,
+      attempt: { startedAt, statusCode: result.statusCode, latencyMs: result.latencyMs, verdict },
     });
     if (!recorded) {
       logger.warn({ deliveryId: claim.id }, 'lease lost during the attempt; result not recorded');

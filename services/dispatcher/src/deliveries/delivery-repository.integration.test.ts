@@ -162,4 +162,51 @@ describe('delivery repository: attempt records and leases', () => {
       'dlv_repo_9',
     ]);
   });
+
+  it('records several attempts in one statement, none whose lease was lost', async () => {
+    await insertDue('dlv_repo_10');
+    await insertDue('dlv_repo_11');
+    await insertDue('dlv_repo_12');
+    const claims = (await repository.claimDue(10, 60_000)).filter((claim) =>
+      ['dlv_repo_10', 'dlv_repo_11', 'dlv_repo_12'].includes(claim.id),
+    );
+    expect(claims).toHaveLength(3);
+    const byId = (id: string) => claims.find((claim) => claim.id === id)!;
+    const startedAt = new Date();
+    const recorded = await repository.recordAttempts([
+      {
+        claim: byId('dlv_repo_10'),
+        attempt: { startedAt, statusCode: 204, latencyMs: 4, verdict: { outcome: 'delivered' } },
+      },
+      {
+        claim: { ...byId('dlv_repo_11'), leaseId: '00000000-0000-4000-8000-000000000000' },
+        attempt: { startedAt, statusCode: 204, latencyMs: 5, verdict: { outcome: 'delivered' } },
+      },
+      {
+        claim: byId('dlv_repo_12'),
+        attempt: {
+          startedAt,
+          statusCode: 503,
+          latencyMs: 6,
+          verdict: { outcome: 'retry', delayMs: 60_000, error: 'HTTP 503' },
+        },
+      },
+    ]);
+    expect(recorded).toEqual([true, false, true]);
+    expect(await stateOf('dlv_repo_10')).toEqual({
+      status: 'delivered',
+      attempt_count: 1,
+      attempts: ['1:delivered:-'],
+    });
+    expect(await stateOf('dlv_repo_11')).toEqual({
+      status: 'queued',
+      attempt_count: 0,
+      attempts: [],
+    });
+    expect(await stateOf('dlv_repo_12')).toEqual({
+      status: 'retrying',
+      attempt_count: 1,
+      attempts: ['1:retry:HTTP 503'],
+    });
+  });
 });

@@ -187,36 +187,63 @@ export class DeliveryRepository {
    * lost (it lapsed and another dispatcher took over): then nothing is written.
    */
   async recordAttempt(claim: ClaimedDelivery, attempt: AttemptRecord): Promise<boolean> {
-    const { verdict } = attempt;
-    const delayMs = verdict.outcome === 'retry' ? verdict.delayMs : null;
-    const result = await this.pool.query(
-      `WITH updated AS (
-         UPDATE webhook_deliveries
-            SET status = $3,
-                next_attempt_at = clock_timestamp() + $4 * interval '1 millisecond',
+    const [recorded] = await this.recordAttempts([{ claim, attempt }]);
+    return recorded === true;
+  }
+
+  /**
+   * Several attempts' outcomes in one statement (attempts ending together), each answered as
+   * `recordAttempt` would. A statement is atomic: if it fails, none of them is recorded.
+   */
+  async recordAttempts(
+    records: readonly { claim: ClaimedDelivery; attempt: AttemptRecord }[],
+  ): Promise<boolean[]> {
+    const column = <T>(value: (record: (typeof records)[number]) => T) => records.map(value);
+    const verdictOf = (record: (typeof records)[number]) => record.attempt.verdict;
+    const result = await this.pool.query<{ delivery_id: string }>(
+      `WITH r AS (
+         SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::bigint[],
+                              $5::timestamptz[], $6::integer[], $7::integer[], $8::text[],
+                              $9::text[])
+                AS r(id, lease_id, status, delay_ms, started_at, status_code, latency_ms,
+                     outcome, error)
+       ), updated AS (
+         UPDATE webhook_deliveries AS d
+            SET status = r.status,
+                next_attempt_at = clock_timestamp() + r.delay_ms * interval '1 millisecond',
                 lease_id = NULL, leased_until = NULL,
-                attempt_count = attempt_count + 1,
-                round_attempt_count = round_attempt_count + 1,
+                attempt_count = d.attempt_count + 1,
+                round_attempt_count = d.round_attempt_count + 1,
                 updated_at = clock_timestamp()
-          WHERE id = $1 AND lease_id = $2
-          RETURNING id, attempt_count)
+           FROM r
+          WHERE d.id = r.id AND d.lease_id = r.lease_id
+          RETURNING d.id, d.attempt_count)
        INSERT INTO webhook_attempts
          (delivery_id, attempt, started_at, status_code, latency_ms, outcome, error)
-       SELECT id, attempt_count, $5::timestamptz, $6::integer, $7::integer, $8::text, $9::text
-         FROM updated`,
+       SELECT u.id, u.attempt_count, r.started_at, r.status_code, r.latency_ms, r.outcome,
+              r.error
+         FROM updated AS u JOIN r ON r.id = u.id
+       RETURNING delivery_id`,
       [
-        claim.id,
-        claim.leaseId,
-        STATUS_AFTER[verdict.outcome],
-        delayMs,
-        attempt.startedAt,
-        attempt.statusCode,
-        attempt.latencyMs,
-        verdict.outcome,
-        verdict.outcome === 'delivered' ? null : verdict.error,
+        column((record) => record.claim.id),
+        column((record) => record.claim.leaseId),
+        column((record) => STATUS_AFTER[verdictOf(record).outcome]),
+        column((record) => {
+          const verdict = verdictOf(record);
+          return verdict.outcome === 'retry' ? verdict.delayMs : null;
+        }),
+        column((record) => record.attempt.startedAt),
+        column((record) => record.attempt.statusCode),
+        column((record) => record.attempt.latencyMs),
+        column((record) => verdictOf(record).outcome),
+        column((record) => {
+          const verdict = verdictOf(record);
+          return verdict.outcome === 'delivered' ? null : verdict.error;
+        }),
       ],
     );
-    return result.rowCount === 1;
+    const recorded = new Set(result.rows.map((row) => row.delivery_id));
+    return records.map((record) => recorded.has(record.claim.id));
   }
 
   /** A claimed delivery whose payload is gone cannot be sent any more. */

@@ -7,7 +7,7 @@ import {
 } from '@gateway/contracts';
 import type { Handler } from '@gateway/messaging';
 import { injectTraceContext, tracingEnabled, type Logger } from '@gateway/observability';
-import { NaturalBatcher, settled, type ItemResult } from '@gateway/runtime';
+import { batchOrEach, NaturalBatcher } from '@gateway/runtime';
 import { newDeliveryId } from '../crypto/ids.js';
 import type { Keyring } from '@gateway/crypto';
 import { rowAad } from '../crypto/row-aad.js';
@@ -47,7 +47,14 @@ export class DeliveryIntake {
   private readonly inserts: NaturalBatcher<NewDelivery, boolean>;
 
   constructor(private readonly options: DeliveryIntakeOptions) {
-    this.inserts = new NaturalBatcher((deliveries) => this.insertBatch(deliveries), {
+    const { repository } = options;
+    // One statement for the batch; item by item if it fails, so one event that cannot be
+    // stored fails alone (the bus retries it) and never its neighbours.
+    const send = batchOrEach(
+      (deliveries: NewDelivery[]) => repository.insertMany(deliveries),
+      (delivery: NewDelivery) => repository.insert(delivery),
+    );
+    this.inserts = new NaturalBatcher(send, {
       maxBatchSize: INSERT_BATCH_MAX,
       maxInFlight: INSERTS_IN_FLIGHT,
     });
@@ -118,19 +125,6 @@ export class DeliveryIntake {
       traceParent: currentTraceParent(),
     });
     return { deliveryId, created };
-  }
-
-  /**
-   * One statement for the batch; if it fails, each delivery alone, so that one that cannot be
-   * stored fails its own event only (retried by the bus) and never its neighbours'.
-   */
-  private async insertBatch(deliveries: NewDelivery[]): Promise<ItemResult<boolean>[]> {
-    const { repository } = this.options;
-    if (deliveries.length > 1) {
-      const batch = await settled(() => repository.insertMany(deliveries));
-      if (batch.ok) return batch.value.map((created) => ({ ok: true, value: created }));
-    }
-    return Promise.all(deliveries.map((delivery) => settled(() => repository.insert(delivery))));
   }
 }
 
