@@ -181,4 +181,23 @@ describe('batchOrEach', () => {
     expect(results[0]).toEqual({ ok: true, value: 2 });
     expect((results[1] as { error: Error }).error.message).toBe('bad -2');
   });
+
+  it('fails every item at once when the database is unavailable', async () => {
+    const singles: number[] = [];
+    const unavailable = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const send = batchOrEach(
+      async () => {
+        throw unavailable;
+      },
+      async (item: number) => {
+        singles.push(item);
+        return item;
+      },
+    );
+    await expect(send([1, 2])).resolves.toEqual([
+      { ok: false, error: unavailable },
+      { ok: false, error: unavailable },
+    ]);
+    expect(singles).toEqual([]);
+  });
 });

@@ -1,5 +1,6 @@
 /**
- * Natural batching (billing's clients, billing's own settlement statements): a call made while fewer than `maxInFlight` batches are
+ * Natural batching (billing's clients, billing's own settlement statements, the dispatcher's
+ * inserts and attempt records): a call made while fewer than `maxInFlight` batches are
  * running is sent at once (an idle caller sends batches of one, with no added delay); calls made
  * while they all run wait, and go together in the next batch as soon as one returns. No timer:
  * a batch is exactly what queued during the previous round trip, so batches grow with the load
@@ -9,6 +10,7 @@
  * a queue that would grow with the load for as long as the callee stays slow.
  */
 import { GatewayError } from '@gateway/contracts';
+import { isDependencyUnavailable } from './dependency-errors.js';
 
 /** One item's outcome in a batch's answer. */
 export type ItemResult<T> = { ok: true; value: T } | { ok: false; error: unknown };
@@ -26,6 +28,8 @@ export async function settled<T>(work: () => Promise<T>): Promise<ItemResult<T>>
  * A batch's `send` for work that has a one-statement form for many items: `many` for the batch,
  * and when it throws (one item's fault fails a whole statement), `one` for each item, so that
  * an item that cannot be done fails alone and never its neighbours. A batch of one goes to `one`.
+ * A dependency that is unavailable (`isDependencyUnavailable`: the database down, the connection
+ * cut) fails every item at once instead: each alone would only fail again, as many more calls.
  */
 export function batchOrEach<I, O>(
   many: (items: I[]) => Promise<O[]>,
@@ -35,6 +39,9 @@ export function batchOrEach<I, O>(
     if (items.length > 1) {
       const batch = await settled(() => many(items));
       if (batch.ok) return batch.value.map((value) => ({ ok: true, value }));
+      if (isDependencyUnavailable(batch.error)) {
+        return items.map(() => ({ ok: false, error: batch.error }));
+      }
     }
     return Promise.all(items.map((item) => settled(() => one(item))));
   };

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from '@jest/globals';
 import { skewableClock } from './skewable-clock.js';
+import { waitFor } from './wait.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'clock-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -26,7 +27,9 @@ it('moves a running process`s wall clock and back, its timers untouched', async 
   const clock = skewableClock(path.join(dir, 'clock'));
   const child = watch(clock.env);
   try {
-    await delay(500);
+    // The child's first tick, however long a loaded machine takes to start it (a fixed 500 ms
+    // wait failed once in CI, with no tick yet).
+    await waitFor(() => child.offsets.length > 0, 10_000, "the child's first tick");
     expect(Math.abs(child.offsets.at(-1) ?? NaN)).toBeLessThan(50);
     clock.skew(45_000);
     await delay(2_200);

@@ -12,7 +12,7 @@ import { createDispatcherMetrics } from './metrics.js';
 import type { Lookup } from './outbound/guarded-agent.js';
 import { createWebhookClient, type WebhookClient } from './outbound/webhook-client.js';
 import { SecretRepository } from './secrets/secret-repository.js';
-import { SigningSecrets } from './secrets/signing-secrets.js';
+import { MAX_ACTIVE_SECRETS, SigningSecrets } from './secrets/signing-secrets.js';
 import type { WebhookFormat } from './signing/signature-headers.js';
 
 export interface DispatcherDeps {
@@ -55,7 +55,7 @@ function retryPolicies(config: DispatcherConfig, random: () => number) {
 /** Wires the dispatcher's parts from configuration; main.ts and the tests share it. */
 export function createDispatcher(config: DispatcherConfig, deps: DispatcherDeps): Dispatcher {
   const box = Keyring.parse(config.ENCRYPTION_KEY);
-  const repository = new DeliveryRepository(deps.pool);
+  const repository = new DeliveryRepository(deps.pool, MAX_ACTIVE_SECRETS);
   const policies = retryPolicies(config, deps.random ?? Math.random);
   const secrets = new SigningSecrets({
     repository: new SecretRepository(deps.pool),

@@ -15,12 +15,14 @@ import { Cancellations, type JobRunnerDeps } from './jobs/run-job.js';
 import { withDirectJobs } from './jobs/direct-jobs.js';
 import { createWorkerMetrics } from './jobs/metrics.js';
 import { createNodeRegistry, startHealthReporter } from './upstream/node-pool.js';
-import { createUpstreamAgent } from './upstream/upstream-agent.js';
+import { closeUpstreamAgent, createUpstreamAgent } from './upstream/upstream-agent.js';
 import { hostname } from 'node:os';
 import { billingBatchSizes, settledMicroDzdCounter } from '@gateway/observability';
 import type pg from 'pg';
 
 const PUBLISH_WAIT_MS = 60_000;
+/** At shutdown, how long upstream calls still open may take to end before they are cut. */
+const UPSTREAM_CLOSE_GRACE_MS = 1_000;
 /** Node health reports to billing: on change at most once a second, else every 30 s. */
 const HEALTH_REPORT_TICK_MS = 1_000;
 const HEALTH_REPORT_REFRESH_MS = 30_000;
@@ -95,8 +97,9 @@ export async function startWorkerService(
   });
   if (ownsBus) shell.lifecycle.onShutdown('rabbitmq', () => bus.close());
   shell.lifecycle.onShutdown('health-checks', async () => registry.stop());
-  // Waits for the requests still open (each bounded by its attempt's timers), then closes.
-  shell.lifecycle.onShutdown('upstream-connections', () => upstreamAgent.close());
+  shell.lifecycle.onShutdown('upstream-connections', () =>
+    closeUpstreamAgent(upstreamAgent, UPSTREAM_CLOSE_GRACE_MS),
+  );
 
   shell.lifecycle.onShutdown('billing-client', () => billing.close());
 

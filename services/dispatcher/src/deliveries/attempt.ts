@@ -27,11 +27,6 @@ export interface AttemptRunnerOptions {
   clock?: () => Date;
 }
 
-/**
- * One attempt of one claimed delivery: open the payload, sign with the secrets active when it
- * was claimed (read by the claim itself, just before the attempt, so a secret added or expired
- * meanwhile counts from the next attempt on), send, decide, record.
- */
 /** Attempt records per statement at most: above the attempts in flight (DISPATCH_CONCURRENCY). */
 const RECORD_BATCH_MAX = 256;
 /** Record statements running at once; the attempts ending meanwhile wait for the next. */
@@ -39,6 +34,11 @@ const RECORDS_IN_FLIGHT = 2;
 
 type Outcome = { claim: ClaimedDelivery; attempt: AttemptRecord };
 
+/**
+ * One attempt of one claimed delivery: open the payload, sign with the secrets active when it
+ * was claimed (read by the claim itself, just before the attempt, so a secret added or expired
+ * meanwhile counts from the next attempt on), send, decide, record.
+ */
 export class AttemptRunner {
   private readonly clock: () => Date;
   /** Natural batching: an attempt ending alone is recorded at once, alone. */

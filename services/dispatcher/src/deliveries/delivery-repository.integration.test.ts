@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startHarness, type Harness } from '../testing/harness.suite.js';
+import { MAX_ACTIVE_SECRETS } from '../secrets/signing-secrets.js';
 import { DeliveryRepository } from './delivery-repository.js';
 
 describe('delivery repository: attempt records and leases', () => {
@@ -8,7 +9,7 @@ describe('delivery repository: attempt records and leases', () => {
 
   beforeAll(async () => {
     harness = await startHarness();
-    repository = new DeliveryRepository(harness.pool);
+    repository = new DeliveryRepository(harness.pool, MAX_ACTIVE_SECRETS);
   });
 
   afterAll(async () => {
@@ -204,6 +205,26 @@ describe('delivery repository: attempt records and leases', () => {
       attempts: [],
     });
     expect(await stateOf('dlv_repo_12')).toEqual({
+      status: 'retrying',
+      attempt_count: 1,
+      attempts: ['1:retry:HTTP 503'],
+    });
+  });
+
+  it("records, of one delivery's lapsed and current attempts in a batch, the lease holder's", async () => {
+    await insertDue('dlv_repo_13');
+    const [lapsed] = (await repository.claimDue(10, 0)).filter((c) => c.id === 'dlv_repo_13');
+    const [current] = (await repository.claimDue(10, 60_000)).filter((c) => c.id === 'dlv_repo_13');
+    const attempt = { startedAt: new Date(), statusCode: 204, latencyMs: 3 };
+    const recorded = await repository.recordAttempts([
+      { claim: lapsed!, attempt: { ...attempt, verdict: { outcome: 'delivered' } } },
+      {
+        claim: current!,
+        attempt: { ...attempt, verdict: { outcome: 'retry', delayMs: 60_000, error: 'HTTP 503' } },
+      },
+    ]);
+    expect(recorded).toEqual([false, true]);
+    expect(await stateOf('dlv_repo_13')).toEqual({
       status: 'retrying',
       attempt_count: 1,
       attempts: ['1:retry:HTTP 503'],

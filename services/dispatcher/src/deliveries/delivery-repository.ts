@@ -6,7 +6,6 @@ import {
   type SecretJson,
   type SecretRow,
 } from '../secrets/secret-repository.js';
-import { MAX_ACTIVE_SECRETS } from '../secrets/signing-secrets.js';
 import type { WebhookFormat } from '../signing/signature-headers.js';
 import type { Verdict } from './schedule.js';
 
@@ -102,7 +101,14 @@ const toClaimed = (row: ClaimRow): ClaimedDelivery => ({
 
 /** The dispatch side of the deliveries table: intake, claims, attempt results, purge. */
 export class DeliveryRepository {
-  constructor(private readonly pool: pg.Pool) {}
+  /**
+   * @param secretsPerClaim the signing secrets a claim returns per delivery at most (the active
+   *   ones: `MAX_ACTIVE_SECRETS`, decided in signing-secrets.ts).
+   */
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly secretsPerClaim: number,
+  ) {}
 
   /** False when the job already has a delivery (a redelivered completion event). */
   async insert(delivery: NewDelivery): Promise<boolean> {
@@ -176,7 +182,7 @@ export class DeliveryRepository {
        RETURNING d.id, d.job_id, d.event_type, d.account_id, d.format, d.payload_ciphertext, d.payload_nonce,
                  d.payload_tag, d.payload_key_version, d.round_attempt_count, d.lease_id,
                  d.trace_parent, ${activeSecretsJsonSql('d.account_id', '$3')} AS secrets`,
-      [limit, leaseMs, MAX_ACTIVE_SECRETS],
+      [limit, leaseMs, this.secretsPerClaim],
     );
     return result.rows.map(toClaimed);
   }
@@ -200,7 +206,9 @@ export class DeliveryRepository {
   ): Promise<boolean[]> {
     const column = <T>(value: (record: (typeof records)[number]) => T) => records.map(value);
     const verdictOf = (record: (typeof records)[number]) => record.attempt.verdict;
-    const result = await this.pool.query<{ delivery_id: string }>(
+    // Answered by delivery and lease: a batch may hold an attempt whose lease lapsed and the
+    // current one of the same delivery; only the lease holder's is written.
+    const result = await this.pool.query<{ id: string; lease_id: string }>(
       `WITH r AS (
          SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::bigint[],
                               $5::timestamptz[], $6::integer[], $7::integer[], $8::text[],
@@ -217,13 +225,15 @@ export class DeliveryRepository {
                 updated_at = clock_timestamp()
            FROM r
           WHERE d.id = r.id AND d.lease_id = r.lease_id
-          RETURNING d.id, d.attempt_count)
-       INSERT INTO webhook_attempts
-         (delivery_id, attempt, started_at, status_code, latency_ms, outcome, error)
-       SELECT u.id, u.attempt_count, r.started_at, r.status_code, r.latency_ms, r.outcome,
-              r.error
-         FROM updated AS u JOIN r ON r.id = u.id
-       RETURNING delivery_id`,
+          RETURNING d.id, d.attempt_count, r.lease_id, r.started_at, r.status_code,
+                    r.latency_ms, r.outcome, r.error
+       ), attempts AS (
+         INSERT INTO webhook_attempts
+           (delivery_id, attempt, started_at, status_code, latency_ms, outcome, error)
+         SELECT u.id, u.attempt_count, u.started_at, u.status_code, u.latency_ms, u.outcome,
+                u.error
+           FROM updated AS u)
+       SELECT id, lease_id::text FROM updated`,
       [
         column((record) => record.claim.id),
         column((record) => record.claim.leaseId),
@@ -242,8 +252,8 @@ export class DeliveryRepository {
         }),
       ],
     );
-    const recorded = new Set(result.rows.map((row) => row.delivery_id));
-    return records.map((record) => recorded.has(record.claim.id));
+    const recorded = new Set(result.rows.map((row) => `${row.id} ${row.lease_id}`));
+    return records.map((record) => recorded.has(`${record.claim.id} ${record.claim.leaseId}`));
   }
 
   /** A claimed delivery whose payload is gone cannot be sent any more. */
@@ -260,6 +270,8 @@ export class DeliveryRepository {
   /**
    * Deletes results past their retention, at most `limit` per call; the delivery row and its
    * attempt log stay. A delivery still waiting for an attempt is dropped with its payload.
+   * Rows another statement holds (a batch of attempt records) are left to the next tick, so the
+   * two multi-row updates never wait on each other in a cycle.
    */
   async purgeExpired(limit: number): Promise<number> {
     const result = await this.pool.query(
@@ -271,7 +283,8 @@ export class DeliveryRepository {
               updated_at = clock_timestamp()
         WHERE id IN (SELECT id FROM webhook_deliveries
                       WHERE purge_at <= now() AND payload_ciphertext IS NOT NULL
-                      LIMIT $1)`,
+                      LIMIT $1
+                      FOR UPDATE SKIP LOCKED)`,
       [limit],
     );
     return result.rowCount ?? 0;

@@ -7,7 +7,7 @@ import { rowAad } from '../crypto/row-aad.js';
 import { dispatcherDatabaseTemplate } from '../db/migrate.js';
 import { DeliveryRepository } from '../deliveries/delivery-repository.js';
 import { SecretRepository } from './secret-repository.js';
-import { SigningSecrets } from './signing-secrets.js';
+import { MAX_ACTIVE_SECRETS, SigningSecrets } from './signing-secrets.js';
 
 /*
  * ENCRYPTION_KEY rotation against real PostgreSQL: signing secrets and delivery payloads sealed
@@ -58,7 +58,7 @@ describe('ENCRYPTION_KEY rotation', () => {
   });
 
   it('records the sealing version of delivery payloads and opens with it', async () => {
-    const repository = new DeliveryRepository(pool);
+    const repository = new DeliveryRepository(pool, MAX_ACTIVE_SECRETS);
     const ring = Keyring.parse(`v2:${k2},v1:${k1}`);
     const seal = (spec: string, id: string) =>
       Keyring.parse(spec).seal('{"url":"https://x.example"}', rowAad('usr_rot', id));

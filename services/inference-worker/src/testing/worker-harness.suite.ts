@@ -26,7 +26,7 @@ import { Cancellations, type JobRunnerDeps } from '../jobs/run-job.js';
 import { startJobConsumers } from '../jobs/job-consumer.js';
 import { createWorkerMetrics } from '../jobs/metrics.js';
 import { createNodeRegistry } from '../upstream/node-pool.js';
-import { createUpstreamAgent } from '../upstream/upstream-agent.js';
+import { closeUpstreamAgent, createUpstreamAgent } from '../upstream/upstream-agent.js';
 
 const silent = new Writable({ write: (_c, _e, cb) => cb() });
 
@@ -79,7 +79,10 @@ export async function startWorker(
       )
     : await startTestBus(prefix);
   if (options.brokerUser) await bus.start();
-  const upstreamAgent = createUpstreamAgent({ jobsInFlightMax: 16 });
+  const prefetch = options.prefetch ?? { default: 8, priority: 4 };
+  const upstreamAgent = createUpstreamAgent({
+    jobsInFlightMax: prefetch.default + prefetch.priority + (options.direct?.maxInFlight ?? 0),
+  });
   const registry = createNodeRegistry({ dispatcher: upstreamAgent });
   registry.startHealthChecks(options.healthIntervalMs ?? 100);
   const ledger =
@@ -127,7 +130,7 @@ export async function startWorker(
     bus,
     names,
     prefix,
-    prefetch: options.prefetch ?? { default: 8, priority: 4 },
+    prefetch,
     deps,
     logger,
     metrics,
@@ -155,7 +158,7 @@ export async function startWorker(
     async stop() {
       await server?.close(1_000);
       registry.stop();
-      await upstreamAgent.close();
+      await closeUpstreamAgent(upstreamAgent, 1_000);
       await bus.close();
       await ledger?.close();
     },

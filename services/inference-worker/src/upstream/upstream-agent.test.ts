@@ -1,10 +1,16 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { getGlobalDispatcher, MockAgent, setGlobalDispatcher, type Dispatcher } from 'undici';
+import {
+  getGlobalDispatcher,
+  MockAgent,
+  setGlobalDispatcher,
+  type Agent,
+  type Dispatcher,
+} from 'undici';
 import { openUpstream, readJson } from './http.js';
 import { createNodeRegistry } from './node-pool.js';
-import { createUpstreamAgent } from './upstream-agent.js';
+import { closeUpstreamAgent, createUpstreamAgent } from './upstream-agent.js';
 
 /** A loopback "node": answers `/health` at once and holds `/slow` until released. */
 let server: http.Server;
@@ -84,7 +90,7 @@ describe("the worker's upstream agent", () => {
     }
   });
 
-  it('opens at most one connection per job in flight, plus one for the probe', async () => {
+  it("opens at most one connection per job in flight, plus one spare (the probe's)", async () => {
     const agent = agentFor(1);
     sockets.clear();
     const calls = [1, 2, 3].map(async () => readJson(await get(agent, '/slow'), 5_000, 1024));
@@ -100,5 +106,22 @@ describe("the worker's upstream agent", () => {
     for (const res of held.splice(0)) res.end('{}');
     await expect(Promise.all(calls)).resolves.toEqual([{}, {}, {}]);
     expect(sockets.size).toBe(2);
+  });
+
+  it('closes at shutdown within its grace, cutting a call that would not end', async () => {
+    const agent = agentFor(1);
+    held.length = 0;
+    const call = get(agent, '/slow').then(async (answer) => readJson(answer, 60_000, 1024));
+    void call.catch(() => undefined);
+    await heldReach(1);
+    const startedMs = Date.now();
+    await closeUpstreamAgent(agent as Agent, 200);
+    expect(Date.now() - startedMs).toBeLessThan(2_000);
+    const error = await call.then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toMatchObject({ failure: 'connect' });
+    held.splice(0).forEach((res) => res.destroy());
   });
 });

@@ -8,6 +8,7 @@
  * had made, with its defaults. An explicit Agent keeps one undici on the path and its limits
  * stated here.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { Agent } from 'undici';
 
 export interface UpstreamAgentOptions {
@@ -31,4 +32,27 @@ export function createUpstreamAgent(options: UpstreamAgentOptions): Agent {
     headersTimeout: 0,
     bodyTimeout: 0,
   });
+}
+
+/** How often shutdown looks whether the last upstream calls have ended. */
+const CLOSE_POLL_MS = 20;
+
+/** Calls in flight or waiting for a connection, over every origin. */
+const openCalls = (agent: Agent): number =>
+  Object.values(agent.stats).reduce((sum, origin) => sum + origin.running + origin.pending, 0);
+
+/**
+ * At shutdown, after the consumers and the HTTP server: the calls still open belong to jobs
+ * both drains gave up on, and may last minutes (a long stream), far past the shutdown's budget.
+ * They get `graceMs` to end, then every connection is cut (each such job fails and voids its
+ * hold through the billing client, which closes after this), so the later steps still run.
+ * Not `close()` then `destroy()`: undici's `close` forgets the Agent's pools, after which
+ * `destroy` no longer reaches the calls in flight.
+ */
+export async function closeUpstreamAgent(agent: Agent, graceMs: number): Promise<void> {
+  const deadlineMs = Date.now() + graceMs;
+  while (openCalls(agent) > 0 && Date.now() < deadlineMs) {
+    await delay(CLOSE_POLL_MS, undefined, { ref: false });
+  }
+  await agent.destroy();
 }
