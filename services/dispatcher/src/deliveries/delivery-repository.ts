@@ -122,7 +122,6 @@ export class DeliveryRepository {
    * atomic: if it fails, none of them is stored.
    */
   async insertMany(deliveries: readonly NewDelivery[]): Promise<boolean[]> {
-    const column = <T>(value: (delivery: NewDelivery) => T) => deliveries.map(value);
     const result = await this.pool.query<{ id: string }>(
       `INSERT INTO webhook_deliveries
          (id, job_id, account_id, format, status, payload_ciphertext, payload_nonce, payload_tag,
@@ -141,18 +140,18 @@ export class DeliveryRepository {
        ON CONFLICT (job_id) DO NOTHING
        RETURNING id`,
       [
-        column((d) => d.id),
-        column((d) => d.jobId),
-        column((d) => d.accountId),
-        column((d) => d.format),
-        column((d) => d.sealed.ciphertext),
-        column((d) => d.sealed.nonce),
-        column((d) => d.sealed.tag),
-        column((d) => d.sealed.keyVersion),
-        column((d) => d.retentionMs),
-        column((d) => d.firstDelayMs),
-        column((d) => d.traceParent),
-        column((d) => d.eventType ?? COMPLETION_EVENT),
+        deliveries.map((d) => d.id),
+        deliveries.map((d) => d.jobId),
+        deliveries.map((d) => d.accountId),
+        deliveries.map((d) => d.format),
+        deliveries.map((d) => d.sealed.ciphertext),
+        deliveries.map((d) => d.sealed.nonce),
+        deliveries.map((d) => d.sealed.tag),
+        deliveries.map((d) => d.sealed.keyVersion),
+        deliveries.map((d) => d.retentionMs),
+        deliveries.map((d) => d.firstDelayMs),
+        deliveries.map((d) => d.traceParent),
+        deliveries.map((d) => d.eventType ?? COMPLETION_EVENT),
       ],
     );
     const created = new Set(result.rows.map((row) => row.id));
@@ -204,8 +203,7 @@ export class DeliveryRepository {
   async recordAttempts(
     records: readonly { claim: ClaimedDelivery; attempt: AttemptRecord }[],
   ): Promise<boolean[]> {
-    const column = <T>(value: (record: (typeof records)[number]) => T) => records.map(value);
-    const verdictOf = (record: (typeof records)[number]) => record.attempt.verdict;
+    const verdicts = records.map((record) => record.attempt.verdict);
     // Answered by delivery and lease: a batch may hold an attempt whose lease lapsed and the
     // current one of the same delivery; only the lease holder's is written.
     const result = await this.pool.query<{ id: string; lease_id: string }>(
@@ -235,21 +233,15 @@ export class DeliveryRepository {
            FROM updated AS u)
        SELECT id, lease_id::text FROM updated`,
       [
-        column((record) => record.claim.id),
-        column((record) => record.claim.leaseId),
-        column((record) => STATUS_AFTER[verdictOf(record).outcome]),
-        column((record) => {
-          const verdict = verdictOf(record);
-          return verdict.outcome === 'retry' ? verdict.delayMs : null;
-        }),
-        column((record) => record.attempt.startedAt),
-        column((record) => record.attempt.statusCode),
-        column((record) => record.attempt.latencyMs),
-        column((record) => verdictOf(record).outcome),
-        column((record) => {
-          const verdict = verdictOf(record);
-          return verdict.outcome === 'delivered' ? null : verdict.error;
-        }),
+        records.map((record) => record.claim.id),
+        records.map((record) => record.claim.leaseId),
+        verdicts.map((verdict) => STATUS_AFTER[verdict.outcome]),
+        verdicts.map((verdict) => (verdict.outcome === 'retry' ? verdict.delayMs : null)),
+        records.map((record) => record.attempt.startedAt),
+        records.map((record) => record.attempt.statusCode),
+        records.map((record) => record.attempt.latencyMs),
+        verdicts.map((verdict) => verdict.outcome),
+        verdicts.map((verdict) => (verdict.outcome === 'delivered' ? null : verdict.error)),
       ],
     );
     const recorded = new Set(result.rows.map((row) => `${row.id} ${row.lease_id}`));
