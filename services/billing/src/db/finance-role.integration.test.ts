@@ -1,86 +1,87 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import {
-  createTestDatabase,
-  createTestRole,
-  rolePrivileges,
-  sortedPrivileges,
-  urlAsRole,
-  type TestDatabase,
-} from '@gateway/testing';
+import { createTestRole, rolePrivileges, sortedPrivileges, urlAsRole } from '@gateway/testing';
 import pg from 'pg';
-import { billingDatabaseTemplate } from './client.js';
+import {
+  ANY_AMOUNT_MODEL,
+  DZD,
+  admitHold,
+  createLedgerHarness,
+  type LedgerHarness,
+} from '../ledger/ledger-test-support.suite.js';
 import { FINANCE_GRANTS } from './finance-grants.js';
 import { migrateDatabase } from './migrate.js';
 
 /*
  * Finance's read-only SQL door against the real PostgreSQL: the role granted by the migrator
- * reads the finance views, and nothing else of billing's database.
+ * reads the finance views, and nothing else of billing's database. What the views read is
+ * written by billing's own paths (the ledger harness: its holds placed through admission), so the
+ * views are tested on the rows production writes, and the harness checks the ledger's
+ * invariants at the end.
  */
 
 const FINANCE_ROLE = 'billing_finance_test';
-let db: TestDatabase;
+let h: LedgerHarness;
 let owner: pg.Client;
 let finance: pg.Client;
+let seeded: Seeded;
 
 beforeAll(async () => {
-  db = await createTestDatabase(billingDatabaseTemplate);
+  h = await createLedgerHarness();
   await createTestRole(FINANCE_ROLE);
-  await migrateDatabase(db.url, { financeRole: FINANCE_ROLE });
-  owner = new pg.Client({ connectionString: db.url });
-  finance = new pg.Client({ connectionString: urlAsRole(db.url, FINANCE_ROLE) });
+  await migrateDatabase(h.databaseUrl, { financeRole: FINANCE_ROLE });
+  owner = new pg.Client({ connectionString: h.databaseUrl });
+  finance = new pg.Client({ connectionString: urlAsRole(h.databaseUrl, FINANCE_ROLE) });
   await Promise.all([owner.connect(), finance.connect()]);
-  await seedLedger();
+  seeded = await seedLedger();
 });
 
 afterAll(async () => {
   await Promise.all([owner?.end(), finance?.end()]);
-  await db?.drop();
+  await h?.finish();
 });
 
+/** Moves the harness's clock to `iso`. */
+const at = (iso: string) => h.clock.advance(Date.parse(iso) - h.clock.now().getTime());
+
 /**
- * As the owner: a customer credited 10 DZD, one settled request of 1.5 DZD on acme/chat, one
- * priority request of 0.5 DZD refunded later, and an API key with its digest and secret.
+ * Through billing's own paths (credit, admission, settlement, refund), on a model whose input
+ * costs 0.5 DZD per million tokens: a customer credited 10 DZD, one settled request of 1.5 DZD,
+ * one priority request of 0.6 DZD refunded later.
  */
-async function seedLedger(): Promise<void> {
-  await owner.query(`
-    INSERT INTO accounts (id, name) VALUES ('usr_fin', 'Finance Co');
-    -- The balance projection billing keeps with each posting (credits 10 + 0.5, debits 2).
-    INSERT INTO account_balances (account_id, posted_credits_micro_dzd, posted_debits_micro_dzd)
-    VALUES ('usr_fin', 10500000, 2000000);
-    INSERT INTO api_keys (id, account_id, name, key_digest, secret_ciphertext, secret_nonce,
-                          secret_auth_tag)
-    VALUES ('key_fin', 'usr_fin', 'auto', 'digest-not-for-finance', '\\x00', '\\x00', '\\x00');
-    INSERT INTO ledger_transactions (id, kind, account_id, reference, created_at)
-    VALUES ('txn_credit', 'credit', 'usr_fin', 'wire 1', '2027-01-05T10:00:00Z');
-    INSERT INTO ledger_entries (transaction_id, ledger_account, account_id, amount_micro_dzd,
-                                created_at)
-    VALUES ('txn_credit', 'system:funding', NULL, -10000000, '2027-01-05T10:00:00Z'),
-           ('txn_credit', 'customer:usr_fin', 'usr_fin', 10000000, '2027-01-05T10:00:00Z');
-    INSERT INTO holds (id, account_id, amount_micro_dzd, status, settled_amount_micro_dzd, model,
-                       priority, expires_at, created_at, refunded_at)
-    VALUES ('hold_a', 'usr_fin', 2000000, 'settled', 1500000, 'acme/chat', false,
-            '2027-01-06T00:00:00Z', '2027-01-05T11:00:00Z', NULL),
-           ('hold_b', 'usr_fin', 900000, 'settled', 500000, 'acme/chat', true,
-            '2027-01-06T00:00:00Z', '2027-01-05T23:30:00Z', '2027-01-06T00:10:00Z');
-    INSERT INTO ledger_transactions (id, kind, account_id, hold_id, created_at)
-    VALUES ('txn_a', 'hold_settlement', 'usr_fin', 'hold_a', '2027-01-05T11:00:01Z'),
-           ('txn_b', 'hold_settlement', 'usr_fin', 'hold_b', '2027-01-05T23:30:01Z');
-    INSERT INTO ledger_entries (transaction_id, ledger_account, account_id, amount_micro_dzd)
-    VALUES ('txn_a', 'customer:usr_fin', 'usr_fin', -1500000),
-           ('txn_a', 'system:revenue', NULL, 1500000),
-           ('txn_b', 'customer:usr_fin', 'usr_fin', -500000),
-           ('txn_b', 'system:revenue', NULL, 500000);
-    INSERT INTO ledger_transactions (id, kind, account_id, reference, created_at)
-    VALUES ('txn_refund', 'reversal', 'usr_fin', 'refund of hold hold_b', '2027-01-06T00:10:00Z');
-    INSERT INTO ledger_entries (transaction_id, ledger_account, account_id, amount_micro_dzd)
-    VALUES ('txn_refund', 'system:revenue', NULL, -500000),
-           ('txn_refund', 'customer:usr_fin', 'usr_fin', 500000);
-  `);
+async function seedLedger(): Promise<Seeded> {
+  at('2027-01-05T10:00:00Z');
+  const accountId = await h.createAccount('Finance Co');
+  await h.ledger.credit({ accountId, amountMicroDzd: 10n * DZD, reference: 'wire 1' });
+  at('2027-01-05T11:00:00Z');
+  const charged = await admitHold(h, {
+    accountId,
+    amountMicroDzd: 2n * DZD,
+    model: ANY_AMOUNT_MODEL,
+  });
+  await h.ledger.settleHold(charged.id, { inputTokens: 3_000_000, outputTokens: 0 });
+  at('2027-01-05T23:30:00Z');
+  const refunded = await admitHold(h, {
+    accountId,
+    amountMicroDzd: 900_000n,
+    model: ANY_AMOUNT_MODEL,
+    priority: true,
+  });
+  // 10^6 tokens × 0.5 DZD per million × 1.2 (priority) = 0.6 DZD.
+  await h.ledger.settleHold(refunded.id, { inputTokens: 1_000_000, outputTokens: 0 });
+  at('2027-01-06T00:10:00Z');
+  await h.ledger.refundHold(refunded.id);
+  return { accountId, refundedHoldId: refunded.id };
+}
+
+interface Seeded {
+  accountId: string;
+  /** The refund's reference names it. */
+  refundedHoldId: string;
 }
 
 describe('the finance role', () => {
   it('has SELECT on the finance views and no privilege on anything else', async () => {
-    expect(await rolePrivileges(db.url, FINANCE_ROLE)).toEqual({
+    expect(await rolePrivileges(h.databaseUrl, FINANCE_ROLE)).toEqual({
       tables: sortedPrivileges(FINANCE_GRANTS.tables),
       sequences: sortedPrivileges(FINANCE_GRANTS.sequences),
     });
@@ -134,7 +135,8 @@ describe('the finance role', () => {
 
   it("reads the customers' balances", async () => {
     const { rows } = await finance.query(
-      "SELECT account_name, balance_micro_dzd, reserved_micro_dzd, available_micro_dzd FROM finance_account_balances WHERE account_id = 'usr_fin'",
+      'SELECT account_name, balance_micro_dzd, reserved_micro_dzd, available_micro_dzd FROM finance_account_balances WHERE account_id = $1',
+      [seeded.accountId],
     );
     expect(rows).toEqual([
       {
@@ -155,7 +157,7 @@ describe('the finance role', () => {
     expect(rows).toEqual([
       {
         day: '2027-01-05',
-        model: 'acme/chat',
+        model: ANY_AMOUNT_MODEL,
         priority: false,
         charged_micro_dzd: '1500000',
         refunded_micro_dzd: '0',
@@ -165,21 +167,21 @@ describe('the finance role', () => {
       },
       {
         day: '2027-01-05',
-        model: 'acme/chat',
+        model: ANY_AMOUNT_MODEL,
         priority: true,
-        charged_micro_dzd: '500000',
+        charged_micro_dzd: '600000',
         refunded_micro_dzd: '0',
-        net_revenue_micro_dzd: '500000',
+        net_revenue_micro_dzd: '600000',
         settlements: '1',
         refunds: '0',
       },
       {
         day: '2027-01-06',
-        model: 'acme/chat',
+        model: ANY_AMOUNT_MODEL,
         priority: true,
         charged_micro_dzd: '0',
-        refunded_micro_dzd: '500000',
-        net_revenue_micro_dzd: '-500000',
+        refunded_micro_dzd: '600000',
+        net_revenue_micro_dzd: '-600000',
         settlements: '0',
         refunds: '1',
       },
@@ -192,12 +194,16 @@ describe('the finance role', () => {
     );
     expect(rows).toEqual([
       { kind: 'credit', amount_micro_dzd: '10000000', reference: 'wire 1' },
-      { kind: 'reversal', amount_micro_dzd: '500000', reference: 'refund of hold hold_b' },
+      {
+        kind: 'reversal',
+        amount_micro_dzd: '600000',
+        reference: `refund of hold ${seeded.refundedHoldId} (${ANY_AMOUNT_MODEL}): the answer was delivered to nobody`,
+      },
     ]);
   });
 
   it('refuses a finance role that could act as the owner', async () => {
-    await expect(migrateDatabase(db.url, { financeRole: 'postgres' })).rejects.toThrow(
+    await expect(migrateDatabase(h.databaseUrl, { financeRole: 'postgres' })).rejects.toThrow(
       /superuser or can act as the migration role/,
     );
   });

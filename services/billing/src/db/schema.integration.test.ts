@@ -7,6 +7,12 @@ import {
   Prisma,
   type PrismaClient,
 } from './client.js';
+import {
+  ANY_AMOUNT_MODEL,
+  DZD,
+  admitHold,
+  useLedgerHarness,
+} from '../ledger/ledger-test-support.suite.js';
 
 // 2^53 + 1: not representable as a JS number, so any float conversion on the way shows.
 const BEYOND_DOUBLE = 9007199254740993n;
@@ -15,6 +21,8 @@ let db: { url: string; drop(): Promise<void> };
 let prisma: PrismaClient;
 let sql: pg.Client;
 let sequence = 0;
+/** Holds are placed as production places them (admission), in a database of their own. */
+const ledgerHarness = useLedgerHarness();
 const nextId = (prefix: string) => `${prefix}_${process.pid}_${++sequence}`;
 
 async function createAccount(name = 'Acme') {
@@ -258,25 +266,21 @@ describe('billing schema', () => {
   });
 
   it('settles a hold at most once', async () => {
-    const account = await createAccount();
-    const holdId = nextId('hold');
-    await prisma.hold.create({
-      data: {
-        id: holdId,
-        accountId: account.id,
-        amountMicroDzd: 100n,
-        model: 'meta-llama/Llama-3.1-8B-Instruct',
-        expiresAt: new Date(Date.now() + 60_000),
-      },
-    });
-    const settle = () =>
-      prisma.ledgerTransaction.create({
-        data: { id: nextId('txn'), kind: 'hold_settlement', accountId: account.id, holdId },
-      });
-    await settle();
-    await expect(settle()).rejects.toMatchObject({ code: 'P2002' });
+    const h = ledgerHarness();
+    const accountId = await h.fundedAccount(DZD);
+    // 200 input tokens at 0.5 DZD per million: a hold of exactly 100 µDZD, placed by admission.
+    const hold = await admitHold(h, { accountId, amountMicroDzd: 100n, model: ANY_AMOUNT_MODEL });
+    await h.ledger.settleHold(hold.id, { inputTokens: 200, outputTokens: 0 });
+    // What no billing path does, tried as the schema's owner: the constraints refuse it.
     await expect(
-      prisma.hold.update({ where: { id: holdId }, data: { settledAmountMicroDzd: 101n } }),
+      h.asOwner(
+        `INSERT INTO ledger_transactions (id, kind, account_id, hold_id)
+         VALUES ($1, 'hold_settlement', $2, $3)`,
+        [nextId('txn'), accountId, hold.id],
+      ),
+    ).rejects.toMatchObject({ code: '23505', constraint: 'ledger_transactions_hold_id_key' });
+    await expect(
+      h.asOwner('UPDATE holds SET settled_amount_micro_dzd = 101 WHERE id = $1', [hold.id]),
     ).rejects.toThrow(/holds_settled_within_amount/);
   });
 
