@@ -36,6 +36,8 @@ export const dispatcherConfigSchema = Type.Object({
   DISPATCH_INTERVAL_MS: Type.Integer({ minimum: 5, maximum: 10 * MINUTE_MS, default: MINUTE_MS }),
   DISPATCH_BATCH_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
   DISPATCH_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 200, default: 20 }),
+  /** Attempts in flight for one account before other accounts' due deliveries go first. */
+  DISPATCH_ACCOUNT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 200, default: 5 }),
   ATTEMPT_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: MINUTE_MS, default: 5_000 }),
   MAX_RESPONSE_BODY_BYTES: Type.Integer({ minimum: 0, maximum: 65_536, default: 4_096 }),
   RETENTION_MS: fields.durationMs(6 * 60 * MINUTE_MS, 7 * DAY_MS),

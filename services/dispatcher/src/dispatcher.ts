@@ -89,6 +89,7 @@ export function createDispatcher(config: DispatcherConfig, deps: DispatcherDeps)
     intervalMs: config.DISPATCH_INTERVAL_MS,
     batchSize: config.DISPATCH_BATCH_SIZE,
     concurrency: config.DISPATCH_CONCURRENCY,
+    accountConcurrency: config.DISPATCH_ACCOUNT_CONCURRENCY,
     leaseMs: leaseMsFor(config.ATTEMPT_TIMEOUT_MS),
   });
   const intake = new DeliveryIntake({

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startHarness, type Harness } from '../testing/harness.suite.js';
 import { MAX_ACTIVE_SECRETS } from '../secrets/signing-secrets.js';
-import { DeliveryRepository } from './delivery-repository.js';
+import { DeliveryRepository, type ClaimedDelivery } from './delivery-repository.js';
 
 describe('delivery repository: attempt records and leases', () => {
   let harness: Harness;
@@ -229,5 +229,32 @@ describe('delivery repository: attempt records and leases', () => {
       attempt_count: 1,
       attempts: ['1:retry:HTTP 503'],
     });
+  });
+
+  it("claims a crowded account's due deliveries after every other account's, and what they leave", async () => {
+    // Earlier tests' leftovers leased away: only this test's rows are due.
+    await repository.claimDue(1000, 60_000);
+    const ids = (claims: ClaimedDelivery[]) => claims.map((claim) => claim.id).sort();
+    const insertBurst = async (first: number) => {
+      for (const n of [first, first + 1, first + 2]) {
+        await insertDue(`dlv_repo_${n}`, null, 'acct_crowded');
+      }
+      await insertDue(`dlv_repo_${first + 3}`, null, 'acct_quiet');
+    };
+    // In the order they fell due, the crowded account's burst comes first...
+    await insertBurst(20);
+    expect(ids(await repository.claimDue(2, 60_000))).toEqual(['dlv_repo_20', 'dlv_repo_21']);
+    await repository.claimDue(1000, 60_000);
+    // ...unless it is crowded: the other account's delivery first, then the burst in due order.
+    await insertBurst(30);
+    expect(ids(await repository.claimDue(2, 60_000, ['acct_crowded']))).toEqual([
+      'dlv_repo_30',
+      'dlv_repo_33',
+    ]);
+    // Nothing else due: the crowded account takes every slot left.
+    expect(ids(await repository.claimDue(10, 60_000, ['acct_crowded']))).toEqual([
+      'dlv_repo_31',
+      'dlv_repo_32',
+    ]);
   });
 });

@@ -99,6 +99,30 @@ const toClaimed = (row: ClaimRow): ClaimedDelivery => ({
   secrets: row.secrets.map(secretRowFromJson),
 });
 
+/** A due delivery, not leased: its lease lapsed or it never had one. */
+const DUE = `next_attempt_at <= now() AND (leased_until IS NULL OR leased_until <= now())`;
+
+/** The claim's rows (`due`, $1 at most), in the order they fell due. */
+const DUE_IN_ORDER = `due AS (
+  SELECT id FROM webhook_deliveries WHERE ${DUE}
+   ORDER BY next_attempt_at LIMIT $1
+   FOR UPDATE SKIP LOCKED)`;
+
+/**
+ * The same, the accounts in $4 last: first the others' due rows, then theirs into what is left.
+ * Each part is read in due order through the due index; the first passes over the crowded
+ * accounts' due rows (a scan as long as their backlog, only while some account is crowded).
+ */
+const DUE_CROWDED_LAST = `others AS (
+  SELECT id FROM webhook_deliveries WHERE ${DUE} AND account_id <> ALL ($4::text[])
+   ORDER BY next_attempt_at LIMIT $1
+   FOR UPDATE SKIP LOCKED
+), crowded AS (
+  SELECT id FROM webhook_deliveries WHERE ${DUE} AND account_id = ANY ($4::text[])
+   ORDER BY next_attempt_at LIMIT greatest($1 - (SELECT count(*) FROM others), 0)
+   FOR UPDATE SKIP LOCKED
+), due AS (SELECT id FROM others UNION ALL SELECT id FROM crowded)`;
+
 /** The dispatch side of the deliveries table: intake, claims, attempt results, purge. */
 export class DeliveryRepository {
   /**
@@ -159,20 +183,22 @@ export class DeliveryRepository {
   }
 
   /**
-   * Leases up to `limit` due deliveries. SKIP LOCKED lets replicas claim side by side without
-   * waiting or taking the same row, and the lease keeps a claimed row from being due again
-   * while its attempt runs; a dispatcher that dies mid-attempt loses the lease when it lapses.
-   * Each claim carries its account's active secrets, so an attempt signs without another read.
+   * Leases up to `limit` due deliveries, in the order they fell due, except that those of the
+   * `crowded` accounts (which already hold their share of this dispatcher's slots) come after
+   * every other account's: they still take whatever the others leave. SKIP LOCKED lets replicas
+   * claim side by side without waiting or taking the same row, and the lease keeps a claimed row
+   * from being due again while its attempt runs; a dispatcher that dies mid-attempt loses the
+   * lease when it lapses. Each claim carries its account's active secrets, so an attempt signs
+   * without another read.
    */
-  async claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  async claimDue(
+    limit: number,
+    leaseMs: number,
+    crowded: readonly string[] = [],
+  ): Promise<ClaimedDelivery[]> {
+    const due = crowded.length === 0 ? DUE_IN_ORDER : DUE_CROWDED_LAST;
     const result = await this.pool.query<ClaimRow>(
-      `WITH due AS (
-         SELECT id FROM webhook_deliveries
-          WHERE next_attempt_at <= now()
-            AND (leased_until IS NULL OR leased_until <= now())
-          ORDER BY next_attempt_at
-          LIMIT $1
-          FOR UPDATE SKIP LOCKED)
+      `WITH ${due}
        UPDATE webhook_deliveries AS d
           SET lease_id = gen_random_uuid(),
               leased_until = clock_timestamp() + $2 * interval '1 millisecond'
@@ -181,7 +207,9 @@ export class DeliveryRepository {
        RETURNING d.id, d.job_id, d.event_type, d.account_id, d.format, d.payload_ciphertext, d.payload_nonce,
                  d.payload_tag, d.payload_key_version, d.round_attempt_count, d.lease_id,
                  d.trace_parent, ${activeSecretsJsonSql('d.account_id', '$3')} AS secrets`,
-      [limit, leaseMs, this.secretsPerClaim],
+      crowded.length === 0
+        ? [limit, leaseMs, this.secretsPerClaim]
+        : [limit, leaseMs, this.secretsPerClaim, crowded],
     );
     return result.rows.map(toClaimed);
   }

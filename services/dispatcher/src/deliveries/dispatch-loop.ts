@@ -14,6 +14,12 @@ export interface DispatchLoopOptions {
   batchSize: number;
   /** Attempts in flight at once, across ticks: a slow endpoint holds one slot, not the loop. */
   concurrency: number;
+  /**
+   * Attempts in flight for one account at which its due deliveries are claimed after every
+   * other account's (it still gets the slots they leave): an account whose endpoint hangs cannot
+   * keep the others' deliveries waiting for more than one slot to free up.
+   */
+  accountConcurrency: number;
   /** How long a claim keeps a delivery from other dispatchers: above one attempt's length. */
   leaseMs: number;
 }
@@ -34,6 +40,8 @@ export class DispatchLoop {
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Attempts in flight by account (at most `concurrency` entries). */
+  private readonly inFlightByAccount = new Map<string, number>();
   private backlogged = false;
   private stopping = false;
   /** A nudge came while a tick ran: claim again as soon as it ends. */
@@ -75,9 +83,9 @@ export class DispatchLoop {
         this.backlogged = true;
         return;
       }
-      const claims = await repository.claimDue(take, leaseMs);
+      const claims = await repository.claimDue(take, leaseMs, this.crowdedAccounts());
       claimed += claims.length;
-      claims.forEach((claim) => this.track(this.attemptSafely(claim)));
+      claims.forEach((claim) => this.track(claim.accountId, this.attemptSafely(claim)));
       if (claims.length < take) return;
     }
     this.backlogged = claimed >= batchSize;
@@ -108,12 +116,25 @@ export class DispatchLoop {
     }, delayMs);
   }
 
-  private track(attempt: Promise<void>): void {
+  private track(accountId: string, attempt: Promise<void>): void {
     this.inFlight.add(attempt);
+    this.inFlightByAccount.set(accountId, (this.inFlightByAccount.get(accountId) ?? 0) + 1);
     void attempt.finally(() => {
       this.inFlight.delete(attempt);
+      const left = (this.inFlightByAccount.get(accountId) ?? 1) - 1;
+      if (left > 0) this.inFlightByAccount.set(accountId, left);
+      else this.inFlightByAccount.delete(accountId);
       if (this.backlogged && !this.ticking) this.schedule(0);
     });
+  }
+
+  /** The accounts holding their share of the slots, whose due deliveries go last. */
+  private crowdedAccounts(): string[] {
+    const crowded: string[] = [];
+    for (const [accountId, attempts] of this.inFlightByAccount) {
+      if (attempts >= this.options.accountConcurrency) crowded.push(accountId);
+    }
+    return crowded;
   }
 
   private async purge(): Promise<void> {
