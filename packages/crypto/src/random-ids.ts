@@ -10,7 +10,7 @@ const BASE32_ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
 
 /**
  * Random bytes are drawn from the CSPRNG this many at a time and handed out in order, each byte
- * once, as Node's own `randomUUID` does with its cache. One `randomBytes` call cost 5 to 6 µs on
+ * once, as Node's own `randomUUID` does with its cache. One `randomBytes` call cost 5 to 7 µs on
  * the development VM whatever its size, and a 20-byte slice of the pool 0.1 µs (100,000 calls,
  * three rounds): the worker names a ledger transaction on every settlement. Ids are not secrets;
  * keys and tokens draw their own bytes.

@@ -39,9 +39,8 @@ const PURGE_BATCH = 500;
 export class DispatchLoop {
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
-  private readonly inFlight = new Set<Promise<void>>();
-  /** Attempts in flight by account (at most `concurrency` entries). */
-  private readonly inFlightByAccount = new Map<string, number>();
+  /** Attempts in flight (at most `concurrency`), each with its delivery's account. */
+  private readonly inFlight = new Map<Promise<void>, string>();
   private backlogged = false;
   private stopping = false;
   /** A nudge came while a tick ran: claim again as soon as it ends. */
@@ -58,7 +57,7 @@ export class DispatchLoop {
     this.stopping = true;
     clearTimeout(this.timer);
     await this.ticking;
-    await Promise.all(this.inFlight);
+    await Promise.all(this.inFlight.keys());
   }
 
   /** A delivery is due now (its completion just arrived): claim soon, not at the next tick. */
@@ -93,7 +92,7 @@ export class DispatchLoop {
 
   /** Resolves when every attempt started so far has finished (tests). */
   async idle(): Promise<void> {
-    await Promise.all(this.inFlight);
+    await Promise.all(this.inFlight.keys());
   }
 
   private schedule(delayMs: number, tickOptions: { purge?: boolean } = {}): void {
@@ -117,24 +116,20 @@ export class DispatchLoop {
   }
 
   private track(accountId: string, attempt: Promise<void>): void {
-    this.inFlight.add(attempt);
-    this.inFlightByAccount.set(accountId, (this.inFlightByAccount.get(accountId) ?? 0) + 1);
+    this.inFlight.set(attempt, accountId);
     void attempt.finally(() => {
       this.inFlight.delete(attempt);
-      const left = (this.inFlightByAccount.get(accountId) ?? 1) - 1;
-      if (left > 0) this.inFlightByAccount.set(accountId, left);
-      else this.inFlightByAccount.delete(accountId);
       if (this.backlogged && !this.ticking) this.schedule(0);
     });
   }
 
   /** The accounts holding their share of the slots, whose due deliveries go last. */
   private crowdedAccounts(): string[] {
-    const crowded: string[] = [];
-    for (const [accountId, attempts] of this.inFlightByAccount) {
-      if (attempts >= this.options.accountConcurrency) crowded.push(accountId);
+    const attempts = new Map<string, number>();
+    for (const accountId of this.inFlight.values()) {
+      attempts.set(accountId, (attempts.get(accountId) ?? 0) + 1);
     }
-    return crowded;
+    return [...attempts].filter(([, n]) => n >= this.options.accountConcurrency).map(([id]) => id);
   }
 
   private async purge(): Promise<void> {
