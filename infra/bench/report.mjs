@@ -83,6 +83,12 @@ function counterRows(phase, gateway) {
   return rows;
 }
 
+/** BENCH_KEY_BUDGET / BENCH_KEY_LIMITS, named in the closed loop's row when they are on. */
+function keyedSetting({ keyBudget, keyLimits }) {
+  const on = [keyBudget && 'key budget', keyLimits && 'per-key limits'].filter(Boolean);
+  return on.length === 0 ? '' : `${on.join(' and ')} on every request, `;
+}
+
 function closedRows({ closed }, settings) {
   if (!closed) return [];
   const { direct, portkey, gateway } = closed;
@@ -99,6 +105,7 @@ function closedRows({ closed }, settings) {
         `${settings.closedSliceSeconds ?? settings.closedSeconds} s slices in turn, ` +
         `admissions ${settings.admissions ?? 'api'}, ` +
         `holds ended via ${settings.holdEnds ?? 'api'}, jobs via ${settings.jobs ?? 'queue'}, ` +
+        keyedSetting(settings) +
         `${settings.malloc ?? 'default'} allocator: req/s`,
       fmt(direct?.reqPerS, 0),
       fmt(portkey?.reqPerS, 0),
@@ -144,6 +151,34 @@ function closedRows({ closed }, settings) {
       '≤ 2.5× Portkey',
     ],
     ...counterRows('closed', gateway),
+    ...keyedRows(gateway, closed['gateway-keyed']),
+  ];
+}
+
+const change = (keyed, plain) =>
+  `${keyed >= plain ? '+' : '−'}${fmt(Math.abs(keyed / plain - 1) * 100, 0)} %`;
+
+/** The gateway-keyed target beside the plain gateway, from slices taken in turn. */
+function keyedRows(plain, keyed) {
+  if (!plain || !keyed) return [];
+  const counted = (r) =>
+    r.cpuMsPerRequestTotal + r.cpuMsPerRequest.postgres + r.cpuMsPerRequest.rabbitmq;
+  const figures = [
+    ['req/s', (r) => r.reqPerS, (v) => fmt(v, 0)],
+    ['own CPU', (r) => r.cpuMsPerRequestTotal, cpu],
+    ['PostgreSQL', (r) => r.cpuMsPerRequest.postgres, cpu],
+    ['counted', counted, cpu],
+  ];
+  return [
+    [
+      'closed loop, key budget and per-key limits on every request (another account, in turn with the plain key)',
+      '',
+      '',
+      figures
+        .map(([name, of, show]) => `${name} ${show(of(keyed))} (${change(of(keyed), of(plain))})`)
+        .join(', '),
+      'within 10 % of the plain key',
+    ],
   ];
 }
 
@@ -178,6 +213,9 @@ function openRows({ open }, settings) {
       `${errorCount(gateway)} (${gateway?.maxInFlight ?? '—'})`,
       'no errors',
     ],
+    ...(open['gateway-keyed']
+      ? [['  key budget and per-key limits: added', '', '', added(open['gateway-keyed']), '']]
+      : []),
     ...counterRows('open', gateway),
   ];
 }
@@ -317,10 +355,11 @@ export const COUNTER_FOOTNOTE = [
   'Counters per answered request, gateway only, read around the measured interval:',
   'PostgreSQL transactions from pg_stat_database (billing and dispatcher databases; read 11 s',
   'after the run, once every backend published its counts, so background work of those 11 s is',
-  'in), statements (one round trip each, BEGIN/COMMIT included) from pg_stat_statements;',
+  'in), statements (one round trip each, BEGIN/COMMIT included) from pg_stat_statements (the',
+  'statements of triggers deferred to a commit count as top-level ones, without a round trip);',
   "RabbitMQ from the broker's global counters (rabbitmqctl eval); billing calls from its",
   'billing_http_request_duration_seconds counts by route, the caller being the one service the',
-  'route allows.',
+  "route allows. With gateway-keyed, the closed loop's counters are per request of both keys.",
 ].join('\n');
 
 export function renderTable(results, settings) {

@@ -4,6 +4,8 @@ import path from 'node:path';
 
 const PHASES = ['closed', 'open', 'stream', 'webhooks', 'ledger'];
 const TARGETS = ['direct', 'portkey', 'gateway'];
+// gateway-keyed: the same gateway, through a key with a budget and its own limits; opt-in.
+const KNOWN_TARGETS = [...TARGETS, 'gateway-keyed'];
 const DEFAULT_TICK_MS = 60_000; // the dispatcher's default DISPATCH_INTERVAL_MS
 const STOP_TIMEOUT_MS = 15_000;
 
@@ -17,9 +19,9 @@ function integer(env, name, fallback, min, max) {
   return value;
 }
 
-function list(env, name, allowed) {
+function list(env, name, allowed, fallback = allowed) {
   const raw = env[name];
-  if (raw === undefined || raw === '') return allowed;
+  if (raw === undefined || raw === '') return fallback;
   const items = raw
     .split(',')
     .map((item) => item.trim())
@@ -36,7 +38,7 @@ export function readSettings(env, root) {
   const fittingTickMs = Math.min(DEFAULT_TICK_MS, Math.max(1000, (webhookSeconds - 20) * 1000));
   return {
     phases: list(env, 'BENCH_PHASES', PHASES),
-    targets: list(env, 'BENCH_TARGETS', TARGETS),
+    targets: list(env, 'BENCH_TARGETS', KNOWN_TARGETS, TARGETS),
     connections: integer(env, 'BENCH_CONNECTIONS', 10, 1, 256),
     closedSeconds: integer(env, 'BENCH_CLOSED_SECONDS', 10, 1, 300),
     closedSliceSeconds: integer(env, 'BENCH_CLOSED_SLICE_SECONDS', 2, 1, 300),

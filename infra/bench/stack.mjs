@@ -199,7 +199,7 @@ async function admin(services, method, route, body, extraHeaders = {}) {
 export async function provision(
   services,
   upstreamUrl,
-  { keyBudget = false, keyLimits = false, accounts = 1 } = {},
+  { keyBudget = false, keyLimits = false, keyedTarget = false, accounts = 1 } = {},
 ) {
   const common = {
     provider: 'node',
@@ -221,7 +221,11 @@ export async function provision(
       await fundedKey(services, index === 0 ? 'bench' : `bench-${index}`, { keyBudget, keyLimits }),
     );
   }
-  return { apiKeys };
+  // The gateway-keyed target's key: an account of its own, its key with both on.
+  const keyedKey = keyedTarget
+    ? await fundedKey(services, 'bench-keyed', { keyBudget: true, keyLimits: true })
+    : undefined;
+  return { apiKeys, keyedKey };
 }
 
 /** One funded account with a raised rate limit and its API key `bench`; returns the key. */
@@ -269,6 +273,7 @@ export async function startBenchStack({
   dispatchIntervalMs,
   keyBudget = false,
   keyLimits = false,
+  keyedTarget = false,
   accounts = 1,
   holdEnds = 'ledger',
   admissions = 'direct',
@@ -293,9 +298,10 @@ export async function startBenchStack({
     { dispatchIntervalMs, caFile: certs.caFile, holdEnds, admissions, jobs },
     run,
   );
-  const { apiKeys } = await provision(services, upstream.baseUrl, {
+  const { apiKeys, keyedKey } = await provision(services, upstream.baseUrl, {
     keyBudget,
     keyLimits,
+    keyedTarget,
     accounts,
   });
   const [apiKey] = apiKeys;
@@ -319,5 +325,22 @@ export async function startBenchStack({
     sqlProfile,
   });
   cleanup.push(() => counters.close());
-  return { baseDir, infra, upstream, services, certs, apiKey, gateway: { ...gateway, counters } };
+  // The same processes through the keyed key. Its slices share the gateway's counters, which
+  // are read around both targets' slices and divided by both targets' requests.
+  const gatewayKeyed = keyedKey && {
+    ...gateway,
+    name: 'gateway-keyed',
+    headerSets: [{ authorization: `Bearer ${keyedKey}` }],
+    countedWith: 'gateway',
+  };
+  return {
+    baseDir,
+    infra,
+    upstream,
+    services,
+    certs,
+    apiKey,
+    gateway: { ...gateway, counters },
+    gatewayKeyed,
+  };
 }

@@ -8,7 +8,8 @@ import { Worker } from 'node:worker_threads';
  * schedule (a late timer must catch up, not shift the schedule), the /proc readings (a
  * command name with spaces and parentheses must not shift the CPU fields; threads other than the
  * main one count as background) and the closed loop's slices (targets measured in turn, each
- * target's figures the sum of its own slices).
+ * target's figures the sum of its own slices; counters read around the slices of two targets on
+ * the same processes divided by both targets' requests).
  */
 
 interface ProcTools {
@@ -36,13 +37,28 @@ interface BenchTarget {
   path: string;
   headers: Record<string, string>;
   processes: Record<string, () => number[]>;
+  counters?: { start(): Promise<(answered: number) => Promise<{ answered: number }>> };
+  countedWith?: string;
 }
 interface PhaseTools {
   closedPhase(
     targets: BenchTarget[],
     infraPids: Record<string, () => number[]>,
     settings: { connections: number; seconds: number; warmupSeconds: number; sliceSeconds: number },
-  ): Promise<Record<string, { ok: number; reqPerS: number; errors: Record<string, number> }>>;
+  ): Promise<
+    Record<
+      string,
+      {
+        ok: number;
+        reqPerS: number;
+        errors: Record<string, number>;
+        counters?: { answered: number };
+      }
+    >
+  >;
+}
+interface SettingsTools {
+  readSettings(env: Record<string, string>, root: string): { targets: string[] };
 }
 
 // Plain .mjs modules outside the type-checked program: imported by path at run time.
@@ -50,6 +66,7 @@ const benchModule = (name: string) => `${process.cwd()}/infra/bench/${name}`;
 const proc = (await import(benchModule('proc.mjs'))) as ProcTools;
 const load = (await import(benchModule('load.mjs'))) as LoadTools;
 const phases = (await import(benchModule('phases/http.mjs'))) as PhaseTools;
+const settings = (await import(benchModule('settings.mjs'))) as SettingsTools;
 
 describe('open-loop schedule', () => {
   it('sends the first request at once and then one per period', () => {
@@ -171,6 +188,61 @@ describe('closed loop in slices', () => {
     } finally {
       await fast.close();
       await slow.close();
+    }
+  });
+});
+
+describe('a second target on the same processes (gateway-keyed)', () => {
+  it('is run only when asked for', () => {
+    expect(settings.readSettings({}, process.cwd()).targets).toEqual([
+      'direct',
+      'portkey',
+      'gateway',
+    ]);
+    const asked = { BENCH_TARGETS: 'gateway,gateway-keyed' };
+    expect(settings.readSettings(asked, process.cwd()).targets).toEqual([
+      'gateway',
+      'gateway-keyed',
+    ]);
+  });
+
+  it('divides the counters read around both targets slices by both targets requests', async () => {
+    const listener = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.end('{}'));
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+    const target = (name: string, extra: Partial<BenchTarget>): BenchTarget => ({
+      name,
+      url,
+      path: '/',
+      headers: {},
+      processes: { self: () => [process.pid] },
+      ...extra,
+    });
+    // The counters report the requests they are divided by.
+    const counters = {
+      start: () => Promise.resolve((answered: number) => Promise.resolve({ answered })),
+    };
+    try {
+      const results = await phases.closedPhase(
+        [
+          target('plain', { counters }),
+          target('keyed', { countedWith: 'plain' }),
+          target('other', {}),
+        ],
+        {},
+        { connections: 1, seconds: 0.4, warmupSeconds: 0, sliceSeconds: 0.2 },
+      );
+      const { plain, keyed, other } = results;
+      expect(plain!.ok).toBeGreaterThan(0);
+      expect(keyed!.ok).toBeGreaterThan(0);
+      expect(other!.ok).toBeGreaterThan(0);
+      expect(plain!.counters).toEqual({ answered: plain!.ok + keyed!.ok });
+      expect(keyed!.counters).toBeUndefined();
+    } finally {
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
     }
   });
 });
