@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, expect } from '@jest/globals';
 import OpenAI from 'openai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { CHAT_MODEL, startAbuseStack, type AbuseStack } from '../abuse/abuse-stack.js';
 import { launchChromium, newViewer } from './browser.js';
 
@@ -189,6 +189,18 @@ export async function ownerWithKey(
 export async function open(page: Page, link: string, heading = link): Promise<void> {
   await page.getByRole('navigation').getByRole('link', { name: link }).click();
   await page.getByRole('heading', { name: heading, level: 2 }).waitFor();
+}
+
+/**
+ * Reloads the page and waits until `shown` is visible and no list on it is still loading, so
+ * that what is counted next is the data and not a page still fetching it. (A count taken as
+ * soon as the heading showed was 0 on every try once the API answered slower than the page
+ * loaded: a busy machine, or a delay put on the route.)
+ */
+export async function reloadLoaded(page: Page, shown: Locator): Promise<void> {
+  await page.reload();
+  await shown.waitFor();
+  await page.getByLabel('Loading').first().waitFor({ state: 'detached' });
 }
 
 /** The file behind a download link, as text. */

@@ -9,6 +9,7 @@ import {
   download,
   open,
   operatorViewer,
+  reloadLoaded,
   takeShownKey,
   useDashboardStack,
   viewer,
@@ -62,8 +63,7 @@ describe('dashboard operators, usage', () => {
     // A request is counted when its hold ends, just after the answer.
     await waitFor(
       async () => {
-        await page.reload();
-        await page.getByRole('heading', { name: 'Requests' }).waitFor();
+        await reloadLoaded(page, page.getByRole('heading', { name: 'Requests' }));
         return (await page.getByTestId('request-row').count()) >= 2 || undefined;
       },
       20_000,

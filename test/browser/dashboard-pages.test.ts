@@ -12,6 +12,7 @@ import {
   ownerWithKey,
   probe,
   refusal,
+  reloadLoaded,
   takeShownKey,
   useDashboardStack,
 } from './dashboard-harness.js';
@@ -105,13 +106,7 @@ describe('dashboard pages, owners', () => {
     await open(page, 'Usage');
     await waitFor(
       async () => {
-        await page.reload();
-        await page.getByRole('heading', { name: 'Requests' }).waitFor();
-        await page
-          .getByTestId('usage-group')
-          .first()
-          .waitFor({ timeout: 2_000 })
-          .catch(() => {});
+        await reloadLoaded(page, page.getByRole('heading', { name: 'Requests' }));
         return (await page.getByTestId('request-row').count()) === 3 || undefined;
       },
       30_000,
@@ -225,8 +220,7 @@ describe('dashboard pages, operators', () => {
     // Billing lists entries once they are past its safety delay (no page skips a late commit).
     await waitFor(
       async () => {
-        await page.reload();
-        await page.getByTestId('ledger-check').waitFor();
+        await reloadLoaded(page, page.getByTestId('ledger-check'));
         return (await page.getByTestId('ledger-entry').count()) > 0 || undefined;
       },
       45_000,

@@ -3,7 +3,14 @@ import type { Page } from 'playwright-core';
 import { CHAT_MODEL } from '../abuse/abuse-stack.js';
 import { waitFor } from '@gateway/testing';
 import { screenshots } from './browser.js';
-import { amountOf, chat, open, ownerWithKey, useDashboardStack } from './dashboard-harness.js';
+import {
+  amountOf,
+  chat,
+  open,
+  ownerWithKey,
+  reloadLoaded,
+  useDashboardStack,
+} from './dashboard-harness.js';
 
 /*
  * Receipts in Chromium against the real stack: each row of the owner's request log links
@@ -33,8 +40,7 @@ describe('receipts in the dashboard', () => {
     await open(page, 'Usage');
     await waitFor(
       async () => {
-        await page.reload();
-        await page.getByRole('heading', { name: 'Requests' }).waitFor();
+        await reloadLoaded(page, page.getByRole('heading', { name: 'Requests' }));
         return (await page.getByTestId('request-row').count()) === 2 || undefined;
       },
       30_000,
