@@ -12,6 +12,7 @@
  */
 import { fork } from 'node:child_process';
 import http from 'node:http';
+import { summarize } from './load.mjs';
 
 const requests = Number(process.env.HOP_REQUESTS ?? 200);
 const gapMs = Number(process.env.HOP_GAP_MS ?? 150);
@@ -57,10 +58,6 @@ function timedCall(port) {
   });
 }
 
-const quantile = (values, q) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-};
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function measure(port, pauseMs) {
@@ -69,7 +66,8 @@ async function measure(port, pauseMs) {
     if (pauseMs > 0) await sleep(pauseMs);
     timesMs.push(await timedCall(port));
   }
-  return { p50: quantile(timesMs, 0.5), p90: quantile(timesMs, 0.9) };
+  const { p50Ms, p90Ms } = summarize(timesMs);
+  return { p50: p50Ms, p90: p90Ms };
 }
 
 async function main() {

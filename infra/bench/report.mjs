@@ -15,11 +15,14 @@ const ms = (value) =>
       : `${fmt(value, 1)} ms`;
 const cpu = (value) =>
   value === undefined || Number.isNaN(value) ? '—' : `${value.toFixed(2)} ms`;
+/** CPU per request of a gateway target's services, PostgreSQL and RabbitMQ together. */
+function countedMs({ cpuMsPerRequestTotal, cpuMsPerRequest: { postgres = 0, rabbitmq = 0 } }) {
+  return cpuMsPerRequestTotal + postgres + rabbitmq;
+}
 /** The gateway's services plus PostgreSQL and RabbitMQ, and that as a multiple of Portkey's. */
 function allCounted(gateway, portkey) {
   if (!gateway?.cpuMsPerRequest) return '—';
-  const { postgres = 0, rabbitmq = 0 } = gateway.cpuMsPerRequest;
-  const total = gateway.cpuMsPerRequestTotal + postgres + rabbitmq;
+  const total = countedMs(gateway);
   const ratio = portkey?.cpuMsPerRequestTotal
     ? ` (${(total / portkey.cpuMsPerRequestTotal).toFixed(1)}×)`
     : '';
@@ -161,13 +164,11 @@ const change = (keyed, plain) =>
 /** The gateway-keyed target beside the plain gateway, from slices taken in turn. */
 function keyedRows(plain, keyed) {
   if (!plain || !keyed) return [];
-  const counted = (r) =>
-    r.cpuMsPerRequestTotal + r.cpuMsPerRequest.postgres + r.cpuMsPerRequest.rabbitmq;
   const figures = [
     ['req/s', (r) => r.reqPerS, (v) => fmt(v, 0)],
     ['own CPU', (r) => r.cpuMsPerRequestTotal, cpu],
     ['PostgreSQL', (r) => r.cpuMsPerRequest.postgres, cpu],
-    ['counted', counted, cpu],
+    ['counted', countedMs, cpu],
   ];
   return [
     [

@@ -111,9 +111,11 @@ export async function closedPhase(
       const ok = answered[i];
       // Counters read around slices of other targets on the same processes (countedWith) are
       // per request of them all.
-      const sharing = targets.filter((other) => other.countedWith === target.name);
       const counts = await stopCounters[i]?.(
-        ok + sharing.reduce((sum, other) => sum + answered[targets.indexOf(other)], 0),
+        targets.reduce(
+          (sum, other, j) => (other.countedWith === target.name ? sum + answered[j] : sum),
+          ok,
+        ),
       );
       const figures = {
         ok,
