@@ -1,35 +1,42 @@
-import { expect, it } from '@jest/globals';
+import { expect, it, jest } from '@jest/globals';
 import { startSweeperWith } from './sweeper.js';
 
-/** Blocks the event loop, as a stopped (SIGSTOP) or starved process would miss its ticks. */
-function stall(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until);
-}
+const intervalMs = 20;
 
+/**
+ * The timers are fake and the monotonic clock is the test's own, so a stall is staged exactly:
+ * a loaded host (CI runs two jest workers) made real 20 ms timers fire late and reset the count
+ * on ticks the test meant to be on time.
+ */
 it('tells each sweep how long the process has been awake, starting again after a stall', async () => {
-  const awake: number[] = [];
-  let stalled = false;
-  const stop = startSweeperWith(
-    async (_now, awakeForMs) => {
-      awake.push(awakeForMs);
-      // Stall once, between two ticks, for several intervals.
-      if (awake.length === 3 && !stalled) {
-        stalled = true;
-        setTimeout(() => stall(150), 1);
-      }
-      return 0;
-    },
-    () => new Date(),
-    { intervalMs: 20 },
-  );
-  while (awake.length < 6) await new Promise((resolve) => setTimeout(resolve, 10));
-  await stop();
-  // Awake time grows tick after tick...
-  expect(awake[1]!).toBeGreaterThan(awake[0]!);
-  expect(awake[2]!).toBeGreaterThan(awake[1]!);
-  // ...until the tick after the stall, which starts counting again (below the 150 ms stall).
-  expect(awake[3]!).toBeLessThan(awake[2]!);
-  expect(awake[3]!).toBeLessThan(150);
-  expect(awake[5]!).toBeGreaterThan(awake[3]!);
+  jest.useFakeTimers({
+    doNotFake: ['Date', 'performance', 'hrtime', 'nextTick', 'setImmediate', 'queueMicrotask'],
+  });
+  try {
+    let monotonicMs = 0;
+    const awake: number[] = [];
+    const stop = startSweeperWith(
+      async (_now, awakeForMs) => {
+        awake.push(awakeForMs);
+        return 0;
+      },
+      () => new Date(),
+      { intervalMs, monotonicNowMs: () => monotonicMs },
+    );
+    // One tick: the clock moves an interval (plus how late the tick fires), then the timer fires.
+    const tick = async (lateMs = 0) => {
+      monotonicMs += intervalMs + lateMs;
+      await jest.advanceTimersByTimeAsync(intervalMs);
+    };
+    await tick();
+    await tick();
+    await tick(intervalMs); // late by exactly one interval: still awake
+    await tick(150); // stopped or starved for 150 ms: starts counting again
+    await tick();
+    await tick();
+    await stop();
+    expect(awake).toEqual([20, 40, 80, 0, 20, 40]);
+  } finally {
+    jest.useRealTimers();
+  }
 });

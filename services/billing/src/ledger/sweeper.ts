@@ -14,6 +14,8 @@ export interface SweeperOptions {
   onExpired?: (count: number) => void;
   /** Called when a sweep fails; the sweeper keeps running. */
   onError?: (error: unknown) => void;
+  /** The monotonic clock in ms (default performance.now); tests move it to stage a stall. */
+  monotonicNowMs?: () => number;
 }
 
 export interface SweepDeps {
@@ -103,21 +105,22 @@ export function startSweeperWith(
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
-  let awakeSinceMs = performance.now();
+  const nowMs = options.monotonicNowMs ?? (() => performance.now());
+  let awakeSinceMs = nowMs();
   const sweep = async () => {
     try {
       // Expired idempotency records (credits included) are purged by billing's idempotency
       // purge (RequestIdempotency.purgeExpired), which covers every scope.
-      const count = await expire(clock(), performance.now() - awakeSinceMs);
+      const count = await expire(clock(), nowMs() - awakeSinceMs);
       if (count > 0) options.onExpired?.(count);
     } catch (error) {
       options.onError?.(error);
     }
   };
   const schedule = () => {
-    const dueAtMs = performance.now() + options.intervalMs;
+    const dueAtMs = nowMs() + options.intervalMs;
     timer = setTimeout(() => {
-      if (performance.now() - dueAtMs > options.intervalMs) awakeSinceMs = performance.now();
+      if (nowMs() - dueAtMs > options.intervalMs) awakeSinceMs = nowMs();
       running = sweep().finally(() => {
         running = undefined;
         if (!stopped) schedule();
