@@ -147,7 +147,14 @@ export async function openLoop(client, body, { ratePerS, seconds, drainMs = 30_0
     new Promise((resolve) => setTimeout(resolve, drainMs, false)),
   ]);
   if (!drained) errors['unanswered after the run'] = inFlight.size;
-  return { sent, ok: latencies.length, errors, maxInFlight, ...summarize(latencies) };
+  return {
+    sent,
+    ok: latencies.length,
+    errors,
+    maxInFlight,
+    ...summarize(latencies),
+    latenciesMs: latencies,
+  };
 }
 
 /**

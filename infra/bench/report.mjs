@@ -194,7 +194,8 @@ function openRows({ open }, settings) {
   return [
     [
       `open loop ${settings.openRate} req/s × ${settings.openSeconds} s ` +
-        `(after ${settings.openWarmupSeconds} s unmeasured): p50 / p90 / p99`,
+        `(${settings.openSliceSeconds ?? settings.openSeconds} s slices in turn, ` +
+        `after ${settings.openWarmupSeconds} s unmeasured): p50 / p90 / p99`,
       cell(direct),
       cell(portkey),
       cell(gateway),

@@ -45,6 +45,7 @@ export function readSettings(env, root) {
     warmupSeconds: integer(env, 'BENCH_WARMUP_SECONDS', 20, 0, 300),
     openRate: integer(env, 'BENCH_OPEN_RATE', 200, 1, 5000),
     openSeconds: integer(env, 'BENCH_OPEN_SECONDS', 10, 1, 300),
+    openSliceSeconds: integer(env, 'BENCH_OPEN_SLICE_SECONDS', 1, 1, 300),
     openWarmupSeconds: integer(env, 'BENCH_OPEN_WARMUP_SECONDS', 5, 0, 300),
     streamRequests: integer(env, 'BENCH_STREAM_REQUESTS', 30, 1, 1000),
     streamChunks: integer(env, 'BENCH_STREAM_CHUNKS', 5, 2, 100),

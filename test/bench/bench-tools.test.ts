@@ -7,9 +7,9 @@ import { Worker } from 'node:worker_threads';
  * The two pieces of `pnpm bench` whose mistakes would not show in its output: the open loop's
  * schedule (a late timer must catch up, not shift the schedule), the /proc readings (a
  * command name with spaces and parentheses must not shift the CPU fields; threads other than the
- * main one count as background) and the closed loop's slices (targets measured in turn, each
- * target's figures the sum of its own slices; counters read around the slices of two targets on
- * the same processes divided by both targets' requests).
+ * main one count as background) and the closed and open loops' slices (targets measured in
+ * turn, each target's figures the sum of its own slices; counters read around the slices of two
+ * targets on the same processes divided by both targets' requests).
  */
 
 interface ProcTools {
@@ -40,7 +40,20 @@ interface BenchTarget {
   counters?: { start(): Promise<(answered: number) => Promise<{ answered: number }>> };
   countedWith?: string;
 }
+interface OpenFigures {
+  ok: number;
+  sent: number;
+  maxInFlight: number;
+  p50Ms: number;
+  errors: Record<string, number>;
+  counters?: { answered: number };
+}
 interface PhaseTools {
+  openPhase(
+    targets: BenchTarget[],
+    infraPids: Record<string, () => number[]>,
+    settings: { ratePerS: number; seconds: number; warmupSeconds: number; sliceSeconds: number },
+  ): Promise<Record<string, OpenFigures>>;
   closedPhase(
     targets: BenchTarget[],
     infraPids: Record<string, () => number[]>,
@@ -128,31 +141,44 @@ describe('/proc parsing', () => {
   });
 });
 
-describe('closed loop in slices', () => {
-  /** A loopback server answering after `delayMs`, noting when each request came. */
-  async function server(delayMs: number) {
-    const arrivalsMs: number[] = [];
-    const listener = http.createServer((req, res) => {
-      arrivalsMs.push(performance.now());
-      req.resume();
-      req.on('end', () => setTimeout(() => res.end('{}'), delayMs));
-    });
-    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
-    const { port } = listener.address() as AddressInfo;
-    const close = () => new Promise<void>((resolve) => listener.close(() => resolve()));
-    return { arrivalsMs, close, url: `http://127.0.0.1:${port}` };
-  }
+/** A loopback server answering after `delayMs`, noting when each request came. */
+async function server(delayMs: number) {
+  const arrivalsMs: number[] = [];
+  const listener = http.createServer((req, res) => {
+    arrivalsMs.push(performance.now());
+    req.resume();
+    req.on('end', () => setTimeout(() => res.end('{}'), delayMs));
+  });
+  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+  const { port } = listener.address() as AddressInfo;
+  const close = () => new Promise<void>((resolve) => listener.close(() => resolve()));
+  return { arrivalsMs, close, url: `http://127.0.0.1:${port}` };
+}
 
+const target = (name: string, url: string, extra: Partial<BenchTarget> = {}): BenchTarget => ({
+  name,
+  url,
+  path: '/',
+  headers: {},
+  processes: { self: () => [process.pid] },
+  ...extra,
+});
+
+/** How many separate runs of time `mine` falls into, with some of `other` between them. */
+function runsOf(mine: number[], other: number[]): number {
+  let runs = 0;
+  let last = -Infinity;
+  for (const at of mine) {
+    if (runs === 0 || other.some((t) => t > last && t < at)) runs += 1;
+    last = at;
+  }
+  return runs;
+}
+
+describe('closed loop in slices', () => {
   it('measures the targets in turn, each for its own slices only', async () => {
     const fast = await server(1);
     const slow = await server(5);
-    const target = (name: string, url: string): BenchTarget => ({
-      name,
-      url,
-      path: '/',
-      headers: {},
-      processes: { self: () => [process.pid] },
-    });
     try {
       const started = performance.now();
       const results = await phases.closedPhase(
@@ -163,15 +189,6 @@ describe('closed loop in slices', () => {
       const elapsedS = (performance.now() - started) / 1000;
       // Four slices each, in turn: fast, slow, fast, slow, ... Each target's requests fall into
       // four separate runs of time, the other's slice between them.
-      const runsOf = (mine: number[], other: number[]) => {
-        let runs = 0;
-        let last = -Infinity;
-        for (const at of mine) {
-          if (runs === 0 || other.some((t) => t > last && t < at)) runs += 1;
-          last = at;
-        }
-        return runs;
-      };
       expect(runsOf(fast.arrivalsMs, slow.arrivalsMs)).toBe(4);
       expect(runsOf(slow.arrivalsMs, fast.arrivalsMs)).toBe(4);
       const fastFigures = results.fast!;
@@ -185,6 +202,41 @@ describe('closed loop in slices', () => {
       expect(fastFigures.reqPerS).toBeLessThanOrEqual(fastFigures.ok / 1.2);
       expect(fastFigures.reqPerS).toBeGreaterThan(fastFigures.ok / 2);
       expect(fastFigures.reqPerS).toBeGreaterThan(slowFigures.reqPerS);
+    } finally {
+      await fast.close();
+      await slow.close();
+    }
+  });
+});
+
+describe('open loop in slices', () => {
+  it('measures the targets in turn, each slice at the full rate and ended before the next', async () => {
+    const fast = await server(1);
+    const slow = await server(20);
+    try {
+      const results = await phases.openPhase(
+        [target('fast', fast.url), target('slow', slow.url)],
+        {},
+        { ratePerS: 100, seconds: 1.2, warmupSeconds: 0, sliceSeconds: 0.3 },
+      );
+      expect(runsOf(fast.arrivalsMs, slow.arrivalsMs)).toBe(4);
+      expect(runsOf(slow.arrivalsMs, fast.arrivalsMs)).toBe(4);
+      // 100 a second for 0.3 s, four times: every request sent is counted, and answered.
+      for (const [name, { arrivalsMs }] of [
+        ['fast', fast],
+        ['slow', slow],
+      ] as const) {
+        const figures = results[name]!;
+        expect(figures.errors).toEqual({});
+        expect(figures.sent).toBe(120);
+        expect(figures.ok).toBe(120);
+        expect(arrivalsMs).toHaveLength(120);
+      }
+      // Latencies are each target's own: the slow server's 20 ms shows in its p50 only.
+      expect(results.slow!.p50Ms).toBeGreaterThanOrEqual(20);
+      expect(results.fast!.p50Ms).toBeLessThan(20);
+      // Two or three of the slow server's requests overlap (20 ms each, one every 10 ms).
+      expect(results.slow!.maxInFlight).toBeGreaterThanOrEqual(2);
     } finally {
       await fast.close();
       await slow.close();
@@ -206,43 +258,53 @@ describe('a second target on the same processes (gateway-keyed)', () => {
     ]);
   });
 
-  it('divides the counters read around both targets slices by both targets requests', async () => {
-    const listener = http.createServer((req, res) => {
-      req.resume();
-      req.on('end', () => res.end('{}'));
-    });
-    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
-    const target = (name: string, extra: Partial<BenchTarget>): BenchTarget => ({
-      name,
-      url,
-      path: '/',
-      headers: {},
-      processes: { self: () => [process.pid] },
-      ...extra,
-    });
-    // The counters report the requests they are divided by.
-    const counters = {
-      start: () => Promise.resolve((answered: number) => Promise.resolve({ answered })),
-    };
-    try {
-      const results = await phases.closedPhase(
-        [
-          target('plain', { counters }),
-          target('keyed', { countedWith: 'plain' }),
-          target('other', {}),
-        ],
-        {},
-        { connections: 1, seconds: 0.4, warmupSeconds: 0, sliceSeconds: 0.2 },
-      );
-      const { plain, keyed, other } = results;
-      expect(plain!.ok).toBeGreaterThan(0);
-      expect(keyed!.ok).toBeGreaterThan(0);
-      expect(other!.ok).toBeGreaterThan(0);
-      expect(plain!.counters).toEqual({ answered: plain!.ok + keyed!.ok });
-      expect(keyed!.counters).toBeUndefined();
-    } finally {
-      await new Promise<void>((resolve) => listener.close(() => resolve()));
-    }
-  });
+  it.each(['closed', 'open'] as const)(
+    'divides the counters read around both targets slices by both targets requests (%s loop)',
+    async (loop) => {
+      const answering = await server(0);
+      const shared = (name: string, extra: Partial<BenchTarget>) =>
+        target(name, answering.url, extra);
+      // The counters report the requests they are divided by.
+      const counters = {
+        start: () => Promise.resolve((answered: number) => Promise.resolve({ answered })),
+      };
+      const targets = [
+        shared('plain', { counters }),
+        shared('keyed', { countedWith: 'plain' }),
+        shared('other', {}),
+      ];
+      try {
+        const results =
+          loop === 'closed'
+            ? await phases.closedPhase(
+                targets,
+                {},
+                {
+                  connections: 1,
+                  seconds: 0.4,
+                  warmupSeconds: 0,
+                  sliceSeconds: 0.2,
+                },
+              )
+            : await phases.openPhase(
+                targets,
+                {},
+                {
+                  ratePerS: 50,
+                  seconds: 0.4,
+                  warmupSeconds: 0,
+                  sliceSeconds: 0.2,
+                },
+              );
+        const { plain, keyed, other } = results;
+        expect(plain!.ok).toBeGreaterThan(0);
+        expect(keyed!.ok).toBeGreaterThan(0);
+        expect(other!.ok).toBeGreaterThan(0);
+        expect(plain!.counters).toEqual({ answered: plain!.ok + keyed!.ok });
+        expect(keyed!.counters).toBeUndefined();
+      } finally {
+        await answering.close();
+      }
+    },
+  );
 });
