@@ -7,6 +7,8 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 
 const REQUEST_TIMEOUT_MS = 30_000;
+/** Below the 5 s keep-alive of the services and of Node's servers. */
+const IDLE_SOCKET_TIMEOUT_MS = 4_000;
 
 /** Nearest-rank percentile of an ascending array (NaN when empty). */
 export function percentile(sorted, p) {
@@ -28,7 +30,16 @@ export function summarize(latenciesMs) {
  * per system under test; the body is the same chat completion everywhere.
  */
 export function createClient(target, { maxSockets }) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets });
+  // An idle socket is closed by the client before the server's keep-alive ends (Node's agent
+  // then takes the server's announced timeout less 1 s, given a timeout of its own): without
+  // one, a request sent on a socket the server was closing failed with ECONNRESET, which the
+  // open loop's slices, leaving sockets idle while other targets run, made happen.
+  const agent = new http.Agent({
+    keepAlive: true,
+    maxSockets,
+    maxFreeSockets: maxSockets,
+    timeout: IDLE_SOCKET_TIMEOUT_MS,
+  });
   const url = new URL(target.url);
   if (!['127.0.0.1', '[::1]'].includes(url.hostname)) throw new Error('loopback targets only');
   // A target with several credentials (`headerSets`) uses them in turn, one per request.
@@ -36,7 +47,7 @@ export function createClient(target, { maxSockets }) {
   let sent = 0;
   /**
    * Sends one request. onChunk(timeMs) is called at each body chunk's arrival. Resolves with the
-   * status and the full body; never rejects (a network error is status 0).
+   * status and the full body; never rejects (a network error is status 0, `error` its kind).
    */
   const send = (body, onChunk) =>
     new Promise((resolve) => {
@@ -62,18 +73,23 @@ export function createClient(target, { maxSockets }) {
           res.on('end', () =>
             resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') }),
           );
-          res.on('error', () => resolve({ status: 0, body: '' }));
+          res.on('error', (error) => resolve({ status: 0, body: '', error: networkError(error) }));
         },
       );
-      req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error('timed out')));
-      req.on('error', () => resolve({ status: 0, body: '' }));
+      req.setTimeout(REQUEST_TIMEOUT_MS, () =>
+        req.destroy(Object.assign(new Error('timed out'), { code: 'timeout' })),
+      );
+      req.on('error', (error) => resolve({ status: 0, body: '', error: networkError(error) }));
       req.end(payload);
     });
   return { send, close: () => agent.destroy() };
 }
 
-const countError = (errors, status) => {
-  const key = status === 0 ? 'network/timeout' : `HTTP ${status}`;
+/** A failure without an answer, by its code: `network ECONNRESET`, `network timeout`. */
+const networkError = (error) => `network ${error?.code ?? 'error'}`;
+
+const countError = (errors, { status, error }) => {
+  const key = status === 0 ? error : `HTTP ${status}`;
   errors[key] = (errors[key] ?? 0) + 1;
 };
 
@@ -86,9 +102,9 @@ export async function closedLoop(client, body, { connections, seconds }) {
   const loop = async () => {
     while (performance.now() < deadline) {
       const t0 = performance.now();
-      const { status } = await client.send(body);
-      if (status === 200) latencies.push(performance.now() - t0);
-      else countError(errors, status);
+      const answer = await client.send(body);
+      if (answer.status === 200) latencies.push(performance.now() - t0);
+      else countError(errors, answer);
     }
   };
   await Promise.all(Array.from({ length: connections }, loop));
@@ -122,9 +138,9 @@ export async function openLoop(client, body, { ratePerS, seconds, drainMs = 30_0
   let sent = 0;
   let maxInFlight = 0;
   const fire = (dueMs) => {
-    const answer = client.send(body).then(({ status }) => {
-      if (status === 200) latencies.push(performance.now() - dueMs);
-      else countError(errors, status);
+    const answer = client.send(body).then((answered) => {
+      if (answered.status === 200) latencies.push(performance.now() - dueMs);
+      else countError(errors, answered);
       inFlight.delete(answer);
     });
     inFlight.add(answer);
@@ -170,15 +186,15 @@ export async function streamProbe(client, body, { count }) {
     let first;
     const contentAt = [];
     let streamed = '';
-    const { status } = await client.send(body, (at, chunk) => {
+    const answer = await client.send(body, (at, chunk) => {
       first ??= at - t0;
       const text = chunk.toString('utf8');
       streamed += text;
       const events = text.match(/"content":"[^"]+"/g)?.length ?? 0;
       for (let n = 0; n < events; n += 1) contentAt.push(at);
     });
-    if (status !== 200 || first === undefined) {
-      countError(errors, status);
+    if (answer.status !== 200 || first === undefined) {
+      countError(errors, answer);
       continue;
     }
     // A stream that started (200) can still fail: an error event, or no `[DONE]`.

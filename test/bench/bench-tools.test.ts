@@ -4,12 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
 
 /*
- * The two pieces of `pnpm bench` whose mistakes would not show in its output: the open loop's
- * schedule (a late timer must catch up, not shift the schedule), the /proc readings (a
- * command name with spaces and parentheses must not shift the CPU fields; threads other than the
- * main one count as background) and the closed and open loops' slices (targets measured in
- * turn, each target's figures the sum of its own slices; counters read around the slices of two
- * targets on the same processes divided by both targets' requests).
+ * The pieces of `pnpm bench` whose mistakes would not show in its output: the open loop's
+ * schedule (a late timer must catch up, not shift the schedule), the load client's idle sockets
+ * (closed before the server's keep-alive ends, or a request meets a closing socket) and the
+ * names of its failures, the /proc readings (a command name with spaces and parentheses must not
+ * shift the CPU fields; threads other than the main one count as background) and the closed and
+ * open loops' slices (targets measured in turn, each target's figures the sum of its own slices;
+ * counters read around the slices of two targets on the same processes divided by both targets'
+ * requests).
  */
 
 interface ProcTools {
@@ -29,6 +31,13 @@ interface LoadTools {
     total: number,
   ): number;
   percentile(sorted: number[], p: number): number;
+  createClient(
+    target: { url: string; path: string; headers: Record<string, string> },
+    options: { maxSockets: number },
+  ): {
+    send(body: unknown): Promise<{ status: number; error?: string }>;
+    close(): void;
+  };
 }
 
 interface BenchTarget {
@@ -205,6 +214,45 @@ describe('closed loop in slices', () => {
     } finally {
       await fast.close();
       await slow.close();
+    }
+  });
+});
+
+describe('the load client', () => {
+  it('closes an idle socket before the server announced it would, not sending on a closing one', async () => {
+    let connections = 0;
+    const listener = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.end('{}'));
+    });
+    // Announced as `Keep-Alive: timeout=2`: the client keeps an idle socket at most 1 s.
+    listener.keepAliveTimeout = 2_000;
+    listener.on('connection', () => (connections += 1));
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+    const client = load.createClient({ url, path: '/', headers: {} }, { maxSockets: 1 });
+    try {
+      expect((await client.send({})).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      // The server would still have taken it; the client had let it go.
+      expect((await client.send({})).status).toBe(200);
+      expect(connections).toBe(2);
+    } finally {
+      client.close();
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
+    }
+  });
+
+  it('names a failure without an answer by its code', async () => {
+    const listener = http.createServer();
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+    await new Promise<void>((resolve) => listener.close(() => resolve()));
+    const client = load.createClient({ url, path: '/', headers: {} }, { maxSockets: 1 });
+    try {
+      expect(await client.send({})).toMatchObject({ status: 0, error: 'network ECONNREFUSED' });
+    } finally {
+      client.close();
     }
   });
 });
