@@ -19,17 +19,18 @@
  *   BENCH_CONNECTIONS       closed loop: connections            [10]
  *   BENCH_CLOSED_SECONDS    closed loop: seconds per target     [10]
  *   BENCH_CLOSED_SLICE_SECONDS  closed loop: the targets are measured in turn in slices of this
- *                           long, so that the host's changing load falls on each alike; equal
- *                           to BENCH_CLOSED_SECONDS, one after the other as before [2]
+ *                           long, so that the host's changing load falls on each alike; 1 s
+ *                           keeps the other three targets' slices under the 4 s the load client
+ *                           keeps an idle socket, so no slice opens its connections again;
+ *                           equal to BENCH_CLOSED_SECONDS, one after the other as before [1]
  *   BENCH_WARMUP_SECONDS    closed loop: unmeasured warm-up per target, long enough for V8 to
  *                           have optimised the request path (2 s left a third of the gateway's
  *                           measured CPU in its compiler threads; docs/benchmarks.md) [20]
  *   BENCH_OPEN_RATE         open loop: requests per second (issue 31's target rate) [200]
  *   BENCH_OPEN_SECONDS      open loop: seconds per target       [10]
  *   BENCH_OPEN_SLICE_SECONDS  open loop: the targets are measured in turn in slices of this
- *                           long, as in the closed loop; 1 s keeps four targets' connections
- *                           within their servers' keep-alive; equal to BENCH_OPEN_SECONDS, one
- *                           after the other as before [1]
+ *                           long, as in the closed loop, for the same reasons; equal to
+ *                           BENCH_OPEN_SECONDS, one after the other as before [1]
  *   BENCH_OPEN_WARMUP_SECONDS  open loop: unmeasured warm-up per target at the same rate, so
  *                           that its figures do not depend on the closed phase having run
  *                           before it (cold, the gateway's p99 at 200 req/s was 14 times its

@@ -33,7 +33,8 @@ export function createClient(target, { maxSockets }) {
   // An idle socket is closed by the client before the server's keep-alive ends (Node's agent
   // then takes the server's announced timeout less 1 s, given a timeout of its own): without
   // one, a request sent on a socket the server was closing failed with ECONNRESET, which the
-  // open loop's slices, leaving sockets idle while other targets run, made happen.
+  // slices, leaving sockets idle while other targets run, made happen. So a target's sockets
+  // outlive the other targets' slices only if those take less than 4 s together.
   const agent = new http.Agent({
     keepAlive: true,
     maxSockets,
@@ -73,22 +74,23 @@ export function createClient(target, { maxSockets }) {
           res.on('end', () =>
             resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') }),
           );
-          res.on('error', (error) => resolve({ status: 0, body: '', error: networkError(error) }));
+          res.on('error', (error) => resolve({ status: 0, body: '', error: failureName(error) }));
         },
       );
       req.setTimeout(REQUEST_TIMEOUT_MS, () =>
         req.destroy(Object.assign(new Error('timed out'), { code: 'timeout' })),
       );
-      req.on('error', (error) => resolve({ status: 0, body: '', error: networkError(error) }));
+      req.on('error', (error) => resolve({ status: 0, body: '', error: failureName(error) }));
       req.end(payload);
     });
   return { send, close: () => agent.destroy() };
 }
 
-/** A failure without an answer, by its code: `network ECONNRESET`, `network timeout`. */
-const networkError = (error) => `network ${error?.code ?? 'error'}`;
+/** A failure without an answer, named by its code: `network ECONNRESET`, `network timeout`. */
+const failureName = (error) => `network ${error?.code ?? 'error'}`;
 
-const countError = (errors, { status, error }) => {
+/** Counts an answer other than 200 under its status, or a failure without one under its name. */
+export const countError = (errors, { status, error }) => {
   const key = status === 0 ? error : `HTTP ${status}`;
   errors[key] = (errors[key] ?? 0) + 1;
 };
@@ -158,10 +160,13 @@ export async function openLoop(client, body, { ratePerS, seconds, drainMs = 30_0
     };
     tick();
   });
+  let drainTimer;
   const drained = await Promise.race([
     Promise.all(inFlight).then(() => true),
-    new Promise((resolve) => setTimeout(resolve, drainMs, false)),
+    new Promise((resolve) => (drainTimer = setTimeout(resolve, drainMs, false))),
   ]);
+  // Cleared: a slice's timer left running would hold the process up to drainMs after the phase.
+  clearTimeout(drainTimer);
   if (!drained) errors['unanswered after the run'] = inFlight.size;
   return {
     sent,

@@ -41,7 +41,7 @@ export function readSettings(env, root) {
     targets: list(env, 'BENCH_TARGETS', KNOWN_TARGETS, TARGETS),
     connections: integer(env, 'BENCH_CONNECTIONS', 10, 1, 256),
     closedSeconds: integer(env, 'BENCH_CLOSED_SECONDS', 10, 1, 300),
-    closedSliceSeconds: integer(env, 'BENCH_CLOSED_SLICE_SECONDS', 2, 1, 300),
+    closedSliceSeconds: integer(env, 'BENCH_CLOSED_SLICE_SECONDS', 1, 1, 300),
     warmupSeconds: integer(env, 'BENCH_WARMUP_SECONDS', 20, 0, 300),
     openRate: integer(env, 'BENCH_OPEN_RATE', 200, 1, 5000),
     openSeconds: integer(env, 'BENCH_OPEN_SECONDS', 10, 1, 300),

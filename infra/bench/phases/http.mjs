@@ -54,24 +54,31 @@ const addInto = (sums, values) => {
 
 /**
  * Measures the targets in turn, in rounds: each target warmed up first (`warmUp(client)`,
- * unmeasured), then `slice(client, seconds)` for each target, one after the other, until each
- * has had `seconds`. The host's load, which other tenants change from minute to minute, then
- * falls on every target alike, and the ratio of their figures holds; measured one after the
- * other, Portkey's own figures moved by a fifth between runs. A target's latencies, errors and
- * CPU are the sums of its slices; `figures(slices, ok)` adds the phase's own from the slices'
- * results. Its counters (the gateway's) are read around all of its slices: the other targets'
- * slices add only the components' background work to them, and counters read around slices of
- * other targets on the same processes (countedWith) are per request of them all.
+ * unmeasured), then one unmeasured round of slices in turn, then `slice(client, sliceS)` for
+ * each target, one after the other, until each has had `seconds`. The host's load, which other
+ * tenants change from minute to minute, then falls on every target alike, and the ratio of their
+ * figures holds; measured one after the other, Portkey's own figures moved by a fifth between
+ * runs. The unmeasured round reopens the connections of the targets warmed up first, which
+ * waited through the others' warm-ups longer than the client keeps an idle socket (4 s,
+ * load.mjs); from then on a target's sockets outlive the other targets' slices if those take
+ * less than that together. A target's latencies, errors and CPU are the sums of its slices;
+ * `figures(slices, ok)` adds the phase's own from the slices' results. Its counters (the
+ * gateway's) are read around all of its slices: the other targets' slices add only the
+ * components' background work to them, and counters read around slices of other targets on
+ * the same processes (countedWith) are per request of them all.
  */
-async function inTurn(
+export async function inTurn(
   targets,
   infraPids,
   { maxSockets, seconds, sliceSeconds, warmUp, slice, figures },
 ) {
   const clients = targets.map((target) => createClient(target, { maxSockets }));
   try {
+    const rounds = Math.max(1, Math.round(seconds / sliceSeconds));
+    const sliceS = seconds / rounds;
     // Connections, JIT and caches warm up before anything counts.
     for (const client of clients) await warmUp?.(client);
+    for (const client of clients) await slice(client, sliceS);
     const runs = targets.map(() => ({
       latenciesMs: [],
       errors: {},
@@ -80,11 +87,10 @@ async function inTurn(
       backgroundCpuMs: {},
     }));
     const stopCounters = await Promise.all(targets.map((target) => target.counters?.start()));
-    const rounds = Math.max(1, Math.round(seconds / sliceSeconds));
     for (let round = 0; round < rounds; round += 1) {
       for (const [i, target] of targets.entries()) {
         const stopMeter = cpuMeter({ ...target.processes, ...infraPids });
-        const { latenciesMs, errors, ...rest } = await slice(clients[i], seconds / rounds);
+        const { latenciesMs, errors, ...rest } = await slice(clients[i], sliceS);
         const { cpuMs, backgroundCpuMs } = stopMeter();
         const run = runs[i];
         for (const ms of latenciesMs) run.latenciesMs.push(ms);
@@ -121,11 +127,18 @@ async function inTurn(
 
 const sum = (values) => values.reduce((total, value) => total + value, 0);
 
-/**
- * The closed loop, in slices taken in turn (direct, Portkey, the gateway, direct, ...). Slices
- * of 2 s keep each target's connections idle less than its server's keep-alive (5 s) while the
- * other two run.
- */
+/** The closed loop's rate: its answers over the time of its own slices. */
+export const closedFigures = (slices, ok) => ({
+  reqPerS: ok / sum(slices.map((slice) => slice.elapsedS)),
+});
+
+/** The open loop's requests sent in all its slices, and the most in flight in any one. */
+export const openFigures = (slices) => ({
+  sent: sum(slices.map((slice) => slice.sent)),
+  maxInFlight: Math.max(...slices.map((slice) => slice.maxInFlight)),
+});
+
+/** The closed loop, in slices taken in turn (direct, Portkey, the gateway, direct, ...). */
 export function closedPhase(
   targets,
   infraPids,
@@ -138,7 +151,7 @@ export function closedPhase(
     sliceSeconds,
     warmUp: (client) => closedLoop(client, body, { connections, seconds: warmupSeconds }),
     slice: (client, sliceS) => closedLoop(client, body, { connections, seconds: sliceS }),
-    figures: (slices, ok) => ({ reqPerS: ok / sum(slices.map((s) => s.elapsedS)) }),
+    figures: closedFigures,
   });
 }
 
@@ -146,9 +159,7 @@ export function closedPhase(
  * The open loop at `ratePerS`, in slices taken in turn as the closed loop's are: a target
  * measured after another then met the same host (measured one after the other, the keyed
  * target's added p50 was +9.0 ms in one run and +17.9 in the next beside the same plain
- * figure). Slices of 1 s keep each target's connections idle less than its server's
- * keep-alive (5 s) while three others run, so no slice pays for opening them again. Each slice
- * ends when its last answer is in; the next starts with nothing in flight.
+ * figure). Each slice ends when its last answer is in; the next starts with nothing in flight.
  */
 export function openPhase(
   targets,
@@ -167,10 +178,7 @@ export function openPhase(
         ? (client) => openLoop(client, body, { ratePerS, seconds: warmupSeconds })
         : undefined,
     slice: (client, sliceS) => openLoop(client, body, { ratePerS, seconds: sliceS }),
-    figures: (slices) => ({
-      sent: sum(slices.map((s) => s.sent)),
-      maxInFlight: Math.max(...slices.map((s) => s.maxInFlight)),
-    }),
+    figures: openFigures,
   });
 }
 

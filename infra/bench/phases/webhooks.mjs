@@ -9,7 +9,7 @@
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { NATIVE_MODEL } from '../stack.mjs';
-import { createClient, summarize } from '../load.mjs';
+import { countError, createClient, summarize } from '../load.mjs';
 
 const epochMs = () => performance.timeOrigin + performance.now();
 
@@ -71,13 +71,13 @@ async function submitJobs(edgeUrl, apiKey, receiverPort, { jobs, connections, ru
     Array.from({ length: connections }, async () => {
       while (next < jobs) {
         const tag = `${run}-${next++}`;
-        const { status } = await client.send({
+        const answer = await client.send({
           input: tag,
           parameters: { max_new_tokens: 8 },
           webhook: `https://127.0.0.1:${receiverPort}/hook`,
         });
-        if (status === 200) accepted.push(tag);
-        else errors[`HTTP ${status}`] = (errors[`HTTP ${status}`] ?? 0) + 1;
+        if (answer.status === 200) accepted.push(tag);
+        else countError(errors, answer);
       }
     }),
   );
