@@ -32,6 +32,8 @@ async function eachTarget(targets, infraPids, { maxSockets, measure }) {
   return results;
 }
 
+const sum = (values) => values.reduce((total, value) => total + value, 0);
+
 /** A target's load figures with its CPU per answered request (and its counters, if read). */
 function withCpu(target, figures, { cpuMs, backgroundCpuMs }, counts) {
   const own = Object.keys(target.processes);
@@ -41,9 +43,9 @@ function withCpu(target, figures, { cpuMs, backgroundCpuMs }, counts) {
     cpuMsPerRequest: Object.fromEntries(
       Object.entries(cpuMs).map(([name, ms]) => [name, ms / requests]),
     ),
-    cpuMsPerRequestTotal: own.reduce((sum, name) => sum + cpuMs[name], 0) / requests,
+    cpuMsPerRequestTotal: sum(own.map((name) => cpuMs[name])) / requests,
     // Of that, outside the processes' main threads: near zero once the JIT has warmed up.
-    backgroundCpuMsPerRequest: own.reduce((sum, name) => sum + backgroundCpuMs[name], 0) / requests,
+    backgroundCpuMsPerRequest: sum(own.map((name) => backgroundCpuMs[name])) / requests,
     ...(counts ? { counters: counts } : {}),
   };
 }
@@ -124,8 +126,6 @@ export async function inTurn(
     for (const client of clients) client.close();
   }
 }
-
-const sum = (values) => values.reduce((total, value) => total + value, 0);
 
 /** The closed loop's rate: its answers over the time of its own slices. */
 export const closedFigures = (slices, ok) => ({
