@@ -16,7 +16,10 @@
 -- Locks: the batch's holds by id, then its balance rows by account, then its tokens by id. A
 -- token's row is only ever locked after its account's balance row (on every path that ends or
 -- places a hold), so taking all balances before all tokens cannot deadlock with the loop's
--- order (balance, token, next balance).
+-- order (balance, token, next balance). The balances and tokens are locked only once the holds
+-- are settled and the journal written (two statements, not one): admissions wait for those
+-- rows, and with them locked first, about half of the ledger's statement time at batch scale
+-- was admissions and settlements waiting for each other (docs/benchmarks.md, 2026-12-02).
 -- Plans: every row here is found by its key, from the batch's arrays: the tables are reached
 -- through a LATERAL subquery that selects by key alone and that the planner may not flatten or
 -- push a condition into (OFFSET 0), or by `= ANY (ids)`. The generic plan (planned for ten
@@ -39,6 +42,7 @@ AS $$
 DECLARE
     n INTEGER := COALESCE(array_length(hold_ids, 1), 0);
     eligible INTEGER;
+    written BIGINT;
     returned BIGINT;
     accounts TEXT[];
     tokens TEXT[];
@@ -71,10 +75,7 @@ BEGIN
     IF eligible <> n THEN
         RETURN;
     END IF;
-    PERFORM 1 FROM account_balances b WHERE b.account_id = ANY (accounts)
-     ORDER BY b.account_id FOR UPDATE;
-    PERFORM 1 FROM scoped_tokens s WHERE s.id = ANY (tokens) ORDER BY s.id FOR UPDATE;
-    RETURN QUERY
+    -- The holds settled and the journal written, with no balance or token row locked yet.
     WITH item AS (
         SELECT u.i::integer AS i, u.id, u.tokens_in, u.tokens_out, u.txn, h.account_id,
                h.scoped_token_id, h.amount_micro_dzd AS held, h.model, h.priority, h.expires_at,
@@ -102,6 +103,7 @@ BEGIN
                                          END
           FROM priced p
          WHERE x.id = ANY (hold_ids) AND x.id = p.id
+        RETURNING x.id
     ), journal AS (
         INSERT INTO ledger_transactions (id, kind, account_id, reference, hold_id, created_at)
         SELECT p.txn, 'hold_settlement', p.account_id,
@@ -125,6 +127,23 @@ BEGIN
                                     ('system:revenue', NULL, p.cost))
                             AS l(ledger_account, account_id, amount)
          WHERE p.cost > 0
+    )
+    SELECT count(*) INTO written FROM settled;
+    IF written <> n THEN
+        RAISE EXCEPTION 'ledger_settle_pending_holds: % holds settled for % items', written, n;
+    END IF;
+    -- Then the balances and tokens, locked in order, moved, and the answer with the balance
+    -- after each item. The costs are read back from the holds just settled.
+    PERFORM 1 FROM account_balances b WHERE b.account_id = ANY (accounts)
+     ORDER BY b.account_id FOR UPDATE;
+    PERFORM 1 FROM scoped_tokens s WHERE s.id = ANY (tokens) ORDER BY s.id FOR UPDATE;
+    RETURN QUERY
+    WITH priced AS (
+        SELECT u.i::integer AS i, u.id, u.txn, h.account_id, h.scoped_token_id,
+               h.amount_micro_dzd AS held, h.settled_amount_micro_dzd AS cost, h.model,
+               h.expires_at
+          FROM unnest(hold_ids, transaction_ids) WITH ORDINALITY AS u(id, txn, i)
+         CROSS JOIN LATERAL (SELECT hh.* FROM holds hh WHERE hh.id = u.id OFFSET 0) h
     ), balance AS (
         UPDATE account_balances b
            SET posted_debits_micro_dzd = b.posted_debits_micro_dzd + s.cost,

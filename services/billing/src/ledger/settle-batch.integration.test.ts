@@ -1,4 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import { pgPoolOf } from '../db/client.js';
 import { newId } from '../identity/secrets.js';
 import { DZD, admitHold, useLedgerHarness } from './ledger-test-support.suite.js';
@@ -202,5 +204,59 @@ describe('a batch of pending holds settled set-based', () => {
       String(3n * HOLD),
     ]);
     for (const item of run.items) await h.ledger.voidHold(item.holdId).catch(() => undefined);
+  });
+
+  it('writes the journal before it locks the balance: an admission of the account goes on meanwhile', async () => {
+    const h = harness();
+    const accountId = await h.fundedAccount(100n * DZD);
+    const holds = [await admitHold(h, { accountId, amountMicroDzd: HOLD })];
+    holds.push(await admitHold(h, { accountId, amountMicroDzd: HOLD }));
+    const txns = holds.map(() => newId('txn'));
+    // Another transaction holds the first journal id, uncommitted: the settlement's journal
+    // insert waits for it to end.
+    const blocker = new pg.Client({ connectionString: h.databaseUrl });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query(
+        `INSERT INTO ledger_transactions (id, kind, account_id, reference)
+         VALUES ($1, 'adjustment', $2, 'test: holds the id')`,
+        [txns[0], accountId],
+      );
+      const pool = pgPoolOf(h.prisma);
+      const settling = pool.query<Record<string, unknown>>(SETTLE, [
+        holds.map((hold) => hold.id),
+        ['10', '10'],
+        ['5', '5'],
+        txns,
+        ['5', '5'],
+        [null, null],
+        ['12', '12'],
+        [false, false],
+      ]);
+      const waiting = async () =>
+        (
+          await blocker.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE wait_event_type = 'Lock' AND query LIKE '%usage_settle_holds%'`,
+          )
+        ).rows[0].n as number;
+      for (let tries = 0; (await waiting()) === 0; tries += 1) {
+        if (tries > 200) throw new Error('the settlement never waited for the journal id');
+        await sleep(25);
+      }
+      // With the balance row locked before the journal, this admission would wait for the
+      // blocker as well.
+      const admitted = await Promise.race([
+        admitHold(h, { accountId, amountMicroDzd: HOLD }).then((hold) => hold.status),
+        sleep(10_000).then(() => 'still waiting after 10 s'),
+      ]);
+      expect(admitted).toBe('pending');
+      await blocker.query('ROLLBACK');
+      const { rows } = await settling;
+      expect(rows.map((row) => row.outcome)).toEqual(['settled', 'settled']);
+    } finally {
+      await blocker.end();
+    }
   });
 });
