@@ -69,7 +69,7 @@ const addInto = (sums, values) => {
  * components' background work to them, and counters read around slices of other targets on
  * the same processes (countedWith) are per request of them all.
  */
-export async function inTurn(
+async function inTurn(
   targets,
   infraPids,
   { maxSockets, seconds, sliceSeconds, warmUp, slice, figures },

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { waitFor } from '@gateway/testing';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { pgPoolOf } from '../db/client.js';
@@ -220,8 +221,8 @@ describe('a batch of pending holds settled set-based', () => {
     const blocker = new pg.Client({ connectionString: h.databaseUrl });
     await blocker.connect();
     const timer = new AbortController();
-    let settling: Promise<unknown> = Promise.resolve();
-    let admitting: Promise<unknown> = Promise.resolve();
+    let settlement: Promise<{ rows: Record<string, unknown>[] }> | undefined;
+    let admission: Promise<{ id: string }> | undefined;
     try {
       await blocker.query('BEGIN');
       await blocker.query(
@@ -230,7 +231,7 @@ describe('a batch of pending holds settled set-based', () => {
         [txns[1], accountId],
       );
       const blockerPid = (await blocker.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
-      const settlement = pgPoolOf(h.prisma).query<Record<string, unknown>>(SETTLE, [
+      settlement = pgPoolOf(h.prisma).query<Record<string, unknown>>(SETTLE, [
         holdIds,
         ['10', '10'],
         ['5', '5'],
@@ -240,24 +241,22 @@ describe('a batch of pending holds settled set-based', () => {
         ['12', '12'],
         [false, false],
       ]);
-      settling = settlement;
       // Waiting for the blocker, and no other backend of the cluster's (other test files).
-      const waitsForBlocker = async () =>
-        (
-          await blocker.query(
-            `SELECT count(*)::int AS n FROM pg_stat_activity
-              WHERE $1 = ANY (pg_blocking_pids(pid)) AND query LIKE '%usage_settle_holds%'`,
-            [blockerPid],
-          )
-        ).rows[0].n as number;
-      for (let tries = 0; (await waitsForBlocker()) === 0; tries += 1) {
-        if (tries > 200) throw new Error('the settlement never waited for the journal id');
-        await sleep(25);
-      }
+      await waitFor(
+        async () =>
+          (
+            await blocker.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity
+                WHERE $1 = ANY (pg_blocking_pids(pid)) AND query LIKE '%usage_settle_holds%'`,
+              [blockerPid],
+            )
+          ).rows[0].n > 0,
+        5_000,
+        'the settlement to wait for the journal id',
+      );
       // With the balance row locked before the journal, this admission would wait for the
       // blocker as well.
-      const admission = admitHold(h, { accountId, amountMicroDzd: HOLD });
-      admitting = admission;
+      admission = admitHold(h, { accountId, amountMicroDzd: HOLD });
       const admitted = await Promise.race([
         admission,
         // Cleared when the test ends either way (its rejection then is not a result).
@@ -270,11 +269,11 @@ describe('a batch of pending holds settled set-based', () => {
         [holdIds[0], 'settled'],
         [holdIds[1], 'settled'],
       ]);
-      await h.ledger.voidHold((admitted as { id: string }).id);
+      await h.ledger.voidHold((await admission).id);
     } finally {
       timer.abort();
       await blocker.end();
-      await Promise.all([settling, admitting].map((work) => work.catch(() => undefined)));
+      await Promise.all([settlement, admission].map((work) => work?.catch(() => undefined)));
     }
   });
 });
